@@ -1,0 +1,210 @@
+"""Running the SQL models in ``sql/`` (staging -> intermediate -> marts) and their audits.
+
+Each model file holds one SELECT and a header of ``-- key: value`` lines:
+
+``grain``         what one row is (documentation, shown in the table comment)
+``materialized``  ``view`` or ``table``
+``unique_key``    the grain's columns; an audit checks they are unique
+``description``   the table comment
+``column NAME``   the column comment (``COMMENT ON COLUMN``)
+
+Models run in dependency order (found from the ``schema.model`` names each file
+mentions), all in one transaction with their audits: a build whose audit fails
+is rolled back and the previous tables stay as they were.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from pipeline.ingest import init_ledger
+from pipeline.settings import Settings
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+LAYERS = ("staging", "intermediate", "marts")
+
+#: Exact money division, rounded half away from zero to 1e-12. DuckDB's ``/`` returns DOUBLE;
+#: this scales both sides to integers (HUGEINT), divides with ``//`` and scales back to DECIMAL(38,12).
+#: Valid while |num| and |den| stay below 1e14.
+MACROS = [
+    """
+    CREATE OR REPLACE TEMP MACRO money_div(num, den) AS
+    CASE WHEN den IS NULL OR den = 0 OR num IS NULL THEN NULL ELSE
+        CAST(
+            sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
+            * ((2 * abs(CAST(CAST(num AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT)) * CAST(1000000000000 AS HUGEINT)
+                + abs(CAST(CAST(den AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT)))
+               // (2 * abs(CAST(CAST(den AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT))))
+            AS DECIMAL(38, 0)
+        ) * CAST(0.000000000001 AS DECIMAL(13, 12))
+    END
+    """,
+]
+
+
+class AuditFailed(RuntimeError):
+    """A model broke its grain or an audit query returned rows; the build was rolled back."""
+
+
+@dataclass(frozen=True)
+class Model:
+    layer: str
+    name: str
+    path: Path
+    body: str
+    materialized: str
+    grain: str
+    unique_key: tuple[str, ...]
+    description: str
+    column_docs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.layer}.{self.name}"
+
+    def depends_on(self, known: set[str]) -> set[str]:
+        refs = {f"{s}.{n}" for s, n in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", self.body)}
+        return (refs & known) - {self.qualified}
+
+
+_HEADER = re.compile(r"^--\s*(column\s+\w+|[a-z_]+)\s*:\s*(.*)$")
+
+
+def parse_model(layer: str, path: Path) -> Model:
+    meta: dict[str, str] = {}
+    cols: dict[str, str] = {}
+    body_lines: list[str] = []
+    in_header = True
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = _HEADER.match(line) if in_header else None
+        if m:
+            key, value = m.group(1), m.group(2).strip()
+            if key.startswith("column"):
+                cols[key.split()[1]] = value
+            else:
+                meta[key] = value
+            continue
+        if in_header and line.startswith("--"):
+            continue
+        in_header = False
+        body_lines.append(line)
+    materialized = meta.get("materialized", "table")
+    if materialized not in ("view", "table"):
+        raise ValueError(f"{path}: materialized must be view or table, not {materialized!r}")
+    if "grain" not in meta:
+        raise ValueError(f"{path}: every model states its grain (-- grain: one row per ...)")
+    key = tuple(k.strip() for k in meta.get("unique_key", "").split(",") if k.strip())
+    return Model(layer, path.stem, path, "\n".join(body_lines).strip().rstrip(";"), materialized,
+                 meta["grain"], key, meta.get("description", ""), cols)
+
+
+def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
+    """All models, in an order where each runs after the models it reads."""
+    models = [parse_model(layer, p) for layer in LAYERS for p in sorted((sql_dir / layer).glob("*.sql"))]
+    by_name = {m.qualified: m for m in models}
+    ordered: list[Model] = []
+    state: dict[str, int] = {}
+
+    def visit(m: Model, chain: tuple[str, ...]) -> None:
+        if state.get(m.qualified) == 2:
+            return
+        if state.get(m.qualified) == 1:
+            raise ValueError(f"models form a cycle: {' -> '.join(chain + (m.qualified,))}")
+        state[m.qualified] = 1
+        for dep in sorted(m.depends_on(set(by_name))):
+            visit(by_name[dep], chain + (m.qualified,))
+        state[m.qualified] = 2
+        ordered.append(m)
+
+    for m in models:
+        visit(m, ())
+    return ordered
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def grain_audit_sql(model: Model) -> str:
+    keys = ", ".join(model.unique_key)
+    return f"SELECT {keys}, count(*) AS n FROM {model.qualified} GROUP BY ALL HAVING count(*) > 1"
+
+
+def write_settings(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    con.execute("DELETE FROM meta.settings")
+    con.executemany("INSERT INTO meta.settings VALUES (?, ?)", settings.sql_rows())
+
+
+@dataclass
+class BuildResult:
+    models: int
+    audits: int
+    seconds: float
+    timings: list[tuple[str, float]]
+
+
+def build(con: duckdb.DuckDBPyConnection, settings: Settings, sql_dir: Path = SQL_DIR,
+          progress: "callable | None" = None) -> BuildResult:  # type: ignore[valid-type]
+    """Run every model and audit in one transaction; roll back on any failure."""
+    t0 = time.perf_counter()
+    init_ledger(con)
+    models = discover(sql_dir)
+    audits = sorted((sql_dir / "audits").glob("*.sql"))
+    for stmt in MACROS:
+        con.execute(stmt)
+    timings: list[tuple[str, float]] = []
+    con.execute("BEGIN TRANSACTION")
+    try:
+        write_settings(con, settings)
+        for layer in LAYERS:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
+        for m in models:
+            t = time.perf_counter()
+            _drop_other_kind(con, m)
+            kind = "VIEW" if m.materialized == "view" else "TABLE"
+            con.execute(f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
+            doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
+            con.execute(f"COMMENT ON {kind} {m.qualified} IS {_quote(doc.strip())}")
+            for col, text in m.column_docs.items():
+                con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {_quote(text)}")
+            timings.append((m.qualified, time.perf_counter() - t))
+            if progress:
+                progress(m.qualified)
+        n_audits = 0
+        failures: list[str] = []
+        for m in models:
+            if m.unique_key:
+                n_audits += 1
+                rows = con.execute(grain_audit_sql(m)).fetchall()
+                if rows:
+                    failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {rows[0]}")
+        for path in audits:
+            n_audits += 1
+            rows = con.execute(path.read_text(encoding="utf-8")).fetchall()
+            if rows:
+                failures.append(f"audit {path.stem}: {len(rows)} violating row(s), e.g. {rows[0]}")
+        if failures:
+            raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(failures))
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings)
+
+
+def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:
+    """CREATE OR REPLACE cannot turn a view into a table: drop the other kind first."""
+    other = "TABLE" if m.materialized == "view" else "VIEW"
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?"
+        if other == "TABLE"
+        else "SELECT count(*) FROM duckdb_views() WHERE schema_name = ? AND view_name = ?",
+        [m.layer, m.name],
+    ).fetchone()[0]  # type: ignore[index]
+    if exists:
+        con.execute(f"DROP {other} {m.qualified}")

@@ -1,0 +1,307 @@
+"""The ``costledger`` command line.
+
+Exit codes (documented in the README):
+  0  all went well
+  1  failure: bad settings, unreadable ledger, a build audit failed (nothing new published)
+  2  usage error (unknown option, missing argument)
+  3  one or more files were rejected whole; everything else loaded and built
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Literal, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline import __version__
+
+app = typer.Typer(
+    name="costledger",
+    help="A cost ledger for running large LLMs: hosted API vs your own GPU cluster, month by month.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# wide output when piped, so tables are not folded into 80 columns
+console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+EXIT_OK, EXIT_FAILURE, EXIT_REJECTED = 0, 1, 3
+
+DbOpt = Annotated[
+    Optional[Path],
+    typer.Option("--db", help="DuckDB ledger file. Default: settings file [ledger] db, then ./ledger.duckdb.", show_default=False),
+]
+SettingsOpt = Annotated[
+    Optional[Path],
+    typer.Option("--settings", help="Settings TOML file. Default: $COSTLEDGER_SETTINGS, then ./costledger.toml if present.", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON summary on stdout.")]
+
+
+def _settings(settings_path: Path | None, db: Path | None):
+    from pipeline.settings import SettingsError, load_settings
+
+    try:
+        return load_settings(settings_path, db)
+    except SettingsError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+
+
+def _file_line(result) -> None:
+    colour = {"loaded": "green", "skipped": "dim", "rejected": "red"}[result.status]
+    detail = (
+        f"{result.rows_in} rows in, {result.rows_loaded} loaded, {result.rows_quarantined} quarantined"
+        if result.status == "loaded"
+        else result.message
+    )
+    console.print(f"  [{colour}]{result.status:8}[/] {result.kind:15} {result.path}  [dim]{detail}[/]")
+
+
+def _summary(run, as_json: bool) -> None:
+    if as_json:
+        out.print_json(json.dumps(run.as_dict()))
+        return
+    d = run.as_dict()
+    console.print(
+        f"[bold]{d['command']}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} skipped "
+        f"(already loaded), {d['files_rejected']} rejected; rows: {d['rows_in']} in = {d['rows_loaded']} loaded + "
+        f"{d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
+    )
+    if run.build:
+        console.print(f"built {run.build.models} models, {run.build.audits} audits passed")
+    for name in run.unknown_entries:
+        console.print(f"[yellow]warning:[/] landing entry {name!r} is not a known kind folder; ignored "
+                      f"(kinds: requests, outcomes, invoices, prices, cluster-charges, hardware, opex)")
+    if run.count("rejected"):
+        console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
+
+
+def _exit_for(run) -> None:
+    raise typer.Exit(EXIT_REJECTED if run.count("rejected") else EXIT_OK)
+
+
+@app.command()
+def ingest(
+    kind: Annotated[str, typer.Argument(help="requests, outcomes, invoices, prices, cluster-charges, hardware or opex.")],
+    files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined)."""
+    from pipeline.db import connect_write
+    from pipeline.nightly import load_files
+    from schemas.tables import KINDS
+
+    if kind not in KINDS:
+        console.print(f"[red]error:[/] unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
+        raise typer.Exit(2)
+    s = _settings(settings, db)
+    con = connect_write(s.db)
+    run = load_files(con, [(kind, f) for f in files], f"ingest {kind}", on_file=None if as_json else _file_line)
+    con.close()
+    _summary(run, as_json)
+    _exit_for(run)
+
+
+@app.command("build")
+def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
+    """Run the SQL models (staging -> intermediate -> marts) and their audits."""
+    from pipeline.build import AuditFailed, build
+    from pipeline.db import connect_write
+
+    s = _settings(settings, db)
+    con = connect_write(s.db)
+    try:
+        result = build(con, s)
+    except AuditFailed as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+    finally:
+        con.close()
+    console.print(f"built {result.models} models into {s.db}, {result.audits} audits passed, {result.seconds:.2f} s")
+
+
+@app.command()
+def nightly(
+    landing_dir: Annotated[Path, typer.Argument(help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, hardware/, opex/.")],
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+    report: Annotated[bool, typer.Option("--report/--no-report", help="Print the latest month's plain report at the end.")] = False,
+) -> None:
+    """Load every new file of a landing folder, then build. Safe to run twice."""
+    from pipeline.build import AuditFailed
+    from pipeline.db import connect_write
+    from pipeline.nightly import nightly as run_nightly
+
+    s = _settings(settings, db)
+    if not landing_dir.is_dir():
+        console.print(f"[red]error:[/] landing folder {landing_dir} does not exist")
+        raise typer.Exit(EXIT_FAILURE)
+    con = connect_write(s.db)
+    try:
+        run = run_nightly(con, landing_dir, s, on_file=None if as_json else _file_line)
+    except AuditFailed as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+    finally:
+        con.close()
+    _summary(run, as_json)
+    if report and not as_json:
+        from pipeline.db import connect_read
+        from pipeline.report import plain_report
+
+        rcon = connect_read(s.db)
+        out.print(plain_report(rcon, None))
+        rcon.close()
+    _exit_for(run)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="A SQL query, e.g. \"select * from marts.monthly_break_even\".")],
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    fmt: Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="Output format.")] = "table",
+    limit: Annotated[int, typer.Option(help="Rows shown at most in table format (csv/json print all).")] = 200,
+) -> None:
+    """Run ad-hoc SQL against the ledger, read-only."""
+    import duckdb
+
+    from pipeline.db import LedgerNotFound, connect_read
+    from pipeline.query import render
+
+    s = _settings(settings, db)
+    try:
+        con = connect_read(s.db)
+    except LedgerNotFound as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+    try:
+        cur = con.execute(query)
+        names = [d[0] for d in cur.description] if cur.description else []
+        rows = cur.fetchall() if names else []
+    except duckdb.Error as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+    finally:
+        con.close()
+    render(names, rows, fmt, limit, out)
+
+
+@app.command()
+def status(db: DbOpt = None, settings: SettingsOpt = None, as_json: JsonOpt = False) -> None:
+    """Per kind and per file: rows in, loaded, quarantined, and the top quarantine reasons."""
+    from pipeline.db import LedgerNotFound, connect_read
+    from pipeline.query import render
+
+    s = _settings(settings, db)
+    try:
+        con = connect_read(s.db)
+    except LedgerNotFound as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+    per_kind = con.execute(
+        """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
+                  sum(rows_quarantined) AS rows_quarantined
+           FROM meta.loaded_files GROUP BY kind ORDER BY kind"""
+    )
+    names = [d[0] for d in per_kind.description]
+    kinds = per_kind.fetchall()
+    reasons = con.execute(
+        """SELECT kind, regexp_replace(reason, '''[^'']*''', '''…''', 'g') AS reason, count(*) AS rows
+           FROM meta.quarantine GROUP BY ALL ORDER BY rows DESC, kind LIMIT 10"""
+    ).fetchall()
+    rejected = con.execute("SELECT kind, path, reason FROM meta.rejected_files ORDER BY rejected_at DESC LIMIT 10").fetchall()
+    con.close()
+    if as_json:
+        out.print_json(json.dumps({
+            "kinds": [dict(zip(names, r)) for r in kinds],
+            "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
+            "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
+        }))
+        return
+    render(names, kinds, "table", 100, out, title="Loaded files by kind")
+    render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
+    if rejected:
+        render(["kind", "path", "reason"], rejected, "table", 100, out, title="Rejected files (latest)")
+
+
+@app.command()
+def report(
+    month: Annotated[Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")] = None,
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+) -> None:
+    """A plain-text report of one month (the break-even verdict and each route's figures)."""
+    from pipeline.db import LedgerNotFound, connect_read
+    from pipeline.report import ReportError, plain_report
+
+    s = _settings(settings, db)
+    try:
+        con = connect_read(s.db)
+        out.print(plain_report(con, month))
+    except (LedgerNotFound, ReportError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+
+
+@app.command()
+def sample(
+    out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")] = Path("sample_data"),
+    seed: Annotated[int, typer.Option(help="Random seed: the same seed writes the same files.")] = 7,
+    start: Annotated[str, typer.Option(help="First month, YYYY-MM.")] = "2026-07",
+    months: Annotated[int, typer.Option(help="Number of months.")] = 3,
+    tasks_per_month: Annotated[int, typer.Option(help="Tasks per month per route (scales the request log).")] = 1200,
+) -> None:
+    """Write a realistic landing folder: two API providers, one self-hosted cluster, invoices, opex."""
+    from pipeline.sample import write_sample
+
+    stats = write_sample(out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month)
+    for kind, n in stats.items():
+        console.print(f"  {kind:16} {n:>8} rows")
+    console.print(f"wrote {out_dir}")
+
+
+@app.command("settings")
+def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annotated[bool, typer.Option("--example", help="Print an example settings file instead.")] = False) -> None:
+    """Show the settings in force (and where they came from), or an example settings file."""
+    from pipeline.settings import EXAMPLE_TOML, FIELD_DOCS
+
+    if example:
+        out.print(EXAMPLE_TOML, markup=False, highlight=False)
+        return
+    s = _settings(settings, db)
+    docs = FIELD_DOCS()
+    table = Table(title=f"settings (from {s.source})")
+    for col in ("setting", "value", "meaning"):
+        table.add_column(col)
+    for key, value in s.as_dict().items():
+        if key != "source":
+            table.add_row(key, str(value), docs.get(key, ""))
+    out.print(table)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"costledger {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    """A cost ledger for running large LLMs: hosted API vs your own GPU cluster, month by month."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())

@@ -1,0 +1,54 @@
+"""Printing query results for people (table) and machines (csv, json)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import io
+import json
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return str(value)  # exact: never through float
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    return value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    return str(value)
+
+
+def render(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, limit: int, console: Console,
+           title: str | None = None) -> None:
+    if fmt == "json":
+        console.print_json(json.dumps([{n: _jsonable(v) for n, v in zip(names, r)} for r in rows]))
+        return
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(names)
+        for r in rows:
+            w.writerow(["" if v is None else _cell(v) for v in r])
+        console.print(buf.getvalue(), end="", markup=False, highlight=False, soft_wrap=True)
+        return
+    table = Table(title=title, show_lines=False)
+    for n in names:
+        table.add_column(n, overflow="fold")
+    for r in rows[:limit]:
+        table.add_row(*(_cell(v) for v in r))
+    console.print(table)
+    if len(rows) > limit:
+        console.print(f"({len(rows)} rows, {limit} shown; use --limit or --format csv)")

@@ -1,0 +1,174 @@
+"""Typed settings, read from one TOML file, overridable by environment and flags.
+
+Precedence (highest first): command-line flag, environment variable
+(``COSTLEDGER_DB``, ``COSTLEDGER_SETTINGS``), the TOML file, the defaults below.
+The TOML file is ``./costledger.toml`` if present, or the path in
+``COSTLEDGER_SETTINGS`` / ``--settings``. ``costledger settings`` prints the
+values in force.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SETTINGS_FILE = Path("costledger.toml")
+
+
+class SettingsError(ValueError):
+    """The settings file is unreadable or holds a value of the wrong kind."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the SQL models and commands read besides the data."""
+
+    db: Path = Path("ledger.duckdb")
+    """The DuckDB file every command reads or writes (``--db`` overrides)."""
+
+    reference_api_provider: str = "moonshot"
+    """Provider whose price prices self-hosted requests for the API-equivalent cost."""
+
+    reference_api_model: str = "kimi-k3"
+    """Model whose price prices self-hosted requests for the API-equivalent cost."""
+
+    slo_ms_api: int | None = None
+    """Latency SLO of the api route in ms: an accepted attempt slower than this counts as not accepted. None = no SLO."""
+
+    slo_ms_self_hosted: int | None = None
+    """Latency SLO of the self_hosted route in ms. None = no SLO."""
+
+    reconciliation_tolerance_pct: Decimal = Decimal("1.0")
+    """Invoice vs metered: a difference within this percent of the metered total is 'ok'."""
+
+    reconciliation_tolerance_usd: Decimal = Decimal("1.00")
+    """Invoice vs metered: a difference within this many dollars is 'ok' whatever the percent."""
+
+    review_rate_per_hour_usd: Decimal = Decimal("0")
+    """Cost of one hour of human review, added to the route of the reviewed task."""
+
+    source: str = "defaults"
+    """Where these settings came from (for the report's trust section)."""
+
+    def sql_rows(self) -> list[tuple[str, str]]:
+        """(key, value) rows for the ``meta.settings`` table the SQL models read."""
+        rows = []
+        for f in fields(self):
+            if f.name in ("db", "source"):
+                continue
+            value = getattr(self, f.name)
+            rows.append((f.name, "" if value is None else str(value)))
+        return rows
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, (Path, Decimal)) else v) for k, v in asdict(self).items()}
+
+
+# TOML layout: section.key -> Settings field
+_TOML_KEYS: dict[tuple[str, str], str] = {
+    ("ledger", "db"): "db",
+    ("reference_api", "provider"): "reference_api_provider",
+    ("reference_api", "model"): "reference_api_model",
+    ("slo", "api_ms"): "slo_ms_api",
+    ("slo", "self_hosted_ms"): "slo_ms_self_hosted",
+    ("reconciliation", "tolerance_pct"): "reconciliation_tolerance_pct",
+    ("reconciliation", "tolerance_usd"): "reconciliation_tolerance_usd",
+    ("review", "rate_per_hour_usd"): "review_rate_per_hour_usd",
+}
+
+
+def _coerce(name: str, value: Any, where: str) -> Any:
+    default = getattr(Settings, name, None)
+    try:
+        if name == "db":
+            return Path(str(value))
+        if name.startswith("slo_ms_"):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError("a positive whole number of milliseconds")
+            return value
+        if isinstance(default, Decimal):
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ValueError("a number")
+            d = Decimal(str(value))
+            if d < 0:
+                raise ValueError("a non-negative number")
+            return d
+        if not isinstance(value, str) or not value:
+            raise ValueError("a non-empty string")
+        return value
+    except (ValueError, ArithmeticError) as exc:
+        raise SettingsError(f"{where}: {value!r} is not valid; expected {exc}") from None
+
+
+def load_settings(path: Path | None = None, db: Path | None = None) -> Settings:
+    """Settings from ``path`` (or COSTLEDGER_SETTINGS, or ./costledger.toml), then env, then flags."""
+    env_path = os.environ.get("COSTLEDGER_SETTINGS")
+    chosen = path or (Path(env_path) if env_path else None)
+    values: dict[str, Any] = {}
+    source = "defaults"
+    if chosen is None and DEFAULT_SETTINGS_FILE.exists():
+        chosen = DEFAULT_SETTINGS_FILE
+    if chosen is not None:
+        if not chosen.exists():
+            raise SettingsError(f"settings file {chosen} does not exist")
+        try:
+            data = tomllib.loads(chosen.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"{chosen}: not valid TOML: {exc}") from None
+        for section, table in data.items():
+            if not isinstance(table, dict):
+                raise SettingsError(f"{chosen}: top-level key {section!r} must be a [section]")
+            for key, value in table.items():
+                name = _TOML_KEYS.get((section, key))
+                if name is None:
+                    known = ", ".join(f"{s}.{k}" for s, k in _TOML_KEYS)
+                    raise SettingsError(f"{chosen}: unknown setting {section}.{key} (known: {known})")
+                values[name] = _coerce(name, value, f"{chosen}: {section}.{key}")
+        source = str(chosen)
+    env_db = os.environ.get("COSTLEDGER_DB")
+    if env_db:
+        values["db"] = Path(env_db)
+    if db is not None:
+        values["db"] = db
+    return Settings(**values, source=source)
+
+
+def _field_docs() -> dict[str, str]:
+    """Field docstrings, for ``costledger settings`` (read from this module's source)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(Settings))
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, nxt in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            docs[node.target.id] = str(nxt.value.value)  # type: ignore[union-attr]
+    return docs
+
+
+FIELD_DOCS = _field_docs
+EXAMPLE_TOML = """\
+# costledger settings (all optional; defaults shown)
+[ledger]
+db = "ledger.duckdb"
+
+[reference_api]          # prices self-hosted requests for the API-equivalent cost
+provider = "moonshot"
+model = "kimi-k3"
+
+[slo]                    # latency SLO per route, ms; an accepted attempt slower than this is a violation
+# api_ms = 120000
+# self_hosted_ms = 120000
+
+[reconciliation]         # invoice vs metered: 'ok' within either tolerance
+tolerance_pct = 1.0
+tolerance_usd = 1.00
+
+[review]
+rate_per_hour_usd = 0    # human review cost per hour, added to the reviewed task's route
+"""

@@ -1,0 +1,41 @@
+-- grain: one row per month x provider (with API requests or invoice lines that month)
+-- materialized: table
+-- unique_key: month, provider
+-- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its invoice lines by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
+WITH metered AS (
+    SELECT
+        month,
+        provider,
+        count(*) AS requests,
+        count(*) FILTER (WHERE NOT is_priced) AS unpriced_requests,
+        coalesce(sum(metered_cost_usd), 0) AS metered_usd
+    FROM intermediate.int_requests_priced
+    WHERE route = 'api'
+    GROUP BY month, provider
+),
+invoiced AS (
+    SELECT
+        month,
+        provider,
+        count(*) AS invoice_lines,
+        sum(amount_usd) AS invoiced_total_usd,
+        coalesce(sum(amount_usd) FILTER (WHERE line_type NOT IN ('credit', 'tax')), 0) AS invoiced_usage_usd,
+        coalesce(sum(amount_usd) FILTER (WHERE line_type = 'credit'), 0) AS credits_usd,
+        coalesce(sum(amount_usd) FILTER (WHERE line_type = 'tax'), 0) AS tax_usd
+    FROM staging.stg_ledger__invoices
+    GROUP BY month, provider
+)
+SELECT
+    month,
+    provider,
+    coalesce(m.requests, 0) AS requests,
+    coalesce(m.unpriced_requests, 0) AS unpriced_requests,
+    coalesce(m.metered_usd, CAST(0 AS DECIMAL(38, 12))) AS metered_usd,
+    i.provider IS NOT NULL AS has_invoice,
+    coalesce(i.invoice_lines, 0) AS invoice_lines,
+    i.invoiced_total_usd,
+    i.invoiced_usage_usd,
+    i.credits_usd,
+    i.tax_usd
+FROM metered AS m
+FULL OUTER JOIN invoiced AS i USING (month, provider)

@@ -1,0 +1,31 @@
+-- grain: one row per interval kind x cluster x merged interval
+-- materialized: table
+-- unique_key: interval_kind, cluster_id, interval_start
+-- description: Time intervals per cluster with overlaps merged (gaps and islands), so overlapping time counts once. 'provisioned': cluster charges and owned hardware in service. 'busy': self-hosted requests [started_at, started_at + latency).
+WITH intervals AS (
+    SELECT 'provisioned' AS interval_kind, cluster_id, charge_start AS s, charge_end AS e
+    FROM staging.stg_ledger__cluster_charges
+    UNION ALL
+    SELECT 'provisioned', cluster_id, CAST(in_service_date AS TIMESTAMP), coalesce(CAST(retired_date AS TIMESTAMP), TIMESTAMP '9999-12-31')
+    FROM staging.stg_ledger__hardware
+    UNION ALL
+    SELECT 'busy', cluster_id, started_at, ended_at
+    FROM staging.stg_ledger__requests
+    WHERE route = 'self_hosted' AND cluster_id IS NOT NULL AND latency_ms > 0
+),
+ordered AS (
+    SELECT
+        *,
+        max(e) OVER (PARTITION BY interval_kind, cluster_id ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM intervals
+),
+islands AS (
+    SELECT
+        *,
+        sum(CASE WHEN prev_end IS NULL OR s > prev_end THEN 1 ELSE 0 END)
+            OVER (PARTITION BY interval_kind, cluster_id ORDER BY s, e ROWS UNBOUNDED PRECEDING) AS island
+    FROM ordered
+)
+SELECT interval_kind, cluster_id, min(s) AS interval_start, max(e) AS interval_end
+FROM islands
+GROUP BY interval_kind, cluster_id, island

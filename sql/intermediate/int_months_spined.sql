@@ -1,0 +1,20 @@
+-- grain: one row per month (UTC) from the first to the last month with any activity
+-- materialized: table
+-- unique_key: month
+-- description: The month spine: every month between the first and last month that has requests, charges, invoices or opex.
+WITH activity AS (
+    SELECT month AS m FROM staging.stg_ledger__requests
+    UNION ALL SELECT CAST(date_trunc('month', charge_start) AS DATE) FROM staging.stg_ledger__cluster_charges
+    UNION ALL SELECT CAST(date_trunc('month', charge_end - INTERVAL 1 MICROSECOND) AS DATE) FROM staging.stg_ledger__cluster_charges
+    UNION ALL SELECT month FROM staging.stg_ledger__invoices
+    UNION ALL SELECT month FROM staging.stg_ledger__opex
+),
+bounds AS (SELECT min(m) AS lo, max(m) AS hi FROM activity)
+SELECT
+    CAST(g.month_start AS DATE) AS month,
+    CAST(g.month_start AS TIMESTAMP) AS month_start,
+    CAST(g.month_start + INTERVAL 1 MONTH AS TIMESTAMP) AS month_end,
+    date_diff('hour', CAST(g.month_start AS TIMESTAMP), CAST(g.month_start + INTERVAL 1 MONTH AS TIMESTAMP)) AS hours_in_month
+FROM bounds
+CROSS JOIN generate_series(CAST(bounds.lo AS TIMESTAMP), CAST(bounds.hi AS TIMESTAMP), INTERVAL 1 MONTH) AS g(month_start)
+WHERE bounds.lo IS NOT NULL

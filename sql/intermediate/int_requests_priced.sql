@@ -1,0 +1,43 @@
+-- grain: one row per request
+-- materialized: table
+-- unique_key: request_id
+-- description: Every request priced once. API requests at their own provider's price in force at started_at (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0.
+WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
+matched AS (
+    SELECT
+        r.*,
+        -- the price row that applies: own provider for api rows, the reference provider for self-hosted rows
+        p.cache_hit_input_per_million,
+        p.cache_miss_input_per_million,
+        p.output_per_million,
+        p.provider AS priced_provider,
+        p.effective_from AS price_effective_from
+    FROM staging.stg_ledger__requests AS r
+    CROSS JOIN settings AS s
+    LEFT JOIN intermediate.int_prices_effective AS p
+        ON p.provider = CASE WHEN r.route = 'api' THEN r.provider ELSE s.reference_api_provider END
+        AND p.model = CASE WHEN r.route = 'api' THEN r.model ELSE s.reference_api_model END
+        AND r.started_at >= p.effective_from
+        AND r.started_at < p.effective_until
+),
+costed AS (
+    SELECT
+        *,
+        -- DOMAIN.md: hit x price_hit / 1e6 + miss x price_miss / 1e6 + (output + reasoning) x price_out / 1e6, exact at scale 12
+        CAST(
+            CAST(cache_hit_input_tokens AS DECIMAL(20, 0)) * cache_hit_input_per_million * CAST(0.000001 AS DECIMAL(7, 6))
+            + CAST(cache_miss_input_tokens AS DECIMAL(20, 0)) * cache_miss_input_per_million * CAST(0.000001 AS DECIMAL(7, 6))
+            + CAST(output_tokens + reasoning_tokens AS DECIMAL(20, 0)) * output_per_million * CAST(0.000001 AS DECIMAL(7, 6))
+            AS DECIMAL(38, 12)
+        ) AS priced_cost_usd
+    FROM matched
+)
+SELECT
+    request_id, task_id, attempt, started_at, ended_at, month, route, provider, cluster_id, model,
+    cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reasoning_tokens,
+    latency_ms, status, accepted, team,
+    priced_provider IS NOT NULL AS is_priced,
+    price_effective_from,
+    CASE WHEN route = 'api' THEN priced_cost_usd END AS metered_cost_usd,
+    CASE WHEN route = 'self_hosted' THEN priced_cost_usd END AS api_equivalent_cost_usd
+FROM costed

@@ -1,0 +1,46 @@
+-- grain: one row per month x API provider
+-- materialized: table
+-- unique_key: month, provider
+-- description: Invoice vs metered, per provider and month. The invoiced usage (cache-hit, cache-miss, output and other lines; credits and tax shown apart) is compared with the metered cost of the provider's requests. A difference beyond the tolerance is 'mismatch', never hidden.
+-- column month: First day of the month (UTC).
+-- column provider: API provider.
+-- column invoiced_usd: Invoiced usage in USD (lines other than credit and tax); NULL when no invoice is loaded.
+-- column metered_usd: Requests x the price in force at each request, in USD (priced requests only).
+-- column difference_usd: invoiced_usd - metered_usd; NULL when either side is missing.
+-- column status: 'ok' (within tolerance), 'mismatch', 'missing_invoice' (requests but no invoice), 'missing_requests' (invoice but no requests).
+-- column tolerance_usd: The allowed difference: the larger of the absolute and the percent tolerance.
+-- column credits_usd: Credit lines on the invoice (negative).
+-- column tax_usd: Tax lines on the invoice.
+-- column invoiced_total_usd: All invoice lines: usage + credits + tax (what the route's cost uses).
+-- column requests: The provider's API requests in the month.
+-- column unpriced_requests: Requests with no price (missing from metered_usd).
+WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
+judged AS (
+    SELECT
+        p.*,
+        greatest(
+            s.reconciliation_tolerance_usd,
+            CAST(abs(p.metered_usd) * s.reconciliation_tolerance_pct * CAST(0.01 AS DECIMAL(3, 2)) AS DECIMAL(38, 12))
+        ) AS tolerance_usd
+    FROM intermediate.int_api_provider_monthly AS p
+    CROSS JOIN settings AS s
+)
+SELECT
+    month,
+    provider,
+    invoiced_usage_usd AS invoiced_usd,
+    metered_usd,
+    invoiced_usage_usd - metered_usd AS difference_usd,
+    CASE
+        WHEN NOT has_invoice THEN 'missing_invoice'
+        WHEN requests = 0 THEN 'missing_requests'
+        WHEN abs(invoiced_usage_usd - metered_usd) <= tolerance_usd THEN 'ok'
+        ELSE 'mismatch'
+    END AS status,
+    tolerance_usd,
+    credits_usd,
+    tax_usd,
+    invoiced_total_usd,
+    requests,
+    unpriced_requests
+FROM judged

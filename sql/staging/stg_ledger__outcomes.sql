@@ -1,0 +1,12 @@
+-- grain: one row per task decision
+-- materialized: view
+-- unique_key: task_id, decided_at
+-- description: Task decisions as loaded.
+SELECT
+    task_id,
+    decided_at,
+    accepted,
+    request_id,
+    coalesce(review_minutes, 0) AS review_minutes,
+    reason
+FROM raw.outcomes

@@ -1,0 +1,24 @@
+-- grain: one row per request (= one attempt of a task)
+-- materialized: view
+-- unique_key: request_id
+-- description: Requests as loaded, with month and end time derived (rename, cast, unit conversion only).
+SELECT
+    request_id,
+    task_id,
+    attempt,
+    started_at,
+    started_at + to_milliseconds(latency_ms) AS ended_at,
+    CAST(date_trunc('month', started_at) AS DATE) AS month,
+    route,
+    provider,
+    cluster_id,
+    model,
+    cache_hit_input_tokens,
+    cache_miss_input_tokens,
+    output_tokens,
+    reasoning_tokens,
+    latency_ms,
+    status,
+    accepted,
+    team
+FROM raw.requests

@@ -1,0 +1,91 @@
+"""Shared fixtures: a throw-away ledger that tests fill with a few hand-made rows."""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+from pipeline.build import build  # noqa: E402
+from pipeline.db import connect_write  # noqa: E402
+from pipeline.ingest import FileResult, ingest_file, init_ledger  # noqa: E402
+from pipeline.settings import Settings  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+PRICE_MOONSHOT = {
+    "provider": "moonshot", "model": "kimi-k3", "effective_from": "2026-01-01T00:00:00Z",
+    "cache_hit_input_per_million": "0.30", "cache_miss_input_per_million": "3.00",
+    "output_per_million": "15.00", "currency": "USD",
+}
+
+
+def request(request_id: str, task_id: str, started_at: str, route: str = "api", **kw: Any) -> dict[str, Any]:
+    """A request row with harmless defaults; override any column with keyword arguments."""
+    row = {
+        "request_id": request_id, "task_id": task_id, "attempt": kw.pop("attempt", 1), "started_at": started_at,
+        "route": route, "provider": "moonshot" if route == "api" else "", "cluster_id": "c1" if route == "self_hosted" else "",
+        "model": "kimi-k3", "cache_hit_input_tokens": 0, "cache_miss_input_tokens": 0, "output_tokens": 0,
+        "reasoning_tokens": 0, "latency_ms": 1000, "status": "ok",
+    }
+    row.update(kw)
+    return row
+
+
+class Ledger:
+    """A ledger in a temp folder: write rows as CSV files, ingest, build, query."""
+
+    def __init__(self, folder: Path, settings: Settings) -> None:
+        self.folder = folder
+        self.settings = replace(settings, db=folder / "ledger.duckdb")
+        self.con = connect_write(self.settings.db)
+        init_ledger(self.con)
+        self._n = 0
+
+    def write(self, kind: str, rows: list[dict[str, Any]], name: str | None = None) -> Path:
+        self._n += 1
+        path = self.folder / (name or f"{kind}-{self._n}.csv")
+        cols: list[str] = []
+        for r in rows:
+            cols += [c for c in r if c not in cols]
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        return path
+
+    def load(self, kind: str, rows: list[dict[str, Any]]) -> FileResult:
+        return ingest_file(self.con, kind, self.write(kind, rows))
+
+    def build(self, **overrides: Any) -> None:
+        if overrides:
+            self.settings = replace(self.settings, **overrides)
+        build(self.con, self.settings)
+
+    def rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        cur = self.con.execute(sql, params or [])
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    def one(self, sql: str, params: list[Any] | None = None) -> dict[str, Any]:
+        rows = self.rows(sql, params)
+        assert len(rows) == 1, rows
+        return rows[0]
+
+
+@pytest.fixture
+def ledger(tmp_path: Path):
+    led = Ledger(tmp_path, Settings())
+    yield led
+    led.con.close()
+
+
+def D(text: str) -> Decimal:
+    return Decimal(text)

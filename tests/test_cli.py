@@ -1,0 +1,123 @@
+"""The command line, end to end on the bundled sample data."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from tests.conftest import ROOT
+
+runner = CliRunner()
+SAMPLE = ROOT / "sample_data"
+COMMANDS = ["ingest", "build", "nightly", "sql", "status", "report", "sample", "settings"]
+
+
+def cli(*args: str):
+    return runner.invoke(app, list(args))
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("demo") / "ledger.duckdb"
+    res = cli("nightly", str(SAMPLE), "--db", str(db), "--settings", str(ROOT / "costledger.toml"))
+    assert res.exit_code == 0, res.output
+    return db
+
+
+def sql_json(db: Path, query: str) -> list[dict]:
+    res = cli("sql", query, "--db", str(db), "--format", "json", "--settings", str(ROOT / "costledger.toml"))
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command):
+    res = cli(command, "--help")
+    assert res.exit_code == 0 and "Usage" in res.output
+    if command not in ("sample", "settings"):
+        assert "--db" in res.output
+
+
+def test_sample_data_is_what_the_generator_writes(tmp_path):
+    res = cli("sample", "--out", str(tmp_path / "s"))
+    assert res.exit_code == 0, res.output
+    for path in SAMPLE.rglob("*.*"):
+        assert (tmp_path / "s" / path.relative_to(SAMPLE)).read_bytes() == path.read_bytes(), path
+
+
+def test_demo_has_three_months_of_break_even(demo_db):
+    rows = sql_json(demo_db, "select * from marts.monthly_break_even order by month")
+    assert [r["month"] for r in rows] == ["2026-07-01", "2026-08-01", "2026-09-01"]
+    for r in rows:
+        assert r["api_cost_source"] == "measured"
+        assert r["self_hosting_cheaper"] is False
+        assert float(r["break_even_accepted_tasks"]) > r["self_hosted_accepted_tasks"] > 0
+
+
+def test_demo_reconciliation_flags_the_marked_up_provider(demo_db):
+    rows = sql_json(demo_db, "select month, provider, status from marts.monthly_reconciliation order by all")
+    assert {(r["provider"], r["status"]) for r in rows} == {("cometapi", "mismatch"), ("moonshot", "ok")}
+    assert len(rows) == 6
+
+
+def test_nightly_twice_changes_nothing(demo_db):
+    query = ("select (select count(*) from raw.requests) r, (select count(*) from meta.loaded_files) f, "
+             "(select sum(cost_usd) from marts.monthly_route_cost) c, "
+             "(select string_agg(month || route || cost_usd, ',' order by month, route) from marts.monthly_route_cost) s")
+    before = sql_json(demo_db, query)
+    res = cli("nightly", str(SAMPLE), "--db", str(demo_db), "--json", "--settings", str(ROOT / "costledger.toml"))
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert summary["files_loaded"] == 0 and summary["files_skipped"] == summary["files_seen"] == 15
+    assert sql_json(demo_db, query) == before
+
+
+def test_sql_formats_and_read_only(demo_db):
+    res = cli("sql", "select 1 as a, 'x' as b", "--db", str(demo_db), "--format", "csv")
+    assert res.exit_code == 0 and res.stdout.splitlines() == ["a,b", "1,x"]
+    res = cli("sql", "create table t (x int)", "--db", str(demo_db))
+    assert res.exit_code == 1 and "read-only" in res.output.lower()
+
+
+def test_exit_code_3_when_a_file_is_rejected(tmp_path):
+    landing = tmp_path / "landing"
+    (landing / "requests").mkdir(parents=True)
+    (landing / "requests" / "bad.csv").write_text("request_id,task_id\nr1,t1\n")
+    res = cli("nightly", str(landing), "--db", str(tmp_path / "l.duckdb"))
+    assert res.exit_code == 3
+    assert "bad.csv" in res.output and "started_at" in res.output
+
+
+def test_report_names_the_verdict(demo_db):
+    res = cli("report", "--month", "2026-09", "--db", str(demo_db), "--settings", str(ROOT / "costledger.toml"))
+    assert res.exit_code == 0, res.output
+    assert "costledger report for 2026-09" in res.stdout and "the API was CHEAPER" in res.stdout
+    res = cli("report", "--month", "2031-01", "--db", str(demo_db))
+    assert res.exit_code == 1 and "not in the ledger" in res.output
+
+
+def test_bad_settings_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "s.toml"
+    bad.write_text("[slo]\napi_ms = -5\n")
+    res = cli("settings", "--settings", str(bad))
+    assert res.exit_code == 1 and "slo.api_ms" in res.output
+
+
+def test_demo_file_opens_in_the_standalone_duckdb_cli(demo_db):
+    exe = Path(sys.executable).parent / "duckdb"
+    exe = exe if exe.exists() else shutil.which("duckdb")
+    assert exe, "the duckdb CLI (pip package duckdb-cli) is not installed"
+    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=True).stdout
+    query = ("select count(*) from marts.monthly_break_even; "
+             "select count(*) from staging.stg_ledger__requests; select count(*) from raw.requests;")
+    res = subprocess.run([str(exe), "-readonly", "-csv", "-noheader", str(demo_db), "-c", query],
+                         capture_output=True, text=True, env={**os.environ})
+    assert res.returncode == 0, f"duckdb CLI {version}: {res.stderr}"
+    n = sql_json(demo_db, "select count(*) as n from raw.requests")[0]["n"]
+    assert n > 0 and res.stdout.split() == ["3", str(n), str(n)], res.stdout

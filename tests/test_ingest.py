@@ -1,0 +1,157 @@
+"""Ingest: types, rules, quarantine with reasons, whole-file rejection, duplicates, formats, idempotency."""
+
+import gzip
+import json
+from decimal import Decimal
+
+import polars as pl
+
+from pipeline.ingest import ingest_file
+from tests.conftest import request
+
+REQUEST_COLS = list(request("r", "t", "2026-07-01T00:00:00Z"))
+
+
+def quarantine(ledger):
+    return ledger.rows("SELECT line, columns, reason FROM meta.quarantine ORDER BY line")
+
+
+def test_bad_rows_are_quarantined_with_line_column_and_reason(ledger):
+    res = ledger.load("requests", [
+        request("ok", "t1", "2026-07-01T10:00:00Z"),                                   # line 2
+        request("neg", "t2", "2026-07-01T10:00:00Z", output_tokens=-1),                # line 3
+        request("route", "t3", "2026-07-01T10:00:00Z", route="moon"),                  # line 4
+        request("frac", "t4", "2026-07-01T10:00:00Z", cache_hit_input_tokens="1.5"),  # line 5
+        request("when", "t5", "not-a-time"),                                           # line 6
+        request("noprov", "t6", "2026-07-01T10:00:00Z", provider=""),                  # line 7
+        request("future", "t7", "2999-01-01T00:00:00Z"),                               # line 8
+    ])
+    assert (res.status, res.rows_in, res.rows_loaded, res.rows_quarantined) == ("loaded", 7, 1, 6)
+    q = quarantine(ledger)
+    assert [r["line"] for r in q] == [3, 4, 5, 6, 7, 8]
+    assert q[0]["columns"] == "output_tokens" and q[0]["reason"] == "output_tokens is negative"
+    assert q[1]["reason"] == "route is not one of api, self_hosted"
+    assert q[2]["reason"] == "cache_hit_input_tokens: '1.5' is not a whole number"
+    assert q[3]["reason"] == "started_at: 'not-a-time' is not an ISO-8601 timestamp"
+    assert q[4]["reason"] == "an api request has no provider"
+    assert q[5]["reason"] == "started_at is in the future"
+    assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 1}
+
+
+def test_missing_required_column_rejects_file_whole(ledger, tmp_path):
+    rows = [{k: v for k, v in request("r1", "t1", "2026-07-01T10:00:00Z").items() if k != "latency_ms"}]
+    res = ledger.load("requests", rows)
+    assert res.status == "rejected"
+    assert "latency_ms" in res.message and "requests-" in res.message
+    assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 0}
+    assert ledger.one("SELECT count(*) AS n FROM meta.loaded_files") == {"n": 0}
+    assert ledger.one("SELECT count(*) AS n FROM meta.rejected_files")["n"] == 1
+
+
+def test_same_file_twice_changes_nothing(ledger):
+    path = ledger.write("requests", [request("r1", "t1", "2026-07-01T10:00:00Z")])
+    first = ingest_file(ledger.con, "requests", path)
+    second = ingest_file(ledger.con, "requests", path)
+    assert first.status == "loaded" and second.status == "skipped"
+    assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 1}
+    assert ledger.one("SELECT count(*) AS n FROM meta.loaded_files") == {"n": 1}
+
+
+def test_duplicates_counted_once_and_conflicts_not_overwritten(ledger):
+    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)])
+    res = ledger.load("requests", [
+        request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10),  # identical to the loaded row
+        request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=99),  # same key, other content (same file)
+        request("r2", "t2", "2026-07-01T10:00:00Z"),
+        request("r2", "t2", "2026-07-01T10:00:00Z"),                    # identical within the file
+    ])
+    assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (4, 1, 3)
+    reasons = [r["reason"] for r in quarantine(ledger)]
+    assert reasons[0].startswith("identical duplicate of a row already loaded")
+    assert reasons[1].startswith("conflict: same key (request_id) as line 2")
+    assert reasons[2] == "identical duplicate of line 4 (counted once)"
+    assert ledger.one("SELECT output_tokens FROM raw.requests WHERE request_id = 'r1'") == {"output_tokens": 10}
+
+
+def test_conflict_with_loaded_row_is_not_overwritten(ledger):
+    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)])
+    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=11)])
+    assert quarantine(ledger)[0]["reason"].startswith("conflict: key (request_id) already loaded")
+    assert ledger.one("SELECT output_tokens FROM raw.requests") == {"output_tokens": 10}
+
+
+def test_same_rows_in_csv_jsonl_gz_and_parquet_load_identically(ledger, tmp_path):
+    rows = [request(f"r{i}", "t1", "2026-07-01T10:00:00+02:00", cache_hit_input_tokens=i, accepted="true")
+            for i in range(3)]
+    csv_path = ledger.write("requests", rows, name="a.csv")
+    jsonl_path = tmp_path / "b.jsonl.gz"
+    with gzip.open(jsonl_path, "wt") as fh:
+        for r in rows:
+            fh.write(json.dumps({**r, "request_id": "j" + r["request_id"], "accepted": True,
+                                 "provider": r["provider"] or None, "cluster_id": None}) + "\n")
+    pq_path = tmp_path / "c.parquet"
+    pl.DataFrame([{**r, "request_id": "p" + r["request_id"], "cluster_id": None, "accepted": True,
+                   "started_at": "2026-07-01T08:00:00Z"} for r in rows]).write_parquet(pq_path)
+    for p in (csv_path, jsonl_path, pq_path):
+        assert ingest_file(ledger.con, "requests", p).rows_loaded == 3
+    got = ledger.rows("SELECT started_at, cache_hit_input_tokens, accepted, provider, cluster_id FROM raw.requests")
+    assert len(got) == 9
+    # 10:00+02:00 is 08:00 UTC in every format
+    assert {str(g["started_at"]) for g in got} == {"2026-07-01 08:00:00"}
+    assert {g["accepted"] for g in got} == {True}
+    assert {g["cluster_id"] for g in got} == {None}
+    assert sorted(g["cache_hit_input_tokens"] for g in got) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def test_content_columns_are_never_stored(ledger):
+    secret = "PROMPT-TEXT-THAT-MUST-NOT-BE-STORED"
+    path = ledger.write("requests", [{**request("r1", "t1", "2026-07-01T10:00:00Z"), "messages": secret,
+                                      "response": secret}])
+    ingest_file(ledger.con, "requests", path)
+    ledger.con.execute("CHECKPOINT")
+    names = {r["column_name"] for r in ledger.rows(
+        "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'raw' AND table_name = 'requests'")}
+    assert "messages" not in names and "response" not in names
+    assert secret.encode() not in ledger.settings.db.read_bytes()
+
+
+def test_empty_file_and_broken_gzip_are_rejected_with_the_file_named(ledger, tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    broken = tmp_path / "broken.csv.gz"
+    broken.write_bytes(gzip.compress(b"request_id,task_id\n" * 100)[:30])
+    r1 = ingest_file(ledger.con, "requests", empty)
+    r2 = ingest_file(ledger.con, "requests", broken)
+    assert r1.status == "rejected" and "empty.csv" in r1.message and "empty" in r1.message
+    assert r2.status == "rejected" and "broken.csv.gz" in r2.message and "gzip" in r2.message
+
+
+def test_non_utf8_file_rejected_with_line(ledger, tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(("request_id,task_id\nr1,t1\nr2,caf\xe9\n").encode("latin-1"))
+    res = ingest_file(ledger.con, "requests", path)
+    assert res.status == "rejected" and "line 3" in res.message and "UTF-8" in res.message
+
+
+def test_bad_json_line_quarantined_not_fatal(ledger, tmp_path):
+    path = tmp_path / "r.jsonl"
+    good = json.dumps({**request("r1", "t1", "2026-07-01T10:00:00Z"), "cluster_id": None})
+    path.write_text(good + "\n{not json\n")
+    res = ingest_file(ledger.con, "requests", path)
+    assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (2, 1, 1)
+    q = quarantine(ledger)
+    assert q[0]["line"] == 2 and q[0]["reason"].startswith("not valid JSON")
+
+
+def test_money_keeps_its_decimals(ledger):
+    ledger.load("opex", [{"month": "2026-07", "category": "storage", "amount": "1234567890123.123456789012",
+                          "currency": "usd"}])
+    row = ledger.one("SELECT month, cluster_id, amount FROM raw.opex")
+    assert str(row["month"]) == "2026-07-01" and row["cluster_id"] == ""
+    assert row["amount"] == Decimal("1234567890123.123456789012")
+
+
+def test_unknown_currency_quarantined(ledger):
+    res = ledger.load("opex", [{"month": "2026-07", "category": "storage", "amount": "1", "currency": "EUR"}])
+    assert res.rows_quarantined == 1
+    assert "currency" in quarantine(ledger)[0]["reason"]

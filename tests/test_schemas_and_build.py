@@ -1,0 +1,86 @@
+"""The raw tables match their SQLModel classes; the marts keep DOMAIN.md's contract and are documented."""
+
+import pytest
+
+from pipeline.build import AuditFailed, build, discover
+from schemas.ddl import canonical_columns, columns, table_name
+from schemas.tables import KINDS, Request
+from tests.conftest import PRICE_MOONSHOT, request
+
+# DOMAIN.md, "Outputs": mart -> the columns the contract names (marts may carry more after them)
+CONTRACT = {
+    "monthly_route_cost": ["month", "route", "requests", "tasks", "accepted_tasks", "cache_hit_input_tokens",
+                           "cache_miss_input_tokens", "output_tokens", "reasoning_tokens", "cache_hit_rate",
+                           "cost_usd", "cost_basis", "cost_per_accepted_task_usd", "p50_latency_ms",
+                           "p95_latency_ms", "latency_violations"],
+    "monthly_self_hosted_cost": ["month", "cluster_id", "category", "amount_usd"],
+    "monthly_utilisation": ["month", "cluster_id", "provisioned_hours", "busy_hours", "productive_hours",
+                            "productive_utilisation", "peak_to_average"],
+    "monthly_break_even": ["month", "self_hosted_cost_usd", "api_cost_per_accepted_task_usd", "api_cost_source",
+                           "break_even_accepted_tasks", "self_hosted_accepted_tasks", "self_hosting_cheaper",
+                           "productive_utilisation", "break_even_utilisation"],
+    "monthly_reconciliation": ["month", "provider", "invoiced_usd", "metered_usd", "difference_usd", "status"],
+}
+MONEY = {"cost_usd", "cost_per_accepted_task_usd", "amount_usd", "self_hosted_cost_usd",
+         "api_cost_per_accepted_task_usd", "invoiced_usd", "metered_usd", "difference_usd"}
+
+
+def test_raw_tables_match_the_sqlmodel_classes(ledger):
+    for model in KINDS.values():
+        got = ledger.rows(
+            "SELECT column_name, data_type, is_nullable, comment FROM duckdb_columns() "
+            "WHERE schema_name = 'raw' AND table_name = ? ORDER BY column_index", [table_name(model)])
+        want = columns(model)
+        assert [g["column_name"] for g in got] == [c.name for c in want], table_name(model)
+        assert [g["data_type"] for g in got] == [c.duckdb_type for c in want], table_name(model)
+        assert [not g["is_nullable"] for g in got] == [c.required for c in want], table_name(model)
+        assert all(g["comment"] for g in got), f"{table_name(model)}: a column has no comment"
+
+
+def test_no_surrogate_keys_and_natural_key_on_requests():
+    for model in KINDS.values():
+        assert "id" not in model.model_fields
+    assert [c.name for c in canonical_columns(Request) if c.primary_key] == ["request_id"]
+
+
+def test_every_model_states_grain_and_marts_are_audited():
+    models = discover()
+    assert {m.layer for m in models} == {"staging", "intermediate", "marts"}
+    for m in models:
+        assert m.grain.startswith("one row"), m.path
+        assert m.path.stem == m.name
+    marts = [m for m in models if m.layer == "marts"]
+    assert sorted(m.name for m in marts) == sorted(CONTRACT)
+    assert all(m.unique_key for m in marts)
+
+
+def test_marts_keep_the_contract_with_comments_and_decimal_money(ledger):
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z", cache_miss_input_tokens=10)])
+    ledger.build()
+    for mart, cols in CONTRACT.items():
+        got = ledger.rows("SELECT column_name, data_type, comment FROM duckdb_columns() "
+                          "WHERE schema_name = 'marts' AND table_name = ? ORDER BY column_index", [mart])
+        assert [g["column_name"] for g in got][: len(cols)] == cols, mart
+        for g in got:
+            assert g["comment"], f"marts.{mart}.{g['column_name']} has no COMMENT"
+            if g["column_name"] in MONEY:
+                assert g["data_type"].startswith("DECIMAL"), f"{mart}.{g['column_name']} is {g['data_type']}"
+        months = ledger.rows(f"SELECT DISTINCT typeof(month) AS t FROM marts.{mart}")
+        assert months in ([], [{"t": "DATE"}])
+
+
+def test_failed_audit_rolls_back_the_whole_build(ledger, tmp_path):
+    ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])
+    ledger.build()
+    before = ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost")
+    # a model tree whose audit always fails
+    sql_dir = tmp_path / "sql"
+    for layer in ("staging", "intermediate", "marts", "audits"):
+        (sql_dir / layer).mkdir(parents=True)
+    (sql_dir / "marts" / "monthly_route_cost.sql").write_text(
+        "-- grain: one row per nothing\n-- unique_key: x\nSELECT 1 AS x UNION ALL SELECT 1")
+    with pytest.raises(AuditFailed, match="not unique"):
+        build(ledger.con, ledger.settings, sql_dir=sql_dir)
+    # the published mart is the one from before, not the broken one
+    assert ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost") == before
