@@ -7,6 +7,7 @@ Each model file holds one SELECT and a header of ``-- key: value`` lines:
 ``unique_key``    the grain's columns; an audit checks they are unique
 ``description``   the table comment
 ``column NAME``   the column comment (``COMMENT ON COLUMN``)
+``published``     ``no`` keeps a large request-level table out of the published file
 
 Models run in dependency order (found from the ``schema.model`` names each file
 mentions), all in one transaction with their audits: a build whose audit fails
@@ -19,11 +20,16 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
-from pipeline.ingest import init_ledger
+from pipeline.faults import crashpoint
+from pipeline.ingest import init_ledger, raw_view_statements
 from pipeline.settings import Settings
+
+if TYPE_CHECKING:
+    from pipeline.store import Store
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 LAYERS = ("staging", "intermediate", "marts")
@@ -62,6 +68,7 @@ class Model:
     unique_key: tuple[str, ...]
     description: str
     column_docs: dict[str, str] = field(default_factory=dict)
+    published: bool = True
 
     @property
     def qualified(self) -> str:
@@ -100,7 +107,7 @@ def parse_model(layer: str, path: Path) -> Model:
         raise ValueError(f"{path}: every model states its grain (-- grain: one row per ...)")
     key = tuple(k.strip() for k in meta.get("unique_key", "").split(",") if k.strip())
     return Model(layer, path.stem, path, "\n".join(body_lines).strip().rstrip(";"), materialized,
-                 meta["grain"], key, meta.get("description", ""), cols)
+                 meta["grain"], key, meta.get("description", ""), cols, meta.get("published", "yes") != "no")
 
 
 def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
@@ -146,17 +153,40 @@ class BuildResult:
     audits: int
     seconds: float
     timings: list[tuple[str, float]]
+    months_changed: list[str] = field(default_factory=list)
 
 
-def build(con: duckdb.DuckDBPyConnection, settings: Settings, sql_dir: Path = SQL_DIR,
-          progress: "callable | None" = None) -> BuildResult:  # type: ignore[valid-type]
+#: Per month, a fingerprint of every mart row of that month: months whose fingerprint changes were restated.
+FINGERPRINT_SQL = """
+SELECT CAST(month AS VARCHAR) AS month, md5(string_agg(row_text, '|' ORDER BY row_text)) AS fingerprint
+FROM (
+    SELECT month, CAST(r AS VARCHAR) AS row_text FROM marts.monthly_route_cost AS r
+    UNION ALL SELECT month, CAST(s AS VARCHAR) FROM marts.monthly_self_hosted_cost AS s
+    UNION ALL SELECT month, CAST(u AS VARCHAR) FROM marts.monthly_utilisation AS u
+    UNION ALL SELECT month, CAST(b AS VARCHAR) FROM marts.monthly_break_even AS b
+    UNION ALL SELECT month, CAST(c AS VARCHAR) FROM marts.monthly_reconciliation AS c
+)
+GROUP BY month
+"""
+
+
+def month_fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    try:
+        return dict(con.execute(FINGERPRINT_SQL).fetchall())
+    except duckdb.CatalogException:
+        return {}
+
+
+def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sql_dir: Path = SQL_DIR,
+          progress: Callable[[str], None] | None = None) -> BuildResult:
     """Run every model and audit in one transaction; roll back on any failure."""
     t0 = time.perf_counter()
-    init_ledger(con)
+    init_ledger(con, store)
     models = discover(sql_dir)
     audits = sorted((sql_dir / "audits").glob("*.sql"))
     for stmt in MACROS:
         con.execute(stmt)
+    before = month_fingerprints(con)
     timings: list[tuple[str, float]] = []
     con.execute("BEGIN TRANSACTION")
     try:
@@ -173,6 +203,7 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, sql_dir: Path = SQ
             for col, text in m.column_docs.items():
                 con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {_quote(text)}")
             timings.append((m.qualified, time.perf_counter() - t))
+            crashpoint("build.model")
             if progress:
                 progress(m.qualified)
         n_audits = 0
@@ -190,11 +221,33 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, sql_dir: Path = SQ
                 failures.append(f"audit {path.stem}: {len(rows)} violating row(s), e.g. {rows[0]}")
         if failures:
             raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(failures))
+        crashpoint("build.before_commit")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings)
+    crashpoint("build.committed")
+    after = month_fingerprints(con)
+    changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
+    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+
+
+META_TABLES = ("meta.loaded_files", "meta.quarantine", "meta.rejected_files", "meta.runs", "meta.settings")
+
+
+def publishable_tables(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
+    """Tables copied into the published file: meta, and every table model not marked ``published: no``."""
+    return list(META_TABLES) + [
+        m.qualified for m in discover(sql_dir) if m.materialized == "table" and m.published
+    ]
+
+
+def view_statements(con: duckdb.DuckDBPyConnection, store: "Store", sql_dir: Path = SQL_DIR) -> list[tuple[str, str]]:
+    """(name, CREATE VIEW) for the published file: raw views over the lake, then the staging views."""
+    views = raw_view_statements(con, store)
+    views += [(m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.body}")
+              for m in discover(sql_dir) if m.materialized == "view"]
+    return views
 
 
 def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:

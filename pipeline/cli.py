@@ -4,7 +4,10 @@ Exit codes (documented in the README):
   0  all went well
   1  failure: bad settings, unreadable ledger, a build audit failed (nothing new published)
   2  usage error (unknown option, missing argument)
-  3  one or more files were rejected whole; everything else loaded and built
+  3  one or more files were rejected whole; everything else loaded, built and published
+  4  a reconciliation mismatch in a month this run changed; everything loaded, built and published
+  5  another costledger process is writing this ledger (nothing done)
+  6  not enough free disk space (nothing done)
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ app = typer.Typer(
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
-EXIT_OK, EXIT_FAILURE, EXIT_REJECTED = 0, 1, 3
+EXIT_OK, EXIT_FAILURE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_BUSY, EXIT_DISK = 0, 1, 3, 4, 5, 6
 
 DbOpt = Annotated[
     Optional[Path],
@@ -75,7 +78,14 @@ def _summary(run, as_json: bool) -> None:
         f"{d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
     )
     if run.build:
-        console.print(f"built {run.build.models} models, {run.build.audits} audits passed")
+        changed = ", ".join(run.build.months_changed) or "none"
+        console.print(f"built {run.build.models} models, {run.build.audits} audits passed; months changed: {changed}")
+    if run.published:
+        console.print(f"published {run.published}")
+    if run.orphans_removed:
+        console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
+    for month, provider in run.mismatches:
+        console.print(f"[yellow]reconciliation mismatch:[/] {provider} {month} (see marts.monthly_reconciliation)")
     for name in run.unknown_entries:
         console.print(f"[yellow]warning:[/] landing entry {name!r} is not a known kind folder; ignored "
                       f"(kinds: requests, outcomes, invoices, prices, cluster-charges, hardware, opex)")
@@ -84,7 +94,62 @@ def _summary(run, as_json: bool) -> None:
 
 
 def _exit_for(run) -> None:
-    raise typer.Exit(EXIT_REJECTED if run.count("rejected") else EXIT_OK)
+    if run.count("rejected"):
+        raise typer.Exit(EXIT_REJECTED)
+    raise typer.Exit(EXIT_MISMATCH if run.mismatches else EXIT_OK)
+
+
+def _writer(fn, *args, **kwargs):
+    """Run a writing step, turning the ledger's own errors into messages and exit codes."""
+    from pipeline.build import AuditFailed
+    from pipeline.store import InsufficientDisk, LedgerBusy
+
+    try:
+        return fn(*args, **kwargs)
+    except LedgerBusy as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_BUSY) from None
+    except InsufficientDisk as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_DISK) from None
+    except (AuditFailed, FileNotFoundError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+
+
+class _Progress:
+    """A progress bar on a terminal; one line per file otherwise."""
+
+    def __init__(self, total_files: int, quiet: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.quiet = quiet
+        self.bar = None
+        if not quiet and console.is_terminal:
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=console, transient=True)
+            self.files = self.bar.add_task("loading files", total=total_files)
+            self.models = self.bar.add_task("building models", total=None, visible=False)
+
+    def __enter__(self) -> "_Progress":
+        if self.bar:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar:
+            self.bar.__exit__(*exc)
+
+    def on_file(self, result) -> None:
+        if self.bar:
+            self.bar.advance(self.files)
+        if not self.quiet:
+            _file_line(result)
+
+    def on_model(self, name: str) -> None:
+        if self.bar:
+            self.bar.update(self.models, visible=True, description=f"building {name}")
+            self.bar.advance(self.models)
 
 
 @app.command()
@@ -96,37 +161,34 @@ def ingest(
     as_json: JsonOpt = False,
 ) -> None:
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined)."""
-    from pipeline.db import connect_write
-    from pipeline.nightly import load_files
+    from pipeline.nightly import run_ingest
+    from pipeline.store import Store
     from schemas.tables import KINDS
 
     if kind not in KINDS:
         console.print(f"[red]error:[/] unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
         raise typer.Exit(2)
     s = _settings(settings, db)
-    con = connect_write(s.db)
-    run = load_files(con, [(kind, f) for f in files], f"ingest {kind}", on_file=None if as_json else _file_line)
-    con.close()
+    with _Progress(len(files), as_json) as progress:
+        run = _writer(run_ingest, Store.for_db(s.db), s, [(kind, f) for f in files], f"ingest {kind}",
+                      on_file=progress.on_file)
     _summary(run, as_json)
+    if not as_json:
+        console.print("loaded into the work file; run `costledger build` to rebuild and publish")
     _exit_for(run)
 
 
 @app.command("build")
 def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
-    """Run the SQL models (staging -> intermediate -> marts) and their audits."""
-    from pipeline.build import AuditFailed, build
-    from pipeline.db import connect_write
+    """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish."""
+    from pipeline.nightly import run_build
+    from pipeline.store import Store
 
     s = _settings(settings, db)
-    con = connect_write(s.db)
-    try:
-        result = build(con, s)
-    except AuditFailed as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(EXIT_FAILURE) from None
-    finally:
-        con.close()
-    console.print(f"built {result.models} models into {s.db}, {result.audits} audits passed, {result.seconds:.2f} s")
+    with _Progress(0, False) as progress:
+        run = _writer(run_build, Store.for_db(s.db), s, on_model=progress.on_model)
+    _summary(run, False)
+    raise typer.Exit(EXIT_MISMATCH if run.mismatches else EXIT_OK)
 
 
 @app.command()
@@ -137,23 +199,17 @@ def nightly(
     as_json: JsonOpt = False,
     report: Annotated[bool, typer.Option("--report/--no-report", help="Print the latest month's plain report at the end.")] = False,
 ) -> None:
-    """Load every new file of a landing folder, then build. Safe to run twice."""
-    from pipeline.build import AuditFailed
-    from pipeline.db import connect_write
-    from pipeline.nightly import nightly as run_nightly
+    """Load every new file of a landing folder, build, and publish atomically. Safe to run twice."""
+    from pipeline.nightly import landing_files, run_nightly
+    from pipeline.store import Store
 
     s = _settings(settings, db)
     if not landing_dir.is_dir():
         console.print(f"[red]error:[/] landing folder {landing_dir} does not exist")
         raise typer.Exit(EXIT_FAILURE)
-    con = connect_write(s.db)
-    try:
-        run = run_nightly(con, landing_dir, s, on_file=None if as_json else _file_line)
-    except AuditFailed as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(EXIT_FAILURE) from None
-    finally:
-        con.close()
+    with _Progress(len(landing_files(landing_dir)[0]), as_json) as progress:
+        run = _writer(run_nightly, Store.for_db(s.db), s, landing_dir, on_file=progress.on_file,
+                      on_model=progress.on_model)
     _summary(run, as_json)
     if report and not as_json:
         from pipeline.db import connect_read
@@ -269,6 +325,30 @@ def sample(
     for kind, n in stats.items():
         console.print(f"  {kind:16} {n:>8} rows")
     console.print(f"wrote {out_dir}")
+
+
+@app.command()
+def rollback(
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    to: Annotated[Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the kept snapshots and exit.")] = False,
+) -> None:
+    """Publish an earlier snapshot again (the next build or nightly publishes a new one)."""
+    from pipeline.store import Store
+
+    s = _settings(settings, db)
+    store = Store.for_db(s.db)
+    snaps = store.snapshot_list()
+    if list_:
+        current = s.db.stat().st_ino if s.db.exists() else None
+        for snap in snaps:
+            out.print(f"{'*' if snap.stat().st_ino == current else ' '} {snap.name}")
+        return
+    target = store.snapshots / to if to else None
+    with store.writer_lock():
+        chosen = _writer(store.rollback, target)
+    console.print(f"published {chosen.name} again as {s.db}")
 
 
 @app.command("settings")

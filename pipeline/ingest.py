@@ -1,35 +1,45 @@
 """Loading one landing file into its raw table: read, type, check, quarantine, commit.
 
-A file is loaded whole or not at all, in one transaction together with its
-manifest row, so ``rows in = rows loaded + rows quarantined`` holds for every
-file in ``meta.loaded_files``. The same content again (same SHA-256) is skipped.
-Rows are deduplicated on the table's natural key: an identical row is counted
-once, a row with the same key and different content is a conflict. Both go to
-``meta.quarantine`` with their reason; nothing is overwritten, nothing dropped.
+A file is loaded whole or not at all: its good rows are written to a new Parquet
+file in the lake (under a temporary name, then renamed), and the manifest row that
+names that file is committed in one transaction with the file's quarantined rows
+and the refreshed raw view. So ``rows in = rows loaded + rows quarantined`` holds
+for every file in ``meta.loaded_files``. The same content again (same SHA-256) is
+skipped. Rows are deduplicated on the table's natural key: an identical row is
+counted once, a row with the same key and different content is a conflict. Both go
+to ``meta.quarantine`` with their reason; nothing is overwritten, nothing dropped.
+Snapshot kinds (invoices) are the exception: a newer export of a billing period
+replaces the older one (``intermediate.int_invoice_lines_current``), so their rows
+are only deduplicated within the file.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import duckdb
 
+from pipeline.faults import crashpoint
 from pipeline.readers import FileRejected, read_file
-from schemas.ddl import ColumnSpec, all_raw_ddl, canonical_columns, natural_key, table_name
-from schemas.rules import RULES, SPECIAL_FORMATS
+from schemas.ddl import ColumnSpec, canonical_columns, comment_sql, natural_key, raw_view_sql, table_name
+from schemas.rules import RULES, SNAPSHOT_KINDS, SPECIAL_FORMATS
 from schemas.tables import KINDS
+
+if TYPE_CHECKING:
+    from pipeline.store import Store
 
 META_DDL = [
     "CREATE SCHEMA IF NOT EXISTS meta",
     """CREATE TABLE IF NOT EXISTS meta.loaded_files (
         file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL, path VARCHAR NOT NULL, size_bytes BIGINT NOT NULL,
         rows_in BIGINT NOT NULL, rows_loaded BIGINT NOT NULL, rows_quarantined BIGINT NOT NULL,
-        loaded_at TIMESTAMP NOT NULL, run_id VARCHAR)""",
-    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash). rows_in = rows_loaded + rows_quarantined.'",
+        loaded_at TIMESTAMP NOT NULL, run_id VARCHAR, load_seq BIGINT NOT NULL, lake_file VARCHAR)""",
+    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash), in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its loaded rows.'",
     """CREATE TABLE IF NOT EXISTS meta.quarantine (
         file_hash VARCHAR NOT NULL, path VARCHAR NOT NULL, kind VARCHAR NOT NULL, line BIGINT NOT NULL,
         columns VARCHAR, reason VARCHAR NOT NULL, raw_row VARCHAR)""",
@@ -41,8 +51,9 @@ META_DDL = [
     """CREATE TABLE IF NOT EXISTS meta.runs (
         run_id VARCHAR NOT NULL, command VARCHAR NOT NULL, started_at TIMESTAMP NOT NULL, finished_at TIMESTAMP,
         files_seen BIGINT, files_loaded BIGINT, files_skipped BIGINT, files_rejected BIGINT,
-        rows_in BIGINT, rows_loaded BIGINT, rows_quarantined BIGINT, outcome VARCHAR)""",
-    "COMMENT ON TABLE meta.runs IS 'One row per ingest / nightly run.'",
+        rows_in BIGINT, rows_loaded BIGINT, rows_quarantined BIGINT, months_changed VARCHAR,
+        seconds DOUBLE, outcome VARCHAR)""",
+    "COMMENT ON TABLE meta.runs IS 'One row per ingest / build / nightly run: files seen, loaded, skipped, rejected; rows in, loaded, quarantined; the months whose marts changed; duration; outcome (NULL while running, interrupted if it died).'",
     """CREATE TABLE IF NOT EXISTS meta.settings (key VARCHAR NOT NULL, value VARCHAR NOT NULL)""",
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
 ]
@@ -64,9 +75,35 @@ class FileResult:
     seconds: float = 0.0
 
 
-def init_ledger(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the raw and meta tables if missing (idempotent)."""
-    for stmt in all_raw_ddl() + META_DDL:
+def init_ledger(con: duckdb.DuckDBPyConnection, store: "Store") -> None:
+    """Create the meta tables and the raw views if missing (idempotent)."""
+    for stmt in META_DDL:
+        con.execute(stmt)
+    con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+    for kind in KINDS:
+        refresh_raw_view(con, store, kind)
+
+
+def raw_view_statements(con: duckdb.DuckDBPyConnection, store: "Store") -> list[tuple[str, str]]:
+    """(name, CREATE VIEW) for every raw view over the files the manifest names, in load order."""
+    from pipeline.store import sql_literal
+
+    out = []
+    for kind, model in KINDS.items():
+        files = con.execute(
+            "SELECT lake_file FROM meta.loaded_files WHERE kind = ? AND lake_file IS NOT NULL ORDER BY load_seq", [kind]
+        ).fetchall()
+        literals = [sql_literal(str(store.lake / f)) for (f,) in files]
+        out.append((f"raw.{table_name(model)}", raw_view_sql(model, literals)))
+    return out
+
+
+def refresh_raw_view(con: duckdb.DuckDBPyConnection, store: "Store", kind: str) -> None:
+    name = f"raw.{table_name(KINDS[kind])}"
+    for view, stmt in raw_view_statements(con, store):
+        if view == name:
+            con.execute(stmt)
+    for stmt in comment_sql(KINDS[kind]):
         con.execute(stmt)
 
 
@@ -142,8 +179,11 @@ def _qualify(predicate: str, cols: list[ColumnSpec]) -> str:
 
 # ---------------------------------------------------------------- ingest
 
-def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, run_id: str | None = None) -> FileResult:
+def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store",
+                run_id: str | None = None) -> FileResult:
     """Load one file of ``kind`` into its raw table, whole or not at all."""
+    from pipeline.store import sql_literal
+
     t0 = time.perf_counter()
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -159,6 +199,22 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, run_id: s
     if already:
         return FileResult(shown, kind, "skipped", message=f"same content already loaded from {already[0][0]}",
                           seconds=time.perf_counter() - t0)
+    if kind not in SNAPSHOT_KINDS:
+        same_name = con.execute(
+            "SELECT path, file_hash FROM meta.loaded_files WHERE kind = ? AND regexp_extract(path, '[^/]+$') = ? "
+            "ORDER BY load_seq DESC LIMIT 1",
+            [kind, path.name],
+        ).fetchall()
+        if same_name:
+            prev_path, prev_hash = same_name[0]
+            return _reject(
+                con, kind, shown, file_hash,
+                f"{shown}: conflict: a {kind} file named {path.name} was already loaded from {prev_path} "
+                f"(sha256 {prev_hash[:12]}) with different content (now sha256 {file_hash[:12]}); history is not "
+                "edited: deliver the corrections as a new file with a new name",
+                run_id, t0,
+            )
+    crashpoint("ingest.read")
     try:
         read = read_file(path, [c.name for c in cols])
     except FileRejected as exc:
@@ -170,16 +226,30 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, run_id: s
         return _reject(con, kind, shown, file_hash, msg, run_id, t0)
 
     con.register("incoming_arrow", read.table)
+    lake_rel = f"{table_name(model)}/{file_hash}.parquet"
+    lake_path = store.lake / lake_rel
+    tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     try:
-        _stage_checked(con, kind, cols, present, key, table)
+        _stage_checked(con, kind, cols, present, key, table, check_existing=kind not in SNAPSHOT_KINDS)
+        crashpoint("ingest.validated")
+        loaded, quarantined = con.execute(
+            "SELECT count(*) FILTER (verdict IS NULL), count(*) FILTER (verdict IS NOT NULL) FROM checked"
+        ).fetchone()  # type: ignore[misc]
+        quarantined += len(read.bad_lines)
+        col_list = ", ".join(f'"{c.name}"' for c in cols)
+        if loaded:
+            lake_path.parent.mkdir(parents=True, exist_ok=True)
+            # the file hash is hex and the folder is ours: the literal is safe (COPY cannot bind a file name)
+            con.execute(
+                f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, _line AS source_line "
+                f"FROM checked WHERE verdict IS NULL ORDER BY _line) "
+                f"TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)"
+            )
+            crashpoint("ingest.lake_written")
+            os.replace(tmp_path, lake_path)
+            crashpoint("ingest.lake_renamed")
         con.execute("BEGIN TRANSACTION")
         try:
-            col_list = ", ".join(f'"{c.name}"' for c in cols)
-            con.execute(
-                f"INSERT INTO {table} ({col_list}, source_file_hash, source_line) "
-                f"SELECT {col_list}, ?, _line FROM checked WHERE verdict IS NULL ORDER BY _line",
-                [file_hash],
-            )
             raw_json = "to_json(struct_pack(" + ", ".join(f"\"{c.name}\" := _raw_{c.name}" for c in cols) + "))"
             con.execute(
                 f"INSERT INTO meta.quarantine SELECT ?, ?, ?, _line, bad_columns, verdict, {raw_json} "
@@ -191,18 +261,19 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, run_id: s
                     "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
                     [[file_hash, shown, kind, line, reason] for line, reason in read.bad_lines],
                 )
-            loaded, quarantined = con.execute(
-                "SELECT count(*) FILTER (verdict IS NULL), count(*) FILTER (verdict IS NOT NULL) FROM checked"
-            ).fetchone()  # type: ignore[misc]
-            quarantined += len(read.bad_lines)
             con.execute(
-                "INSERT INTO meta.loaded_files VALUES (?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?)",
-                [file_hash, kind, shown, path.stat().st_size, read.rows_in, loaded, quarantined, run_id],
+                "INSERT INTO meta.loaded_files SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
+                "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?",
+                [file_hash, kind, shown, path.stat().st_size, read.rows_in, loaded, quarantined, run_id,
+                 lake_rel if loaded else None],
             )
+            refresh_raw_view(con, store, kind)
+            crashpoint("ingest.before_commit")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        crashpoint("ingest.committed")
     finally:
         con.unregister("incoming_arrow")
         con.execute("DROP TABLE IF EXISTS checked")
@@ -211,7 +282,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, run_id: s
 
 
 def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str],
-                   key: list[str], table: str) -> None:
+                   key: list[str], table: str, check_existing: bool) -> None:
     """Build temp table ``checked``: typed columns, raw text, and a verdict (NULL = load it)."""
     typed = ", ".join(f"{_typed_expr(kind, c, present)} AS \"{c.name}\"" for c in cols)
     raws = ", ".join(
@@ -233,6 +304,8 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
     key_join_e = " AND ".join(f"e.\"{k}\" = c.\"{k}\"" for k in key)
     key_part = ", ".join(f"\"{k}\"" for k in key)
     key_names = ", ".join(key)
+    # snapshot kinds are not checked against loaded rows: a newer export replaces the older one
+    existing = table if check_existing else f"(SELECT * FROM {table} WHERE false)"
     con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT i._line, {typed}, {raws} FROM incoming_arrow i")
     con.execute(
         f"""
@@ -261,7 +334,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
                CASE WHEN c._line <> c.first_line OR e.source_line IS NOT NULL THEN '{key_names}' END AS bad_columns
         FROM good c
         JOIN firsts f ON {key_join_f}
-        LEFT JOIN {table} e ON {key_join_e}
+        LEFT JOIN {existing} e ON {key_join_e}
         UNION ALL
         SELECT j.* EXCLUDE (reasons, bad_cols), array_to_string(j.reasons, '; '), array_to_string(j.bad_cols, ', ')
         FROM judged j WHERE len(j.reasons) > 0

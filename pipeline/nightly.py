@@ -1,8 +1,10 @@
-"""Loading files and whole landing folders, with a run log.
+"""Runs: loading files, building and publishing, with a lock and a run log.
 
-``load_files`` ingests a list of (kind, path); ``nightly`` walks a landing folder
-(one subfolder per kind), loads every file in it and builds the models. Both are
-safe to run twice: a file whose content is already in the manifest is skipped.
+``run_ingest`` loads a list of (kind, path); ``run_build`` builds and publishes;
+``run_nightly`` walks a landing folder (one subfolder per kind), loads every new
+file, builds and publishes. All hold the writer lock, clean up what a crashed run
+left behind, check free disk space first, and record themselves in ``meta.runs``.
+All are safe to run twice: a file whose content is already loaded is skipped.
 """
 
 from __future__ import annotations
@@ -13,17 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import duckdb
-
 from pipeline.build import BuildResult, build
-from pipeline.ingest import FileResult, ingest_file, init_ledger
+from pipeline.faults import crashpoint
+from pipeline.ingest import FileResult, ingest_file
 from pipeline.readers import SUFFIXES
 from pipeline.settings import Settings
+from pipeline.store import Store
 from schemas.tables import KINDS
 
-#: Load order inside a landing folder: reference data first (only cosmetic: the build runs after all loads).
+#: Load order inside a landing folder: reference data first (cosmetic: the build runs after all loads).
 KIND_ORDER = ("prices", "hardware", "cluster-charges", "opex", "invoices", "requests", "outcomes")
 assert set(KIND_ORDER) == set(KINDS)
+
+OnFile = Callable[[FileResult], None]
+OnModel = Callable[[str], None]
 
 
 @dataclass
@@ -34,6 +39,10 @@ class RunSummary:
     build: BuildResult | None = None
     seconds: float = 0.0
     unknown_entries: list[str] = field(default_factory=list)
+    mismatches: list[tuple[str, str]] = field(default_factory=list)
+    """(month, provider) reconciliation mismatches in months this run changed."""
+    published: str | None = None
+    orphans_removed: int = 0
 
     def count(self, status: str) -> int:
         return sum(1 for f in self.files if f.status == status)
@@ -52,7 +61,11 @@ class RunSummary:
 
     @property
     def outcome(self) -> str:
-        return "files_rejected" if self.count("rejected") else "ok"
+        if self.count("rejected"):
+            return "files_rejected"
+        if self.mismatches:
+            return "reconciliation_mismatch"
+        return "ok"
 
     def as_dict(self) -> dict:
         return {
@@ -69,6 +82,10 @@ class RunSummary:
             "rows_quarantined": self.rows_quarantined,
             "models_built": self.build.models if self.build else 0,
             "audits_passed": self.build.audits if self.build else 0,
+            "months_changed": self.build.months_changed if self.build else [],
+            "reconciliation_mismatches": [{"month": m, "provider": p} for m, p in self.mismatches],
+            "published": self.published,
+            "orphans_removed": self.orphans_removed,
             "unknown_entries": self.unknown_entries,
             "files": [
                 {"path": f.path, "kind": f.kind, "status": f.status, "rows_in": f.rows_in,
@@ -99,58 +116,93 @@ def landing_files(landing: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     return pairs, unknown
 
 
-def _start_run(con: duckdb.DuckDBPyConnection, command: str) -> RunSummary:
-    init_ledger(con)
-    run = RunSummary(run_id=uuid.uuid4().hex[:12], command=command)
-    con.execute("INSERT INTO meta.runs (run_id, command, started_at) VALUES (?, ?, current_localtimestamp())",
-                [run.run_id, command])
-    return run
+class Run:
+    """One locked run against a store: open, clean up, log; then load / build / publish steps."""
+
+    def __init__(self, store: Store, settings: Settings, command: str) -> None:
+        self.store, self.settings = store, settings
+        self.summary = RunSummary(run_id=uuid.uuid4().hex[:12], command=command)
+        self.t0 = time.perf_counter()
+
+    def __enter__(self) -> "Run":
+        self._lock = self.store.writer_lock()
+        self._lock.__enter__()
+        try:
+            self.con = self.store.open_work(self.settings)
+            self.summary.orphans_removed = len(self.store.remove_orphans(self.con))
+            self.con.execute("UPDATE meta.runs SET outcome = 'interrupted' WHERE outcome IS NULL")
+            self.con.execute("INSERT INTO meta.runs (run_id, command, started_at) VALUES (?, ?, current_localtimestamp())",
+                             [self.summary.run_id, self.summary.command])
+        except BaseException:
+            self._lock.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            self.summary.seconds = time.perf_counter() - self.t0
+            outcome = self.summary.outcome if exc is None else f"failed: {type(exc).__name__}"
+            self._finish(outcome)
+            self.con.close()
+        finally:
+            self._lock.__exit__(exc_type, exc, tb)
+
+    def load(self, pairs: list[tuple[str, Path]], on_file: OnFile | None = None) -> None:
+        self.store.check_disk(sum(p.stat().st_size for _, p in pairs if p.is_file()))
+        for kind, path in pairs:
+            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id)
+            self.summary.files.append(result)
+            crashpoint("run.file_done")
+            if on_file:
+                on_file(result)
+
+    def build_and_publish(self, on_model: OnModel | None = None) -> None:
+        self.summary.build = build(self.con, self.settings, self.store, progress=on_model)
+        changed = self.summary.build.months_changed
+        if changed:
+            self.summary.mismatches = [
+                (str(m)[:7], p) for m, p in self.con.execute(
+                    "SELECT month, provider FROM marts.monthly_reconciliation "
+                    "WHERE status = 'mismatch' AND CAST(month AS VARCHAR) IN (SELECT unnest(?)) ORDER BY ALL",
+                    [changed],
+                ).fetchall()
+            ]
+        self._finish(None)  # the published file's meta.runs shows this run as running
+        crashpoint("run.before_publish")
+        self.summary.published = str(self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots))
+
+    def _finish(self, outcome: str | None) -> None:
+        s = self.summary
+        months = ",".join(s.build.months_changed) if s.build else None
+        self.con.execute(
+            """UPDATE meta.runs SET finished_at = CASE WHEN ? IS NULL THEN NULL ELSE current_localtimestamp() END,
+               files_seen = ?, files_loaded = ?, files_skipped = ?, files_rejected = ?, rows_in = ?, rows_loaded = ?,
+               rows_quarantined = ?, months_changed = ?, seconds = ?, outcome = ? WHERE run_id = ?""",
+            [outcome, len(s.files), s.count("loaded"), s.count("skipped"), s.count("rejected"), s.rows_in,
+             s.rows_loaded, s.rows_quarantined, months, time.perf_counter() - self.t0, outcome, s.run_id],
+        )
 
 
-def _finish_run(con: duckdb.DuckDBPyConnection, run: RunSummary, outcome: str | None = None) -> None:
-    con.execute(
-        """UPDATE meta.runs SET finished_at = current_localtimestamp(), files_seen = ?, files_loaded = ?,
-           files_skipped = ?, files_rejected = ?, rows_in = ?, rows_loaded = ?, rows_quarantined = ?, outcome = ?
-           WHERE run_id = ?""",
-        [len(run.files), run.count("loaded"), run.count("skipped"), run.count("rejected"), run.rows_in,
-         run.rows_loaded, run.rows_quarantined, outcome or run.outcome, run.run_id],
-    )
+def run_ingest(store: Store, settings: Settings, pairs: list[tuple[str, Path]], command: str,
+               on_file: OnFile | None = None) -> RunSummary:
+    """Load files without building (the published file changes at the next build or nightly)."""
+    with Run(store, settings, command) as run:
+        run.load(pairs, on_file)
+    return run.summary
 
 
-def _load(con: duckdb.DuckDBPyConnection, run: RunSummary, pairs: list[tuple[str, Path]],
-          on_file: Callable[[FileResult], None] | None) -> None:
-    for kind, path in pairs:
-        result = ingest_file(con, kind, path, run.run_id)
-        run.files.append(result)
-        if on_file:
-            on_file(result)
+def run_build(store: Store, settings: Settings, on_model: OnModel | None = None) -> RunSummary:
+    with Run(store, settings, "build") as run:
+        run.build_and_publish(on_model)
+    return run.summary
 
 
-def load_files(con: duckdb.DuckDBPyConnection, pairs: list[tuple[str, Path]], command: str,
-               on_file: Callable[[FileResult], None] | None = None) -> RunSummary:
-    t0 = time.perf_counter()
-    run = _start_run(con, command)
-    _load(con, run, pairs, on_file)
-    run.seconds = time.perf_counter() - t0
-    _finish_run(con, run)
-    return run
-
-
-def nightly(con: duckdb.DuckDBPyConnection, landing: Path, settings: Settings,
-            on_file: Callable[[FileResult], None] | None = None,
-            on_model: Callable[[str], None] | None = None) -> RunSummary:
-    """Load every file under ``landing/<kind>/`` then build the models."""
-    t0 = time.perf_counter()
+def run_nightly(store: Store, settings: Settings, landing: Path, on_file: OnFile | None = None,
+                on_model: OnModel | None = None) -> RunSummary:
+    """Load every new file under ``landing/<kind>/``, build, publish."""
     pairs, unknown = landing_files(landing)
-    run = _start_run(con, f"nightly {landing}")
-    run.unknown_entries = unknown
-    _load(con, run, pairs, on_file)
-    try:
-        run.build = build(con, settings, progress=on_model)
-    except Exception:
-        run.seconds = time.perf_counter() - t0
-        _finish_run(con, run, "build_failed")
-        raise
-    run.seconds = time.perf_counter() - t0
-    _finish_run(con, run)
-    return run
+    with Run(store, settings, f"nightly {landing}") as run:
+        run.summary.unknown_entries = unknown
+        run.load(pairs, on_file)
+        run.build_and_publish(on_model)
+    return run.summary

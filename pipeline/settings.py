@@ -10,6 +10,7 @@ values in force.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
@@ -51,6 +52,15 @@ class Settings:
     review_rate_per_hour_usd: Decimal = Decimal("0")
     """Cost of one hour of human review, added to the route of the reviewed task."""
 
+    memory_limit: str = "4GB"
+    """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""
+
+    temp_directory: str = ""
+    """Where DuckDB spills; '' = the ledger's state folder (<db>.d/tmp)."""
+
+    keep_snapshots: int = 3
+    """Published snapshots kept for `costledger rollback` (the newest is the published file)."""
+
     source: str = "defaults"
     """Where these settings came from (for the report's trust section)."""
 
@@ -58,7 +68,7 @@ class Settings:
         """(key, value) rows for the ``meta.settings`` table the SQL models read."""
         rows = []
         for f in fields(self):
-            if f.name in ("db", "source"):
+            if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots"):
                 continue
             value = getattr(self, f.name)
             rows.append((f.name, "" if value is None else str(value)))
@@ -78,7 +88,11 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("reconciliation", "tolerance_pct"): "reconciliation_tolerance_pct",
     ("reconciliation", "tolerance_usd"): "reconciliation_tolerance_usd",
     ("review", "rate_per_hour_usd"): "review_rate_per_hour_usd",
+    ("ledger", "memory_limit"): "memory_limit",
+    ("ledger", "temp_directory"): "temp_directory",
+    ("ledger", "keep_snapshots"): "keep_snapshots",
 }
+_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
@@ -86,6 +100,18 @@ def _coerce(name: str, value: Any, where: str) -> Any:
     try:
         if name == "db":
             return Path(str(value))
+        if name == "memory_limit":
+            if not isinstance(value, str) or not _MEMORY.match(value.strip()):
+                raise ValueError("a size such as '4GB', '512MiB' or '80%'")
+            return value.strip()
+        if name == "temp_directory":
+            if not isinstance(value, str):
+                raise ValueError("a folder path")
+            return value
+        if name == "keep_snapshots":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError("a whole number of at least 1")
+            return value
         if name.startswith("slo_ms_"):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError("a positive whole number of milliseconds")
@@ -156,6 +182,9 @@ EXAMPLE_TOML = """\
 # costledger settings (all optional; defaults shown)
 [ledger]
 db = "ledger.duckdb"
+memory_limit = "4GB"     # DuckDB spills to disk beyond this
+temp_directory = ""      # '' = <db>.d/tmp
+keep_snapshots = 3       # published snapshots kept for `costledger rollback`
 
 [reference_api]          # prices self-hosted requests for the API-equivalent cost
 provider = "moonshot"

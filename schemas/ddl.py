@@ -1,10 +1,11 @@
 """DuckDB DDL generated from the SQLModel classes in ``schemas.tables``.
 
-The classes are the single source of truth; ``tests/test_schemas.py`` checks the
-tables in a database against them. No ``PRIMARY KEY`` constraint is emitted:
-at 100M rows DuckDB's ART index costs gigabytes of memory, so the natural key is
-enforced by ingest (duplicates and conflicts are quarantined) and audited by
-``costledger build``. The key is recorded in the table comment.
+The classes are the single source of truth. Loaded rows live in immutable Parquet
+files (the lake, see ``pipeline.store``); each raw table is a view over its files
+whose column list and types are generated here, so every file is read with the
+class's types. ``tests/test_schemas_and_build.py`` checks the views against the
+classes. No key constraint exists: the natural key is enforced by ingest
+(duplicates and conflicts are quarantined) and recorded in the view's comment.
 """
 
 from __future__ import annotations
@@ -88,23 +89,28 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def create_table_sql(model: type[SQLModel]) -> list[str]:
-    """CREATE TABLE plus COMMENT ON statements for one raw table."""
+def select_list(model: type[SQLModel]) -> str:
+    """The typed column list of a raw table (canonical columns, then provenance)."""
+    return ", ".join(f'CAST("{c.name}" AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
+
+
+def raw_view_sql(model: type[SQLModel], parquet_literals: list[str]) -> str:
+    """The raw table as a view over its lake files (each a quoted SQL literal), typed as the class says.
+
+    With no file yet, the view is an empty relation with the same columns and types.
+    """
     name = f"{RAW_SCHEMA}.{table_name(model)}"
-    cols = ",\n    ".join(
-        f"{c.name} {c.duckdb_type}{' NOT NULL' if c.required else ''}" for c in columns(model)
-    )
+    if parquet_literals:
+        source = f"read_parquet([{', '.join(parquet_literals)}])"
+        return f"CREATE OR REPLACE VIEW {name} AS SELECT {select_list(model)} FROM {source}"
+    empty = ", ".join(f'CAST(NULL AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
+    return f"CREATE OR REPLACE VIEW {name} AS SELECT {empty} WHERE false"
+
+
+def comment_sql(model: type[SQLModel]) -> list[str]:
+    """COMMENT ON statements for a raw view: the class docstring, natural key and field descriptions."""
+    name = f"{RAW_SCHEMA}.{table_name(model)}"
     doc = " ".join((model.__doc__ or "").split())
-    stmts = [
-        f"CREATE TABLE IF NOT EXISTS {name} (\n    {cols}\n)",
-        f"COMMENT ON TABLE {name} IS {_quote(doc + ' Natural key: (' + ', '.join(natural_key(model)) + ').')}",
-    ]
+    stmts = [f"COMMENT ON VIEW {name} IS {_quote(doc + ' Natural key: (' + ', '.join(natural_key(model)) + ').')}"]
     stmts += [f"COMMENT ON COLUMN {name}.{c.name} IS {_quote(c.description)}" for c in columns(model)]
-    return stmts
-
-
-def all_raw_ddl() -> list[str]:
-    stmts = [f"CREATE SCHEMA IF NOT EXISTS {RAW_SCHEMA}"]
-    for model in KINDS.values():
-        stmts += create_table_sql(model)
     return stmts

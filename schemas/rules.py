@@ -113,3 +113,7 @@ RULES: dict[str, list[Rule]] = {
 
 #: Columns parsed with a special format: (kind, column) -> format name understood by ingest.
 SPECIAL_FORMATS: dict[tuple[str, str], str] = {("opex", "month"): "year_month"}
+
+#: Kinds whose files are snapshots of a billing period: a newer file replaces the
+#: older one's lines for the same (provider, month) instead of adding to them.
+SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices"})

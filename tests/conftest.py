@@ -14,9 +14,9 @@ import pytest
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 from pipeline.build import build  # noqa: E402
-from pipeline.db import connect_write  # noqa: E402
-from pipeline.ingest import FileResult, ingest_file, init_ledger  # noqa: E402
+from pipeline.ingest import FileResult, ingest_file  # noqa: E402
 from pipeline.settings import Settings  # noqa: E402
+from pipeline.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PRICE_MOONSHOT = {
@@ -39,13 +39,13 @@ def request(request_id: str, task_id: str, started_at: str, route: str = "api", 
 
 
 class Ledger:
-    """A ledger in a temp folder: write rows as CSV files, ingest, build, query."""
+    """A ledger in a temp folder: write rows as CSV files, ingest, build, query (the work file)."""
 
     def __init__(self, folder: Path, settings: Settings) -> None:
         self.folder = folder
         self.settings = replace(settings, db=folder / "ledger.duckdb")
-        self.con = connect_write(self.settings.db)
-        init_ledger(self.con)
+        self.store = Store.for_db(self.settings.db)
+        self.con = self.store.open_work(self.settings)
         self._n = 0
 
     def write(self, kind: str, rows: list[dict[str, Any]], name: str | None = None) -> Path:
@@ -62,12 +62,12 @@ class Ledger:
         return path
 
     def load(self, kind: str, rows: list[dict[str, Any]]) -> FileResult:
-        return ingest_file(self.con, kind, self.write(kind, rows))
+        return ingest_file(self.con, kind, self.write(kind, rows), self.store)
 
     def build(self, **overrides: Any) -> None:
         if overrides:
             self.settings = replace(self.settings, **overrides)
-        build(self.con, self.settings)
+        build(self.con, self.settings, self.store)
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         cur = self.con.execute(sql, params or [])

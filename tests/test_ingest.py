@@ -50,8 +50,8 @@ def test_missing_required_column_rejects_file_whole(ledger, tmp_path):
 
 def test_same_file_twice_changes_nothing(ledger):
     path = ledger.write("requests", [request("r1", "t1", "2026-07-01T10:00:00Z")])
-    first = ingest_file(ledger.con, "requests", path)
-    second = ingest_file(ledger.con, "requests", path)
+    first = ingest_file(ledger.con, "requests", path, ledger.store)
+    second = ingest_file(ledger.con, "requests", path, ledger.store)
     assert first.status == "loaded" and second.status == "skipped"
     assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 1}
     assert ledger.one("SELECT count(*) AS n FROM meta.loaded_files") == {"n": 1}
@@ -93,7 +93,7 @@ def test_same_rows_in_csv_jsonl_gz_and_parquet_load_identically(ledger, tmp_path
     pl.DataFrame([{**r, "request_id": "p" + r["request_id"], "cluster_id": None, "accepted": True,
                    "started_at": "2026-07-01T08:00:00Z"} for r in rows]).write_parquet(pq_path)
     for p in (csv_path, jsonl_path, pq_path):
-        assert ingest_file(ledger.con, "requests", p).rows_loaded == 3
+        assert ingest_file(ledger.con, "requests", p, ledger.store).rows_loaded == 3
     got = ledger.rows("SELECT started_at, cache_hit_input_tokens, accepted, provider, cluster_id FROM raw.requests")
     assert len(got) == 9
     # 10:00+02:00 is 08:00 UTC in every format
@@ -107,12 +107,15 @@ def test_content_columns_are_never_stored(ledger):
     secret = "PROMPT-TEXT-THAT-MUST-NOT-BE-STORED"
     path = ledger.write("requests", [{**request("r1", "t1", "2026-07-01T10:00:00Z"), "messages": secret,
                                       "response": secret}])
-    ingest_file(ledger.con, "requests", path)
+    ingest_file(ledger.con, "requests", path, ledger.store)
     ledger.con.execute("CHECKPOINT")
     names = {r["column_name"] for r in ledger.rows(
         "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'raw' AND table_name = 'requests'")}
     assert "messages" not in names and "response" not in names
-    assert secret.encode() not in ledger.settings.db.read_bytes()
+    stored = [p for p in ledger.store.state.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".parquet" for p in stored)
+    for p in stored:  # the work file, its WAL, the lake
+        assert secret.encode() not in p.read_bytes(), p
 
 
 def test_empty_file_and_broken_gzip_are_rejected_with_the_file_named(ledger, tmp_path):
@@ -120,8 +123,8 @@ def test_empty_file_and_broken_gzip_are_rejected_with_the_file_named(ledger, tmp
     empty.write_bytes(b"")
     broken = tmp_path / "broken.csv.gz"
     broken.write_bytes(gzip.compress(b"request_id,task_id\n" * 100)[:30])
-    r1 = ingest_file(ledger.con, "requests", empty)
-    r2 = ingest_file(ledger.con, "requests", broken)
+    r1 = ingest_file(ledger.con, "requests", empty, ledger.store)
+    r2 = ingest_file(ledger.con, "requests", broken, ledger.store)
     assert r1.status == "rejected" and "empty.csv" in r1.message and "empty" in r1.message
     assert r2.status == "rejected" and "broken.csv.gz" in r2.message and "gzip" in r2.message
 
@@ -129,7 +132,7 @@ def test_empty_file_and_broken_gzip_are_rejected_with_the_file_named(ledger, tmp
 def test_non_utf8_file_rejected_with_line(ledger, tmp_path):
     path = tmp_path / "latin1.csv"
     path.write_bytes(("request_id,task_id\nr1,t1\nr2,caf\xe9\n").encode("latin-1"))
-    res = ingest_file(ledger.con, "requests", path)
+    res = ingest_file(ledger.con, "requests", path, ledger.store)
     assert res.status == "rejected" and "line 3" in res.message and "UTF-8" in res.message
 
 
@@ -137,7 +140,7 @@ def test_bad_json_line_quarantined_not_fatal(ledger, tmp_path):
     path = tmp_path / "r.jsonl"
     good = json.dumps({**request("r1", "t1", "2026-07-01T10:00:00Z"), "cluster_id": None})
     path.write_text(good + "\n{not json\n")
-    res = ingest_file(ledger.con, "requests", path)
+    res = ingest_file(ledger.con, "requests", path, ledger.store)
     assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (2, 1, 1)
     q = quarantine(ledger)
     assert q[0]["line"] == 2 and q[0]["reason"].startswith("not valid JSON")

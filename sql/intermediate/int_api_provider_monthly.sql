@@ -1,7 +1,7 @@
 -- grain: one row per month x provider (with API requests or invoice lines that month)
 -- materialized: table
 -- unique_key: month, provider
--- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its invoice lines by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
+-- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its current invoice lines (latest export per provider-month) by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
 WITH metered AS (
     SELECT
         month,
@@ -22,7 +22,7 @@ invoiced AS (
         coalesce(sum(amount_usd) FILTER (WHERE line_type NOT IN ('credit', 'tax')), 0) AS invoiced_usage_usd,
         coalesce(sum(amount_usd) FILTER (WHERE line_type = 'credit'), 0) AS credits_usd,
         coalesce(sum(amount_usd) FILTER (WHERE line_type = 'tax'), 0) AS tax_usd
-    FROM staging.stg_ledger__invoices
+    FROM intermediate.int_invoice_lines_current
     GROUP BY month, provider
 )
 SELECT

@@ -1,5 +1,6 @@
 -- grain: one row per interval kind x cluster x merged interval
 -- materialized: table
+-- published: no
 -- unique_key: interval_kind, cluster_id, interval_start
 -- description: Time intervals per cluster with overlaps merged (gaps and islands), so overlapping time counts once. 'provisioned': cluster charges and owned hardware in service. 'busy': self-hosted requests [started_at, started_at + latency).
 WITH intervals AS (

@@ -1,5 +1,6 @@
 -- grain: one row per request
 -- materialized: table
+-- published: no
 -- unique_key: request_id
 -- description: Every request priced once. API requests at their own provider's price in force at started_at (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),

@@ -1,5 +1,6 @@
 -- grain: one row per task (that has at least one request)
 -- materialized: table
+-- published: no
 -- unique_key: task_id
 -- description: Each task's final outcome. The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),

@@ -1,6 +1,6 @@
--- grain: one row per invoice line
+-- grain: one row per invoice line per loaded export (a newer export of the period repeats its lines)
 -- materialized: view
--- unique_key: provider, invoice_id, line_id
+-- unique_key: provider, invoice_id, line_id, source_file_hash
 -- description: Invoice lines as loaded; the month is the month the billed period starts in.
 SELECT
     provider,
@@ -13,5 +13,6 @@ SELECT
     model,
     quantity,
     unit_price_per_million,
-    amount AS amount_usd
+    amount AS amount_usd,
+    source_file_hash
 FROM raw.invoices

@@ -1,0 +1,272 @@
+"""Where the ledger lives on disk, and how a build is published to readers.
+
+Layout for ``--db ledger.duckdb``::
+
+    ledger.duckdb               the PUBLISHED file: what analysts, `costledger sql`,
+                                the report and the duckdb CLI open (read-only)
+    ledger.duckdb.d/
+        work.duckdb             the writer's private file: meta tables, raw views,
+                                staging views, intermediate and mart tables
+        lake/<table>/<sha>.parquet
+                                the loaded rows of each landing file, immutable:
+                                written once at ingest, never rewritten
+        snapshots/*.duckdb      the last few published files (for rollback)
+        tmp/                    DuckDB spill space and files being written
+        lock                    one writer at a time (flock)
+
+Why: DuckDB lets one process write a file and no other process read it meanwhile.
+The nightly therefore never opens the published file. It builds in ``work.duckdb``,
+then writes a *new* small file (marts, meta tables, small intermediate tables, and
+views over the lake's Parquet files), checkpoints and closes it, and atomically
+renames it over ``ledger.duckdb``. A reader that opened the old file keeps reading
+it; the next reader gets the new one; nobody is blocked or sees half a build. What
+is copied at publish time is the marts and the manifest, which grow with months and
+files, not with rows: request-level data stays in the lake and is referenced, not
+copied.
+
+Crash safety: a lake file is written under ``tmp/`` and renamed into the lake
+before the manifest row that names it is committed; a file the manifest does not
+name is an orphan and is deleted at the next start. The build runs in one
+transaction. Publishing writes a temporary file and renames it. So after a
+SIGKILL at any point the published file is the old or the new one, and the next
+run completes the work.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from pipeline.db import STORAGE_VERSION, connect_write
+from pipeline.faults import crashpoint
+from pipeline.settings import Settings
+
+
+class LedgerBusy(RuntimeError):
+    """Another costledger process holds the writer lock."""
+
+
+class InsufficientDisk(RuntimeError):
+    """Not enough free disk space to load and publish safely."""
+
+
+def sql_literal(text: str) -> str:
+    """A SQL string literal for a path we constructed (DuckDB cannot bind file names in views)."""
+    if "\x00" in text or "\n" in text:
+        raise ValueError(f"unusable path {text!r}")
+    return "'" + text.replace("'", "''") + "'"
+
+
+@dataclass(frozen=True)
+class Store:
+    published: Path
+
+    @classmethod
+    def for_db(cls, db: Path) -> "Store":
+        return cls(Path(os.path.abspath(db)))
+
+    @property
+    def state(self) -> Path:
+        return self.published.with_name(self.published.name + ".d")
+
+    @property
+    def work_db(self) -> Path:
+        return self.state / "work.duckdb"
+
+    @property
+    def lake(self) -> Path:
+        return self.state / "lake"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.state / "snapshots"
+
+    @property
+    def tmp(self) -> Path:
+        return self.state / "tmp"
+
+    def lake_file(self, table: str, file_hash: str) -> Path:
+        return self.lake / table / f"{file_hash}.parquet"
+
+    def ensure_dirs(self) -> None:
+        for d in (self.state, self.lake, self.snapshots, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+
+    # ------------------------------------------------------------ writer side
+
+    @contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold the single-writer lock; LedgerBusy if another process has it."""
+        self.ensure_dirs()
+        fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                raise LedgerBusy(
+                    f"another costledger process (pid {holder}) is writing {self.published}; "
+                    "wait for it to finish (readers are not affected)"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    def open_work(self, settings: Settings) -> duckdb.DuckDBPyConnection:
+        """The writer's connection to work.duckdb, with memory limit and spill folder set."""
+        from pipeline.ingest import init_ledger
+
+        self.ensure_dirs()
+        con = connect_write(self.work_db)
+        temp = settings.temp_directory or str(self.tmp)
+        con.execute(f"SET memory_limit = {sql_literal(settings.memory_limit)}")
+        con.execute(f"SET temp_directory = {sql_literal(temp)}")
+        init_ledger(con, self)
+        return con
+
+    def check_disk(self, incoming_bytes: int) -> None:
+        """Refuse to start when the disk cannot hold the new lake files, spill and a new published file."""
+        self.ensure_dirs()
+        published = self.published.stat().st_size if self.published.exists() else 0
+        needed = 3 * incoming_bytes + 2 * published + 64 * 1024 * 1024
+        free = shutil.disk_usage(self.state).free
+        if free < needed:
+            raise InsufficientDisk(
+                f"only {free / 2**20:,.0f} MiB free on the disk of {self.state}; this run needs about "
+                f"{needed / 2**20:,.0f} MiB (3 x {incoming_bytes / 2**20:,.1f} MiB of new files + 2 x the published file "
+                "+ 64 MiB). Free some space and run again: nothing was changed."
+            )
+
+    def remove_orphans(self, con: duckdb.DuckDBPyConnection) -> list[Path]:
+        """Delete lake files no manifest row names and half-written temporary files (left by a crash)."""
+        known = {row[0] for row in con.execute("SELECT file_hash FROM meta.loaded_files").fetchall()}
+        removed: list[Path] = []
+        for path in self.lake.glob("*/*.parquet"):
+            if path.stem not in known:
+                path.unlink()
+                removed.append(path)
+        for folder in (self.tmp, self.snapshots, self.published.parent):
+            for path in folder.glob("*.costledger-tmp"):
+                path.unlink()
+                removed.append(path)
+        return removed
+
+    # ------------------------------------------------------------ publishing
+
+    def publish(self, con: duckdb.DuckDBPyConnection, run_id: str, keep: int) -> Path:
+        """Write a new published file from the work file and rename it into place atomically."""
+        from pipeline.build import publishable_tables, view_statements
+
+        self.ensure_dirs()
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        final = self.snapshots / f"{stamp}-{run_id}.duckdb"
+        tmp = final.with_name(final.name + ".costledger-tmp")
+        pub = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
+        try:
+            pub.execute("SET TimeZone = 'UTC'")
+            for schema in ("raw", "meta", "staging", "intermediate", "marts"):
+                pub.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            tables = publishable_tables(con)
+            for table in tables:
+                data = con.sql(f"SELECT * FROM {table}").to_arrow_table()
+                pub.register("incoming_arrow", data)
+                pub.execute(f"CREATE TABLE {table} AS SELECT * FROM incoming_arrow")
+                pub.unregister("incoming_arrow")
+                crashpoint("publish.table")
+            views = view_statements(con, self)
+            for _, stmt in views:
+                pub.execute(stmt)
+            for stmt in _comment_statements(con, set(tables) | {name for name, _ in views}):
+                pub.execute(stmt)
+            pub.execute(
+                "CREATE TABLE meta.publication AS SELECT ? AS run_id, current_localtimestamp() AS published_at, "
+                "(SELECT count(*) FROM marts.monthly_break_even) AS months",
+                [run_id],
+            )
+            pub.execute("CHECKPOINT")
+        finally:
+            pub.close()
+        crashpoint("publish.written")
+        _fsync(tmp)
+        os.replace(tmp, final)
+        crashpoint("publish.snapshot_renamed")
+        link_tmp = self.published.with_name(self.published.name + ".costledger-tmp")
+        if link_tmp.exists():
+            link_tmp.unlink()
+        os.link(final, link_tmp)
+        os.replace(link_tmp, self.published)
+        _fsync_dir(self.published.parent)
+        crashpoint("publish.renamed")
+        self.prune_snapshots(keep)
+        return final
+
+    def snapshot_list(self) -> list[Path]:
+        return sorted(self.snapshots.glob("*.duckdb"))
+
+    def prune_snapshots(self, keep: int) -> None:
+        for old in self.snapshot_list()[:-keep]:
+            old.unlink()
+
+    def rollback(self, to: Path | None = None) -> Path:
+        """Publish an earlier snapshot again (default: the one before the current)."""
+        snaps = self.snapshot_list()
+        if to is None:
+            current = self.published.stat().st_ino if self.published.exists() else None
+            older = [s for s in snaps if s.stat().st_ino != current]
+            if not older:
+                raise FileNotFoundError(f"no earlier snapshot in {self.snapshots} to roll back to")
+            to = older[-1]
+        if not to.exists():
+            raise FileNotFoundError(f"snapshot {to} does not exist (have: {', '.join(s.name for s in snaps)})")
+        link_tmp = self.published.with_name(self.published.name + ".costledger-tmp")
+        if link_tmp.exists():
+            link_tmp.unlink()
+        os.link(to, link_tmp)
+        os.replace(link_tmp, self.published)
+        _fsync_dir(self.published.parent)
+        return to
+
+
+def _comment_statements(con: duckdb.DuckDBPyConnection, published: set[str]) -> list[str]:
+    """COMMENT ON statements that recreate the work file's comments on the published tables and views."""
+    stmts = []
+    for schema, name, kind, comment in con.execute(
+        """SELECT schema_name, table_name, 'TABLE', comment FROM duckdb_tables() WHERE comment IS NOT NULL AND database_name = current_database()
+           UNION ALL
+           SELECT schema_name, view_name, 'VIEW', comment FROM duckdb_views() WHERE comment IS NOT NULL AND NOT internal AND database_name = current_database()"""
+    ).fetchall():
+        if f"{schema}.{name}" in published:
+            stmts.append(f"COMMENT ON {kind} {schema}.{name} IS {sql_literal(comment)}")
+    for schema, table, column, comment in con.execute(
+        "SELECT schema_name, table_name, column_name, comment FROM duckdb_columns() "
+        "WHERE comment IS NOT NULL AND database_name = current_database() AND schema_name <> 'main'"
+    ).fetchall():
+        if f"{schema}.{table}" in published:
+            stmts.append(f"COMMENT ON COLUMN {schema}.{table}.{column} IS {sql_literal(comment)}")
+    return stmts
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
