@@ -296,18 +296,97 @@ def report(
     month: Annotated[Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")] = None,
     db: DbOpt = None,
     settings: SettingsOpt = None,
+    fmt: Annotated[Literal["html", "md", "text"], typer.Option("--format", help="html: self-contained file with charts (opens offline); md: Markdown for chat and email; text: print to the terminal.")] = "html",
+    out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False)] = None,
 ) -> None:
-    """A plain-text report of one month (the break-even verdict and each route's figures)."""
+    """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust."""
     from pipeline.db import LedgerNotFound, connect_read
-    from pipeline.report import ReportError, plain_report
+    from pipeline.report import ReportError, gather, plain_report, render_html, render_markdown
 
     s = _settings(settings, db)
     try:
         con = connect_read(s.db)
-        out.print(plain_report(con, month))
+        if fmt == "text":
+            out.print(plain_report(con, month), markup=False, highlight=False)
+            return
+        data = gather(con, month)
     except (LedgerNotFound, ReportError) as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_FAILURE) from None
+    text = render_html(data) if fmt == "html" else render_markdown(data)
+    target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    console.print(f"wrote {target} ({len(text.encode()) / 1024:,.0f} KiB): open it in a browser; it needs no network")
+
+
+SCENARIO_FLAGS = {"--rate-per-hour": "rates", "--hours": "hours", "--api-cost-per-task": "costs"}
+
+
+@app.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+def scenario(
+    spec: Annotated[
+        Optional[list[str]],
+        typer.Argument(
+            metavar="[--rate-per-hour R...] [--hours H] [--api-cost-per-task C...]",
+            help="Cluster cost per hour (USD, one or more; default 80 120 160), provisioned hours per month "
+                 "(default 730) and API cost per task (USD, one or more; default 1.35 0.54).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Planning without data: monthly cluster cost at each rate, and how many API tasks cost the same (the seeds' table).
+
+    Example: costledger scenario --rate-per-hour 80 120 160 --hours 730 --api-cost-per-task 1.35 0.54
+    """
+    values: dict[str, list[str]] = {"rates": [], "hours": [], "costs": []}
+    current = None
+    for token in spec or []:
+        if token.startswith("--"):
+            current = SCENARIO_FLAGS.get(token)
+            if current is None:
+                console.print(f"[red]error:[/] unknown option {token}; expected {', '.join(SCENARIO_FLAGS)}")
+                raise typer.Exit(2)
+        elif current is None:
+            console.print(f"[red]error:[/] {token!r} must follow one of {', '.join(SCENARIO_FLAGS)}")
+            raise typer.Exit(2)
+        else:
+            values[current].append(token)
+    rate_per_hour = values["rates"] or ["80", "120", "160"]
+    api_cost_per_task = values["costs"] or ["1.35", "0.54"]
+    if len(values["hours"]) > 1:
+        console.print("[red]error:[/] give one --hours value")
+        raise typer.Exit(2)
+    hours = (values["hours"] or ["730"])[0]
+    from decimal import Decimal, InvalidOperation
+
+    import duckdb
+
+    from pipeline.query import render
+    from pipeline.report import count, planning_table, usd
+
+    try:
+        rates = [Decimal(x) for x in rate_per_hour]
+        costs = [Decimal(x) for x in api_cost_per_task]
+        h = Decimal(hours)
+    except InvalidOperation:
+        console.print("[red]error:[/] rates, hours and API costs must be numbers")
+        raise typer.Exit(2) from None
+    if any(x <= 0 for x in rates + costs + [h]):
+        console.print("[red]error:[/] rates, hours and API costs must be positive")
+        raise typer.Exit(2)
+    rows = planning_table(duckdb.connect(), rates, h, costs)
+    if as_json:
+        from pipeline.query import _jsonable
+
+        out.print_json(json.dumps([{k: _jsonable(v) for k, v in r.items()} for r in rows]))
+        return
+    table = [[usd(r["rate_per_hour_usd"], 2), count(r["hours"]), usd(r["monthly_cost_usd"], 0), usd(r["api_cost_per_task_usd"], 2),
+              count(r["equivalent_api_tasks_rounded"]), f"{r['equivalent_api_tasks']:.1f}"] for r in rows]
+    render(["rate / hour", "hours", "monthly cost", "API cost per task", "API tasks (rounded to 100)", "API tasks (exact)"],
+           table, "table", 1000, out, title="Planning: cluster cost vs API tasks of the same cost")
+    console.print("API task counts rounded to the nearest 100, as the seeds round them.")
 
 
 @app.command()

@@ -52,6 +52,15 @@ class Settings:
     review_rate_per_hour_usd: Decimal = Decimal("0")
     """Cost of one hour of human review, added to the route of the reviewed task."""
 
+    business_maas_revenue_12m_usd: Decimal | None = None
+    """Model-as-a-Service revenue over the last 12 months (for the Kimi K3 license check); None = not supplied."""
+
+    business_monthly_active_users: int | None = None
+    """Monthly active users of the product using the model (license attribution check); None = not supplied."""
+
+    business_monthly_revenue_usd: Decimal | None = None
+    """Monthly revenue of the product using the model (license attribution check); None = not supplied."""
+
     memory_limit: str = "4GB"
     """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""
 
@@ -88,6 +97,9 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("reconciliation", "tolerance_pct"): "reconciliation_tolerance_pct",
     ("reconciliation", "tolerance_usd"): "reconciliation_tolerance_usd",
     ("review", "rate_per_hour_usd"): "review_rate_per_hour_usd",
+    ("business", "maas_revenue_12m_usd"): "business_maas_revenue_12m_usd",
+    ("business", "monthly_active_users"): "business_monthly_active_users",
+    ("business", "monthly_revenue_usd"): "business_monthly_revenue_usd",
     ("ledger", "memory_limit"): "memory_limit",
     ("ledger", "temp_directory"): "temp_directory",
     ("ledger", "keep_snapshots"): "keep_snapshots",
@@ -112,6 +124,17 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError("a whole number of at least 1")
             return value
+        if name == "business_monthly_active_users":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError("a whole number of users")
+            return value
+        if name.startswith("business_"):
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise ValueError("a number of dollars")
+            d = Decimal(str(value))
+            if d < 0:
+                raise ValueError("a non-negative number of dollars")
+            return d
         if name.startswith("slo_ms_"):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError("a positive whole number of milliseconds")
@@ -200,4 +223,9 @@ tolerance_usd = 1.00
 
 [review]
 rate_per_hour_usd = 0    # human review cost per hour, added to the reviewed task's route
+
+[business]               # optional: enables the Kimi K3 license checks in the report
+# maas_revenue_12m_usd = 0
+# monthly_active_users = 0
+# monthly_revenue_usd = 0
 """

@@ -69,6 +69,11 @@ class Ledger:
             self.settings = replace(self.settings, **overrides)
         build(self.con, self.settings, self.store)
 
+    def publish(self) -> Path:
+        """Publish the work file (as a nightly does); returns the published file's path."""
+        self.store.publish(self.con, "test", keep=3)
+        return self.settings.db
+
     def rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         cur = self.con.execute(sql, params or [])
         names = [d[0] for d in cur.description]
@@ -78,6 +83,22 @@ class Ledger:
         rows = self.rows(sql, params)
         assert len(rows) == 1, rows
         return rows[0]
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory) -> Path:
+    """The bundled sample data, loaded by one nightly into a fresh ledger (shared by the tests that read it)."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    db = tmp_path_factory.mktemp("demo") / "ledger.duckdb"
+    res = CliRunner().invoke(app, ["nightly", str(ROOT / "sample_data"), "--db", str(db),
+                                   "--settings", str(ROOT / "costledger.toml")])
+    # exit 4: the sample's cometapi invoices are 3% above metered, beyond the 1% tolerance, in all three months
+    assert res.exit_code == 4, res.output
+    assert res.output.count("reconciliation mismatch: cometapi") == 3
+    return db
 
 
 @pytest.fixture

@@ -39,6 +39,9 @@ SELECT
     latency_ms, status, accepted, team,
     priced_provider IS NOT NULL AS is_priced,
     price_effective_from,
+    cache_hit_input_per_million,
+    cache_miss_input_per_million,
+    output_per_million,
     CASE WHEN route = 'api' THEN priced_cost_usd END AS metered_cost_usd,
     CASE WHEN route = 'self_hosted' THEN priced_cost_usd END AS api_equivalent_cost_usd
 FROM costed

@@ -12,6 +12,9 @@
 -- column productive_utilisation: Productive hours / provisioned hours over all clusters.
 -- column break_even_utilisation: productive_utilisation x break_even_accepted_tasks / self_hosted_accepted_tasks: the productive utilisation at which the cluster would just pay for itself; NULL without self-hosted accepted tasks.
 -- column api_equivalent_cost_usd: Self-hosted requests priced at the reference API price.
+-- column self_hosted_cost_per_accepted_task_usd: self_hosted_cost_usd / self_hosted_accepted_tasks; NULL without accepted tasks.
+-- column api_cost_of_self_hosted_tasks_usd: What the self-hosted accepted tasks would have cost on the API: api_cost_per_accepted_task_usd x self_hosted_accepted_tasks.
+-- column self_hosting_saving_usd: api_cost_of_self_hosted_tasks_usd - self_hosted_cost_usd: positive when self-hosting saved money that month, negative when it cost more.
 WITH routes AS (
     SELECT
         month,
@@ -71,5 +74,9 @@ SELECT
     CASE WHEN self_hosted_accepted_tasks > 0
         THEN productive_utilisation * CAST(break_even_accepted_tasks AS DOUBLE) / self_hosted_accepted_tasks
     END AS break_even_utilisation,
-    api_equivalent_cost_usd
+    api_equivalent_cost_usd,
+    money_div(self_hosted_cost_usd, self_hosted_accepted_tasks) AS self_hosted_cost_per_accepted_task_usd,
+    CAST(api_cost_per_accepted_task_usd * self_hosted_accepted_tasks AS DECIMAL(38, 12)) AS api_cost_of_self_hosted_tasks_usd,
+    CAST(api_cost_per_accepted_task_usd * self_hosted_accepted_tasks - self_hosted_cost_usd AS DECIMAL(38, 12))
+        AS self_hosting_saving_usd
 FROM broken_even

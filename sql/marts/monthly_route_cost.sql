@@ -20,6 +20,8 @@
 -- column latency_violations: Tasks judged accepted whose accepted attempt was slower than the route's SLO (not counted as accepted).
 -- column review_cost_usd: Human review cost included in cost_usd (review minutes x review rate).
 -- column unpriced_requests: API requests with no price for their provider, model and time (excluded from metered cost, never priced at 0).
+-- column acceptance_rate: accepted_tasks / tasks; NULL without tasks.
+-- column retry_rate: extra attempts per task: requests / tasks - 1; NULL without tasks.
 WITH routes AS (
     SELECT m.month, r.route
     FROM intermediate.int_months_spined AS m
@@ -116,5 +118,7 @@ SELECT
     p95_latency_ms,
     latency_violations,
     review_cost_usd,
-    unpriced_requests
+    unpriced_requests,
+    CASE WHEN tasks > 0 THEN accepted_tasks / tasks END AS acceptance_rate,
+    CASE WHEN tasks > 0 THEN requests / tasks - 1 END AS retry_rate
 FROM costed

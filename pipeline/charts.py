@@ -1,0 +1,100 @@
+"""Report charts: Vega-Lite specs (altair) rendered to inline SVG by vl-convert, offline.
+
+The rows come from the marts as they are; this module only draws them. Money and
+rates become floats here for plotting only (never for a figure anyone reads as a
+number: the tables carry those).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import altair as alt
+
+WIDTH, HEIGHT = 460, 220
+ROUTE_COLOURS = alt.Scale(domain=["api", "self_hosted"], range=["#1f77b4", "#d62728"])
+
+
+def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        out.append({k: (float(v) if isinstance(v, Decimal) else (str(v)[:7] if k == "month" else v))
+                    for k, v in r.items()})
+    return out
+
+
+def to_svg(chart: alt.TopLevelMixin) -> str:
+    import vl_convert as vlc
+
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    # drop the XML prolog if any, so the SVG can sit inline in HTML
+    return svg[svg.index("<svg"):]
+
+
+def cost_per_task(rows: list[dict[str, Any]]) -> alt.Chart:
+    data = [r for r in _plain(rows) if r["cost_per_accepted_task_usd"] is not None]
+    return alt.Chart(alt.Data(values=data), title="Cost per accepted task (USD, log scale)").mark_line(point=True).encode(
+        x=alt.X("month:O", title="month"),
+        y=alt.Y("cost_per_accepted_task_usd:Q", title="USD per accepted task", scale=alt.Scale(type="log")),
+        color=alt.Color("route:N", scale=ROUTE_COLOURS),
+        tooltip=["month:O", "route:N", "cost_per_accepted_task_usd:Q"],
+    ).properties(width=WIDTH, height=HEIGHT)
+
+
+def utilisation(rows: list[dict[str, Any]]) -> alt.Chart:
+    long = []
+    for r in _plain(rows):
+        for key, label in (("productive_utilisation", "productive utilisation"),
+                           ("break_even_utilisation", "break-even utilisation")):
+            if r[key] is not None and r[key] > 0:
+                long.append({"month": r["month"], "series": label, "value": r[key]})
+    return alt.Chart(alt.Data(values=long), title="Productive vs break-even utilisation (log scale; 1 = 100%)").mark_line(
+        point=True).encode(
+        x=alt.X("month:O"),
+        y=alt.Y("value:Q", title="share of provisioned hours", scale=alt.Scale(type="log"), axis=alt.Axis(format="%")),
+        color=alt.Color("series:N", scale=alt.Scale(range=["#d62728", "#2ca02c"])),
+        strokeDash=alt.StrokeDash("series:N"),
+    ).properties(width=WIDTH, height=HEIGHT)
+
+
+def self_hosted_categories(rows: list[dict[str, Any]]) -> alt.Chart:
+    data = _plain(rows)
+    return alt.Chart(alt.Data(values=data), title="Self-hosted cost by category (USD)").mark_bar().encode(
+        x=alt.X("month:O"),
+        y=alt.Y("sum(amount_usd):Q", title="USD", stack="zero"),
+        color=alt.Color("category:N", scale=alt.Scale(scheme="tableau10")),
+        tooltip=["month:O", "category:N", "sum(amount_usd):Q"],
+    ).properties(width=WIDTH, height=HEIGHT)
+
+
+def rates(rows: list[dict[str, Any]]) -> alt.Chart:
+    long = []
+    for r in _plain(rows):
+        for key, label in (("acceptance_rate", "acceptance rate"), ("retry_rate", "retries per task"),
+                           ("cache_hit_rate", "cache-hit rate")):
+            if r[key] is not None:
+                long.append({"month": r["month"], "route": r["route"], "metric": label, "value": r[key]})
+    return alt.Chart(alt.Data(values=long)).mark_line(point=True).encode(
+        x=alt.X("month:O"),
+        y=alt.Y("value:Q", title=None, axis=alt.Axis(format="%")),
+        color=alt.Color("route:N", scale=ROUTE_COLOURS),
+    ).properties(width=200, height=160).facet(column=alt.Column("metric:N", title=None)).properties(
+        title="Acceptance, retries and cache hits per route")
+
+
+def latency(rows: list[dict[str, Any]]) -> alt.HConcatChart:
+    long = []
+    for r in _plain(rows):
+        for key in ("p50_latency_ms", "p95_latency_ms"):
+            if r[key] is not None:
+                long.append({"month": r["month"], "route": r["route"], "percentile": key[:3], "seconds": r[key] / 1000})
+    lines = alt.Chart(alt.Data(values=long), title="Latency (s)").mark_line(point=True).encode(
+        x="month:O", y=alt.Y("seconds:Q"), color=alt.Color("route:N", scale=ROUTE_COLOURS),
+        strokeDash=alt.StrokeDash("percentile:N"),
+    ).properties(width=300, height=HEIGHT)
+    bars = alt.Chart(alt.Data(values=_plain(rows)), title="Accepted attempts over the SLO").mark_bar().encode(
+        x=alt.X("month:O"), xOffset="route:N", y=alt.Y("latency_violations:Q", title="tasks"),
+        color=alt.Color("route:N", scale=ROUTE_COLOURS),
+    ).properties(width=240, height=HEIGHT)
+    return alt.hconcat(lines, bars)

@@ -1,0 +1,133 @@
+"""The leadership report: figures from the marts, escaped, offline, rendered in a real browser."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.db import connect_read
+from pipeline.report import gather, render_html, render_markdown
+from tests.conftest import PRICE_MOONSHOT, ROOT, request
+
+runner = CliRunner()
+ARTIFACTS = ROOT / "tests" / "artifacts"
+XSS = "<script>alert(1)</script>"
+
+
+@pytest.fixture
+def small_ledger(ledger):
+    """July 2026 from test_break_even: API $0.945 per accepted task, cluster $945, 2 self-hosted tasks in 2 busy hours."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [{"charge_id": "jul", "cluster_id": "c1", "charge_start": "2026-07-01",
+                                     "charge_end": "2026-08-01", "kind": "reserved", "amount": "945", "currency": "USD"}])
+    ledger.load("requests", [
+        request("a1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000, output_tokens=30_000, team=XSS),
+        request("a2", "t2", "2026-07-01T10:00:00Z", cache_hit_input_tokens=300_000, output_tokens=30_000),
+        request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000),
+        request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000),
+    ])
+    ledger.load("outcomes", [{"task_id": t, "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"}
+                             for t in ("t1", "t2", "t3", "t4")])
+    ledger.settings = replace(ledger.settings, business_maas_revenue_12m_usd=Decimal("25000000"))
+    ledger.build()
+    return ledger.publish()
+
+
+def test_report_figures_are_the_marts_figures(small_ledger):
+    con = connect_read(small_ledger)
+    html = render_html(gather(con, "2026-07"))
+    text = re.sub(r"<[^>]+>", " ", html)
+    text = re.sub(r"\s+", " ", text)
+    # API: ($1.35 + $0.54) / 2 accepted tasks = $0.945 per accepted task
+    assert "on the API" in text and "$0.9450" in text
+    # self-hosted: $945 / 2 accepted tasks = $472.50 per accepted task
+    assert "$472.50 self-hosted" in text
+    # break-even: $945 / $0.945 = 1,000 accepted tasks; delivered 2
+    assert "Break-even accepted tasks 1,000 delivered self-hosted: 2" in text
+    # productive utilisation 2 h / 744 h = 0.27%; break-even utilisation 0.27% x 1000 / 2 = 134.4%
+    assert "Productive utilisation 0.3% break-even at 134.4% (above 100%" in text
+    # total: the 2 tasks would have cost 2 x $0.945 = $1.89 on the API; self-hosting cost $945 - $1.89 = $943.11 more
+    assert "The API was cheaper in 2026-07" in text and "cost $943 more than running its 2 accepted tasks" in text
+    # the license check with $25M Model-as-a-Service revenue (> $20M)
+    assert "TRIGGERED : Model-as-a-Service revenue over $20M" in text
+
+
+def test_data_driven_strings_are_escaped(small_ledger):
+    con = connect_read(small_ledger)
+    data = gather(con, "2026-07")
+    assert any(t["team"] == XSS for t in data.teams)
+    html = render_html(data)
+    assert XSS not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    md = render_markdown(data)
+    assert XSS not in md and "&lt;script&gt;" in md
+
+
+def test_html_is_self_contained(demo_db):
+    res = runner.invoke(app, ["report", "--month", "2026-09", "--db", str(demo_db), "--out", str(ARTIFACTS / "report-2026-09.html")])
+    assert res.exit_code == 0, res.output
+    html = (ARTIFACTS / "report-2026-09.html").read_text()
+    assert html.count("<svg") >= 5
+    # nothing fetched from elsewhere: no scripts, no stylesheets or images by URL, no web fonts
+    assert "<script" not in html.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html, re.I)
+    assert "@import" not in html and not re.search(r"url\(\s*['\"]?(https?:)?//", html)
+
+
+def test_markdown_version_has_the_same_verdict(demo_db, tmp_path):
+    out = tmp_path / "r.md"
+    res = runner.invoke(app, ["report", "--month", "2026-09", "--db", str(demo_db), "--format", "md", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    md = out.read_text()
+    assert md.startswith("# Self-hosted vs API: break-even report for 2026-09")
+    assert "**The API was cheaper in 2026-09.**" in md
+    assert "| seeds' scenario | $80 | 730 | $58,400 | $1.35 | 43,300 |" in md
+
+
+def test_scenario_reproduces_the_seeds_table():
+    res = runner.invoke(app, ["scenario", "--rate-per-hour", "80", "120", "160", "--hours", "730",
+                              "--api-cost-per-task", "1.35", "0.54", "--json"])
+    assert res.exit_code == 0, res.output
+    import json
+
+    rows = json.loads(res.stdout)
+    got = {(r["rate_per_hour_usd"][:-7], r["api_cost_per_task_usd"][:4]): (r["monthly_cost_usd"].split(".")[0],
+                                                                          r["equivalent_api_tasks_rounded"]) for r in rows}
+    # the seeds: 730 h x $80 / $120 / $160 = $58,400 / $87,600 / $116,800, the cost of about
+    # 43,300 / 64,900 / 86,500 requests at $1.35 or 108,100 / 162,200 / 216,300 at $0.54
+    assert got == {
+        ("80", "1.35"): ("58400", 43300), ("80", "0.54"): ("58400", 108100),
+        ("120", "1.35"): ("87600", 64900), ("120", "0.54"): ("87600", 162200),
+        ("160", "1.35"): ("116800", 86500), ("160", "0.54"): ("116800", 216300),
+    }
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(chromium() is None, reason="Debian package chromium not installed (.ci/run installs it)")
+def test_report_renders_in_headless_chromium(demo_db, tmp_path):
+    html = ARTIFACTS / "report-2026-09-browser.html"
+    res = runner.invoke(app, ["report", "--month", "2026-09", "--db", str(demo_db), "--out", str(html)])
+    assert res.exit_code == 0, res.output
+    shot = ARTIFACTS / "report-2026-09.png"
+    shot.unlink(missing_ok=True)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    shot_run = subprocess.run([chromium(), *flags, "--window-size=1280,2200", f"--screenshot={shot}", html.as_uri()],
+                              capture_output=True, text=True, timeout=120)
+    assert shot.exists() and shot.stat().st_size > 50_000, shot_run.stderr[-2000:]
+    dom_run = subprocess.run([chromium(), *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom_run.returncode == 0, dom_run.stderr[-2000:]
+    assert dom_run.stdout.count("<svg") >= 5 and "The API was cheaper in 2026-09" in dom_run.stdout
+    console = [line for line in (shot_run.stderr + dom_run.stderr).splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    assert console == [], console
