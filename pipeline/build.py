@@ -258,6 +258,6 @@ def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:
         if other == "TABLE"
         else "SELECT count(*) FROM duckdb_views() WHERE schema_name = ? AND view_name = ?",
         [m.layer, m.name],
-    ).fetchone()[0]  # type: ignore[index]
+    ).fetchall()[0][0]  # type: ignore[index]
     if exists:
         con.execute(f"DROP {other} {m.qualified}")

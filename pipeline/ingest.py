@@ -27,7 +27,7 @@ import duckdb
 from pipeline.faults import crashpoint
 from pipeline.readers import FileRejected, read_file
 from schemas.ddl import ColumnSpec, canonical_columns, comment_sql, natural_key, raw_view_sql, table_name
-from schemas.rules import RULES, SNAPSHOT_KINDS, SPECIAL_FORMATS
+from schemas.expectations import SNAPSHOT_KINDS, SPECIAL_FORMATS, SUITES
 from schemas.tables import KINDS
 
 if TYPE_CHECKING:
@@ -38,8 +38,9 @@ META_DDL = [
     """CREATE TABLE IF NOT EXISTS meta.loaded_files (
         file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL, path VARCHAR NOT NULL, size_bytes BIGINT NOT NULL,
         rows_in BIGINT NOT NULL, rows_loaded BIGINT NOT NULL, rows_quarantined BIGINT NOT NULL,
-        loaded_at TIMESTAMP NOT NULL, run_id VARCHAR, load_seq BIGINT NOT NULL, lake_file VARCHAR)""",
-    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash), in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its loaded rows.'",
+        loaded_at TIMESTAMP NOT NULL, run_id VARCHAR, load_seq BIGINT NOT NULL, lake_file VARCHAR,
+        rows_gx_validated BIGINT)""",
+    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash), in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its loaded rows. rows_gx_validated: rows Great Expectations validated (all well-typed rows up to gx_max_rows, then a sample).'",
     """CREATE TABLE IF NOT EXISTS meta.quarantine (
         file_hash VARCHAR NOT NULL, path VARCHAR NOT NULL, kind VARCHAR NOT NULL, line BIGINT NOT NULL,
         columns VARCHAR, reason VARCHAR NOT NULL, raw_row VARCHAR)""",
@@ -135,6 +136,8 @@ def _typed_expr(kind: str, c: ColumnSpec, present: set[str]) -> str:
         return f"CASE WHEN regexp_full_match({t}, '[+-]?\\d+') THEN TRY_CAST({t} AS {c.duckdb_type}) END"
     if c.duckdb_type == "TIMESTAMP":
         return f"CAST(TRY_CAST({t} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS TIMESTAMP)"
+    if c.name == "currency":
+        return f"upper({t})"
     return f"TRY_CAST({t} AS {c.duckdb_type})"
 
 
@@ -150,37 +153,27 @@ def _type_word(kind: str, c: ColumnSpec) -> str:
     return _TYPE_WORDS[c.duckdb_type]
 
 
-def _checks(kind: str, cols: list[ColumnSpec], present: set[str]) -> list[tuple[str, str, str]]:
-    """(column, bad-when predicate over typed table t, message SQL expression)."""
+def _type_checks(kind: str, cols: list[ColumnSpec], present: set[str]) -> list[tuple[str, str, str]]:
+    """(column, bad-when predicate over the typed table, message SQL expression) for missing and unparsable values."""
     checks: list[tuple[str, str, str]] = []
     for c in cols:
         if c.required:
-            checks.append((c.name, f"t._raw_{c.name} IS NULL", f"'{c.name} is missing'"))
+            checks.append((c.name, f"_raw_{c.name} IS NULL", f"'{c.name} is missing'"))
         if c.name in present and c.duckdb_type != "VARCHAR":
             checks.append(
                 (
                     c.name,
-                    f"t._raw_{c.name} IS NOT NULL AND t.\"{c.name}\" IS NULL",
-                    f"'{c.name}: ''' || left(t._raw_{c.name}, 60) || ''' is not {_type_word(kind, c)}'",
+                    f'_raw_{c.name} IS NOT NULL AND "{c.name}" IS NULL',
+                    f"'{c.name}: ''' || left(_raw_{c.name}, 60) || ''' is not {_type_word(kind, c)}'",
                 )
             )
-    for r in RULES[kind]:
-        checks.append((r.column, f"coalesce(({_qualify(r.bad_when, cols)}), false)", "'" + r.message.replace("'", "''") + "'"))
     return checks
-
-
-def _qualify(predicate: str, cols: list[ColumnSpec]) -> str:
-    """Rules are written over bare column names; the typed table is aliased t."""
-    import re
-
-    names = {c.name for c in cols}
-    return re.sub(r"\b([a-z_][a-z0-9_]*)\b(?!\s*\()", lambda m: f"t.\"{m.group(1)}\"" if m.group(1) in names else m.group(1), predicate)
 
 
 # ---------------------------------------------------------------- ingest
 
 def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store",
-                run_id: str | None = None) -> FileResult:
+                run_id: str | None = None, gx_max_rows: int = 1_000_000) -> FileResult:
     """Load one file of ``kind`` into its raw table, whole or not at all."""
     from pipeline.store import sql_literal
 
@@ -230,11 +223,12 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     lake_path = store.lake / lake_rel
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     try:
-        _stage_checked(con, kind, cols, present, key, table, check_existing=kind not in SNAPSHOT_KINDS)
+        gx_rows = _stage_checked(con, kind, cols, present, key, table, check_existing=kind not in SNAPSHOT_KINDS,
+                                 where=shown, gx_max_rows=gx_max_rows)
         crashpoint("ingest.validated")
         loaded, quarantined = con.execute(
             "SELECT count(*) FILTER (verdict IS NULL), count(*) FILTER (verdict IS NOT NULL) FROM checked"
-        ).fetchone()  # type: ignore[misc]
+        ).fetchall()[0]  # type: ignore[misc]
         quarantined += len(read.bad_lines)
         col_list = ", ".join(f'"{c.name}"' for c in cols)
         if loaded:
@@ -263,9 +257,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
                 )
             con.execute(
                 "INSERT INTO meta.loaded_files SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
-                "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?",
+                "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, ?",
                 [file_hash, kind, shown, path.stat().st_size, read.rows_in, loaded, quarantined, run_id,
-                 lake_rel if loaded else None],
+                 lake_rel if loaded else None, gx_rows],
             )
             refresh_raw_view(con, store, kind)
             crashpoint("ingest.before_commit")
@@ -282,38 +276,67 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
 
 
 def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str],
-                   key: list[str], table: str, check_existing: bool) -> None:
-    """Build temp table ``checked``: typed columns, raw text, and a verdict (NULL = load it)."""
-    typed = ", ".join(f"{_typed_expr(kind, c, present)} AS \"{c.name}\"" for c in cols)
+                   key: list[str], table: str, check_existing: bool, where: str, gx_max_rows: int) -> int:
+    """Build temp table ``checked``: typed columns, raw text, and a verdict (NULL = load it).
+
+    Type checks run first; the kind's expectation suite is then evaluated by DuckDB on every row and by
+    Great Expectations on the well-typed rows (all, or a deterministic sample beyond ``gx_max_rows``), and
+    the two must agree. Returns the number of rows GX validated.
+    """
+    from pipeline.validate import validate
+
+    typed = ", ".join(f'{_typed_expr(kind, c, present)} AS "{c.name}"' for c in cols)
     raws = ", ".join(
         (f"{_text(c.name)} AS _raw_{c.name}" if c.name in present else f"CAST(NULL AS VARCHAR) AS _raw_{c.name}")
         for c in cols
     )
-    checks = _checks(kind, cols, present)
-    reasons = "list_filter([" + ", ".join(f"CASE WHEN {p} THEN {m} END" for _, p, m in checks) + "], lambda x: x IS NOT NULL)"
-    bad_cols = "list_distinct(list_filter([" + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in checks) + "], lambda x: x IS NOT NULL))"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT i._line, {typed}, {raws} FROM incoming_arrow i")
     # An optional key column with a default (opex.cluster_id = '' for shared costs)
-    key_fill = {c.name: "''" for c in cols if c.name in key and not c.required}
-    typed_cols = ", ".join(
-        f"coalesce(t.\"{c.name}\", {key_fill[c.name]}) AS \"{c.name}\"" if c.name in key_fill else f"t.\"{c.name}\""
-        for c in cols
-    )
-    same_all = " AND ".join(f"c.\"{c.name}\" IS NOT DISTINCT FROM f.\"{c.name}\"" for c in cols)
-    same_existing = " AND ".join(f"c.\"{c.name}\" IS NOT DISTINCT FROM e.\"{c.name}\"" for c in cols)
-    key_join_f = " AND ".join(f"f.\"{k}\" = c.\"{k}\"" for k in key)
-    key_join_e = " AND ".join(f"e.\"{k}\" = c.\"{k}\"" for k in key)
-    key_part = ", ".join(f"\"{k}\"" for k in key)
+    for c in cols:
+        if c.name in key and not c.required:
+            con.execute(f"UPDATE typed SET \"{c.name}\" = coalesce(\"{c.name}\", '')").fetchall()
+    type_checks = _type_checks(kind, cols, present)
+    suite = SUITES[kind]
+    flag_cols = [f"({p}) AS _type_{i}" for i, (_, p, _) in enumerate(type_checks)]
+    flag_cols += [f'{chk.sql_bad_when()} AS "_chk_{chk.name}"' for chk in suite]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE flags AS SELECT *, {', '.join(flag_cols) or 'true AS _none'} FROM typed")
+    con.execute("DROP TABLE typed")
+
+    # Great Expectations on the well-typed rows (all of them, or every step-th line of a large file)
+    type_ok = " AND ".join(f"NOT _type_{i}" for i in range(len(type_checks))) or "true"
+    n_ok = con.execute(f"SELECT count(*) FROM flags WHERE {type_ok}").fetchall()[0][0]  # type: ignore[index]
+    step = max(1, -(-n_ok // gx_max_rows))
+    sample = f"{type_ok} AND _line % {step} = 0"
+    col_list = ", ".join(f'"{c.name}"' for c in cols)
+    frame = con.sql(f"SELECT _line, {col_list} FROM flags WHERE {sample}").df()
+    sql_flags = {
+        chk.name: {r[0] for r in con.execute(f'SELECT _line FROM flags WHERE {sample} AND "_chk_{chk.name}"').fetchall()}
+        for chk in suite
+    }
+    validated = validate(kind, frame, sql_flags, where)
+
+    messages = list(type_checks) + [
+        (chk.column, f'"_chk_{chk.name}"', "'" + chk.message.replace("'", "''") + "'") for chk in suite
+    ]
+    reasons = "list_filter([" + ", ".join(f"CASE WHEN {p} THEN {m} END" for _, p, m in messages) + "], lambda x: x IS NOT NULL)"
+    bad_cols = ("list_distinct(list_filter([" + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in messages)
+                + "], lambda x: x IS NOT NULL))")
+    typed_cols = ", ".join(f't."{c.name}"' for c in cols)
+    raw_cols = ", ".join(f"t._raw_{c.name}" for c in cols)
+    same_all = " AND ".join(f'c."{c.name}" IS NOT DISTINCT FROM f."{c.name}"' for c in cols)
+    same_existing = " AND ".join(f'c."{c.name}" IS NOT DISTINCT FROM e."{c.name}"' for c in cols)
+    key_join_f = " AND ".join(f'f."{k}" = c."{k}"' for k in key)
+    key_join_e = " AND ".join(f'e."{k}" = c."{k}"' for k in key)
+    key_part = ", ".join(f'"{k}"' for k in key)
     key_names = ", ".join(key)
     # snapshot kinds are not checked against loaded rows: a newer export replaces the older one
     existing = table if check_existing else f"(SELECT * FROM {table} WHERE false)"
-    con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT i._line, {typed}, {raws} FROM incoming_arrow i")
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE checked AS
         WITH judged AS (
-            SELECT t._line, {typed_cols}, {", ".join(f"t._raw_{c.name}" for c in cols)},
-                   {reasons} AS reasons, {bad_cols} AS bad_cols
-            FROM typed t
+            SELECT t._line, {typed_cols}, {raw_cols}, {reasons} AS reasons, {bad_cols} AS bad_cols
+            FROM flags t
         ),
         good AS (
             SELECT *, min(_line) OVER (PARTITION BY {key_part}) AS first_line
@@ -327,9 +350,11 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
                  WHEN c._line <> c.first_line
                    THEN 'conflict: same key ({key_names}) as line ' || c.first_line || ' with different content; not loaded'
                  WHEN e.source_line IS NOT NULL AND ({same_existing})
-                   THEN 'identical duplicate of a row already loaded (file ' || left(e.source_file_hash, 12) || ', line ' || e.source_line || '); counted once'
+                   THEN 'identical duplicate of a row already loaded (file ' || left(e.source_file_hash, 12)
+                        || ', line ' || e.source_line || '); counted once'
                  WHEN e.source_line IS NOT NULL
-                   THEN 'conflict: key ({key_names}) already loaded from file ' || left(e.source_file_hash, 12) || ', line ' || e.source_line || ' with different content; not overwritten'
+                   THEN 'conflict: key ({key_names}) already loaded from file ' || left(e.source_file_hash, 12)
+                        || ', line ' || e.source_line || ' with different content; not overwritten'
                END AS verdict,
                CASE WHEN c._line <> c.first_line OR e.source_line IS NOT NULL THEN '{key_names}' END AS bad_columns
         FROM good c
@@ -340,7 +365,8 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
         FROM judged j WHERE len(j.reasons) > 0
         """
     )
-    con.execute("DROP TABLE typed")
+    con.execute("DROP TABLE flags")
+    return validated
 
 
 def _reject(con: duckdb.DuckDBPyConnection, kind: str, shown: str, file_hash: str | None, message: str,

@@ -150,7 +150,7 @@ class Run:
     def load(self, pairs: list[tuple[str, Path]], on_file: OnFile | None = None) -> None:
         self.store.check_disk(sum(p.stat().st_size for _, p in pairs if p.is_file()))
         for kind, path in pairs:
-            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id)
+            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.settings.gx_max_rows)
             self.summary.files.append(result)
             crashpoint("run.file_done")
             if on_file:

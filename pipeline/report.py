@@ -165,7 +165,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
 
 def _has(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
-                            [schema, table]).fetchone()[0])
+                            [schema, table]).fetchall()[0][0])
 
 
 def add_charts(data: ReportData) -> None:

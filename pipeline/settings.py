@@ -61,6 +61,9 @@ class Settings:
     business_monthly_revenue_usd: Decimal | None = None
     """Monthly revenue of the product using the model (license attribution check); None = not supplied."""
 
+    gx_max_rows: int = 1_000_000
+    """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
+
     memory_limit: str = "4GB"
     """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""
 
@@ -77,7 +80,7 @@ class Settings:
         """(key, value) rows for the ``meta.settings`` table the SQL models read."""
         rows = []
         for f in fields(self):
-            if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots"):
+            if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots", "gx_max_rows"):
                 continue
             value = getattr(self, f.name)
             rows.append((f.name, "" if value is None else str(value)))
@@ -100,6 +103,7 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("business", "maas_revenue_12m_usd"): "business_maas_revenue_12m_usd",
     ("business", "monthly_active_users"): "business_monthly_active_users",
     ("business", "monthly_revenue_usd"): "business_monthly_revenue_usd",
+    ("validation", "gx_max_rows"): "gx_max_rows",
     ("ledger", "memory_limit"): "memory_limit",
     ("ledger", "temp_directory"): "temp_directory",
     ("ledger", "keep_snapshots"): "keep_snapshots",
@@ -120,7 +124,7 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             if not isinstance(value, str):
                 raise ValueError("a folder path")
             return value
-        if name == "keep_snapshots":
+        if name in ("keep_snapshots", "gx_max_rows"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError("a whole number of at least 1")
             return value

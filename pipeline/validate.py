@@ -1,0 +1,81 @@
+"""Running a kind's Great Expectations suite on a file's typed rows.
+
+GX Core 1.x validates a pandas batch (it cannot validate DuckDB through
+duckdb_engine: every expectation "fails" with an exception). The GX context is
+ephemeral, created once per process, with progress bars and analytics off; the
+import (~3 s) happens only when a file is validated, so ``--help`` stays instant.
+
+The caller gives the rows and, per check, the lines its DuckDB compilation flagged;
+``validate`` returns nothing when GX agrees and raises ``ValidationPipelineError``
+when GX raised an exception or disagrees (a bug in the pipeline, not bad data).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any
+
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+_CONTEXT: dict[str, Any] = {}
+
+
+class ValidationPipelineError(RuntimeError):
+    """GX could not evaluate an expectation, or its verdict differs from the SQL rules."""
+
+
+def _batch_definition() -> Any:
+    if "batch" not in _CONTEXT:
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        ctx = gx.get_context(mode="ephemeral")
+        ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+        asset = ctx.data_sources.add_pandas("costledger").add_dataframe_asset("rows")
+        _CONTEXT["ctx"] = ctx
+        _CONTEXT["batch"] = asset.add_batch_definition_whole_dataframe("all rows")
+    return _CONTEXT["batch"]
+
+
+def _raised(exception_info: Any) -> str | None:
+    """The message of an exception GX caught, if any (exception_info is flat or keyed by metric)."""
+    if not exception_info:
+        return None
+    infos = [exception_info] if "raised_exception" in exception_info else list(exception_info.values())
+    for info in infos:
+        if isinstance(info, dict) and info.get("raised_exception"):
+            return str(info.get("exception_message") or "unknown GX exception")
+    return None
+
+
+def validate(kind: str, frame: Any, sql_flags: dict[str, set[int]], where: str) -> int:
+    """Validate ``frame`` (pandas, with a ``_line`` column) with the kind's suite; returns rows validated.
+
+    ``sql_flags`` maps each check name to the lines the DuckDB compilation flagged among these rows.
+    """
+    from schemas.expectations import gx_suite
+
+    if len(frame) == 0:
+        return 0
+    ctx_batch = _batch_definition()
+    ctx = _CONTEXT["ctx"]
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(days=1)
+    suite = ctx.suites.add_or_update(gx_suite(kind, now))
+    batch = ctx_batch.get_batch(batch_parameters={"dataframe": frame})
+    result = batch.validate(suite, result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["_line"]})
+    for r in result.results:
+        name = r.expectation_config.meta["check"]
+        problem = _raised(r.exception_info)
+        if problem:
+            raise ValidationPipelineError(f"{where}: Great Expectations could not evaluate {name}: {problem}")
+        gx_lines = {int(u["_line"]) for u in (r.result.get("unexpected_index_list") or [])}
+        sql_lines = sql_flags.get(name, set())
+        if gx_lines != sql_lines:
+            only_gx = sorted(gx_lines - sql_lines)[:5]
+            only_sql = sorted(sql_lines - gx_lines)[:5]
+            raise ValidationPipelineError(
+                f"{where}: check {name}: Great Expectations and the SQL rules disagree "
+                f"(lines only GX flags: {only_gx}; only SQL flags: {only_sql})"
+            )
+    return len(frame)

@@ -1,0 +1,192 @@
+"""The data-quality suite of every source, declared once: Great Expectations expectations.
+
+Each ``Check`` is one GX expectation (type and arguments) plus the message a person
+reads in the quarantine table. The suite is used two ways, which must agree:
+
+* ``gx_suite(kind)`` builds the GX Core 1.x ``ExpectationSuite``; ingest validates
+  each file's typed rows with it (a pandas batch: GX cannot validate DuckDB through
+  duckdb_engine) before the file is committed;
+* ``Check.sql_bad_when()`` compiles the same expectation to a DuckDB predicate, so
+  every row of a file of any size is judged in one vectorised pass.
+
+Ingest compares the two on the rows GX validated (all of them up to
+``gx_max_rows``, a deterministic sample beyond): any disagreement, and any GX
+``exception_info``, is a pipeline error, never "bad data".
+
+Column-type checks (a value that does not parse as its column's type, a missing
+required value) come from ``schemas.tables`` and run before these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.tables import CHARGE_KINDS, CHARGE_UNITS, CURRENCIES, LINE_TYPES, OPEX_CATEGORIES, ROUTES
+
+#: A ``max_value`` meaning "now + 1 day" (a timestamp further in the future is bad input).
+FUTURE = "__now_plus_1_day__"
+
+SUPPORTED = {
+    "ExpectColumnValuesToBeInSet",
+    "ExpectColumnValuesToBeBetween",
+    "ExpectColumnValuesToNotBeNull",
+    "ExpectColumnPairValuesAToBeGreaterThanB",
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One expectation on a canonical table, with the message quarantined rows carry."""
+
+    name: str
+    expectation: str
+    kwargs: dict[str, Any]
+    message: str
+    when: tuple[str, str] | None = None
+    """Applies only to rows where column == value (GX ``row_condition``)."""
+    columns: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.expectation not in SUPPORTED:
+            raise ValueError(f"{self.name}: expectation {self.expectation} has no SQL compilation")
+        cols = (self.kwargs["column_A"], self.kwargs["column_B"]) if "column_A" in self.kwargs else (self.kwargs["column"],)
+        object.__setattr__(self, "columns", cols)
+
+    @property
+    def column(self) -> str:
+        return self.columns[0]
+
+    def sql_bad_when(self) -> str:
+        """A DuckDB predicate over the typed columns, TRUE for a row that fails the expectation."""
+        k = self.kwargs
+        if self.expectation == "ExpectColumnValuesToBeInSet":
+            values = ", ".join("'" + str(v).replace("'", "''") + "'" for v in k["value_set"])
+            bad = f'"{k["column"]}" NOT IN ({values})'
+        elif self.expectation == "ExpectColumnValuesToBeBetween":
+            parts = []
+            if k.get("min_value") is not None:
+                parts.append(f'"{k["column"]}" < {_sql_value(k["min_value"])}')
+            if k.get("max_value") is not None:
+                parts.append(f'"{k["column"]}" > {_sql_value(k["max_value"])}')
+            bad = " OR ".join(parts)
+        elif self.expectation == "ExpectColumnValuesToNotBeNull":
+            bad = f'"{k["column"]}" IS NULL'
+        else:
+            op = "<" if k.get("or_equal") else "<="
+            bad = f'"{k["column_A"]}" {op} "{k["column_B"]}"'
+        if self.when:
+            col, value = self.when
+            bad = f"\"{col}\" = '{value}' AND ({bad})"
+        return f"coalesce(({bad}), false)"
+
+    def gx_expectation(self, now_plus_1_day: Any) -> Any:
+        import great_expectations.expectations as gxe
+
+        kwargs = {k: (now_plus_1_day if v == FUTURE else v) for k, v in self.kwargs.items()}
+        if self.expectation == "ExpectColumnPairValuesAToBeGreaterThanB":
+            kwargs["ignore_row_if"] = "either_value_is_missing"
+        if self.when:
+            col, value = self.when
+            kwargs["row_condition"] = f'{col}=="{value}"'
+            kwargs["condition_parser"] = "pandas"
+        kwargs["meta"] = {"check": self.name}
+        return getattr(gxe, self.expectation)(**kwargs)
+
+
+def _sql_value(v: Any) -> str:
+    if v == FUTURE:
+        return "current_localtimestamp() + INTERVAL 1 DAY"
+    return str(v)
+
+
+def _non_negative(*cols: str) -> list[Check]:
+    return [Check(f"{c}_non_negative", "ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0}, f"{c} is negative")
+            for c in cols]
+
+
+def _in_set(name: str, column: str, values: tuple[str, ...]) -> Check:
+    return Check(name, "ExpectColumnValuesToBeInSet", {"column": column, "value_set": list(values)},
+                 f"{column} is not one of {', '.join(values)}")
+
+
+def _currency() -> Check:
+    return Check("currency_known", "ExpectColumnValuesToBeInSet", {"column": "currency", "value_set": list(CURRENCIES)},
+                 f"currency is not one of {', '.join(CURRENCIES)} (no exchange rate is loaded)")
+
+
+def _not_future(column: str) -> Check:
+    return Check(f"{column}_not_in_future", "ExpectColumnValuesToBeBetween", {"column": column, "max_value": FUTURE},
+                 f"{column} is in the future")
+
+
+def _after(name: str, a: str, b: str, or_equal: bool, message: str) -> Check:
+    return Check(name, "ExpectColumnPairValuesAToBeGreaterThanB",
+                 {"column_A": a, "column_B": b, "or_equal": or_equal}, message)
+
+
+SUITES: dict[str, list[Check]] = {
+    "requests": [
+        _in_set("route_known", "route", ROUTES),
+        *_non_negative("cache_hit_input_tokens", "cache_miss_input_tokens", "output_tokens", "reasoning_tokens",
+                       "latency_ms"),
+        Check("attempt_positive", "ExpectColumnValuesToBeBetween", {"column": "attempt", "min_value": 1},
+              "attempt is less than 1"),
+        Check("api_has_provider", "ExpectColumnValuesToNotBeNull", {"column": "provider"},
+              "an api request has no provider", when=("route", "api")),
+        Check("self_hosted_has_cluster", "ExpectColumnValuesToNotBeNull", {"column": "cluster_id"},
+              "a self_hosted request has no cluster_id", when=("route", "self_hosted")),
+        _not_future("started_at"),
+    ],
+    "outcomes": [
+        *_non_negative("review_minutes"),
+        _not_future("decided_at"),
+    ],
+    "invoices": [
+        _in_set("line_type_known", "line_type", LINE_TYPES),
+        _after("period_ordered", "period_end", "period_start", False, "period_end is not after period_start"),
+        *_non_negative("quantity", "unit_price_per_million"),
+        _currency(),
+    ],
+    "prices": [
+        *_non_negative("cache_hit_input_per_million", "cache_miss_input_per_million", "output_per_million"),
+        _after("effective_ordered", "effective_to", "effective_from", False, "effective_to is not after effective_from"),
+        _currency(),
+    ],
+    "cluster-charges": [
+        _in_set("kind_known", "kind", CHARGE_KINDS),
+        _in_set("unit_known", "unit", CHARGE_UNITS),
+        _after("charge_ordered", "charge_end", "charge_start", False, "charge_end is not after charge_start"),
+        *_non_negative("quantity", "unit_price"),
+        _currency(),
+    ],
+    "hardware": [
+        *_non_negative("purchase_price", "salvage_value"),
+        Check("life_positive", "ExpectColumnValuesToBeBetween", {"column": "life_months", "min_value": 1},
+              "life_months is less than 1"),
+        _after("salvage_below_price", "purchase_price", "salvage_value", True, "salvage_value exceeds purchase_price"),
+        _after("retired_after_service", "retired_date", "in_service_date", True, "retired_date is before in_service_date"),
+        _currency(),
+    ],
+    "opex": [
+        _in_set("category_known", "category", OPEX_CATEGORIES),
+        _currency(),
+    ],
+}
+
+#: Columns parsed with a special format: (kind, column) -> format name understood by ingest.
+SPECIAL_FORMATS: dict[tuple[str, str], str] = {("opex", "month"): "year_month"}
+
+#: Kinds whose files are snapshots of a billing period: a newer file replaces the
+#: older one's lines for the same (provider, month) instead of adding to them.
+SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices", "focus"})
+
+
+def gx_suite(kind: str, now_plus_1_day: Any) -> Any:
+    """The GX ExpectationSuite of a kind (not registered in any context)."""
+    import great_expectations as gx
+
+    suite = gx.ExpectationSuite(name=f"costledger.{kind}")
+    for check in SUITES[kind]:
+        suite.add_expectation(check.gx_expectation(now_plus_1_day))
+    return suite
