@@ -38,7 +38,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_BUSY, EXIT_DISK = 0, 1
 
 DbOpt = Annotated[
     Optional[Path],
-    typer.Option("--db", help="DuckDB ledger file. Default: settings file [ledger] db, then ./ledger.duckdb.", show_default=False),
+    typer.Option("--db", help="DuckDB ledger file. Default: settings file \\[ledger] db, then ./ledger.duckdb.", show_default=False),
 ]
 SettingsOpt = Annotated[
     Optional[Path],
@@ -88,7 +88,7 @@ def _summary(run, as_json: bool) -> None:
         console.print(f"[yellow]reconciliation mismatch:[/] {provider} {month} (see marts.monthly_reconciliation)")
     for name in run.unknown_entries:
         console.print(f"[yellow]warning:[/] landing entry {name!r} is not a known kind folder; ignored "
-                      f"(kinds: requests, outcomes, invoices, prices, cluster-charges, hardware, opex)")
+                      f"(kinds: requests, outcomes, invoices, prices, cluster-charges, hardware, opex, focus)")
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
 
@@ -154,13 +154,19 @@ class _Progress:
 
 @app.command()
 def ingest(
-    kind: Annotated[str, typer.Argument(help="requests, outcomes, invoices, prices, cluster-charges, hardware or opex.")],
+    kind: Annotated[str, typer.Argument(help="requests, outcomes, invoices, prices, cluster-charges, hardware, opex or focus.")],
     files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
     db: DbOpt = None,
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
+    log_format: Annotated[Optional[str], typer.Option("--format", help="requests only: canonical, openai_chat, openai_responses, anthropic, litellm, vllm or sglang. Default: the settings' \\[\\[request_logs]] entry for the file, else detected from the content.", show_default=False)] = None,
 ) -> None:
-    """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined)."""
+    """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
+
+    KIND is requests, outcomes, invoices, prices, cluster-charges, hardware, opex or focus (FOCUS 1.0-1.2 cloud billing).
+    """
+    from pipeline.logformats import LOG_FORMATS
+
     from pipeline.nightly import run_ingest
     from pipeline.store import Store
     from schemas.tables import KINDS
@@ -168,10 +174,13 @@ def ingest(
     if kind not in KINDS:
         console.print(f"[red]error:[/] unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
         raise typer.Exit(2)
+    if log_format is not None and (kind != "requests" or log_format not in LOG_FORMATS):
+        console.print(f"[red]error:[/] --format applies to requests only and is one of: {', '.join(LOG_FORMATS)}")
+        raise typer.Exit(2)
     s = _settings(settings, db)
     with _Progress(len(files), as_json) as progress:
         run = _writer(run_ingest, Store.for_db(s.db), s, [(kind, f) for f in files], f"ingest {kind}",
-                      on_file=progress.on_file)
+                      on_file=progress.on_file, log_format=log_format)
     _summary(run, as_json)
     if not as_json:
         console.print("loaded into the work file; run `costledger build` to rebuild and publish")
@@ -193,7 +202,7 @@ def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
 
 @app.command()
 def nightly(
-    landing_dir: Annotated[Path, typer.Argument(help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, hardware/, opex/.")],
+    landing_dir: Annotated[Path, typer.Argument(help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, hardware/, opex/, focus/.")],
     db: DbOpt = None,
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
@@ -254,7 +263,12 @@ def sql(
 
 
 @app.command()
-def status(db: DbOpt = None, settings: SettingsOpt = None, as_json: JsonOpt = False) -> None:
+def status(
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+    files: Annotated[int, typer.Option(help="How many of the latest files to list.")] = 20,
+) -> None:
     """Per kind and per file: rows in, loaded, quarantined, and the top quarantine reasons."""
     from pipeline.db import LedgerNotFound, connect_read
     from pipeline.query import render
@@ -266,26 +280,37 @@ def status(db: DbOpt = None, settings: SettingsOpt = None, as_json: JsonOpt = Fa
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_FAILURE) from None
     per_kind = con.execute(
-        """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
-                  sum(rows_quarantined) AS rows_quarantined
-           FROM meta.loaded_files GROUP BY kind ORDER BY kind"""
+        "SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded, "
+        "sum(rows_quarantined) AS rows_quarantined, sum(rows_gx_validated) AS rows_gx_validated "
+        "FROM meta.loaded_files GROUP BY kind ORDER BY kind"
     )
     names = [d[0] for d in per_kind.description]
     kinds = per_kind.fetchall()
+    per_file = con.execute(
+        "SELECT kind, path, rows_in, rows_loaded, rows_quarantined, rows_gx_validated, loaded_at "
+        "FROM meta.loaded_files ORDER BY load_seq DESC LIMIT ?", [files]
+    )
+    file_names = [d[0] for d in per_file.description]
+    file_rows = per_file.fetchall()
+    # quoted values are folded so that reasons group by kind of problem, not by value
     reasons = con.execute(
-        """SELECT kind, regexp_replace(reason, '''[^'']*''', '''…''', 'g') AS reason, count(*) AS rows
-           FROM meta.quarantine GROUP BY ALL ORDER BY rows DESC, kind LIMIT 10"""
+        "SELECT kind, regexp_replace(reason, '''[^'']*''', '''...''', 'g') AS reason, count(*) AS rows "
+        "FROM meta.quarantine GROUP BY ALL ORDER BY rows DESC, kind LIMIT 10"
     ).fetchall()
     rejected = con.execute("SELECT kind, path, reason FROM meta.rejected_files ORDER BY rejected_at DESC LIMIT 10").fetchall()
     con.close()
     if as_json:
+        from pipeline.query import _jsonable
+
         out.print_json(json.dumps({
             "kinds": [dict(zip(names, r)) for r in kinds],
+            "files": [{k: _jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
             "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
             "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
         }))
         return
-    render(names, kinds, "table", 100, out, title="Loaded files by kind")
+    render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
+    render(file_names, file_rows, "table", files, out, title=f"Latest {files} files")
     render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
     if rejected:
         render(["kind", "path", "reason"], rejected, "table", 100, out, title="Rejected files (latest)")

@@ -15,8 +15,10 @@ are only deduplicated within the file.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
+import zlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +27,11 @@ from typing import TYPE_CHECKING, Literal
 import duckdb
 
 from pipeline.faults import crashpoint
-from pipeline.readers import FileRejected, read_file
+from pipeline.logformats import LogMapping, sniff
+from pipeline.readers import FileRejected, ReadResult, detect_format, read_file, read_request_log
 from schemas.ddl import ColumnSpec, canonical_columns, comment_sql, natural_key, raw_view_sql, table_name
 from schemas.expectations import SNAPSHOT_KINDS, SPECIAL_FORMATS, SUITES
-from schemas.tables import KINDS
+from schemas.tables import KINDS, READ_OPTIONS, ReadOptions
 
 if TYPE_CHECKING:
     from pipeline.store import Store
@@ -60,6 +63,19 @@ META_DDL = [
 ]
 
 Status = Literal["loaded", "skipped", "rejected"]
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """How files are read and validated (from the settings, and --format)."""
+
+    gx_max_rows: int = 1_000_000
+    log_format: str | None = None
+    """Request-log format for every file (None: the matching [[request_logs]] entry, else detected)."""
+    log_mappings: tuple[LogMapping, ...] = ()
+
+    def mapping_for(self, path: Path) -> LogMapping:
+        return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
 
 
 @dataclass(frozen=True)
@@ -118,14 +134,23 @@ def file_sha256(path: Path) -> str:
 
 # ---------------------------------------------------------------- typing SQL
 
-def _text(col: str) -> str:
-    return f"NULLIF(trim(CAST(i.\"{col}\" AS VARCHAR)), '')"
+def _text(kind: str, col: str) -> str:
+    """The column's value as trimmed text, NULL for empty (and the kind's null tokens, e.g. FOCUS 'NULL')."""
+    expr = f"NULLIF(trim(CAST(i.\"{col}\" AS VARCHAR)), '')"
+    for token in READ_OPTIONS.get(kind, ReadOptions()).null_tokens:
+        expr = f"NULLIF({expr}, '{token}')"
+    return expr
 
 
 def _typed_expr(kind: str, c: ColumnSpec, present: set[str]) -> str:
+    options = READ_OPTIONS.get(kind, ReadOptions())
     if c.name not in present:
+        if c.name in options.defaults:
+            return f"CAST('{options.defaults[c.name]}' AS {c.duckdb_type})"
         return f"CAST(NULL AS {c.duckdb_type})"
-    t = _text(c.name)
+    t = _text(kind, c.name)
+    if c.name in options.lower:
+        return f"lower({t})"
     fmt = SPECIAL_FORMATS.get((kind, c.name))
     if fmt == "year_month":
         return (
@@ -173,7 +198,7 @@ def _type_checks(kind: str, cols: list[ColumnSpec], present: set[str]) -> list[t
 # ---------------------------------------------------------------- ingest
 
 def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store",
-                run_id: str | None = None, gx_max_rows: int = 1_000_000) -> FileResult:
+                run_id: str | None = None, options: IngestOptions = IngestOptions()) -> FileResult:
     """Load one file of ``kind`` into its raw table, whole or not at all."""
     from pipeline.store import sql_literal
 
@@ -209,7 +234,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             )
     crashpoint("ingest.read")
     try:
-        read = read_file(path, [c.name for c in cols])
+        read = _read(kind, path, [c.name for c in cols], options)
     except FileRejected as exc:
         return _reject(con, kind, shown, file_hash, str(exc), run_id, t0)
     present = set(read.present)
@@ -224,7 +249,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     try:
         gx_rows = _stage_checked(con, kind, cols, present, key, table, check_existing=kind not in SNAPSHOT_KINDS,
-                                 where=shown, gx_max_rows=gx_max_rows)
+                                 where=shown, gx_max_rows=options.gx_max_rows)
         crashpoint("ingest.validated")
         loaded, quarantined = con.execute(
             "SELECT count(*) FILTER (verdict IS NULL), count(*) FILTER (verdict IS NOT NULL) FROM checked"
@@ -275,6 +300,34 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
 
 
+def _read(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:
+    """Canonical files through the plain readers; request logs of other formats through their mappings."""
+    if kind == "requests":
+        mapping = options.mapping_for(path)
+        log_format = options.log_format or mapping.format
+        if log_format is None:
+            fmt, gz = detect_format(path)
+            if fmt != "parquet":
+                head = _head_bytes(path, gz)
+                log_format = sniff(head, fmt == "csv")
+            else:
+                log_format = "canonical"
+        if log_format != "canonical":
+            return read_request_log(path, log_format, mapping, allowed)
+    return read_file(path, allowed, READ_OPTIONS.get(kind, ReadOptions()).rename)
+
+
+def _head_bytes(path: Path, gz: bool, size: int = 1 << 16) -> bytes:
+    try:
+        if gz:
+            with gzip.open(path, "rb") as fh:
+                return fh.read(size)
+        with path.open("rb") as fh:
+            return fh.read(size)
+    except (OSError, EOFError, zlib.error):
+        return b""  # the reader reports the broken file
+
+
 def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str],
                    key: list[str], table: str, check_existing: bool, where: str, gx_max_rows: int) -> int:
     """Build temp table ``checked``: typed columns, raw text, and a verdict (NULL = load it).
@@ -287,7 +340,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
 
     typed = ", ".join(f'{_typed_expr(kind, c, present)} AS "{c.name}"' for c in cols)
     raws = ", ".join(
-        (f"{_text(c.name)} AS _raw_{c.name}" if c.name in present else f"CAST(NULL AS VARCHAR) AS _raw_{c.name}")
+        (f"{_text(kind, c.name)} AS _raw_{c.name}" if c.name in present else f"CAST(NULL AS VARCHAR) AS _raw_{c.name}")
         for c in cols
     )
     con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT i._line, {typed}, {raws} FROM incoming_arrow i")
@@ -331,13 +384,26 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
     key_names = ", ".join(key)
     # snapshot kinds are not checked against loaded rows: a newer export replaces the older one
     existing = table if check_existing else f"(SELECT * FROM {table} WHERE false)"
+    judged = f"""
+        SELECT t._line, {typed_cols}, {raw_cols}, {reasons} AS reasons, {bad_cols} AS bad_cols
+        FROM flags t
+    """
+    if not key:  # rows without a natural key (FOCUS): nothing to deduplicate
+        con.execute(
+            f"""
+            CREATE OR REPLACE TEMP TABLE checked AS
+            SELECT j.* EXCLUDE (reasons, bad_cols),
+                   CASE WHEN len(j.reasons) > 0 THEN array_to_string(j.reasons, '; ') END AS verdict,
+                   CASE WHEN len(j.reasons) > 0 THEN array_to_string(j.bad_cols, ', ') END AS bad_columns
+            FROM ({judged}) j
+            """
+        )
+        con.execute("DROP TABLE flags")
+        return validated
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE checked AS
-        WITH judged AS (
-            SELECT t._line, {typed_cols}, {raw_cols}, {reasons} AS reasons, {bad_cols} AS bad_cols
-            FROM flags t
-        ),
+        WITH judged AS ({judged}),
         good AS (
             SELECT *, min(_line) OVER (PARTITION BY {key_part}) AS first_line
             FROM judged WHERE len(reasons) = 0

@@ -17,14 +17,14 @@ from typing import Callable
 
 from pipeline.build import BuildResult, build
 from pipeline.faults import crashpoint
-from pipeline.ingest import FileResult, ingest_file
+from pipeline.ingest import FileResult, IngestOptions, ingest_file
 from pipeline.readers import SUFFIXES
 from pipeline.settings import Settings
 from pipeline.store import Store
 from schemas.tables import KINDS
 
 #: Load order inside a landing folder: reference data first (cosmetic: the build runs after all loads).
-KIND_ORDER = ("prices", "hardware", "cluster-charges", "opex", "invoices", "requests", "outcomes")
+KIND_ORDER = ("prices", "hardware", "cluster-charges", "focus", "opex", "invoices", "requests", "outcomes")
 assert set(KIND_ORDER) == set(KINDS)
 
 OnFile = Callable[[FileResult], None]
@@ -119,9 +119,10 @@ def landing_files(landing: Path) -> tuple[list[tuple[str, Path]], list[str]]:
 class Run:
     """One locked run against a store: open, clean up, log; then load / build / publish steps."""
 
-    def __init__(self, store: Store, settings: Settings, command: str) -> None:
+    def __init__(self, store: Store, settings: Settings, command: str, log_format: str | None = None) -> None:
         self.store, self.settings = store, settings
         self.summary = RunSummary(run_id=uuid.uuid4().hex[:12], command=command)
+        self.options = IngestOptions(settings.gx_max_rows, log_format, settings.request_log_mappings)
         self.t0 = time.perf_counter()
 
     def __enter__(self) -> "Run":
@@ -150,7 +151,7 @@ class Run:
     def load(self, pairs: list[tuple[str, Path]], on_file: OnFile | None = None) -> None:
         self.store.check_disk(sum(p.stat().st_size for _, p in pairs if p.is_file()))
         for kind, path in pairs:
-            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.settings.gx_max_rows)
+            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.options)
             self.summary.files.append(result)
             crashpoint("run.file_done")
             if on_file:
@@ -184,9 +185,9 @@ class Run:
 
 
 def run_ingest(store: Store, settings: Settings, pairs: list[tuple[str, Path]], command: str,
-               on_file: OnFile | None = None) -> RunSummary:
+               on_file: OnFile | None = None, log_format: str | None = None) -> RunSummary:
     """Load files without building (the published file changes at the next build or nightly)."""
-    with Run(store, settings, command) as run:
+    with Run(store, settings, command, log_format) as run:
         run.load(pairs, on_file)
     return run.summary
 

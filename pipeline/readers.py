@@ -15,11 +15,14 @@ import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from pipeline.logformats import LogMapping
 
 Format = Literal["csv", "jsonl", "parquet"]
 SUFFIXES: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
@@ -82,21 +85,35 @@ def _check_utf8(path: Path, data: bytes) -> None:
         raise FileRejected(f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
 
 
-def read_csv(path: Path, gz: bool, allowed: list[str]) -> ReadResult:
+def _field_names(names: list[str], allowed: list[str], rename: dict[str, str]) -> dict[str, str]:
+    """File column -> field, for the file's columns that are allowed (after renaming)."""
+    out: dict[str, str] = {}
+    for n in names:
+        field_name = rename.get(n.lower(), n)
+        if field_name in allowed and field_name not in out.values():
+            out[n] = field_name
+    return out
+
+
+def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
     data = _raw_bytes(path, gz)
     _check_utf8(path, data)
-    header = pl.read_csv(io.BytesIO(data), n_rows=0, infer_schema=False).columns
-    present = [c for c in header if c in allowed]
-    if not present:
+    try:
+        header = pl.read_csv(io.BytesIO(data), n_rows=0, infer_schema=False).columns
+    except pl.exceptions.PolarsError as exc:
+        raise FileRejected(f"{path}: line 1: not a readable CSV header: {str(exc).splitlines()[0]}") from None
+    mapping = _field_names(header, allowed, rename)
+    if not mapping:
         df = pl.DataFrame({"_line": pl.Series([], dtype=pl.Int64)})
         return ReadResult(df.to_arrow(), [])
     try:
-        df = pl.read_csv(io.BytesIO(data), columns=present, infer_schema=False)
+        df = pl.read_csv(io.BytesIO(data), columns=list(mapping), infer_schema=False)
     except pl.exceptions.PolarsError as exc:
         raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
-    # line 1 is the header, so the first data row is line 2
-    df = df.with_row_index("_line", offset=2).with_columns(pl.col("_line").cast(pl.Int64))
-    return ReadResult(df.to_arrow(), present)
+    # line 1 is the header, so the first data row is line 2; a blank line is not a row
+    df = (df.rename(mapping).with_row_index("_line", offset=2).with_columns(pl.col("_line").cast(pl.Int64))
+          .filter(~pl.all_horizontal(pl.exclude("_line").is_null())))
+    return ReadResult(df.to_arrow(), list(mapping.values()))
 
 
 def _as_text(value: object) -> str | None:
@@ -109,7 +126,7 @@ def _as_text(value: object) -> str | None:
     return str(value)
 
 
-def read_jsonl(path: Path, gz: bool, allowed: list[str]) -> ReadResult:
+def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
     data = _raw_bytes(path, gz)
     _check_utf8(path, data)
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
@@ -128,6 +145,8 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str]) -> ReadResult:
         if not isinstance(obj, dict):
             bad.append((lineno, "not a JSON object"))
             continue
+        if rename:
+            obj = {rename.get(k.lower(), k): v for k, v in obj.items()}
         lines.append(lineno)
         for c in allowed:
             if c in obj:
@@ -139,23 +158,69 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str]) -> ReadResult:
     return ReadResult(pa.table(arrays), present, bad)
 
 
-def read_parquet(path: Path, allowed: list[str]) -> ReadResult:
+def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> ReadResult:
     try:
         schema = pq.read_schema(path)
-        present = [c for c in schema.names if c in allowed]
-        table = pq.read_table(path, columns=present)
+        mapping = _field_names(schema.names, allowed, rename)
+        table = pq.read_table(path, columns=list(mapping)).rename_columns(list(mapping.values()))
+        present = list(mapping.values())
     except (pa.ArrowException, OSError) as exc:
         raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
     table = table.append_column("_line", pa.array(range(1, table.num_rows + 1), type=pa.int64()))
     return ReadResult(table, present)
 
 
-def read_file(path: Path, allowed: list[str]) -> ReadResult:
+def read_file(path: Path, allowed: list[str], rename: dict[str, str] | None = None) -> ReadResult:
+    """Read a landing file; ``rename`` maps lower-cased file column names to field names."""
     fmt, gz = detect_format(path)
+    rename = rename or {}
     if fmt == "csv":
-        return read_csv(path, gz, allowed)
+        return read_csv(path, gz, allowed, rename)
     if fmt == "jsonl":
-        return read_jsonl(path, gz, allowed)
+        return read_jsonl(path, gz, allowed, rename)
     if gz:
         raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
-    return read_parquet(path, allowed)
+    return read_parquet(path, allowed, rename)
+
+
+def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:
+    """A real-world request log (see ``pipeline.logformats``) mapped onto the canonical request columns."""
+    from pipeline.logformats import map_rows
+
+    fmt, gz = detect_format(path)
+    bad: list[tuple[int, str]] = []
+    records: list[tuple[int, dict]] = []
+    if fmt == "parquet":
+        if gz:
+            raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
+        records = [(i + 1, r) for i, r in enumerate(rows)]
+    else:
+        data = _raw_bytes(path, gz)
+        _check_utf8(path, data)
+        if fmt == "csv":
+            try:
+                df = pl.read_csv(io.BytesIO(data), infer_schema=False)
+            except pl.exceptions.PolarsError as exc:
+                raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
+            records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
+        else:
+            for lineno, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    bad.append((lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+                    continue
+                if not isinstance(obj, dict):
+                    bad.append((lineno, "not a JSON object"))
+                    continue
+                records.append((lineno, obj))
+    cols, lines, unmapped = map_rows(records, log_format, mapping, allowed)
+    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
+    arrays["_line"] = pa.array(lines, type=pa.int64())
+    return ReadResult(pa.table(arrays), list(allowed), sorted(bad + unmapped))

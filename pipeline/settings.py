@@ -17,6 +17,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pipeline.logformats import LOG_FORMATS, LogMapping
+
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")
 
 
@@ -61,6 +63,15 @@ class Settings:
     business_monthly_revenue_usd: Decimal | None = None
     """Monthly revenue of the product using the model (license attribution check); None = not supplied."""
 
+    focus_cluster_tag_key: str = "cluster"
+    """FOCUS rows whose Tags JSON has this key belong to the cluster it names."""
+
+    focus_resource_patterns: tuple[tuple[str, str], ...] = ()
+    """(cluster_id, regular expression on ResourceId): FOCUS rows matching belong to that cluster."""
+
+    request_log_mappings: tuple[LogMapping, ...] = ()
+    """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team or field paths a log does not carry."""
+
     gx_max_rows: int = 1_000_000
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
 
@@ -80,10 +91,12 @@ class Settings:
         """(key, value) rows for the ``meta.settings`` table the SQL models read."""
         rows = []
         for f in fields(self):
-            if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots", "gx_max_rows"):
+            if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots", "gx_max_rows",
+                          "focus_resource_patterns", "request_log_mappings"):
                 continue
             value = getattr(self, f.name)
             rows.append((f.name, "" if value is None else str(value)))
+        rows += [(f"focus_resource_pattern.{cluster}", pattern) for cluster, pattern in self.focus_resource_patterns]
         return rows
 
     def as_dict(self) -> dict[str, Any]:
@@ -104,6 +117,8 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("business", "monthly_active_users"): "business_monthly_active_users",
     ("business", "monthly_revenue_usd"): "business_monthly_revenue_usd",
     ("validation", "gx_max_rows"): "gx_max_rows",
+    ("focus", "cluster_tag_key"): "focus_cluster_tag_key",
+    ("focus", "resource_patterns"): "focus_resource_patterns",
     ("ledger", "memory_limit"): "memory_limit",
     ("ledger", "temp_directory"): "temp_directory",
     ("ledger", "keep_snapshots"): "keep_snapshots",
@@ -116,6 +131,15 @@ def _coerce(name: str, value: Any, where: str) -> Any:
     try:
         if name == "db":
             return Path(str(value))
+        if name == "focus_resource_patterns":
+            if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise ValueError('a table of cluster_id = "regular expression" lines')
+            for cluster, pattern in value.items():
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(f"regular expressions; {cluster} = {pattern!r}: {exc}") from None
+            return tuple(sorted(value.items()))
         if name == "memory_limit":
             if not isinstance(value, str) or not _MEMORY.match(value.strip()):
                 raise ValueError("a size such as '4GB', '512MiB' or '80%'")
@@ -172,6 +196,11 @@ def load_settings(path: Path | None = None, db: Path | None = None) -> Settings:
             data = tomllib.loads(chosen.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{chosen}: not valid TOML: {exc}") from None
+        logs = data.pop("request_logs", [])
+        if not isinstance(logs, list):
+            raise SettingsError(f"{chosen}: request_logs must be an array of tables ([[request_logs]])")
+        values["request_log_mappings"] = tuple(_log_mapping(entry, f"{chosen}: request_logs[{i}]")
+                                               for i, entry in enumerate(logs))
         for section, table in data.items():
             if not isinstance(table, dict):
                 raise SettingsError(f"{chosen}: top-level key {section!r} must be a [section]")
@@ -188,6 +217,22 @@ def load_settings(path: Path | None = None, db: Path | None = None) -> Settings:
     if db is not None:
         values["db"] = db
     return Settings(**values, source=source)
+
+
+def _log_mapping(entry: Any, where: str) -> LogMapping:
+    if not isinstance(entry, dict):
+        raise SettingsError(f"{where}: must be a table")
+    known = {f.name for f in fields(LogMapping)}
+    unknown = sorted(set(entry) - known)
+    if unknown:
+        raise SettingsError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    if not all(isinstance(v, str) and v for v in entry.values()):
+        raise SettingsError(f"{where}: every value must be a non-empty string")
+    if entry.get("format") and entry["format"] not in LOG_FORMATS:
+        raise SettingsError(f"{where}: format {entry['format']!r} is not one of {', '.join(LOG_FORMATS)}")
+    if entry.get("route") and entry["route"] not in ("api", "self_hosted"):
+        raise SettingsError(f"{where}: route must be api or self_hosted")
+    return LogMapping(**entry)
 
 
 def _field_docs() -> dict[str, str]:
@@ -227,6 +272,22 @@ tolerance_usd = 1.00
 
 [review]
 rate_per_hour_usd = 0    # human review cost per hour, added to the reviewed task's route
+
+[focus]                  # FOCUS cloud bills: which rows belong to which cluster
+cluster_tag_key = "cluster"   # a row whose Tags has this key belongs to that cluster
+# [focus.resource_patterns]   # else: cluster_id = "regular expression on ResourceId"
+# "k3-b200-01" = "^arn:aws:ec2:.*:instance/i-0abc"
+
+# [[request_logs]]       # per log file name: what the log does not say (repeat the table for more)
+# match = "vllm-*.jsonl"
+# format = "vllm"        # openai_chat, openai_responses, anthropic, litellm, vllm, sglang, canonical
+# route = "self_hosted"
+# cluster_id = "k3-b200-01"
+# model = "kimi-k3"
+# task_id_field = "metadata.task_id"
+
+[validation]
+gx_max_rows = 1000000    # Great Expectations validates every row up to this many per file, a sample beyond
 
 [business]               # optional: enables the Kimi K3 license checks in the report
 # maas_revenue_12m_usd = 0

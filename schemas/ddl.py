@@ -10,7 +10,7 @@ classes. No key constraint exists: the natural key is enforced by ingest
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import BigInteger, Boolean, Date, DateTime, Integer, Numeric, String
 from sqlmodel.sql.sqltypes import AutoString
@@ -68,7 +68,7 @@ def columns(model: type[SQLModel]) -> list[ColumnSpec]:
             )
         )
     canonical = [c for c in specs if c.name not in PROVENANCE_COLUMNS]
-    provenance = [c for c in specs if c.name in PROVENANCE_COLUMNS]
+    provenance = [replace(c, required=True) for c in specs if c.name in PROVENANCE_COLUMNS]
     return canonical + provenance
 
 
@@ -78,7 +78,8 @@ def canonical_columns(model: type[SQLModel]) -> list[ColumnSpec]:
 
 
 def natural_key(model: type[SQLModel]) -> list[str]:
-    return [c.name for c in columns(model) if c.primary_key]
+    """The key ingest deduplicates on: the primary-key columns a file carries (none for FOCUS rows)."""
+    return [c.name for c in columns(model) if c.primary_key and c.name not in PROVENANCE_COLUMNS]
 
 
 def table_name(model: type[SQLModel]) -> str:

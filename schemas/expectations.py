@@ -22,7 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemas.tables import CHARGE_KINDS, CHARGE_UNITS, CURRENCIES, LINE_TYPES, OPEX_CATEGORIES, ROUTES
+from schemas.tables import (
+    CHARGE_KINDS,
+    CHARGE_UNITS,
+    CURRENCIES,
+    FOCUS_CHARGE_CATEGORIES,
+    LINE_TYPES,
+    OPEX_CATEGORIES,
+    ROUTES,
+)
 
 #: A ``max_value`` meaning "now + 1 day" (a timestamp further in the future is bad input).
 FUTURE = "__now_plus_1_day__"
@@ -170,6 +178,13 @@ SUITES: dict[str, list[Check]] = {
     ],
     "opex": [
         _in_set("category_known", "category", OPEX_CATEGORIES),
+        _currency(),
+    ],
+    "focus": [
+        _in_set("charge_category_known", "charge_category", FOCUS_CHARGE_CATEGORIES),
+        _in_set("charge_class_known", "charge_class", ("correction",)),
+        _after("charge_period_ordered", "charge_period_end", "charge_period_start", True,
+               "charge_period_end is before charge_period_start"),
         _currency(),
     ],
 }

@@ -158,3 +158,30 @@ def test_unknown_currency_quarantined(ledger):
     res = ledger.load("opex", [{"month": "2026-07", "category": "storage", "amount": "1", "currency": "EUR"}])
     assert res.rows_quarantined == 1
     assert "currency" in quarantine(ledger)[0]["reason"]
+
+
+def test_numbers_near_the_decimal_limits(ledger):
+    res = ledger.load("opex", [
+        # DECIMAL(38,12) holds 26 integer digits: the largest fits exactly
+        {"month": "2026-07", "category": "storage", "amount": "99999999999999999999999999.999999999999", "currency": "USD"},
+        # 27 integer digits do not fit: quarantined with the type named, not wrapped or rounded
+        {"month": "2026-08", "category": "storage", "amount": "999999999999999999999999999", "currency": "USD"},
+    ])
+    assert (res.rows_loaded, res.rows_quarantined) == (1, 1)
+    assert ledger.one("SELECT amount FROM raw.opex")["amount"] == Decimal("99999999999999999999999999.999999999999")
+    assert quarantine(ledger)[0]["reason"] == ("amount: '999999999999999999999999999' is not a decimal number "
+                                               "fitting DECIMAL(38,12)")
+
+
+def test_status_accounts_for_every_row(demo_db):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    res = CliRunner().invoke(app, ["status", "--db", str(demo_db), "--json"])
+    assert res.exit_code == 0, res.output
+    status = json.loads(res.stdout)
+    assert {k["kind"] for k in status["kinds"]} >= {"requests", "outcomes", "invoices"}
+    for k in status["kinds"] + status["files"]:
+        assert k["rows_in"] == k["rows_loaded"] + k["rows_quarantined"]
+        assert 0 < k["rows_gx_validated"] <= k["rows_in"]

@@ -49,8 +49,9 @@ def test_every_model_states_grain_and_marts_are_audited():
         assert m.grain.startswith("one row"), m.path
         assert m.path.stem == m.name
     marts = [m for m in models if m.layer == "marts"]
-    # the contract's five marts, plus the report's sensitivity and team usage marts
-    assert sorted(m.name for m in marts) == sorted([*CONTRACT, "monthly_sensitivity", "monthly_team_usage"])
+    # the contract's five marts, plus the report's sensitivity and team usage marts and unallocated FOCUS cost
+    assert sorted(m.name for m in marts) == sorted([*CONTRACT, "monthly_sensitivity", "monthly_team_usage",
+                                                    "monthly_unallocated_cloud_cost"])
     assert all(m.unique_key for m in marts)
 
 

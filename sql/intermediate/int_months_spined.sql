@@ -1,13 +1,16 @@
 -- grain: one row per month (UTC) from the first to the last month with any activity
 -- materialized: table
 -- unique_key: month
--- description: The month spine: every month between the first and last month that has requests, charges, invoices or opex.
+-- description: The month spine: every month between the first and last month that has requests, charges, invoices, opex or FOCUS rows.
 WITH activity AS (
     SELECT month AS m FROM staging.stg_ledger__requests
     UNION ALL SELECT CAST(date_trunc('month', charge_start) AS DATE) FROM staging.stg_ledger__cluster_charges
     UNION ALL SELECT CAST(date_trunc('month', charge_end - INTERVAL 1 MICROSECOND) AS DATE) FROM staging.stg_ledger__cluster_charges
     UNION ALL SELECT month FROM staging.stg_ledger__invoices
     UNION ALL SELECT month FROM staging.stg_ledger__opex
+    UNION ALL SELECT CAST(date_trunc('month', charge_period_start) AS DATE) FROM staging.stg_ledger__focus_charges
+    UNION ALL SELECT CAST(date_trunc('month', charge_period_end - INTERVAL 1 MICROSECOND) AS DATE)
+        FROM staging.stg_ledger__focus_charges WHERE charge_period_end > charge_period_start
 ),
 bounds AS (SELECT min(m) AS lo, max(m) AS hi FROM activity)
 SELECT

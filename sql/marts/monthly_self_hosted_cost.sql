@@ -1,13 +1,13 @@
 -- grain: one row per month x cluster x cost category
 -- materialized: table
 -- unique_key: month, cluster_id, category
--- description: What self-hosting cost each month, by cluster and category: cluster charges split by hours (cluster_on_demand, cluster_reserved, cluster_other), straight-line hardware amortisation (hardware_amortisation) and operating costs (the opex categories).
+-- description: What self-hosting cost each month, by cluster and category: cluster charges split by hours (cluster_on_demand, cluster_reserved, cluster_other; FOCUS BilledCost of rows allocated to the cluster as focus_usage, focus_purchase, ..., focus_correction), straight-line hardware amortisation (hardware_amortisation) and operating costs (the opex categories).
 -- column month: First day of the month (UTC).
 -- column cluster_id: Cluster the cost belongs to; NULL = an operating cost shared by all clusters.
--- column category: cluster_on_demand, cluster_reserved, cluster_other, hardware_amortisation, or an opex category (platform_engineering, inference_operations, networking, storage, observability, security, on_call, other).
+-- column category: cluster_on_demand, cluster_reserved, cluster_other, focus_<charge category>, focus_correction, hardware_amortisation, or an opex category (platform_engineering, inference_operations, networking, storage, observability, security, on_call, other).
 -- column amount_usd: Cost in USD, exact (DECIMAL, 12 decimal places).
 WITH items AS (
-    SELECT month, cluster_id, 'cluster_' || kind AS category, amount_usd
+    SELECT month, cluster_id, category, amount_usd
     FROM intermediate.int_cluster_charges_split
     UNION ALL
     SELECT month, cluster_id, 'hardware_amortisation', amount_usd

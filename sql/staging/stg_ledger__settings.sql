@@ -8,5 +8,6 @@ SELECT
     CAST(NULLIF(max(value) FILTER (WHERE key = 'slo_ms_self_hosted'), '') AS BIGINT) AS slo_ms_self_hosted,
     CAST(max(value) FILTER (WHERE key = 'reconciliation_tolerance_pct') AS DECIMAL(18, 6)) AS reconciliation_tolerance_pct,
     CAST(max(value) FILTER (WHERE key = 'reconciliation_tolerance_usd') AS DECIMAL(38, 12)) AS reconciliation_tolerance_usd,
-    CAST(max(value) FILTER (WHERE key = 'review_rate_per_hour_usd') AS DECIMAL(38, 12)) AS review_rate_per_hour_usd
+    CAST(max(value) FILTER (WHERE key = 'review_rate_per_hour_usd') AS DECIMAL(38, 12)) AS review_rate_per_hour_usd,
+    coalesce(max(value) FILTER (WHERE key = 'focus_cluster_tag_key'), 'cluster') AS focus_cluster_tag_key
 FROM meta.settings

@@ -1,0 +1,24 @@
+-- grain: one row per cluster charge (canonical cluster charges and FOCUS rows allocated to a cluster)
+-- materialized: table
+-- unique_key: charge_id
+-- description: Every charge that pays for a cluster, from both sources, with its cost category: cluster_on_demand / cluster_reserved / cluster_other (canonical charges) and focus_<charge category> or focus_correction (FOCUS BilledCost).
+SELECT
+    charge_id,
+    cluster_id,
+    'cluster_' || kind AS category,
+    charge_start,
+    charge_end,
+    charge_seconds,
+    amount_usd
+FROM staging.stg_ledger__cluster_charges
+UNION ALL
+SELECT
+    'focus:' || left(source_file_hash, 16) || ':' || source_line,
+    cluster_id,
+    CASE WHEN is_correction THEN 'focus_correction' ELSE 'focus_' || charge_category END,
+    charge_period_start,
+    charge_period_end,
+    charge_seconds,
+    billed_cost_usd
+FROM intermediate.int_focus_charges_current
+WHERE cluster_id IS NOT NULL

@@ -1,0 +1,9 @@
+-- grain: one row per (cluster, ResourceId pattern) allocation rule
+-- materialized: view
+-- unique_key: cluster_id
+-- description: The settings' [focus.resource_patterns]: FOCUS rows whose ResourceId matches the pattern belong to the cluster.
+SELECT
+    substr(key, length('focus_resource_pattern.') + 1) AS cluster_id,
+    value AS resource_pattern
+FROM meta.settings
+WHERE key LIKE 'focus_resource_pattern.%'
