@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
@@ -421,8 +422,23 @@ def sample(
     start: Annotated[str, typer.Option(help="First month, YYYY-MM.")] = "2026-07",
     months: Annotated[int, typer.Option(help="Number of months.")] = 3,
     tasks_per_month: Annotated[int, typer.Option(help="Tasks per month per route (scales the request log).")] = 1200,
+    requests: Annotated[Optional[int], typer.Option("--requests", help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).", show_default=False)] = None,
+    fmt: Annotated[Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")] = "parquet",
+    extra_day: Annotated[bool, typer.Option("--extra-day", help="Large mode: write only the day after the period (a one-day increment).")] = False,
 ) -> None:
-    """Write a realistic landing folder: two API providers, one self-hosted cluster, invoices, opex."""
+    """Write a realistic landing folder: two API providers, one self-hosted cluster, invoices, opex.
+
+    With --requests N: large benchmark data, streamed to one Parquet file per day.
+    """
+    if requests is not None:
+        from pipeline.sample_large import write_large_sample
+
+        t0 = time.perf_counter()
+        stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, extra_day=extra_day)
+        for kind, n in stats.items():
+            console.print(f"  {kind:16} {n:>12,} rows")
+        console.print(f"wrote {out_dir} in {time.perf_counter() - t0:.1f} s")
+        return
     from pipeline.sample import write_sample
 
     stats = write_sample(out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month)
@@ -453,6 +469,27 @@ def rollback(
     with store.writer_lock():
         chosen = _writer(store.rollback, target)
     console.print(f"published {chosen.name} again as {s.db}")
+
+
+@app.command()
+def benchmark(
+    sizes: Annotated[list[int], typer.Option("--size", help="Request rows; repeat for several sizes (default 1M, 10M, 100M).")] = [1_000_000, 10_000_000, 100_000_000],
+    work: Annotated[Path, typer.Option(help="Scratch folder for the generated data and ledgers (large).")] = Path("bench-work"),
+    out_file: Annotated[Path, typer.Option("--out", help="Markdown file the result table is written to.")] = Path("benchmarks/results.md"),
+    months: Annotated[int, typer.Option(help="Months the rows are spread over.")] = 1,
+    memory_limit: Annotated[str, typer.Option(help="DuckDB memory_limit for the floor and the nightly.")] = "3GB",
+) -> None:
+    """Measure the nightly against DuckDB's own floor at each size, and a one-day increment (not a test)."""
+    from pipeline.benchmark import benchmark as run_benchmark
+    from pipeline.benchmark import table
+
+    command = "costledger benchmark " + " ".join(f"--size {n}" for n in sizes) + f" --months {months} --memory-limit {memory_limit}"
+    steps = run_benchmark(sorted(sizes), work, months, memory_limit, lambda m: console.print(m))
+    text = table(steps, command)
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(text, encoding="utf-8")
+    out.print(text, markup=False, highlight=False)
+    console.print(f"wrote {out_file}; the data and ledgers stay in {work} (delete it when done)")
 
 
 @app.command("settings")

@@ -69,7 +69,7 @@ Status = Literal["loaded", "skipped", "rejected"]
 class IngestOptions:
     """How files are read and validated (from the settings, and --format)."""
 
-    gx_max_rows: int = 1_000_000
+    gx_max_rows: int = 100_000
     log_format: str | None = None
     """Request-log format for every file (None: the matching [[request_logs]] entry, else detected)."""
     log_mappings: tuple[LogMapping, ...] = ()
@@ -243,7 +243,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
         msg = f"{shown}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing (line 1 / header)"
         return _reject(con, kind, shown, file_hash, msg, run_id, t0)
 
-    con.register("incoming_arrow", read.table)
+    _register_incoming(con, read)
     lake_rel = f"{table_name(model)}/{file_hash}.parquet"
     lake_path = store.lake / lake_rel
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
@@ -294,7 +294,10 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             raise
         crashpoint("ingest.committed")
     finally:
-        con.unregister("incoming_arrow")
+        if read.parquet:
+            con.execute("DROP VIEW IF EXISTS incoming_arrow")
+        else:
+            con.unregister("incoming_arrow")
         con.execute("DROP TABLE IF EXISTS checked")
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
@@ -315,6 +318,22 @@ def _read(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> 
         if log_format != "canonical":
             return read_request_log(path, log_format, mapping, allowed)
     return read_file(path, allowed, READ_OPTIONS.get(kind, ReadOptions()).rename)
+
+
+def _register_incoming(con: duckdb.DuckDBPyConnection, read: ReadResult) -> None:
+    """Make the file's rows available to DuckDB as ``incoming_arrow`` (columns, plus _line)."""
+    from pipeline.store import sql_literal
+
+    if read.parquet is None:
+        con.register("incoming_arrow", read.table)
+        return
+    path, mapping, _ = read.parquet
+    cols = ", ".join(f'"{src}" AS "{dst}"' for src, dst in mapping.items())
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW incoming_arrow AS SELECT {cols}{', ' if cols else ''}"
+        f"CAST(file_row_number + 1 AS BIGINT) AS _line "
+        f"FROM read_parquet({sql_literal(str(path))}, file_row_number = true)"
+    )
 
 
 def _head_bytes(path: Path, gz: bool, size: int = 1 << 16) -> bytes:

@@ -34,16 +34,19 @@ class FileRejected(Exception):
 
 @dataclass
 class ReadResult:
-    table: pa.Table
-    """Allow-listed columns present in the file, plus ``_line``."""
+    table: pa.Table | None
+    """Allow-listed columns present in the file, plus ``_line`` (None for Parquet: DuckDB streams the file)."""
     present: list[str]
     """Allow-listed columns the file has."""
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
     """(line, reason) for lines that could not be parsed at all (JSONL)."""
+    parquet: tuple[Path, dict[str, str], int] | None = None
+    """(path, file column -> field, rows) when DuckDB reads the Parquet file itself."""
 
     @property
     def rows_in(self) -> int:
-        return self.table.num_rows + len(self.bad_lines)
+        rows = self.parquet[2] if self.parquet else self.table.num_rows  # type: ignore[union-attr]
+        return rows + len(self.bad_lines)
 
 
 def detect_format(path: Path) -> tuple[Format, bool]:
@@ -159,15 +162,13 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str])
 
 
 def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> ReadResult:
+    """Parquet is not read here: DuckDB streams it (bounded memory whatever the file's size)."""
     try:
-        schema = pq.read_schema(path)
-        mapping = _field_names(schema.names, allowed, rename)
-        table = pq.read_table(path, columns=list(mapping)).rename_columns(list(mapping.values()))
-        present = list(mapping.values())
+        meta = pq.read_metadata(path)
+        mapping = _field_names(meta.schema.to_arrow_schema().names, allowed, rename)
     except (pa.ArrowException, OSError) as exc:
         raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
-    table = table.append_column("_line", pa.array(range(1, table.num_rows + 1), type=pa.int64()))
-    return ReadResult(table, present)
+    return ReadResult(None, list(mapping.values()), parquet=(path, mapping, meta.num_rows))
 
 
 def read_file(path: Path, allowed: list[str], rename: dict[str, str] | None = None) -> ReadResult:

@@ -72,7 +72,7 @@ class Settings:
     request_log_mappings: tuple[LogMapping, ...] = ()
     """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team or field paths a log does not carry."""
 
-    gx_max_rows: int = 1_000_000
+    gx_max_rows: int = 100_000
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
 
     memory_limit: str = "4GB"
@@ -287,7 +287,7 @@ cluster_tag_key = "cluster"   # a row whose Tags has this key belongs to that cl
 # task_id_field = "metadata.task_id"
 
 [validation]
-gx_max_rows = 1000000    # Great Expectations validates every row up to this many per file, a sample beyond
+gx_max_rows = 100000     # Great Expectations validates every row up to this many per file, a sample beyond
 
 [business]               # optional: enables the Kimi K3 license checks in the report
 # maas_revenue_12m_usd = 0

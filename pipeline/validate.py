@@ -60,8 +60,13 @@ def validate(kind: str, frame: Any, sql_flags: dict[str, set[int]], where: str) 
         return 0
     ctx_batch = _batch_definition()
     ctx = _CONTEXT["ctx"]
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(days=1)
-    suite = ctx.suites.add_or_update(gx_suite(kind, now))
+    # the suite is built once per kind and day; its "not in the future" bound is the end of tomorrow (UTC),
+    # the same instant as the SQL compilation's CAST(current_date AS TIMESTAMP) + INTERVAL 2 DAY
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, hour=0, minute=0, second=0, microsecond=0)
+    key = ("suite", kind, now)
+    if key not in _CONTEXT:
+        _CONTEXT[key] = ctx.suites.add_or_update(gx_suite(kind, now + dt.timedelta(days=2)))
+    suite = _CONTEXT[key]
     batch = ctx_batch.get_batch(batch_parameters={"dataframe": frame})
     result = batch.validate(suite, result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["_line"]})
     for r in result.results:

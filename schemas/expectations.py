@@ -32,8 +32,9 @@ from schemas.tables import (
     ROUTES,
 )
 
-#: A ``max_value`` meaning "now + 1 day" (a timestamp further in the future is bad input).
-FUTURE = "__now_plus_1_day__"
+#: A ``max_value`` meaning "the end of tomorrow, UTC": a timestamp later than that is in the future, bad input.
+#: (A whole-day bound, so that SQL and GX, evaluated moments apart, use the very same instant.)
+FUTURE = "__end_of_tomorrow__"
 
 SUPPORTED = {
     "ExpectColumnValuesToBeInSet",
@@ -88,10 +89,10 @@ class Check:
             bad = f"\"{col}\" = '{value}' AND ({bad})"
         return f"coalesce(({bad}), false)"
 
-    def gx_expectation(self, now_plus_1_day: Any) -> Any:
+    def gx_expectation(self, end_of_tomorrow: Any) -> Any:
         import great_expectations.expectations as gxe
 
-        kwargs = {k: (now_plus_1_day if v == FUTURE else v) for k, v in self.kwargs.items()}
+        kwargs = {k: (end_of_tomorrow if v == FUTURE else v) for k, v in self.kwargs.items()}
         if self.expectation == "ExpectColumnPairValuesAToBeGreaterThanB":
             kwargs["ignore_row_if"] = "either_value_is_missing"
         if self.when:
@@ -104,7 +105,7 @@ class Check:
 
 def _sql_value(v: Any) -> str:
     if v == FUTURE:
-        return "current_localtimestamp() + INTERVAL 1 DAY"
+        return "(CAST(current_date AS TIMESTAMP) + INTERVAL 2 DAY)"
     return str(v)
 
 
@@ -197,11 +198,11 @@ SPECIAL_FORMATS: dict[tuple[str, str], str] = {("opex", "month"): "year_month"}
 SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices", "focus"})
 
 
-def gx_suite(kind: str, now_plus_1_day: Any) -> Any:
+def gx_suite(kind: str, end_of_tomorrow: Any) -> Any:
     """The GX ExpectationSuite of a kind (not registered in any context)."""
     import great_expectations as gx
 
     suite = gx.ExpectationSuite(name=f"costledger.{kind}")
     for check in SUITES[kind]:
-        suite.add_expectation(check.gx_expectation(now_plus_1_day))
+        suite.add_expectation(check.gx_expectation(end_of_tomorrow))
     return suite
