@@ -4,20 +4,27 @@
 -- unique_key: request_id
 -- description: Every request priced once. API requests at their own provider's price in force at started_at (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
-matched AS (
+keyed AS (
+    -- the price row that applies: own provider and model for api rows, the reference ones for self-hosted rows
     SELECT
         r.*,
-        -- the price row that applies: own provider for api rows, the reference provider for self-hosted rows
+        CASE WHEN r.route = 'api' THEN r.provider ELSE s.reference_api_provider END AS price_provider,
+        CASE WHEN r.route = 'api' THEN r.model ELSE s.reference_api_model END AS price_model
+    FROM staging.stg_ledger__requests AS r
+    CROSS JOIN settings AS s
+),
+matched AS (
+    SELECT
+        r.* EXCLUDE (price_provider, price_model),
         p.cache_hit_input_per_million,
         p.cache_miss_input_per_million,
         p.output_per_million,
         p.provider AS priced_provider,
         p.effective_from AS price_effective_from
-    FROM staging.stg_ledger__requests AS r
-    CROSS JOIN settings AS s
+    FROM keyed AS r
     LEFT JOIN intermediate.int_prices_effective AS p
-        ON p.provider = CASE WHEN r.route = 'api' THEN r.provider ELSE s.reference_api_provider END
-        AND p.model = CASE WHEN r.route = 'api' THEN r.model ELSE s.reference_api_model END
+        ON p.provider = r.price_provider
+        AND p.model = r.price_model
         AND r.started_at >= p.effective_from
         AND r.started_at < p.effective_until
 ),

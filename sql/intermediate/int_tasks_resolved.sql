@@ -4,23 +4,21 @@
 -- unique_key: task_id
 -- description: Each task's final outcome. The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
-attempts AS (
+-- one pass over the attempts: the latest attempt, the latest 'ok' one and the latest judged accepted one
+-- ("latest" = started_at, then attempt, then request_id: the same order everywhere)
+per_task AS (
     SELECT
-        *,
-        row_number() OVER (PARTITION BY task_id ORDER BY started_at DESC, attempt DESC NULLS LAST, request_id DESC) AS recency
+        task_id,
+        count(*) AS attempts,
+        count(accepted) AS judged_attempts,
+        arg_max(request_id, struct_pack(s := started_at, a := coalesce(attempt, -2147483648), r := request_id))
+            AS last_request_id,
+        arg_max(request_id, struct_pack(s := started_at, a := coalesce(attempt, -2147483648), r := request_id))
+            FILTER (WHERE status = 'ok') AS last_ok_request_id,
+        arg_max(request_id, struct_pack(s := started_at, a := coalesce(attempt, -2147483648), r := request_id))
+            FILTER (WHERE accepted) AS log_accepted_request_id
     FROM intermediate.int_requests_priced
-),
-last_attempt AS (SELECT * FROM attempts WHERE recency = 1),
-last_ok AS (
-    SELECT task_id, request_id FROM attempts WHERE status = 'ok'
-    QUALIFY row_number() OVER (PARTITION BY task_id ORDER BY recency) = 1
-),
-log_accepted AS (
-    SELECT task_id, request_id FROM attempts WHERE accepted
-    QUALIFY row_number() OVER (PARTITION BY task_id ORDER BY recency) = 1
-),
-log_judged AS (
-    SELECT task_id, count(accepted) AS judged_attempts, count(*) AS attempts FROM attempts GROUP BY task_id
+    GROUP BY task_id
 ),
 final_decision AS (
     SELECT * FROM staging.stg_ledger__outcomes
@@ -31,27 +29,25 @@ review AS (
 ),
 decided AS (
     SELECT
-        la.task_id,
-        lj.attempts,
+        p.task_id,
+        p.attempts,
+        p.last_request_id,
         CASE
             WHEN fd.task_id IS NOT NULL THEN 'outcomes'
-            WHEN lj.judged_attempts > 0 THEN 'request_log'
+            WHEN p.judged_attempts > 0 THEN 'request_log'
             ELSE 'undecided'
         END AS outcome_source,
         CASE
             WHEN fd.task_id IS NOT NULL THEN fd.accepted
-            ELSE la_log.request_id IS NOT NULL
+            ELSE p.log_accepted_request_id IS NOT NULL
         END AS judged_accepted,
         CASE
-            WHEN fd.task_id IS NOT NULL THEN CASE WHEN fd.accepted THEN coalesce(fd.request_id, lo.request_id) END
-            ELSE la_log.request_id
+            WHEN fd.task_id IS NOT NULL THEN CASE WHEN fd.accepted THEN coalesce(fd.request_id, p.last_ok_request_id) END
+            ELSE p.log_accepted_request_id
         END AS accepted_request_id,
         coalesce(rv.review_minutes, 0) AS review_minutes
-    FROM last_attempt AS la
-    JOIN log_judged AS lj USING (task_id)
+    FROM per_task AS p
     LEFT JOIN final_decision AS fd USING (task_id)
-    LEFT JOIN last_ok AS lo USING (task_id)
-    LEFT JOIN log_accepted AS la_log USING (task_id)
     LEFT JOIN review AS rv USING (task_id)
 ),
 judged AS (
@@ -67,7 +63,7 @@ judged AS (
         s.review_rate_per_hour_usd
     FROM decided AS d
     CROSS JOIN settings AS s
-    JOIN last_attempt AS la USING (task_id)
+    JOIN intermediate.int_requests_priced AS la ON la.request_id = d.last_request_id
     LEFT JOIN intermediate.int_requests_priced AS acc
         ON acc.request_id = d.accepted_request_id AND acc.task_id = d.task_id
 )
