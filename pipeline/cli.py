@@ -58,6 +58,17 @@ def _settings(settings_path: Path | None, db: Path | None):
         raise typer.Exit(EXIT_FAILURE) from None
 
 
+def _open_read(s):
+    """The published ledger, read-only; a clear error when there is none yet."""
+    from pipeline.db import LedgerNotFound, connect_read
+
+    try:
+        return connect_read(s.db)
+    except LedgerNotFound as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_FAILURE) from None
+
+
 def _file_line(result) -> None:
     colour = {"loaded": "green", "skipped": "dim", "rejected": "red"}[result.status]
     detail = (
@@ -222,10 +233,9 @@ def nightly(
                       on_model=progress.on_model)
     _summary(run, as_json)
     if report and not as_json:
-        from pipeline.db import connect_read
         from pipeline.report import plain_report
 
-        rcon = connect_read(s.db)
+        rcon = _open_read(s)
         out.print(plain_report(rcon, None))
         rcon.close()
     _exit_for(run)
@@ -242,15 +252,9 @@ def sql(
     """Run ad-hoc SQL against the ledger, read-only."""
     import duckdb
 
-    from pipeline.db import LedgerNotFound, connect_read
     from pipeline.query import render
 
-    s = _settings(settings, db)
-    try:
-        con = connect_read(s.db)
-    except LedgerNotFound as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(EXIT_FAILURE) from None
+    con = _open_read(_settings(settings, db))
     try:
         cur = con.execute(query)
         names = [d[0] for d in cur.description] if cur.description else []
@@ -271,15 +275,9 @@ def status(
     files: Annotated[int, typer.Option(help="How many of the latest files to list.")] = 20,
 ) -> None:
     """Per kind and per file: rows in, loaded, quarantined, and the top quarantine reasons."""
-    from pipeline.db import LedgerNotFound, connect_read
     from pipeline.query import render
 
-    s = _settings(settings, db)
-    try:
-        con = connect_read(s.db)
-    except LedgerNotFound as exc:
-        console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(EXIT_FAILURE) from None
+    con = _open_read(_settings(settings, db))
     per_kind = con.execute(
         "SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded, "
         "sum(rows_quarantined) AS rows_quarantined, sum(rows_gx_validated) AS rows_gx_validated "
@@ -326,17 +324,15 @@ def report(
     out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False)] = None,
 ) -> None:
     """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust."""
-    from pipeline.db import LedgerNotFound, connect_read
     from pipeline.report import ReportError, gather, plain_report, render_html, render_markdown
 
-    s = _settings(settings, db)
+    con = _open_read(_settings(settings, db))
     try:
-        con = connect_read(s.db)
         if fmt == "text":
             out.print(plain_report(con, month), markup=False, highlight=False)
             return
         data = gather(con, month)
-    except (LedgerNotFound, ReportError) as exc:
+    except ReportError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_FAILURE) from None
     text = render_html(data) if fmt == "html" else render_markdown(data)

@@ -129,25 +129,35 @@ def _as_text(value: object) -> str | None:
     return str(value)
 
 
-def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
-    data = _raw_bytes(path, gz)
-    _check_utf8(path, data)
-    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
-    lines: list[int] = []
+def json_lines(text: str, numbers_as_text: bool) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
+    """(line, object) for each JSON object line, and (line, reason) for lines that are not one. Blank lines skipped."""
+    records: list[tuple[int, dict]] = []
     bad: list[tuple[int, str]] = []
-    seen: set[str] = set()
-    for lineno, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
+    kwargs = {"parse_float": str, "parse_int": str} if numbers_as_text else {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            # numbers stay text: exact decimals, no float rounding
-            obj = json.loads(raw, parse_float=str, parse_int=str)
+            obj = json.loads(raw, **kwargs)
         except json.JSONDecodeError as exc:
             bad.append((lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             continue
         if not isinstance(obj, dict):
             bad.append((lineno, "not a JSON object"))
             continue
+        records.append((lineno, obj))
+    return records, bad
+
+
+def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
+    data = _raw_bytes(path, gz)
+    _check_utf8(path, data)
+    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
+    lines: list[int] = []
+    seen: set[str] = set()
+    # numbers stay text: exact decimals, no float rounding
+    records, bad = json_lines(data.decode("utf-8"), numbers_as_text=True)
+    for lineno, obj in records:
         if rename:
             obj = {rename.get(k.lower(), k): v for k, v in obj.items()}
         lines.append(lineno)
@@ -209,18 +219,7 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
                 raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
             records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
         else:
-            for lineno, raw in enumerate(data.decode("utf-8").splitlines(), start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    bad.append((lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"))
-                    continue
-                if not isinstance(obj, dict):
-                    bad.append((lineno, "not a JSON object"))
-                    continue
-                records.append((lineno, obj))
+            records, bad = json_lines(data.decode("utf-8"), numbers_as_text=False)
     cols, lines, unmapped = map_rows(records, log_format, mapping, allowed)
     arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
     arrays["_line"] = pa.array(lines, type=pa.int64())
