@@ -114,3 +114,22 @@ def test_demo_file_opens_in_the_standalone_duckdb_cli(demo_db):
     assert res.returncode == 0, f"duckdb CLI {version}: {res.stderr}"
     n = sql_json(demo_db, "select count(*) as n from raw.requests")[0]["n"]
     assert n > 0 and res.stdout.split() == ["3", str(n), str(n)], res.stdout
+
+
+def test_large_sample_streams_one_parquet_file_per_day_and_loads_cleanly(tmp_path):
+    import polars as pl
+
+    out = tmp_path / "large"
+    res = cli("sample", "--requests", "6200", "--months", "1", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    files = sorted((out / "requests").glob("*.parquet"))
+    # July has 31 days: 6200 / 31 = 200 rows a day
+    assert len(files) == 31 and files[0].name == "requests-2026-07-01.parquet"
+    assert sum(pl.read_parquet(f).height for f in files) == 6200
+    res = cli("nightly", str(out), "--db", str(tmp_path / "l.duckdb"), "--json")
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert summary["rows_quarantined"] == 0 and summary["rows_loaded"] == 6200 + 3 + 32 + 1 + 7
+    # the one-day increment: 200 more rows, a new day
+    res = cli("sample", "--requests", "6200", "--months", "1", "--out", str(out), "--extra-day")
+    assert res.exit_code == 0 and (out / "requests" / "requests-2026-08-01.parquet").exists()
