@@ -166,6 +166,26 @@ def _typed_expr(kind: str, c: ColumnSpec, present: set[str]) -> str:
     return f"TRY_CAST({t} AS {c.duckdb_type})"
 
 
+#: Source types that are the ledger's type already (Parquet): read as they are, not through text.
+NATIVE_TYPES: dict[str, tuple[str, ...]] = {
+    "BIGINT": ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "UINTEGER", "USMALLINT", "UTINYINT"),
+    "INTEGER": ("INTEGER", "SMALLINT", "TINYINT", "USMALLINT", "UTINYINT"),
+    "BOOLEAN": ("BOOLEAN",),
+    "DATE": ("DATE",),
+    "TIMESTAMP": ("TIMESTAMP", "TIMESTAMP_MS", "TIMESTAMP_S", "TIMESTAMP_NS"),
+}
+
+
+def native_columns(kind: str, cols: list[ColumnSpec], source_types: dict[str, str]) -> set[str]:
+    """Columns whose source type is already the ledger's (no parsing, no text round trip)."""
+    options = READ_OPTIONS.get(kind, ReadOptions())
+    return {
+        c.name for c in cols
+        if source_types.get(c.name) in NATIVE_TYPES.get(c.duckdb_type, ())
+        and (kind, c.name) not in SPECIAL_FORMATS and c.name not in options.lower
+    }
+
+
 _TYPE_WORDS = {"BIGINT": "a whole number", "INTEGER": "a whole number", "TIMESTAMP": "an ISO-8601 timestamp",
                "DATE": "a date (YYYY-MM-DD)", "BOOLEAN": "true or false", "VARCHAR": "text"}
 
@@ -178,13 +198,17 @@ def _type_word(kind: str, c: ColumnSpec) -> str:
     return _TYPE_WORDS[c.duckdb_type]
 
 
-def _type_checks(kind: str, cols: list[ColumnSpec], present: set[str]) -> list[tuple[str, str, str]]:
-    """(column, bad-when predicate over the typed table, message SQL expression) for missing and unparsable values."""
+def _type_checks(kind: str, cols: list[ColumnSpec], present: set[str], native: set[str]) -> list[tuple[str, str, str]]:
+    """(column, bad-when predicate over the typed table, message SQL expression) for missing and unparsable values.
+
+    A ``native`` column arrived in its own type (Parquet): it can be missing, never unparsable.
+    """
     checks: list[tuple[str, str, str]] = []
     for c in cols:
         if c.required:
-            checks.append((c.name, f"_raw_{c.name} IS NULL", f"'{c.name} is missing'"))
-        if c.name in present and c.duckdb_type != "VARCHAR":
+            missing = f'"{c.name}" IS NULL' if c.name in native else f"_raw_{c.name} IS NULL"
+            checks.append((c.name, missing, f"'{c.name} is missing'"))
+        if c.name in present and c.name not in native and c.duckdb_type != "VARCHAR":
             checks.append(
                 (
                     c.name,
@@ -248,8 +272,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     lake_path = store.lake / lake_rel
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     try:
-        gx_rows = _stage_checked(con, kind, cols, present, key, table, check_existing=kind not in SNAPSHOT_KINDS,
-                                 where=shown, gx_max_rows=options.gx_max_rows)
+        gx_rows, native = _stage_checked(con, kind, cols, present, key, table,
+                                         check_existing=kind not in SNAPSHOT_KINDS, where=shown,
+                                         gx_max_rows=options.gx_max_rows)
         crashpoint("ingest.validated")
         loaded, quarantined = con.execute(
             "SELECT count(*) FILTER (verdict IS NULL), count(*) FILTER (verdict IS NOT NULL) FROM checked"
@@ -269,7 +294,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             crashpoint("ingest.lake_renamed")
         con.execute("BEGIN TRANSACTION")
         try:
-            raw_json = "to_json(struct_pack(" + ", ".join(f"\"{c.name}\" := _raw_{c.name}" for c in cols) + "))"
+            raw_json = "to_json(struct_pack(" + ", ".join(
+                f"\"{c.name}\" := " + (f'CAST("{c.name}" AS VARCHAR)' if c.name in native else f"_raw_{c.name}")
+                for c in cols) + "))"
             con.execute(
                 f"INSERT INTO meta.quarantine SELECT ?, ?, ?, _line, bad_columns, verdict, {raw_json} "
                 "FROM checked WHERE verdict IS NOT NULL",
@@ -348,26 +375,33 @@ def _head_bytes(path: Path, gz: bool, size: int = 1 << 16) -> bytes:
 
 
 def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str],
-                   key: list[str], table: str, check_existing: bool, where: str, gx_max_rows: int) -> int:
+                   key: list[str], table: str, check_existing: bool, where: str,
+                   gx_max_rows: int) -> tuple[int, set[str]]:
     """Build temp table ``checked``: typed columns, raw text, and a verdict (NULL = load it).
 
     Type checks run first; the kind's expectation suite is then evaluated by DuckDB on every row and by
     Great Expectations on the well-typed rows (all, or a deterministic sample beyond ``gx_max_rows``), and
-    the two must agree. Returns the number of rows GX validated.
+    the two must agree. Returns the number of rows GX validated, and the columns read natively.
     """
     from pipeline.validate import validate
 
-    typed = ", ".join(f'{_typed_expr(kind, c, present)} AS "{c.name}"' for c in cols)
-    raws = ", ".join(
-        (f"{_text(kind, c.name)} AS _raw_{c.name}" if c.name in present else f"CAST(NULL AS VARCHAR) AS _raw_{c.name}")
+    source_types = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM incoming_arrow").fetchall()}
+    native = native_columns(kind, cols, source_types)
+    typed = ", ".join(
+        (f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)) + f' AS "{c.name}"'
         for c in cols
     )
+    text_cols = [c for c in cols if c.name not in native]
+    raws = ", ".join(
+        (f"{_text(kind, c.name)} AS _raw_{c.name}" if c.name in present else f"CAST(NULL AS VARCHAR) AS _raw_{c.name}")
+        for c in text_cols
+    ) or "NULL AS _raw_none"
     con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT i._line, {typed}, {raws} FROM incoming_arrow i")
     # An optional key column with a default (opex.cluster_id = '' for shared costs)
     for c in cols:
         if c.name in key and not c.required:
             con.execute(f"UPDATE typed SET \"{c.name}\" = coalesce(\"{c.name}\", '')").fetchall()
-    type_checks = _type_checks(kind, cols, present)
+    type_checks = _type_checks(kind, cols, present, native)
     suite = SUITES[kind]
     flag_cols = [f"({p}) AS _type_{i}" for i, (_, p, _) in enumerate(type_checks)]
     flag_cols += [f'{chk.sql_bad_when()} AS "_chk_{chk.name}"' for chk in suite]
@@ -394,7 +428,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
     bad_cols = ("list_distinct(list_filter([" + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in messages)
                 + "], lambda x: x IS NOT NULL))")
     typed_cols = ", ".join(f't."{c.name}"' for c in cols)
-    raw_cols = ", ".join(f"t._raw_{c.name}" for c in cols)
+    raw_cols = ", ".join(f"t._raw_{c.name}" for c in text_cols) or "t._raw_none"
     same_all = " AND ".join(f'c."{c.name}" IS NOT DISTINCT FROM f."{c.name}"' for c in cols)
     same_existing = " AND ".join(f'c."{c.name}" IS NOT DISTINCT FROM e."{c.name}"' for c in cols)
     key_join_f = " AND ".join(f'f."{k}" = c."{k}"' for k in key)
@@ -418,7 +452,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
             """
         )
         con.execute("DROP TABLE flags")
-        return validated
+        return validated, native
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE checked AS
@@ -451,7 +485,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
         """
     )
     con.execute("DROP TABLE flags")
-    return validated
+    return validated, native
 
 
 def _reject(con: duckdb.DuckDBPyConnection, kind: str, shown: str, file_hash: str | None, message: str,

@@ -185,3 +185,20 @@ def test_status_accounts_for_every_row(demo_db):
     for k in status["kinds"] + status["files"]:
         assert k["rows_in"] == k["rows_loaded"] + k["rows_quarantined"]
         assert 0 < k["rows_gx_validated"] <= k["rows_in"]
+
+
+def test_parquet_columns_in_their_own_type_skip_the_text_round_trip(ledger, tmp_path):
+    # native Parquet types (int64, bool, timestamp) are read as they are; a bad row is still quarantined with
+    # its values shown as text
+    rows = [request("p1", "t1", "2026-07-01T10:00:00Z", output_tokens=5),
+            request("p2", "t2", "2026-07-01T10:00:00Z", output_tokens=-7)]
+    frame = pl.DataFrame([{**r, "provider": r["provider"] or None, "cluster_id": None} for r in rows]).with_columns(
+        pl.col("started_at").str.to_datetime(time_zone="UTC").dt.replace_time_zone(None))
+    path = tmp_path / "native.parquet"
+    frame.write_parquet(path)
+    res = ingest_file(ledger.con, "requests", path, ledger.store)
+    assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (2, 1, 1)
+    q = ledger.one("SELECT line, columns, reason, raw_row FROM meta.quarantine")
+    assert (q["line"], q["columns"], q["reason"]) == (2, "output_tokens", "output_tokens is negative")
+    assert json.loads(q["raw_row"])["output_tokens"] == "-7"
+    assert str(ledger.one("SELECT started_at FROM raw.requests")["started_at"]) == "2026-07-01 10:00:00"
