@@ -203,12 +203,7 @@ class Store:
         _fsync(tmp)
         os.replace(tmp, final)
         crashpoint("publish.snapshot_renamed")
-        link_tmp = self.published.with_name(self.published.name + ".costledger-tmp")
-        if link_tmp.exists():
-            link_tmp.unlink()
-        os.link(final, link_tmp)
-        os.replace(link_tmp, self.published)
-        _fsync_dir(self.published.parent)
+        self._link_as_published(final)
         crashpoint("publish.renamed")
         self.prune_snapshots(keep)
         return final
@@ -231,13 +226,17 @@ class Store:
             to = older[-1]
         if not to.exists():
             raise FileNotFoundError(f"snapshot {to} does not exist (have: {', '.join(s.name for s in snaps)})")
+        self._link_as_published(to)
+        return to
+
+    def _link_as_published(self, snapshot: Path) -> None:
+        """Make ``snapshot`` the published file: a hard link under a temporary name, renamed over it (atomic)."""
         link_tmp = self.published.with_name(self.published.name + ".costledger-tmp")
         if link_tmp.exists():
             link_tmp.unlink()
-        os.link(to, link_tmp)
+        os.link(snapshot, link_tmp)
         os.replace(link_tmp, self.published)
         _fsync_dir(self.published.parent)
-        return to
 
 
 def _comment_statements(con: duckdb.DuckDBPyConnection, published: set[str]) -> list[str]:
