@@ -57,6 +57,10 @@ class AuditFailed(RuntimeError):
     """A model broke its grain or an audit query returned rows; the build was rolled back."""
 
 
+class ModelFailed(RuntimeError):
+    """DuckDB could not build a model (SQL error, out of memory, ...); the build was rolled back."""
+
+
 @dataclass(frozen=True)
 class Model:
     layer: str
@@ -197,7 +201,12 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
             t = time.perf_counter()
             _drop_other_kind(con, m)
             kind = "VIEW" if m.materialized == "view" else "TABLE"
-            con.execute(f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
+            try:
+                con.execute(f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
+            except duckdb.Error as exc:
+                first = str(exc).strip().splitlines()[0]
+                raise ModelFailed(f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) "
+                                  f"failed: {first}") from exc
             doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
             con.execute(f"COMMENT ON {kind} {m.qualified} IS {_quote(doc.strip())}")
             for col, text in m.column_docs.items():

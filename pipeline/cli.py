@@ -113,7 +113,7 @@ def _exit_for(run) -> None:
 
 def _writer(fn, *args, **kwargs):
     """Run a writing step, turning the ledger's own errors into messages and exit codes."""
-    from pipeline.build import AuditFailed
+    from pipeline.build import AuditFailed, ModelFailed
     from pipeline.store import InsufficientDisk, LedgerBusy
 
     try:
@@ -124,8 +124,12 @@ def _writer(fn, *args, **kwargs):
     except InsufficientDisk as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_DISK) from None
-    except (AuditFailed, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+    except (AuditFailed, ModelFailed, FileNotFoundError) as exc:
+        from rich.markup import escape
+
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        if isinstance(exc, ModelFailed) and "Out of Memory" in str(exc):
+            console.print(escape("hint: raise [ledger] memory_limit in the settings file (DuckDB spills what it can)"))
         raise typer.Exit(EXIT_FAILURE) from None
 
 

@@ -85,3 +85,18 @@ def test_failed_audit_rolls_back_the_whole_build(ledger, tmp_path):
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)
     # the published mart is the one from before, not the broken one
     assert ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost") == before
+
+
+def test_a_failing_model_is_named_and_rolls_back(ledger, tmp_path):
+    from pipeline.build import ModelFailed
+
+    ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])
+    ledger.build()
+    before = ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost")
+    sql_dir = tmp_path / "sql"
+    for layer in ("staging", "intermediate", "marts", "audits"):
+        (sql_dir / layer).mkdir(parents=True)
+    (sql_dir / "marts" / "monthly_route_cost.sql").write_text("-- grain: one row per x\nSELECT no_such_column FROM raw.requests")
+    with pytest.raises(ModelFailed, match=r"model marts.monthly_route_cost \(sql/marts/monthly_route_cost.sql\) failed"):
+        build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)
+    assert ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost") == before
