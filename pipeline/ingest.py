@@ -101,12 +101,14 @@ def init_ledger(con: duckdb.DuckDBPyConnection, store: "Store") -> None:
         refresh_raw_view(con, store, kind)
 
 
-def raw_view_statements(con: duckdb.DuckDBPyConnection, store: "Store") -> list[tuple[str, str]]:
-    """(name, CREATE VIEW) for every raw view over the files the manifest names, in load order."""
+def raw_view_statements(con: duckdb.DuckDBPyConnection, store: "Store",
+                        kinds: list[str] | None = None) -> list[tuple[str, str]]:
+    """(name, CREATE VIEW) for the raw views (all, or those of ``kinds``) over the files the manifest names."""
     from pipeline.store import sql_literal
 
     out = []
-    for kind, model in KINDS.items():
+    for kind in kinds or list(KINDS):
+        model = KINDS[kind]
         files = con.execute(
             "SELECT lake_file FROM meta.loaded_files WHERE kind = ? AND lake_file IS NOT NULL ORDER BY load_seq", [kind]
         ).fetchall()
@@ -116,10 +118,8 @@ def raw_view_statements(con: duckdb.DuckDBPyConnection, store: "Store") -> list[
 
 
 def refresh_raw_view(con: duckdb.DuckDBPyConnection, store: "Store", kind: str) -> None:
-    name = f"raw.{table_name(KINDS[kind])}"
-    for view, stmt in raw_view_statements(con, store):
-        if view == name:
-            con.execute(stmt)
+    for _, stmt in raw_view_statements(con, store, [kind]):
+        con.execute(stmt)
     for stmt in comment_sql(KINDS[kind]):
         con.execute(stmt)
 
