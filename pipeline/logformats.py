@@ -45,7 +45,7 @@ import fnmatch
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 LOG_FORMATS = ("canonical", "openai_chat", "openai_responses", "anthropic", "litellm", "vllm", "sglang")
 CANONICAL_MARKERS = ("cache_hit_input_tokens", "cache_miss_input_tokens")
@@ -369,14 +369,6 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-MAPPERS: dict[str, Callable[..., Tokens]] = {
-    "openai_chat": tokens_openai_chat,
-    "openai_responses": tokens_openai_responses,
-    "anthropic": tokens_anthropic,
-    "litellm": tokens_litellm,
-    "vllm": tokens_vllm,
-    "sglang": tokens_sglang,
-}
 
 
 # ------------------------------------------------------------------ files
