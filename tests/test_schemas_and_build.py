@@ -71,16 +71,21 @@ def test_marts_keep_the_contract_with_comments_and_decimal_money(ledger):
         assert months in ([], [{"t": "DATE"}])
 
 
+def one_mart_tree(tmp_path, sql: str):
+    """A model tree of a single mart, marts.monthly_route_cost, with the given SQL."""
+    sql_dir = tmp_path / "sql"
+    for layer in ("staging", "intermediate", "marts", "audits"):
+        (sql_dir / layer).mkdir(parents=True)
+    (sql_dir / "marts" / "monthly_route_cost.sql").write_text(sql)
+    return sql_dir
+
+
 def test_failed_audit_rolls_back_the_whole_build(ledger, tmp_path):
     ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])
     ledger.build()
     before = ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost")
     # a model tree whose audit always fails
-    sql_dir = tmp_path / "sql"
-    for layer in ("staging", "intermediate", "marts", "audits"):
-        (sql_dir / layer).mkdir(parents=True)
-    (sql_dir / "marts" / "monthly_route_cost.sql").write_text(
-        "-- grain: one row per nothing\n-- unique_key: x\nSELECT 1 AS x UNION ALL SELECT 1")
+    sql_dir = one_mart_tree(tmp_path, "-- grain: one row per nothing\n-- unique_key: x\nSELECT 1 AS x UNION ALL SELECT 1")
     with pytest.raises(AuditFailed, match="not unique"):
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)
     # the published mart is the one from before, not the broken one
@@ -93,10 +98,7 @@ def test_a_failing_model_is_named_and_rolls_back(ledger, tmp_path):
     ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])
     ledger.build()
     before = ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost")
-    sql_dir = tmp_path / "sql"
-    for layer in ("staging", "intermediate", "marts", "audits"):
-        (sql_dir / layer).mkdir(parents=True)
-    (sql_dir / "marts" / "monthly_route_cost.sql").write_text("-- grain: one row per x\nSELECT no_such_column FROM raw.requests")
+    sql_dir = one_mart_tree(tmp_path, "-- grain: one row per x\nSELECT no_such_column FROM raw.requests")
     with pytest.raises(ModelFailed, match=r"model marts.monthly_route_cost \(sql/marts/monthly_route_cost.sql\) failed"):
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)
     assert ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost") == before
