@@ -59,6 +59,9 @@ META_DDL = [
         seconds DOUBLE, outcome VARCHAR)""",
     "COMMENT ON TABLE meta.runs IS 'One row per ingest / build / nightly run: files seen, loaded, skipped, rejected; rows in, loaded, quarantined; the months whose marts changed; duration; outcome (NULL while running, interrupted if it died).'",
     """CREATE TABLE IF NOT EXISTS meta.settings (key VARCHAR NOT NULL, value VARCHAR NOT NULL)""",
+    "CREATE TABLE IF NOT EXISTS meta.key_index (kind VARCHAR NOT NULL, key_hash UBIGINT NOT NULL)",
+    "COMMENT ON TABLE meta.key_index IS 'Hash of the natural key of every loaded row of the deduplicated kinds, written in the transaction that loads the file: ingest probes it so a new file is checked against all history without reading the lake (only rows whose hash hits are read back). Work file only; rebuilt from the lake when DuckDB (and so its hash function) changes.'",
+    "CREATE TABLE IF NOT EXISTS meta.key_index_built (duckdb_version VARCHAR NOT NULL)",
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
 ]
 
@@ -99,6 +102,28 @@ def init_ledger(con: duckdb.DuckDBPyConnection, store: "Store") -> None:
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     for kind in KINDS:
         refresh_raw_view(con, store, kind)
+    _ensure_key_index(con)
+
+
+def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)build ``meta.key_index`` from the loaded rows when it was built by another DuckDB version (or never)."""
+    version = duckdb.__version__
+    built = [v for (v,) in con.execute("SELECT duckdb_version FROM meta.key_index_built").fetchall()]
+    if built == [version]:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM meta.key_index")
+        for kind, model in KINDS.items():
+            key = natural_key(model)
+            if key and kind not in SNAPSHOT_KINDS:
+                con.execute(f"INSERT INTO meta.key_index SELECT ?, hash({', '.join(key)}) FROM raw.{table_name(model)}", [kind])
+        con.execute("DELETE FROM meta.key_index_built")
+        con.execute("INSERT INTO meta.key_index_built VALUES (?)", [version])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def raw_view_statements(con: duckdb.DuckDBPyConnection, store: "Store",
@@ -272,21 +297,23 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     lake_path = store.lake / lake_rel
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     try:
-        gx_rows, native = _stage_checked(con, kind, cols, present, key, table,
-                                         check_existing=kind not in SNAPSHOT_KINDS, where=shown,
-                                         gx_max_rows=options.gx_max_rows)
+        gx_rows, native, raw_cols = _stage_checked(con, kind, cols, present, key, table,
+                                                   check_existing=kind not in SNAPSHOT_KINDS, where=shown,
+                                                   gx_max_rows=options.gx_max_rows)
         crashpoint("ingest.validated")
-        loaded, quarantined = con.execute(
-            "SELECT count(*) FILTER (verdict IS NULL), count(*) FILTER (verdict IS NOT NULL) FROM checked"
+        total, quarantined = con.execute(
+            "SELECT (SELECT count(*) FROM flags), (SELECT count(*) FROM verdicts)"
         ).fetchall()[0]  # type: ignore[misc]
+        loaded = total - quarantined
         quarantined += len(read.bad_lines)
-        col_list = ", ".join(f'"{c.name}"' for c in cols)
+        col_list = ", ".join(f'f."{c.name}"' for c in cols)
+        good_rows = "flags f ANTI JOIN verdicts v ON v._line = f._line"
         if loaded:
             lake_path.parent.mkdir(parents=True, exist_ok=True)
             # the file hash is hex and the folder is ours: the literal is safe (COPY cannot bind a file name)
             con.execute(
-                f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, _line AS source_line "
-                f"FROM checked WHERE verdict IS NULL ORDER BY _line) "
+                f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, f._line AS source_line "
+                f"FROM {good_rows}) "
                 f"TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)"
             )
             crashpoint("ingest.lake_written")
@@ -295,13 +322,16 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
         con.execute("BEGIN TRANSACTION")
         try:
             raw_json = "to_json(struct_pack(" + ", ".join(
-                f"\"{c.name}\" := " + (f'CAST("{c.name}" AS VARCHAR)' if c.name in native else f"_raw_{c.name}")
+                f"\"{c.name}\" := " + (f"f._raw_{c.name}" if c.name in raw_cols else f'CAST(f."{c.name}" AS VARCHAR)')
                 for c in cols) + "))"
             con.execute(
-                f"INSERT INTO meta.quarantine SELECT ?, ?, ?, _line, bad_columns, verdict, {raw_json} "
-                "FROM checked WHERE verdict IS NOT NULL",
+                f"INSERT INTO meta.quarantine SELECT ?, ?, ?, v._line, v.bad_columns, v.verdict, {raw_json} "
+                "FROM verdicts v JOIN flags f ON f._line = v._line ORDER BY v._line",
                 [file_hash, shown, kind],
             )
+            if key and kind not in SNAPSHOT_KINDS and loaded:
+                key_hash = "hash(" + ", ".join(f'f."{k}"' for k in key) + ")"
+                con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash} FROM {good_rows}", [kind])
             if read.bad_lines:
                 con.executemany(
                     "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
@@ -325,7 +355,8 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             con.execute("DROP VIEW IF EXISTS incoming_arrow")
         else:
             con.unregister("incoming_arrow")
-        con.execute("DROP TABLE IF EXISTS checked")
+        for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
+            con.execute(f"DROP TABLE IF EXISTS {temp}")
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
 
@@ -376,37 +407,46 @@ def _head_bytes(path: Path, gz: bool, size: int = 1 << 16) -> bytes:
 
 def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str],
                    key: list[str], table: str, check_existing: bool, where: str,
-                   gx_max_rows: int) -> tuple[int, set[str]]:
-    """Build temp table ``checked``: typed columns, raw text, and a verdict (NULL = load it).
+                   gx_max_rows: int) -> tuple[int, set[str], list[str]]:
+    """Build temp tables ``flags`` (every row: typed columns, raw text, check flags, ``_bad``) and
+    ``verdicts`` (the rows not to load: line, reason, columns at fault).
 
-    Type checks run first; the kind's expectation suite is then evaluated by DuckDB on every row and by
-    Great Expectations on the well-typed rows (all, or a deterministic sample beyond ``gx_max_rows``), and
-    the two must agree. Returns the number of rows GX validated, and the columns read natively.
+    One pass types and checks every row; the kind's expectation suite is evaluated by DuckDB on every row
+    and by Great Expectations on the well-typed rows (all, or a deterministic sample beyond ``gx_max_rows``),
+    and the two must agree. Duplicates are found by grouping the file's keys (duplicates inside the file)
+    and by probing the key index ``meta.key_index`` (keys already loaded; only the rows the probe hits are
+    read back from the lake). Returns the rows GX validated, the columns read natively and the text
+    columns kept raw.
     """
     from pipeline.validate import validate
 
+    options = READ_OPTIONS.get(kind, ReadOptions())
     source_types = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM incoming_arrow").fetchall()}
     native = native_columns(kind, cols, source_types)
-    typed = ", ".join(
-        (f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)) + f' AS "{c.name}"'
-        for c in cols
-    )
-    text_cols = [c for c in cols if c.name not in native]
-    raws = ", ".join(
-        (f"{_text(kind, c.name)} AS _raw_{c.name}" if c.name in present else f"CAST(NULL AS VARCHAR) AS _raw_{c.name}")
-        for c in text_cols
-    ) or "NULL AS _raw_none"
-    con.execute(f"CREATE OR REPLACE TEMP TABLE typed AS SELECT i._line, {typed}, {raws} FROM incoming_arrow i")
-    # An optional key column with a default (opex.cluster_id = '' for shared costs)
+    # VARCHAR columns kept as they came (trimmed, NULL tokens removed) are their own raw text
+    plain_text = {c.name for c in cols if c.duckdb_type == "VARCHAR" and c.name in present and c.name not in native
+                  and c.name not in options.lower and c.name != "currency"
+                  and not (c.name in key and not c.required)}
+    typed_parts = []
     for c in cols:
-        if c.name in key and not c.required:
-            con.execute(f"UPDATE typed SET \"{c.name}\" = coalesce(\"{c.name}\", '')").fetchall()
-    type_checks = _type_checks(kind, cols, present, native)
+        expr = f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)
+        if c.name in key and not c.required:  # an optional key column with a default (opex.cluster_id = '' for shared costs)
+            expr = f"coalesce({expr}, '')"
+        typed_parts.append(f'{expr} AS "{c.name}"')
+    raw_cols = [c.name for c in cols if c.name not in native and c.name not in plain_text]
+    raws = "".join(
+        (f", {_text(kind, n)} AS _raw_{n}" if n in present else f", CAST(NULL AS VARCHAR) AS _raw_{n}") for n in raw_cols
+    )
+    type_checks = _type_checks(kind, cols, present, native | plain_text)
     suite = SUITES[kind]
     flag_cols = [f"({p}) AS _type_{i}" for i, (_, p, _) in enumerate(type_checks)]
-    flag_cols += [f'{chk.sql_bad_when()} AS "_chk_{chk.name}"' for chk in suite]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE flags AS SELECT *, {', '.join(flag_cols) or 'true AS _none'} FROM typed")
-    con.execute("DROP TABLE typed")
+    flag_cols += [f'coalesce({chk.sql_bad_when()}, false) AS "_chk_{chk.name}"' for chk in suite]
+    any_flag = " OR ".join([f"_type_{i}" for i in range(len(type_checks))] + [f'"_chk_{chk.name}"' for chk in suite]) or "false"
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE flags AS SELECT *, ({any_flag}) AS _bad FROM ("
+        f"SELECT *, {', '.join(flag_cols) or 'false AS _none'} FROM ("
+        f"SELECT i._line, {', '.join(typed_parts)}{raws} FROM incoming_arrow i))"
+    )
 
     # Great Expectations on the well-typed rows (all of them, or every step-th line of a large file)
     type_ok = " AND ".join(f"NOT _type_{i}" for i in range(len(type_checks))) or "true"
@@ -415,77 +455,76 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
     sample = f"{type_ok} AND _line % {step} = 0"
     col_list = ", ".join(f'"{c.name}"' for c in cols)
     frame = con.sql(f"SELECT _line, {col_list} FROM flags WHERE {sample}").df()
-    sql_flags = {
-        chk.name: {r[0] for r in con.execute(f'SELECT _line FROM flags WHERE {sample} AND "_chk_{chk.name}"').fetchall()}
-        for chk in suite
-    }
+    sql_flags: dict[str, set[int]] = {chk.name: set() for chk in suite}
+    if suite:
+        chk_cols = ", ".join(f'"_chk_{chk.name}"' for chk in suite)
+        for line, *hits in con.execute(f"SELECT _line, {chk_cols} FROM flags WHERE {sample} AND _bad").fetchall():
+            for chk, hit in zip(suite, hits):
+                if hit:
+                    sql_flags[chk.name].add(line)
     validated = validate(kind, frame, sql_flags, where)
 
     messages = list(type_checks) + [
         (chk.column, f'"_chk_{chk.name}"', "'" + chk.message.replace("'", "''") + "'") for chk in suite
     ]
-    reasons = "list_filter([" + ", ".join(f"CASE WHEN {p} THEN {m} END" for _, p, m in messages) + "], lambda x: x IS NOT NULL)"
-    bad_cols = ("list_distinct(list_filter([" + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in messages)
-                + "], lambda x: x IS NOT NULL))")
-    typed_cols = ", ".join(f't."{c.name}"' for c in cols)
-    raw_cols = ", ".join(f"t._raw_{c.name}" for c in text_cols) or "t._raw_none"
-    same_all = " AND ".join(f'c."{c.name}" IS NOT DISTINCT FROM f."{c.name}"' for c in cols)
-    same_existing = " AND ".join(f'c."{c.name}" IS NOT DISTINCT FROM e."{c.name}"' for c in cols)
-    key_join_f = " AND ".join(f'f."{k}" = c."{k}"' for k in key)
-    key_join_e = " AND ".join(f'e."{k}" = c."{k}"' for k in key)
+    reasons = ("array_to_string(list_filter([" + ", ".join(f"CASE WHEN {p} THEN {m} END" for _, p, m in messages)
+               + "], lambda x: x IS NOT NULL), '; ')")
+    bad_cols = ("array_to_string(list_distinct(list_filter([" + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in messages)
+                + "], lambda x: x IS NOT NULL)), ', ')")
+    if not key:  # rows without a natural key (FOCUS): nothing to deduplicate
+        con.execute(f"CREATE OR REPLACE TEMP TABLE verdicts AS SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns "
+                    "FROM flags WHERE _bad")
+        return validated, native, raw_cols
+
     key_part = ", ".join(f'"{k}"' for k in key)
     key_names = ", ".join(key)
-    # snapshot kinds are not checked against loaded rows: a newer export replaces the older one
-    existing = table if check_existing else f"(SELECT * FROM {table} WHERE false)"
-    judged = f"""
-        SELECT t._line, {typed_cols}, {raw_cols}, {reasons} AS reasons, {bad_cols} AS bad_cols
-        FROM flags t
-    """
-    if not key:  # rows without a natural key (FOCUS): nothing to deduplicate
+    key_hash = "hash(" + ", ".join(f'"{k}"' for k in key) + ")"
+    on = lambda a, b: " AND ".join(f'{a}."{k}" = {b}."{k}"' for k in key)  # noqa: E731
+    same = lambda a, b: " AND ".join(f'{a}."{c.name}" IS NOT DISTINCT FROM {b}."{c.name}"' for c in cols)  # noqa: E731
+    # keys that occur more than once among the file's good rows, with their first line
+    con.execute(f"CREATE OR REPLACE TEMP TABLE dup_first AS SELECT {key_part}, min(_line) AS first_line "
+                f"FROM flags WHERE NOT _bad GROUP BY ALL HAVING count(*) > 1")
+    # keys already loaded: probe the key index (the file's hashes are the build side), then read back only those rows
+    existing = f"(SELECT * FROM {table} WHERE false)"
+    if check_existing:
         con.execute(
-            f"""
-            CREATE OR REPLACE TEMP TABLE checked AS
-            SELECT j.* EXCLUDE (reasons, bad_cols),
-                   CASE WHEN len(j.reasons) > 0 THEN array_to_string(j.reasons, '; ') END AS verdict,
-                   CASE WHEN len(j.reasons) > 0 THEN array_to_string(j.bad_cols, ', ') END AS bad_columns
-            FROM ({judged}) j
-            """
+            f"CREATE OR REPLACE TEMP TABLE hit_keys AS SELECT DISTINCT {key_part} FROM flags "
+            f"WHERE NOT _bad AND {key_hash} IN (SELECT key_hash FROM meta.key_index WHERE kind = ? "
+            f"AND key_hash IN (SELECT {key_hash} FROM flags WHERE NOT _bad))",
+            [kind],
         )
-        con.execute("DROP TABLE flags")
-        return validated, native
+        if con.execute("SELECT count(*) FROM hit_keys").fetchall()[0][0]:  # type: ignore[index]
+            con.execute(f"CREATE OR REPLACE TEMP TABLE existing_rows AS SELECT e.* FROM {table} e SEMI JOIN hit_keys h ON {on('e', 'h')}")
+            existing = "existing_rows"
     con.execute(
         f"""
-        CREATE OR REPLACE TEMP TABLE checked AS
-        WITH judged AS ({judged}),
-        good AS (
-            SELECT *, min(_line) OVER (PARTITION BY {key_part}) AS first_line
-            FROM judged WHERE len(reasons) = 0
-        ),
-        firsts AS (SELECT * FROM good WHERE _line = first_line)
-        SELECT c.* EXCLUDE (reasons, bad_cols, first_line),
-               CASE
-                 WHEN c._line <> c.first_line AND ({same_all})
-                   THEN 'identical duplicate of line ' || c.first_line || ' (counted once)'
-                 WHEN c._line <> c.first_line
-                   THEN 'conflict: same key ({key_names}) as line ' || c.first_line || ' with different content; not loaded'
-                 WHEN e.source_line IS NOT NULL AND ({same_existing})
-                   THEN 'identical duplicate of a row already loaded (file ' || left(e.source_file_hash, 12)
-                        || ', line ' || e.source_line || '); counted once'
-                 WHEN e.source_line IS NOT NULL
-                   THEN 'conflict: key ({key_names}) already loaded from file ' || left(e.source_file_hash, 12)
-                        || ', line ' || e.source_line || ' with different content; not overwritten'
-               END AS verdict,
-               CASE WHEN c._line <> c.first_line OR e.source_line IS NOT NULL THEN '{key_names}' END AS bad_columns
-        FROM good c
-        JOIN firsts f ON {key_join_f}
-        LEFT JOIN {existing} e ON {key_join_e}
+        CREATE OR REPLACE TEMP TABLE verdicts AS
+        SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns FROM flags WHERE _bad
         UNION ALL
-        SELECT j.* EXCLUDE (reasons, bad_cols), array_to_string(j.reasons, '; '), array_to_string(j.bad_cols, ', ')
-        FROM judged j WHERE len(j.reasons) > 0
+        SELECT * FROM (
+            SELECT c._line,
+                   CASE
+                     WHEN c._line <> d.first_line AND ({same('c', 'f')})
+                       THEN 'identical duplicate of line ' || d.first_line || ' (counted once)'
+                     WHEN c._line <> d.first_line
+                       THEN 'conflict: same key ({key_names}) as line ' || d.first_line || ' with different content; not loaded'
+                     WHEN e.source_line IS NOT NULL AND ({same('c', 'e')})
+                       THEN 'identical duplicate of a row already loaded (file ' || left(e.source_file_hash, 12)
+                            || ', line ' || e.source_line || '); counted once'
+                     WHEN e.source_line IS NOT NULL
+                       THEN 'conflict: key ({key_names}) already loaded from file ' || left(e.source_file_hash, 12)
+                            || ', line ' || e.source_line || ' with different content; not overwritten'
+                   END AS verdict,
+                   '{key_names}' AS bad_columns
+            FROM flags c
+            LEFT JOIN dup_first d ON {on('d', 'c')}
+            LEFT JOIN flags f ON f._line = d.first_line
+            LEFT JOIN {existing} e ON {on('e', 'c')}
+            WHERE NOT c._bad AND (d.first_line IS NOT NULL OR e.source_line IS NOT NULL)
+        ) WHERE verdict IS NOT NULL
         """
     )
-    con.execute("DROP TABLE flags")
-    return validated, native
+    return validated, native, raw_cols
 
 
 def _reject(con: duckdb.DuckDBPyConnection, kind: str, shown: str, file_hash: str | None, message: str,

@@ -202,3 +202,23 @@ def test_parquet_columns_in_their_own_type_skip_the_text_round_trip(ledger, tmp_
     assert (q["line"], q["columns"], q["reason"]) == (2, "output_tokens", "output_tokens is negative")
     assert json.loads(q["raw_row"])["output_tokens"] == "-7"
     assert str(ledger.one("SELECT started_at FROM raw.requests")["started_at"]) == "2026-07-01 10:00:00"
+
+
+def test_key_index_holds_one_hash_per_loaded_row_and_is_rebuilt_for_another_duckdb(ledger):
+    # 3 rows in, 1 identical duplicate within the file: 2 loaded, so 2 index entries (1 outcome row: 1 entry)
+    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z"), request("r2", "t1", "2026-07-01T10:01:00Z"),
+                             request("r2", "t1", "2026-07-01T10:01:00Z")])
+    assert ledger.rows("SELECT kind, count(*) AS n FROM meta.key_index GROUP BY kind") == [{"kind": "requests", "n": 2}]
+    # an index written by another DuckDB version (another hash function) is thrown away and rebuilt from the lake
+    ledger.con.execute("UPDATE meta.key_index_built SET duckdb_version = '0.0.1'")
+    ledger.con.execute("UPDATE meta.key_index SET key_hash = 0")
+    ledger.con.close()
+    ledger.con = ledger.store.open_work(ledger.settings)
+    assert ledger.one("SELECT count(*) AS n, count(DISTINCT key_hash) AS d FROM meta.key_index") == {"n": 2, "d": 2}
+    # ... and still finds the loaded rows: r2 again is a duplicate of history, r3 is new
+    res = ledger.load("requests", [request("r2", "t1", "2026-07-01T10:01:00Z"), request("r3", "t2", "2026-07-01T11:00:00Z")])
+    assert (res.rows_loaded, res.rows_quarantined) == (1, 1)
+    reasons = [r["reason"] for r in quarantine(ledger)]
+    # ordered by line: the new file's line 2, then the first file's line 4
+    assert reasons[0].startswith("identical duplicate of a row already loaded") and reasons[0].endswith("line 3); counted once")
+    assert reasons[1] == "identical duplicate of line 3 (counted once)" and len(reasons) == 2
