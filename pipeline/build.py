@@ -8,6 +8,10 @@ Each model file holds one SELECT and a header of ``-- key: value`` lines:
 ``description``   the table comment
 ``column NAME``   the column comment (``COMMENT ON COLUMN``)
 ``published``     ``no`` keeps a large request-level table out of the published file
+``key_enforced_by`` the grain is guaranteed upstream (the ingest's key index): no grain audit,
+                  which would re-read all history every night
+``incremental``   ``append``, ``tasks`` or ``months``: built from new data only (see
+                  ``pipeline/incremental.py``; such models read the ``scoped.*`` views)
 
 Models run in dependency order (found from the ``schema.model`` names each file
 mentions), all in one transaction with their audits: a build whose audit fails
@@ -24,6 +28,7 @@ from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
+from pipeline import incremental
 from pipeline.faults import crashpoint
 from pipeline.ingest import init_ledger, raw_view_statements
 from pipeline.settings import Settings
@@ -73,6 +78,8 @@ class Model:
     description: str
     column_docs: dict[str, str] = field(default_factory=dict)
     published: bool = True
+    incremental: str | None = None
+    key_enforced_by: str | None = None
 
     @property
     def qualified(self) -> str:
@@ -80,6 +87,8 @@ class Model:
 
     def depends_on(self, known: set[str]) -> set[str]:
         refs = {f"{s}.{n}" for s, n in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", self.body)}
+        refs |= {incremental.SCOPED_SOURCES[n] for n in re.findall(r"\bscoped\.(\w+)", self.body)
+                 if n in incremental.SCOPED_SOURCES}
         return (refs & known) - {self.qualified}
 
 
@@ -110,8 +119,13 @@ def parse_model(layer: str, path: Path) -> Model:
     if "grain" not in meta:
         raise ValueError(f"{path}: every model states its grain (-- grain: one row per ...)")
     key = tuple(k.strip() for k in meta.get("unique_key", "").split(",") if k.strip())
+    strategy = meta.get("incremental")
+    if strategy is not None and (strategy not in incremental.STRATEGIES or materialized != "table"):
+        raise ValueError(f"{path}: incremental must be one of {', '.join(incremental.STRATEGIES)} (tables only), "
+                         f"not {strategy!r}")
     return Model(layer, path.stem, path, "\n".join(body_lines).strip().rstrip(";"), materialized,
-                 meta["grain"], key, meta.get("description", ""), cols, meta.get("published", "yes") != "no")
+                 meta["grain"], key, meta.get("description", ""), cols, meta.get("published", "yes") != "no",
+                 strategy, meta.get("key_enforced_by"))
 
 
 def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
@@ -141,9 +155,9 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def grain_audit_sql(model: Model) -> str:
+def grain_audit_sql(model: Model, where: str = "true") -> str:
     keys = ", ".join(model.unique_key)
-    return f"SELECT {keys}, count(*) AS n FROM {model.qualified} GROUP BY ALL HAVING count(*) > 1"
+    return f"SELECT {keys}, count(*) AS n FROM {model.qualified} WHERE {where} GROUP BY ALL HAVING count(*) > 1 LIMIT 1"
 
 
 def write_settings(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
@@ -192,21 +206,45 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
         con.execute(stmt)
     before = month_fingerprints(con)
     timings: list[tuple[str, float]] = []
+    failures: list[str] = []
+    n_audits = 0
+
+    def run(m: Model, sql: str) -> None:
+        try:
+            con.execute(sql)
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise ModelFailed(f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) "
+                              f"failed: {first}") from exc
+
+    def audit(m: Model, where: str = "true") -> None:
+        """The grain audit, over the rows matching ``where`` (an incremental model: the rows just written)."""
+        if m.unique_key and not m.key_enforced_by:
+            rows = con.execute(grain_audit_sql(m, where)).fetchall()
+            if rows:
+                failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {rows[0]}")
+
     con.execute("BEGIN TRANSACTION")
     try:
         write_settings(con, settings)
         for layer in LAYERS:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
+        plan: incremental.Plan | None = None
         for m in models:
             t = time.perf_counter()
             _drop_other_kind(con, m)
             kind = "VIEW" if m.materialized == "view" else "TABLE"
-            try:
-                con.execute(f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
-            except duckdb.Error as exc:
-                first = str(exc).strip().splitlines()[0]
-                raise ModelFailed(f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) "
-                                  f"failed: {first}") from exc
+            if m.incremental and plan is None:
+                plan = incremental.plan(con, models, settings.batch_rows)
+            if m.incremental == "append":
+                tasks = next(x for x in models if x.incremental == "tasks")
+                incremental.run_request_batches(con, plan, m, tasks, run, audit, progress)  # type: ignore[arg-type]
+            elif m.incremental == "tasks":
+                pass  # recomputed batch by batch with the appended requests
+            elif m.incremental == "months":
+                incremental.run_months(con, plan, m, run, audit)  # type: ignore[arg-type]
+            else:
+                run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
             doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
             con.execute(f"COMMENT ON {kind} {m.qualified} IS {_quote(doc.strip())}")
             for col, text in m.column_docs.items():
@@ -215,14 +253,10 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
             crashpoint("build.model")
             if progress:
                 progress(m.qualified)
-        n_audits = 0
-        failures: list[str] = []
         for m in models:
-            if m.unique_key:
-                n_audits += 1
-                rows = con.execute(grain_audit_sql(m)).fetchall()
-                if rows:
-                    failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {rows[0]}")
+            n_audits += bool(m.unique_key and not m.key_enforced_by)
+            if not m.incremental:
+                audit(m)
         for path in audits:
             n_audits += 1
             rows = con.execute(path.read_text(encoding="utf-8")).fetchall()

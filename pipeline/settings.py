@@ -78,6 +78,9 @@ class Settings:
     memory_limit: str = "4GB"
     """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""
 
+    batch_rows: int = 10_000_000
+    """The build folds new request rows into the request models this many at a time (bounds memory)."""
+
     temp_directory: str = ""
     """Where DuckDB spills; '' = the ledger's state folder (<db>.d/tmp)."""
 
@@ -92,7 +95,7 @@ class Settings:
         rows = []
         for f in fields(self):
             if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots", "gx_max_rows",
-                          "focus_resource_patterns", "request_log_mappings"):
+                          "batch_rows", "focus_resource_patterns", "request_log_mappings"):
                 continue
             value = getattr(self, f.name)
             rows.append((f.name, "" if value is None else str(value)))
@@ -122,6 +125,7 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("ledger", "memory_limit"): "memory_limit",
     ("ledger", "temp_directory"): "temp_directory",
     ("ledger", "keep_snapshots"): "keep_snapshots",
+    ("ledger", "batch_rows"): "batch_rows",
 }
 _MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
 
@@ -148,7 +152,7 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             if not isinstance(value, str):
                 raise ValueError("a folder path")
             return value
-        if name in ("keep_snapshots", "gx_max_rows"):
+        if name in ("keep_snapshots", "gx_max_rows", "batch_rows"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError("a whole number of at least 1")
             return value
@@ -257,6 +261,7 @@ db = "ledger.duckdb"
 memory_limit = "4GB"     # DuckDB spills to disk beyond this
 temp_directory = ""      # '' = <db>.d/tmp
 keep_snapshots = 3       # published snapshots kept for `costledger rollback`
+batch_rows = 10000000    # new request rows folded into the request models at a time (bounds memory)
 
 [reference_api]          # prices self-hosted requests for the API-equivalent cost
 provider = "moonshot"

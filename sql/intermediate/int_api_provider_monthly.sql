@@ -6,10 +6,10 @@ WITH metered AS (
     SELECT
         month,
         provider,
-        count(*) AS requests,
-        count(*) FILTER (WHERE NOT is_priced) AS unpriced_requests,
-        coalesce(sum(metered_cost_usd), 0) AS metered_usd
-    FROM intermediate.int_requests_priced
+        sum(requests) AS requests,
+        sum(unpriced_requests) AS unpriced_requests,
+        sum(metered_usd) AS metered_usd
+    FROM intermediate.int_requests_monthly
     WHERE route = 'api'
     GROUP BY month, provider
 ),

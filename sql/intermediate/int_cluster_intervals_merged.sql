@@ -2,7 +2,7 @@
 -- materialized: table
 -- published: no
 -- unique_key: interval_kind, cluster_id, interval_start
--- description: Time intervals per cluster with overlaps merged (gaps and islands), so overlapping time counts once. 'provisioned': cluster charges (and FOCUS usage rows allocated to the cluster) and owned hardware in service. 'busy': self-hosted requests [started_at, started_at + latency).
+-- description: Time intervals per cluster with overlaps merged (gaps and islands), so overlapping time counts once. 'provisioned': cluster charges (and FOCUS usage rows allocated to the cluster) and owned hardware in service. (Busy time, from request intervals, is merged per day in int_cluster_busy_monthly.)
 WITH intervals AS (
     SELECT 'provisioned' AS interval_kind, cluster_id, charge_start AS s, charge_end AS e
     FROM intermediate.int_cluster_charge_lines
@@ -10,10 +10,6 @@ WITH intervals AS (
     UNION ALL
     SELECT 'provisioned', cluster_id, CAST(in_service_date AS TIMESTAMP), coalesce(CAST(retired_date AS TIMESTAMP), TIMESTAMP '9999-12-31')
     FROM staging.stg_ledger__hardware
-    UNION ALL
-    SELECT 'busy', cluster_id, started_at, ended_at
-    FROM staging.stg_ledger__requests
-    WHERE route = 'self_hosted' AND cluster_id IS NOT NULL AND latency_ms > 0
 ),
 ordered AS (
     SELECT

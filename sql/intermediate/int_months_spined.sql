@@ -3,7 +3,7 @@
 -- unique_key: month
 -- description: The month spine: every month between the first and last month that has requests, charges, invoices, opex or FOCUS rows.
 WITH activity AS (
-    SELECT month AS m FROM staging.stg_ledger__requests
+    SELECT month AS m FROM intermediate.int_requests_monthly
     UNION ALL SELECT CAST(date_trunc('month', charge_start) AS DATE) FROM staging.stg_ledger__cluster_charges
     UNION ALL SELECT CAST(date_trunc('month', charge_end - INTERVAL 1 MICROSECOND) AS DATE) FROM staging.stg_ledger__cluster_charges
     UNION ALL SELECT month FROM staging.stg_ledger__invoices

@@ -1,8 +1,9 @@
 -- grain: one row per request
 -- materialized: table
 -- published: no
+-- incremental: append
 -- unique_key: request_id
--- description: Every request priced once. API requests at their own provider's price in force at started_at (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0.
+-- description: Every request priced once. API requests at their own provider's price in force at started_at (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 keyed AS (
     -- the price row that applies: own provider and model for api rows, the reference ones for self-hosted rows
@@ -10,7 +11,7 @@ keyed AS (
         r.*,
         CASE WHEN r.route = 'api' THEN r.provider ELSE s.reference_api_provider END AS price_provider,
         CASE WHEN r.route = 'api' THEN r.model ELSE s.reference_api_model END AS price_model
-    FROM staging.stg_ledger__requests AS r
+    FROM scoped.requests_new AS r
     CROSS JOIN settings AS s
 ),
 matched AS (
@@ -43,7 +44,7 @@ costed AS (
 SELECT
     request_id, task_id, attempt, started_at, ended_at, month, route, provider, cluster_id, model,
     cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reasoning_tokens,
-    latency_ms, status, accepted, team,
+    latency_ms, status, accepted, team, source_file_hash,
     priced_provider IS NOT NULL AS is_priced,
     price_effective_from,
     cache_hit_input_per_million,

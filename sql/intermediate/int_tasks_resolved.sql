@@ -1,37 +1,69 @@
 -- grain: one row per task (that has at least one request)
 -- materialized: table
 -- published: no
+-- incremental: tasks
 -- unique_key: task_id
--- description: Each task's final outcome. The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt.
+-- description: Each task's final outcome. The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
--- one pass over the attempts: the latest attempt, the latest 'ok' one and the latest judged accepted one
--- ("latest" = started_at, then attempt, then request_id: the same order everywhere)
-per_task AS (
+-- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
+-- ("latest" = started_at, then attempt, then request_id: the same order everywhere). Most tasks have one attempt,
+-- which is all three at once; only tasks with retries need the (costly) ordered aggregates.
+attempt_counts AS (
+    SELECT task_id, count(*) AS attempts FROM scoped.requests_of_tasks GROUP BY task_id
+),
+single AS (
     SELECT
-        task_id,
+        r.task_id,
+        1 AS attempts,
+        CAST(r.accepted IS NOT NULL AS BIGINT) AS judged_attempts,
+        struct_pack(request_id := r.request_id, route := r.route, month := r.month) AS last_attempt,
+        CASE WHEN r.status = 'ok'
+            THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms) END AS last_ok,
+        CASE WHEN r.accepted
+            THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms) END AS log_accepted
+    FROM scoped.requests_of_tasks AS r
+    SEMI JOIN attempt_counts AS c ON c.task_id = r.task_id AND c.attempts = 1
+),
+multi AS (
+    SELECT
+        r.task_id,
         count(*) AS attempts,
-        count(accepted) AS judged_attempts,
-        arg_max(request_id, struct_pack(s := started_at, a := coalesce(attempt, -2147483648), r := request_id))
-            AS last_request_id,
-        arg_max(request_id, struct_pack(s := started_at, a := coalesce(attempt, -2147483648), r := request_id))
-            FILTER (WHERE status = 'ok') AS last_ok_request_id,
-        arg_max(request_id, struct_pack(s := started_at, a := coalesce(attempt, -2147483648), r := request_id))
-            FILTER (WHERE accepted) AS log_accepted_request_id
-    FROM intermediate.int_requests_priced
-    GROUP BY task_id
+        count(r.accepted) AS judged_attempts,
+        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month),
+                struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id)) AS last_attempt,
+        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms),
+                struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id))
+            FILTER (WHERE r.status = 'ok') AS last_ok,
+        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms),
+                struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id))
+            FILTER (WHERE r.accepted) AS log_accepted
+    FROM scoped.requests_of_tasks AS r
+    SEMI JOIN attempt_counts AS c ON c.task_id = r.task_id AND c.attempts > 1
+    GROUP BY r.task_id
+),
+picked AS (
+    SELECT * FROM single
+    UNION ALL
+    SELECT * FROM multi
 ),
 final_decision AS (
-    SELECT * FROM staging.stg_ledger__outcomes
+    SELECT * FROM scoped.outcomes_of_tasks
     QUALIFY row_number() OVER (PARTITION BY task_id ORDER BY decided_at DESC) = 1
 ),
 review AS (
-    SELECT task_id, sum(review_minutes) AS review_minutes FROM staging.stg_ledger__outcomes GROUP BY task_id
+    SELECT task_id, sum(review_minutes) AS review_minutes FROM scoped.outcomes_of_tasks GROUP BY task_id
+),
+-- the attempt a decision names (request_id), looked up only for decisions that name one
+named AS (
+    SELECT r.task_id, r.request_id, r.route, r.month, r.latency_ms
+    FROM scoped.requests_of_tasks AS r
+    SEMI JOIN final_decision AS fd ON fd.task_id = r.task_id AND fd.request_id = r.request_id
 ),
 decided AS (
     SELECT
         p.task_id,
         p.attempts,
-        p.last_request_id,
+        p.last_attempt,
         CASE
             WHEN fd.task_id IS NOT NULL THEN 'outcomes'
             WHEN p.judged_attempts > 0 THEN 'request_log'
@@ -39,33 +71,39 @@ decided AS (
         END AS outcome_source,
         CASE
             WHEN fd.task_id IS NOT NULL THEN fd.accepted
-            ELSE p.log_accepted_request_id IS NOT NULL
+            ELSE p.log_accepted IS NOT NULL
         END AS judged_accepted,
+        -- the accepted attempt: the one the decision names, else the task's last 'ok' one; without a decision, the log's
         CASE
-            WHEN fd.task_id IS NOT NULL THEN CASE WHEN fd.accepted THEN coalesce(fd.request_id, p.last_ok_request_id) END
-            ELSE p.log_accepted_request_id
-        END AS accepted_request_id,
+            WHEN fd.task_id IS NOT NULL THEN
+                CASE WHEN fd.accepted THEN
+                    CASE WHEN fd.request_id IS NOT NULL
+                        THEN CASE WHEN n.request_id IS NOT NULL
+                            THEN struct_pack(request_id := n.request_id, route := n.route, month := n.month, latency_ms := n.latency_ms) END
+                        ELSE p.last_ok
+                    END
+                END
+            ELSE p.log_accepted
+        END AS acc,
         coalesce(rv.review_minutes, 0) AS review_minutes
-    FROM per_task AS p
+    FROM picked AS p
     LEFT JOIN final_decision AS fd USING (task_id)
-    LEFT JOIN review AS rv USING (task_id)
+    LEFT JOIN named AS n ON n.task_id = fd.task_id AND n.request_id = fd.request_id
+    LEFT JOIN review AS rv ON rv.task_id = p.task_id
 ),
 judged AS (
     SELECT
         d.*,
-        acc.request_id AS acc_request_id,
-        acc.route AS acc_route,
-        acc.month AS acc_month,
-        acc.latency_ms AS acc_latency_ms,
-        la.route AS last_route,
-        la.month AS last_month,
-        CASE acc.route WHEN 'api' THEN s.slo_ms_api WHEN 'self_hosted' THEN s.slo_ms_self_hosted END AS slo_ms,
+        d.acc.request_id AS acc_request_id,
+        d.acc.route AS acc_route,
+        d.acc.month AS acc_month,
+        d.acc.latency_ms AS acc_latency_ms,
+        d.last_attempt.route AS last_route,
+        d.last_attempt.month AS last_month,
+        CASE d.acc.route WHEN 'api' THEN s.slo_ms_api WHEN 'self_hosted' THEN s.slo_ms_self_hosted END AS slo_ms,
         s.review_rate_per_hour_usd
     FROM decided AS d
     CROSS JOIN settings AS s
-    JOIN intermediate.int_requests_priced AS la ON la.request_id = d.last_request_id
-    LEFT JOIN intermediate.int_requests_priced AS acc
-        ON acc.request_id = d.accepted_request_id AND acc.task_id = d.task_id
 )
 SELECT
     task_id,

@@ -25,8 +25,8 @@ WITH routes AS (
     GROUP BY month
 ),
 equivalent AS (
-    SELECT month, sum(api_equivalent_cost_usd) AS api_equivalent_cost_usd
-    FROM intermediate.int_requests_priced
+    SELECT month, sum(api_equivalent_usd) AS api_equivalent_cost_usd
+    FROM intermediate.int_requests_monthly
     WHERE route = 'self_hosted'
     GROUP BY month
 ),

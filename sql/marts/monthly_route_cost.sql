@@ -28,30 +28,10 @@ WITH routes AS (
     CROSS JOIN (VALUES ('api'), ('self_hosted')) AS r(route)
 ),
 volume AS (
-    SELECT
-        month,
-        route,
-        count(*) AS requests,
-        count(DISTINCT task_id) AS tasks,
-        sum(cache_hit_input_tokens) AS cache_hit_input_tokens,
-        sum(cache_miss_input_tokens) AS cache_miss_input_tokens,
-        sum(output_tokens) AS output_tokens,
-        sum(reasoning_tokens) AS reasoning_tokens,
-        count(*) FILTER (WHERE route = 'api' AND NOT is_priced) AS unpriced_requests,
-        quantile_disc(latency_ms, 0.5) AS p50_latency_ms,
-        quantile_disc(latency_ms, 0.95) AS p95_latency_ms
-    FROM intermediate.int_requests_priced
-    GROUP BY month, route
+    SELECT * FROM intermediate.int_route_volume_monthly
 ),
 outcomes AS (
-    SELECT
-        month,
-        route,
-        count(*) FILTER (WHERE accepted) AS accepted_tasks,
-        count(*) FILTER (WHERE latency_violation) AS latency_violations,
-        sum(review_cost_usd) AS review_cost_usd
-    FROM intermediate.int_tasks_resolved
-    GROUP BY month, route
+    SELECT * FROM intermediate.int_task_outcomes_monthly
 ),
 api_spend AS (
     SELECT

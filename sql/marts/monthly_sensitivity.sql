@@ -58,15 +58,12 @@ token_prices AS (
     -- metered(h) = A - h x B + C for an API cache-hit share h of input tokens
     SELECT
         month,
-        sum(CAST(cache_hit_input_tokens + cache_miss_input_tokens AS DECIMAL(20, 0)) * cache_miss_input_per_million
-            * CAST(0.000001 AS DECIMAL(7, 6))) AS a_all_miss_usd,
-        sum(CAST(cache_hit_input_tokens + cache_miss_input_tokens AS DECIMAL(20, 0))
-            * (cache_miss_input_per_million - cache_hit_input_per_million) * CAST(0.000001 AS DECIMAL(7, 6))) AS b_hit_saving_usd,
-        sum(CAST(output_tokens + reasoning_tokens AS DECIMAL(20, 0)) * output_per_million
-            * CAST(0.000001 AS DECIMAL(7, 6))) AS c_output_usd,
-        sum(metered_cost_usd) AS metered_usd
-    FROM intermediate.int_requests_priced
-    WHERE route = 'api' AND is_priced
+        sum(a_all_miss_usd) AS a_all_miss_usd,
+        sum(b_hit_saving_usd) AS b_hit_saving_usd,
+        sum(c_output_usd) AS c_output_usd,
+        sum(metered_usd) AS metered_usd
+    FROM intermediate.int_requests_monthly
+    WHERE route = 'api' AND requests > unpriced_requests
     GROUP BY month
 ),
 cache_cases AS (

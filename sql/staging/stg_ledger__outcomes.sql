@@ -1,6 +1,7 @@
 -- grain: one row per task decision
 -- materialized: view
 -- unique_key: task_id, decided_at
+-- key_enforced_by: ingest (meta.key_index: a row whose key is loaded already is quarantined)
 -- description: Task decisions as loaded.
 SELECT
     task_id,

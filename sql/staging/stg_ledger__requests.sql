@@ -1,6 +1,7 @@
 -- grain: one row per request (= one attempt of a task)
 -- materialized: view
 -- unique_key: request_id
+-- key_enforced_by: ingest (meta.key_index: a row whose key is loaded already is quarantined)
 -- description: Requests as loaded, with month and end time derived (rename, cast, unit conversion only).
 SELECT
     request_id,
@@ -20,5 +21,6 @@ SELECT
     latency_ms,
     status,
     accepted,
-    team
+    team,
+    source_file_hash
 FROM raw.requests
