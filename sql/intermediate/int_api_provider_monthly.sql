@@ -6,8 +6,8 @@ WITH metered AS (
     SELECT
         month,
         provider,
-        sum(requests) AS requests,
-        sum(unpriced_requests) AS unpriced_requests,
+        CAST(sum(requests) AS BIGINT) AS requests,
+        CAST(sum(unpriced_requests) AS BIGINT) AS unpriced_requests,
         sum(metered_usd) AS metered_usd
     FROM intermediate.int_requests_monthly
     WHERE route = 'api'

@@ -10,14 +10,26 @@
 -- column tasks: Distinct tasks with a request from the team.
 -- column accepted_tasks: Of those tasks, the ones accepted on this route in this month.
 -- column token_cost_usd: Metered cost (API) or API-equivalent cost (self-hosted) of the team's requests.
+WITH per_task AS (
+    -- one row per task and month x route x team first: distinct counts become plain counts (and can spill to disk)
+    SELECT
+        month,
+        route,
+        coalesce(team, '(none)') AS team,
+        task_id,
+        count(*) AS requests,
+        sum(coalesce(metered_cost_usd, api_equivalent_cost_usd)) AS token_cost_usd
+    FROM scoped.requests_of_months
+    GROUP BY ALL
+)
 SELECT
-    r.month,
-    r.route,
-    coalesce(r.team, '(none)') AS team,
-    count(*) AS requests,
-    count(DISTINCT r.task_id) AS tasks,
-    count(DISTINCT r.task_id) FILTER (WHERE t.accepted AND t.route = r.route AND t.month = r.month) AS accepted_tasks,
-    CAST(coalesce(sum(coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd)), 0) AS DECIMAL(38, 12)) AS token_cost_usd
-FROM scoped.requests_of_months AS r
+    p.month,
+    p.route,
+    p.team,
+    CAST(sum(p.requests) AS BIGINT) AS requests,
+    count(*) AS tasks,
+    count(*) FILTER (WHERE t.accepted AND t.route = p.route AND t.month = p.month) AS accepted_tasks,
+    CAST(coalesce(sum(p.token_cost_usd), 0) AS DECIMAL(38, 12)) AS token_cost_usd
+FROM per_task AS p
 JOIN intermediate.int_tasks_resolved AS t USING (task_id)
-GROUP BY ALL
+GROUP BY p.month, p.route, p.team
