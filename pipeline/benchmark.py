@@ -7,7 +7,9 @@ For each size N (request rows, one Parquet file per day):
 (b) nightly    ``costledger nightly`` on the landing folder: ingest (typing, checks, Great
                Expectations, quarantine, lake), build of every model and audit, publish;
 (c) one day    (largest N only) one more day of requests added to the ledger of (b), and the
-               nightly run again.
+               nightly run again (the day after the period: a new month);
+(d) late day   (largest N only) a day's worth of new requests dated inside the loaded month
+               (a late file): the whole month is recomputed, the other months are not.
 
 Each step runs in its own process; wall seconds come from the parent's clock, peak RSS from
 ``wait4`` (the child's ``ru_maxrss``). Not part of the test suite.
@@ -118,6 +120,10 @@ def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log:
             s, rss, code = run_measured(cmd)
             steps.append(Step(n, "(c) one more day", day, s, rss, code))
             log(f"N={n:,}: (c) one more day ({day:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+            late = write_large_sample(landing, n, months=months, late_day=True)["requests"]
+            s, rss, code = run_measured(cmd)
+            steps.append(Step(n, "(d) a late day inside the month", late, s, rss, code))
+            log(f"N={n:,}: (d) a late day inside the loaded month ({late:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit {code}")
     return steps
 
 
@@ -134,7 +140,7 @@ def table(steps: list[Step], command: str) -> str:
     for s in steps:
         if s.name == "(b) nightly":
             ratio = f"(b)/(a) = {s.seconds / floors[s.size]:.1f}x"
-        elif s.name.startswith("(c)"):
+        elif s.name.startswith(("(c)", "(d)")):
             ratio = f"(c)/(b) = {100 * s.seconds / nightlies[s.size]:.0f}%"
         else:
             ratio = ""

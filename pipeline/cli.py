@@ -425,6 +425,7 @@ def sample(
     requests: Annotated[Optional[int], typer.Option("--requests", help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).", show_default=False)] = None,
     fmt: Annotated[Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")] = "parquet",
     extra_day: Annotated[bool, typer.Option("--extra-day", help="Large mode: write only the day after the period (a one-day increment).")] = False,
+    late_day: Annotated[bool, typer.Option("--late-day", help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).")] = False,
 ) -> None:
     """Write a realistic landing folder: two API providers, one self-hosted cluster, invoices, opex.
 
@@ -434,7 +435,7 @@ def sample(
         from pipeline.sample_large import write_large_sample
 
         t0 = time.perf_counter()
-        stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, extra_day=extra_day)
+        stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, extra_day=extra_day, late_day=late_day)
         for kind, n in stats.items():
             console.print(f"  {kind:16} {n:>12,} rows")
         console.print(f"wrote {out_dir} in {time.perf_counter() - t0:.1f} s")

@@ -59,6 +59,9 @@ META_DDL = [
         seconds DOUBLE, outcome VARCHAR)""",
     "COMMENT ON TABLE meta.runs IS 'One row per ingest / build / nightly run: files seen, loaded, skipped, rejected; rows in, loaded, quarantined; the months whose marts changed; duration; outcome (NULL while running, interrupted if it died).'",
     """CREATE TABLE IF NOT EXISTS meta.settings (key VARCHAR NOT NULL, value VARCHAR NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS meta.run_steps (
+        run_id VARCHAR NOT NULL, step VARCHAR NOT NULL, name VARCHAR NOT NULL, seconds DOUBLE NOT NULL, rows_in BIGINT)""",
+    "COMMENT ON TABLE meta.run_steps IS 'Where each run''s time went: one row per file loaded (step ingest), per model built (step build; the request models include their batches) and per publication (step publish, visible from the next publication on).'",
     "CREATE TABLE IF NOT EXISTS meta.key_index (kind VARCHAR NOT NULL, key_hash UBIGINT NOT NULL)",
     "COMMENT ON TABLE meta.key_index IS 'Hash of the natural key of every loaded row of the deduplicated kinds, written in the transaction that loads the file: ingest probes it so a new file is checked against all history without reading the lake (only rows whose hash hits are read back). Work file only; rebuilt from the lake when DuckDB (and so its hash function) changes.'",
     "CREATE TABLE IF NOT EXISTS meta.key_index_built (duckdb_version VARCHAR NOT NULL)",

@@ -153,12 +153,15 @@ class Run:
         for kind, path in pairs:
             result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.options)
             self.summary.files.append(result)
+            self._step("ingest", result.path, result.seconds, result.rows_in)
             crashpoint("run.file_done")
             if on_file:
                 on_file(result)
 
     def build_and_publish(self, on_model: OnModel | None = None) -> None:
         self.summary.build = build(self.con, self.settings, self.store, progress=on_model)
+        for model, seconds in self.summary.build.timings:
+            self._step("build", model, seconds, None)
         changed = self.summary.build.months_changed
         if changed:
             self.summary.mismatches = [
@@ -170,7 +173,12 @@ class Run:
             ]
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
+        t = time.perf_counter()
         self.summary.published = str(self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots))
+        self._step("publish", self.summary.published, time.perf_counter() - t, None)
+
+    def _step(self, step: str, name: str, seconds: float, rows: int | None) -> None:
+        self.con.execute("INSERT INTO meta.run_steps VALUES (?, ?, ?, ?, ?)", [self.summary.run_id, step, name, seconds, rows])
 
     def _finish(self, outcome: str | None) -> None:
         s = self.summary

@@ -68,21 +68,24 @@ def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: 
 
 
 def write_large_sample(out: Path, requests: int, months: int = 1, start: str = "2026-07", seed: int = 7,
-                       extra_day: bool = False, progress: Callable[[int], None] | None = None) -> dict[str, int]:
+                       extra_day: bool = False, late_day: bool = False,
+                       progress: Callable[[int], None] | None = None) -> dict[str, int]:
     """Write ``requests`` rows spread over ``months`` months (one Parquet file per day).
 
     ``extra_day`` writes only the day after the period, with ``requests / days`` rows: the increment of benchmark (c).
+    ``late_day`` writes a day's worth of new requests dated the 15th of the first month (a late or
+    re-delivered file landing inside a month already loaded): the increment of benchmark (d).
     """
     rng = np.random.default_rng(seed)
     starts = _month_starts(start, months + 1)
     first, end = starts[0], starts[-1]
     days = [first + dt.timedelta(days=i) for i in range((end - first).days)]
     per_day = requests // len(days)
-    if extra_day:
-        rng = np.random.default_rng(seed + 1)
-        day = end
-        frame = _day_frame(rng, day, per_day, first_index=10**12)
-        path = out / "requests" / f"requests-{day:%Y-%m-%d}.parquet"
+    if extra_day or late_day:
+        rng = np.random.default_rng(seed + (1 if extra_day else 2))
+        day = end if extra_day else first + dt.timedelta(days=14)
+        frame = _day_frame(rng, day, per_day, first_index=10**12 if extra_day else 2 * 10**12)
+        path = out / "requests" / f"requests-{day:%Y-%m-%d}{'' if extra_day else '-late'}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.write_parquet(path, compression="zstd")
         return {"requests": per_day}

@@ -57,6 +57,14 @@ def test_a_retried_task_crossing_midnight_at_month_end_moves_month_when_its_retr
     assert busy == {"2026-07-01": 60_000, "2026-08-01": 120_000}
     assert_same_as_full_build(ledger, tmp_path)
 
+    # an unrelated August request inside r1's August minutes: only August is touched, yet its busy time must still
+    # see July's r1 running into it: the union stays 00:00-00:02 = 120 s (10 s alone, if July's row were missed)
+    ledger.load("requests", [request("r5", "t5", "2026-08-01T00:00:30Z", route="self_hosted", latency_ms=10_000)])
+    ledger.build()
+    assert ledger.one("SELECT busy_ms FROM intermediate.int_cluster_busy_monthly WHERE month = DATE '2026-08-01'") == {
+        "busy_ms": 120_000}
+    assert_same_as_full_build(ledger, tmp_path)
+
     # the retry arrives the next night, in August, and is accepted: t1 now belongs to August
     ledger.load("requests", [request("r2", "t1", "2026-08-01T00:10:00Z", route="self_hosted", attempt=2,
                                      latency_ms=30_000, accepted="true")])

@@ -222,3 +222,16 @@ def test_key_index_holds_one_hash_per_loaded_row_and_is_rebuilt_for_another_duck
     # ordered by line: the new file's line 2, then the first file's line 4
     assert reasons[0].startswith("identical duplicate of a row already loaded") and reasons[0].endswith("line 3); counted once")
     assert reasons[1] == "identical duplicate of line 3 (counted once)" and len(reasons) == 2
+
+
+def test_run_steps_say_where_the_nightly_time_went(demo_db):
+    import duckdb
+
+    from pipeline.build import discover
+
+    con = duckdb.connect(str(demo_db), read_only=True)
+    steps = dict(con.execute("SELECT step, count(*) FROM meta.run_steps GROUP BY step").fetchall())
+    # the demo landing folder has 15 files; every model is timed once; the publication is timed after it is written
+    assert steps == {"ingest": 15, "build": len(discover())}
+    assert con.execute("SELECT count(*) FROM meta.run_steps WHERE seconds < 0").fetchall() == [(0,)]
+    con.close()
