@@ -230,8 +230,10 @@ def test_run_steps_say_where_the_nightly_time_went(demo_db):
     from pipeline.build import discover
 
     con = duckdb.connect(str(demo_db), read_only=True)
-    steps = dict(con.execute("SELECT step, count(*) FROM meta.run_steps GROUP BY step").fetchall())
-    # the demo landing folder has 15 files; every model is timed once; the publication is timed after it is written
-    assert steps == {"ingest": 15, "build": len(discover())}
+    first = con.execute("SELECT run_id FROM meta.runs ORDER BY started_at LIMIT 1").fetchall()[0][0]
+    steps = dict(con.execute("SELECT step, count(*) FROM meta.run_steps WHERE run_id = ? GROUP BY step", [first]).fetchall())
+    # the fixture's nightly: the demo landing folder has 15 files; every model is timed once; its publication is
+    # timed after the file is written, so it shows from the next publication on
+    assert (steps["ingest"], steps["build"], steps.get("publish", 0) <= 1) == (15, len(discover()), True)
     assert con.execute("SELECT count(*) FROM meta.run_steps WHERE seconds < 0").fetchall() == [(0,)]
     con.close()
