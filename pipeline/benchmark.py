@@ -141,7 +141,7 @@ def table(steps: list[Step], command: str) -> str:
         if s.name == "(b) nightly":
             ratio = f"(b)/(a) = {s.seconds / floors[s.size]:.1f}x"
         elif s.name.startswith(("(c)", "(d)")):
-            ratio = f"(c)/(b) = {100 * s.seconds / nightlies[s.size]:.0f}%"
+            ratio = f"{s.name[:3]}/(b) = {100 * s.seconds / nightlies[s.size]:.0f}%"
         else:
             ratio = ""
         rate = f"{s.rows / s.seconds:,.0f}" if s.seconds else ""

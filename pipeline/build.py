@@ -155,10 +155,9 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def grain_audit_sql(model: Model, where: str = "true", table: str | None = None) -> str:
+def grain_audit_sql(model: Model, where: str = "true") -> str:
     keys = ", ".join(model.unique_key)
-    return (f"SELECT {keys}, count(*) AS n FROM {table or model.qualified} WHERE {where} "
-            "GROUP BY ALL HAVING count(*) > 1 LIMIT 1")
+    return f"SELECT {keys}, count(*) AS n FROM {model.qualified} WHERE {where} GROUP BY ALL HAVING count(*) > 1 LIMIT 1"
 
 
 def write_settings(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
@@ -218,10 +217,10 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
             raise ModelFailed(f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) "
                               f"failed: {first}") from exc
 
-    def audit(m: Model, where: str = "true", table: str | None = None) -> None:
+    def audit(m: Model, where: str = "true") -> None:
         """The grain audit, over the rows matching ``where`` (an incremental model: the rows just written)."""
         if m.unique_key and not m.key_enforced_by:
-            rows = con.execute(grain_audit_sql(m, where, table)).fetchall()
+            rows = con.execute(grain_audit_sql(m, where)).fetchall()
             if rows:
                 failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {rows[0]}")
 

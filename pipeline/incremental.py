@@ -17,7 +17,7 @@ touched tasks or the touched months on an incremental one:
 
 ======================== =========================================================
 ``scoped.requests_new``        staging requests of the batch's lake files
-``scoped.requests_of_tasks``   priced requests of the tasks being recomputed
+``scoped.requests_of_tasks``   priced requests of the tasks being recomputed (TASK_COLUMNS)
 ``scoped.outcomes_of_tasks``   staging outcomes of those tasks
 ``scoped.requests_of_months``  priced requests of the touched months
 ``scoped.requests_near_months`` ... and of the month before each (intervals run on)
@@ -53,6 +53,9 @@ SCOPED_SOURCES = {
     "requests_near_months": "intermediate.int_requests_priced",
     "tasks_of_months": "intermediate.int_tasks_resolved",
 }
+
+#: The columns of ``scoped.requests_of_tasks`` (all the task model reads of an attempt).
+TASK_COLUMNS = ("task_id", "request_id", "attempt", "started_at", "route", "month", "latency_ms", "status", "accepted")
 
 STATE_DDL = [
     "CREATE SCHEMA IF NOT EXISTS scoped",
@@ -175,7 +178,7 @@ def run_request_batches(con: duckdb.DuckDBPyConnection, p: Plan, priced: "Model"
     if p.full:
         define_empty_scopes(con)
         run(priced, f"CREATE OR REPLACE TABLE {priced.qualified} AS\n{priced.body}")
-        _define(con, "requests_of_tasks", "SELECT * FROM intermediate.int_requests_priced WHERE false")
+        _define(con, "requests_of_tasks", f"SELECT {', '.join(TASK_COLUMNS)} FROM intermediate.int_requests_priced WHERE false")
         run(tasks, f"CREATE OR REPLACE TABLE {tasks.qualified} AS\n{tasks.body}")
     for i, files in enumerate(p.batches):
         last = i == len(p.batches) - 1
@@ -186,7 +189,7 @@ def run_request_batches(con: duckdb.DuckDBPyConnection, p: Plan, priced: "Model"
         # the first batch of a full build: the tables hold just this batch, every row is one of its tasks
         only_batch = p.full and i == 0
         if only_batch:
-            _define(con, "requests_of_tasks", "SELECT * FROM intermediate.int_requests_priced")
+            _define(con, "requests_of_tasks", f"SELECT {', '.join(TASK_COLUMNS)} FROM intermediate.int_requests_priced")
             _define(con, "outcomes_of_tasks", "SELECT * FROM staging.stg_ledger__outcomes")
             run(tasks, f"INSERT INTO {tasks.qualified}\n{tasks.body}")
             audit(tasks, "true")
@@ -198,21 +201,22 @@ def run_request_batches(con: duckdb.DuckDBPyConnection, p: Plan, priced: "Model"
                             f"WHERE source_file_hash IN ({_literals(p.outcome_files)}) "
                             "EXCEPT SELECT task_id FROM scoped.build_tasks")
             in_tasks = "task_id IN (SELECT task_id FROM scoped.build_tasks)"
-            # one pass over history for the touched tasks' attempts; the model reads them from here several times
-            # (first the row ids, reading only task_id; then those rows, fetched by row id: 2x faster than one scan)
+            # the touched tasks' attempts, with the columns the task model reads, collected once: the batch's own rows
+            # (its row groups, found by their min/max), and earlier attempts found by one pass over task_id alone
+            # whose rows are then fetched by row id
+            cols = ", ".join(TASK_COLUMNS)
             con.execute(f"CREATE OR REPLACE TEMP TABLE touched_rowids AS SELECT rowid AS rid FROM {priced.qualified} "
-                        f"WHERE {in_tasks}")
+                        f"WHERE {in_tasks} AND NOT ({batch})")
             con.execute(f"CREATE OR REPLACE TABLE scoped.requests_of_tasks_rows AS "
-                        f"SELECT * FROM {priced.qualified} WHERE rowid IN (SELECT rid FROM touched_rowids)")
+                        f"SELECT {cols} FROM {priced.qualified} WHERE {batch} UNION ALL "
+                        f"SELECT {cols} FROM {priced.qualified} WHERE rowid IN (SELECT rid FROM touched_rowids)")
             _define(con, "requests_of_tasks", "SELECT * FROM scoped.requests_of_tasks_rows")
             _define(con, "outcomes_of_tasks", f"SELECT * FROM staging.stg_ledger__outcomes WHERE {in_tasks}")
-            # the touched tasks' rows are replaced: written to a scratch table, audited there, then swapped in
-            # (one pass over the tasks table, which also yields the months the old rows belonged to)
-            run(tasks, f"CREATE OR REPLACE TABLE scoped.tasks_rows AS\n{tasks.body}")
-            audit(tasks, "true", table="scoped.tasks_rows")
+            # the touched tasks' rows are replaced (the delete also yields the months the old rows belonged to)
             old_months = con.execute(f"WITH d AS (DELETE FROM {tasks.qualified} WHERE {in_tasks} RETURNING month) "
                                      "SELECT DISTINCT month FROM d").fetchall()
-            run(tasks, f"INSERT INTO {tasks.qualified} SELECT * FROM scoped.tasks_rows")
+            run(tasks, f"INSERT INTO {tasks.qualified}\n{tasks.body}")
+            audit(tasks, in_tasks)
             if not p.full:
                 # months the batch touches: its requests' start and end, the old and new home of its tasks,
                 # every attempt of them
@@ -230,8 +234,8 @@ def run_request_batches(con: duckdb.DuckDBPyConnection, p: Plan, priced: "Model"
                         f"WHERE file_hash IN ({_literals(done)})")
         if progress:
             progress(f"{priced.qualified} + {tasks.qualified}: batch {i + 1}/{len(p.batches)} ({len(files)} file(s))")
-    _define(con, "requests_of_tasks", "SELECT * FROM intermediate.int_requests_priced WHERE false")
-    for scratch in ("scoped.requests_of_tasks_rows", "scoped.tasks_rows", "touched_rowids"):
+    _define(con, "requests_of_tasks", f"SELECT {', '.join(TASK_COLUMNS)} FROM intermediate.int_requests_priced WHERE false")
+    for scratch in ("scoped.requests_of_tasks_rows", "touched_rowids"):
         con.execute(f"DROP TABLE IF EXISTS {scratch}")
     con.execute("DELETE FROM meta.build_state")
     con.execute("INSERT INTO meta.build_state VALUES (?)", [p.fingerprint])
