@@ -480,7 +480,7 @@ def benchmark(
     months: Annotated[int, typer.Option(help="Months the rows are spread over.")] = 1,
     memory_limit: Annotated[str, typer.Option(help="DuckDB memory_limit for the floor and the nightly.")] = "3GB",
 ) -> None:
-    """Measure the nightly against DuckDB's own floor at each size, and a one-day increment (not a test)."""
+    """Measure the nightly against DuckDB's own floor at each size, then a one-day increment and a late file (not a test)."""
     from pipeline.benchmark import benchmark as run_benchmark
     from pipeline.benchmark import table
 
