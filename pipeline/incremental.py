@@ -74,10 +74,10 @@ def _literals(values: list[str]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
-def _month_filter(months: list[dt.date], column: str = "month") -> str:
+def _month_filter(months: list[dt.date]) -> str:
     if not months:
         return "false"
-    return f"{column} IN ({', '.join(f'DATE {_literals([m.isoformat()])}' for m in months)})"
+    return f"month IN ({', '.join(f'DATE {_literals([m.isoformat()])}' for m in months)})"
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Plan:
     """Request lake files (hashes) per batch, in load order."""
     outcome_files: list[str]
     touched: set[dt.date] = field(default_factory=set)
-    rows: int = 0
+    """Months whose month-partitioned rows are recomputed (incremental builds; a full build recomputes all)."""
 
     @property
     def months(self) -> list[dt.date]:
@@ -148,7 +148,7 @@ def plan(con: duckdb.DuckDBPyConnection, models: list["Model"], batch_rows: int)
     outcome_files = [f for f, kind, _ in new if kind == "outcomes"]
     if outcome_files and not batches:
         batches.append([])
-    return Plan(full, fp, batches, outcome_files, rows=sum(r for _, k, r in new if k == "requests"))
+    return Plan(full, fp, batches, outcome_files)
 
 
 def _define(con: duckdb.DuckDBPyConnection, name: str, body: str) -> None:
