@@ -133,3 +133,17 @@ def test_large_sample_streams_one_parquet_file_per_day_and_loads_cleanly(tmp_pat
     # the one-day increment: 200 more rows, a new day
     res = cli("sample", "--requests", "6200", "--months", "1", "--out", str(out), "--extra-day")
     assert res.exit_code == 0 and (out / "requests" / "requests-2026-08-01.parquet").exists()
+
+
+def test_the_readme_example_queries_run_on_the_published_ledger(demo_db):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Example ad-hoc queries:", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+    # each statement without its comment lines (a leading "--" would read as a command-line option)
+    queries = ["\n".join(line for line in q.splitlines() if not line.lstrip().startswith("--")).strip()
+               for q in block.split(";")]
+    queries = [q for q in queries if q]
+    assert len(queries) == 5
+    for q in queries:
+        res = cli("sql", q, "--db", str(demo_db), "--format", "csv")
+        assert res.exit_code == 0, (q, res.output)
+        assert len(res.stdout.strip().splitlines()) >= 2, (q, res.stdout)  # a header and at least one row
