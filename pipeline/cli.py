@@ -278,7 +278,9 @@ def status(
     as_json: JsonOpt = False,
     files: Annotated[int, typer.Option(help="How many of the latest files to list.")] = 20,
 ) -> None:
-    """Per kind and per file: rows in, loaded, quarantined, and the top quarantine reasons."""
+    """Per kind and per file: rows in, loaded, quarantined, the top quarantine reasons and the latest run's slowest steps."""
+    import duckdb
+
     from pipeline.query import render
 
     con = _open_read(_settings(settings, db))
@@ -301,6 +303,14 @@ def status(
         "FROM meta.quarantine GROUP BY ALL ORDER BY rows DESC, kind LIMIT 10"
     ).fetchall()
     rejected = con.execute("SELECT kind, path, reason FROM meta.rejected_files ORDER BY rejected_at DESC LIMIT 10").fetchall()
+    try:  # where the latest timed run spent its time (ledgers published before 0.4 have no meta.run_steps)
+        slowest = con.execute(
+            "SELECT s.step, s.name, round(s.seconds, 2) AS seconds, s.rows_in FROM meta.run_steps AS s "
+            "WHERE s.run_id = (SELECT r.run_id FROM meta.runs AS r SEMI JOIN meta.run_steps AS t ON t.run_id = r.run_id "
+            "ORDER BY r.started_at DESC LIMIT 1) ORDER BY s.seconds DESC LIMIT 10"
+        ).fetchall()
+    except duckdb.CatalogException:
+        slowest = []
     con.close()
     if as_json:
         from pipeline.query import _jsonable
@@ -310,6 +320,7 @@ def status(
             "files": [{k: _jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
             "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
             "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
+            "slowest_steps_of_latest_run": [{"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest],
         }))
         return
     render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
@@ -317,6 +328,9 @@ def status(
     render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
     if rejected:
         render(["kind", "path", "reason"], rejected, "table", 100, out, title="Rejected files (latest)")
+    if slowest:
+        render(["step", "name", "seconds", "rows_in"], slowest, "table", 10, out,
+               title="Slowest steps of the latest run (meta.run_steps)")
 
 
 @app.command()

@@ -185,6 +185,9 @@ def test_status_accounts_for_every_row(demo_db):
     for k in status["kinds"] + status["files"]:
         assert k["rows_in"] == k["rows_loaded"] + k["rows_quarantined"]
         assert 0 < k["rows_gx_validated"] <= k["rows_in"]
+    slowest = status["slowest_steps_of_latest_run"]
+    assert 0 < len(slowest) <= 10 and {s["step"] for s in slowest} <= {"ingest", "build", "publish"}
+    assert [s["seconds"] for s in slowest] == sorted((s["seconds"] for s in slowest), reverse=True)
 
 
 def test_parquet_columns_in_their_own_type_skip_the_text_round_trip(ledger, tmp_path):
