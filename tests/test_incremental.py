@@ -148,3 +148,18 @@ def test_sample_loaded_month_by_month_equals_one_nightly(ledger, tmp_path):
                 assert ingest_file(ledger.con, kind, copy, ledger.store).status == "loaded"
         ledger.build()
     assert_same_as_full_build(ledger, tmp_path)
+
+
+def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_path):
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", latency_ms=1000, accepted="true")])
+    ledger.build()
+    assert ledger.one("SELECT accepted, latency_violation FROM intermediate.int_tasks_resolved") == {
+        "accepted": True, "latency_violation": False}
+    # an API SLO of 500 ms: the 1,000 ms accepted attempt is now a violation, with no new file loaded
+    ledger.build(slo_ms_api=500)
+    assert ledger.one("SELECT accepted, latency_violation FROM intermediate.int_tasks_resolved") == {
+        "accepted": False, "latency_violation": True}
+    assert ledger.one("SELECT accepted_tasks, latency_violations FROM marts.monthly_route_cost WHERE route = 'api'") == {
+        "accepted_tasks": 0, "latency_violations": 1}
+    assert_same_as_full_build(ledger, tmp_path)
