@@ -108,6 +108,12 @@ def init_ledger(con: duckdb.DuckDBPyConnection, store: "Store") -> None:
     _ensure_key_index(con)
 
 
+def key_hash_sql(key: list[str], alias: str = "") -> str:
+    """The expression ``meta.key_index`` stores for a row: one definition for the writes and the probe."""
+    prefix = f"{alias}." if alias else ""
+    return "hash(" + ", ".join(f'{prefix}"{k}"' for k in key) + ")"
+
+
 def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)build ``meta.key_index`` from the loaded rows when it was built by another DuckDB version (or never)."""
     version = duckdb.__version__
@@ -120,7 +126,7 @@ def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
         for kind, model in KINDS.items():
             key = natural_key(model)
             if key and kind not in SNAPSHOT_KINDS:
-                con.execute(f"INSERT INTO meta.key_index SELECT ?, hash({', '.join(key)}) FROM raw.{table_name(model)}", [kind])
+                con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key)} FROM raw.{table_name(model)}", [kind])
         con.execute("DELETE FROM meta.key_index_built")
         con.execute("INSERT INTO meta.key_index_built VALUES (?)", [version])
         con.execute("COMMIT")
@@ -333,8 +339,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
                 [file_hash, shown, kind],
             )
             if key and kind not in SNAPSHOT_KINDS and loaded:
-                key_hash = "hash(" + ", ".join(f'f."{k}"' for k in key) + ")"
-                con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash} FROM {good_rows}", [kind])
+                con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key, 'f')} FROM {good_rows}", [kind])
             if read.bad_lines:
                 con.executemany(
                     "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
@@ -481,7 +486,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
 
     key_part = ", ".join(f'"{k}"' for k in key)
     key_names = ", ".join(key)
-    key_hash = "hash(" + ", ".join(f'"{k}"' for k in key) + ")"
+    key_hash = key_hash_sql(key)
     on = lambda a, b: " AND ".join(f'{a}."{k}" = {b}."{k}"' for k in key)  # noqa: E731
     same = lambda a, b: " AND ".join(f'{a}."{c.name}" IS NOT DISTINCT FROM {b}."{c.name}"' for c in cols)  # noqa: E731
     # keys that occur more than once among the file's good rows, with their first line
