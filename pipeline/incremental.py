@@ -155,28 +155,15 @@ def _define(con: duckdb.DuckDBPyConnection, name: str, body: str) -> None:
     con.execute(f"CREATE OR REPLACE VIEW scoped.{name} AS {body}")
 
 
-def define_empty_scopes(con: duckdb.DuckDBPyConnection) -> None:
-    """Every scoped view over its source with no rows (to create empty tables of the right types)."""
-    for name, source in SCOPED_SOURCES.items():
-        if _table_or_view_exists(con, source):
-            _define(con, name, f"SELECT * FROM {source} WHERE false")
-
-
-def _table_or_view_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
-    schema, name = qualified.split(".")
-    return bool(con.execute(
-        "SELECT (SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?) "
-        "+ (SELECT count(*) FROM duckdb_views() WHERE schema_name = ? AND view_name = ?)",
-        [schema, name, schema, name]).fetchall()[0][0])  # type: ignore[index]
-
-
 def run_request_batches(con: duckdb.DuckDBPyConnection, p: Plan, priced: "Model", tasks: "Model",
                         run: Callable[["Model", str], None], audit: Callable[["Model", str], None],
                         progress: Callable[[str], None] | None = None) -> None:
     """Append the new files' priced rows and recompute their tasks, batch by batch; collect touched months."""
     con.execute("CREATE OR REPLACE TABLE scoped.build_tasks (task_id VARCHAR)")
     if p.full:
-        define_empty_scopes(con)
+        # empty tables of the right types first: the models over inputs with no rows
+        _define(con, "requests_new", "SELECT * FROM staging.stg_ledger__requests WHERE false")
+        _define(con, "outcomes_of_tasks", "SELECT * FROM staging.stg_ledger__outcomes WHERE false")
         run(priced, f"CREATE OR REPLACE TABLE {priced.qualified} AS\n{priced.body}")
         _define(con, "requests_of_tasks", f"SELECT {', '.join(TASK_COLUMNS)} FROM intermediate.int_requests_priced WHERE false")
         run(tasks, f"CREATE OR REPLACE TABLE {tasks.qualified} AS\n{tasks.body}")
@@ -222,8 +209,7 @@ def run_request_batches(con: duckdb.DuckDBPyConnection, p: Plan, priced: "Model"
                 # every attempt of them
                 p.touched.update(m for (m,) in old_months)
                 for sql in (
-                    f"SELECT DISTINCT month FROM {priced.qualified} WHERE {batch} UNION "
-                    f"SELECT DISTINCT CAST(date_trunc('month', ended_at - INTERVAL 1 MICROSECOND) AS DATE) "
+                    f"SELECT DISTINCT unnest([month, CAST(date_trunc('month', ended_at - INTERVAL 1 MICROSECOND) AS DATE)]) "
                     f"FROM {priced.qualified} WHERE {batch}",
                     "SELECT DISTINCT month FROM scoped.requests_of_tasks_rows",
                 ):
