@@ -75,15 +75,11 @@ decided AS (
         END AS judged_accepted,
         -- the accepted attempt: the one the decision names, else the task's last 'ok' one; without a decision, the log's
         CASE
-            WHEN fd.task_id IS NOT NULL THEN
-                CASE WHEN fd.accepted THEN
-                    CASE WHEN fd.request_id IS NOT NULL
-                        THEN CASE WHEN n.request_id IS NOT NULL
-                            THEN struct_pack(request_id := n.request_id, route := n.route, month := n.month, latency_ms := n.latency_ms) END
-                        ELSE p.last_ok
-                    END
-                END
-            ELSE p.log_accepted
+            WHEN fd.task_id IS NULL THEN p.log_accepted
+            WHEN NOT fd.accepted THEN NULL
+            WHEN fd.request_id IS NULL THEN p.last_ok
+            WHEN n.request_id IS NOT NULL
+                THEN struct_pack(request_id := n.request_id, route := n.route, month := n.month, latency_ms := n.latency_ms)
         END AS acc,
         coalesce(rv.review_minutes, 0) AS review_minutes
     FROM picked AS p
