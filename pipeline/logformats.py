@@ -169,25 +169,24 @@ def _status(rec: dict, resp: dict) -> str:
 Tokens = dict[str, int]
 
 
-def tokens_openai_chat(usage: dict) -> Tokens:
-    prompt = _int(usage.get("prompt_tokens"), "usage.prompt_tokens")
-    cached = _int(_get(usage, "prompt_tokens_details.cached_tokens"), "usage.prompt_tokens_details.cached_tokens")
-    completion = _int(usage.get("completion_tokens"), "usage.completion_tokens")
-    reasoning = _int(_get(usage, "completion_tokens_details.reasoning_tokens"),
-                     "usage.completion_tokens_details.reasoning_tokens")
-    hit, miss = _split(prompt, cached, "prompt_tokens", "prompt_tokens_details.cached_tokens")
-    reasoning, output = _split(completion, reasoning, "completion_tokens", "completion_tokens_details.reasoning_tokens")
+def _tokens_openai(usage: dict, inp: str, out: str) -> Tokens:
+    """OpenAI usage objects: ``inp`` tokens with ``<inp>_details.cached_tokens`` inside them, ``out`` tokens with
+    ``<out>_details.reasoning_tokens`` inside them (the Chat and Responses APIs differ only in these names)."""
+    total_in = _int(usage.get(inp), f"usage.{inp}")
+    cached = _int(_get(usage, f"{inp}_details.cached_tokens"), f"usage.{inp}_details.cached_tokens")
+    total_out = _int(usage.get(out), f"usage.{out}")
+    reasoning = _int(_get(usage, f"{out}_details.reasoning_tokens"), f"usage.{out}_details.reasoning_tokens")
+    hit, miss = _split(total_in, cached, inp, f"{inp}_details.cached_tokens")
+    reasoning, output = _split(total_out, reasoning, out, f"{out}_details.reasoning_tokens")
     return _tokens(hit, miss, output, reasoning)
+
+
+def tokens_openai_chat(usage: dict) -> Tokens:
+    return _tokens_openai(usage, "prompt_tokens", "completion_tokens")
 
 
 def tokens_openai_responses(usage: dict) -> Tokens:
-    inp = _int(usage.get("input_tokens"), "usage.input_tokens")
-    cached = _int(_get(usage, "input_tokens_details.cached_tokens"), "usage.input_tokens_details.cached_tokens")
-    out = _int(usage.get("output_tokens"), "usage.output_tokens")
-    reasoning = _int(_get(usage, "output_tokens_details.reasoning_tokens"), "usage.output_tokens_details.reasoning_tokens")
-    hit, miss = _split(inp, cached, "input_tokens", "input_tokens_details.cached_tokens")
-    reasoning, output = _split(out, reasoning, "output_tokens", "output_tokens_details.reasoning_tokens")
-    return _tokens(hit, miss, output, reasoning)
+    return _tokens_openai(usage, "input_tokens", "output_tokens")
 
 
 def tokens_anthropic(usage: dict) -> Tokens:
