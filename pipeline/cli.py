@@ -434,14 +434,15 @@ def sample(
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")] = Path("sample_data"),
     seed: Annotated[int, typer.Option(help="Random seed: the same seed writes the same files.")] = 7,
     start: Annotated[str, typer.Option(help="First month, YYYY-MM.")] = "2026-07",
-    months: Annotated[int, typer.Option(help="Number of months.")] = 3,
-    tasks_per_month: Annotated[int, typer.Option(help="Tasks per month per route (scales the request log).")] = 1200,
+    months: Annotated[Optional[int], typer.Option(help="Number of months (default: the scenario's; large mode: 3).", show_default=False)] = None,
+    tasks_per_month: Annotated[Optional[int], typer.Option(help="Tasks per month per route, overriding the scenario's volumes.", show_default=False)] = None,
+    scenario: Annotated[Literal["growth", "small-team"], typer.Option(help="growth: self-hosted volume grows past break-even (the bundled sample_data); small-team: 1,200 tasks a route a month, the API cheaper every month.")] = "growth",
     requests: Annotated[Optional[int], typer.Option("--requests", help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).", show_default=False)] = None,
     fmt: Annotated[Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")] = "parquet",
     extra_day: Annotated[bool, typer.Option("--extra-day", help="Large mode: write only the day after the period (a one-day increment).")] = False,
     late_day: Annotated[bool, typer.Option("--late-day", help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).")] = False,
 ) -> None:
-    """Write a realistic landing folder: two API providers, one self-hosted cluster, invoices, opex.
+    """Write a realistic landing folder: two API providers, one self-hosted cluster with its capacity sweeps, invoices, opex.
 
     With --requests N: large benchmark data, streamed to one Parquet file per day.
     """
@@ -449,14 +450,14 @@ def sample(
         from pipeline.sample_large import write_large_sample
 
         t0 = time.perf_counter()
-        stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, extra_day=extra_day, late_day=late_day)
+        stats = write_large_sample(out_dir, requests, months=months or 3, start=start, seed=seed, extra_day=extra_day, late_day=late_day)
         for kind, n in stats.items():
             console.print(f"  {kind:16} {n:>12,} rows")
         console.print(f"wrote {out_dir} in {time.perf_counter() - t0:.1f} s")
         return
     from pipeline.sample import write_sample
 
-    stats = write_sample(out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month)
+    stats = write_sample(out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month, scenario=scenario)
     for kind, n in stats.items():
         console.print(f"  {kind:16} {n:>8} rows")
     console.print(f"wrote {out_dir}")

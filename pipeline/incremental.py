@@ -55,7 +55,8 @@ SCOPED_SOURCES = {
 }
 
 #: The columns of ``scoped.requests_of_tasks`` (all the task model reads of an attempt).
-TASK_COLUMNS = ("task_id", "request_id", "attempt", "started_at", "route", "month", "latency_ms", "status", "accepted")
+TASK_COLUMNS = ("task_id", "request_id", "attempt", "started_at", "route", "month", "latency_ms", "status", "accepted",
+                "metered_cost_usd", "api_equivalent_cost_usd")
 
 STATE_DDL = [
     "CREATE SCHEMA IF NOT EXISTS scoped",

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Literal
 import duckdb
 
 from pipeline.faults import crashpoint
+from pipeline.loadtests import LoadTestMapping, read_load_test
+from pipeline.loadtests import sniff as sniff_load_test
 from pipeline.logformats import LogMapping, sniff
 from pipeline.readers import FileRejected, ReadResult, detect_format, read_file, read_request_log
 from schemas.ddl import ColumnSpec, canonical_columns, comment_sql, natural_key, raw_view_sql, table_name
@@ -79,9 +81,13 @@ class IngestOptions:
     log_format: str | None = None
     """Request-log format for every file (None: the matching [[request_logs]] entry, else detected)."""
     log_mappings: tuple[LogMapping, ...] = ()
+    load_test_mappings: tuple[LoadTestMapping, ...] = ()
 
     def mapping_for(self, path: Path) -> LogMapping:
         return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
+
+    def load_test_mapping_for(self, path: Path) -> LoadTestMapping:
+        return next((m for m in self.load_test_mappings if m.applies_to(path)), LoadTestMapping())
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,12 @@ def raw_view_statements(con: duckdb.DuckDBPyConnection, store: "Store",
             "SELECT lake_file FROM meta.loaded_files WHERE kind = ? AND lake_file IS NOT NULL ORDER BY load_seq", [kind]
         ).fetchall()
         literals = [sql_literal(str(store.lake / f)) for (f,) in files]
-        out.append((f"raw.{table_name(model)}", raw_view_sql(model, literals)))
+        file_columns = None
+        if literals:
+            # the columns each lake file has (footers only): older files may lack a column added since
+            file_columns = [set(names) for (names,) in con.execute(
+                f"SELECT list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name").fetchall()]
+        out.append((f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns)))
     return out
 
 
@@ -383,6 +394,12 @@ def _read(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> 
                 log_format = "canonical"
         if log_format != "canonical":
             return read_request_log(path, log_format, mapping, allowed)
+    if kind == "load-tests":
+        lt_mapping = options.load_test_mapping_for(path)
+        fmt, gz = detect_format(path)
+        lt_format = lt_mapping.format or (sniff_load_test(_head_bytes(path, gz, 1 << 22)) if fmt == "jsonl" else "canonical")
+        if lt_format != "canonical":
+            return read_load_test(path, lt_format, lt_mapping, allowed)
     return read_file(path, allowed, READ_OPTIONS.get(kind, ReadOptions()).rename)
 
 

@@ -24,7 +24,7 @@ from pipeline.store import Store
 from schemas.tables import KINDS
 
 #: Load order inside a landing folder: reference data first (cosmetic: the build runs after all loads).
-KIND_ORDER = ("prices", "hardware", "cluster-charges", "focus", "opex", "invoices", "requests", "outcomes")
+KIND_ORDER = ("prices", "hardware", "cluster-charges", "focus", "opex", "load-tests", "invoices", "requests", "outcomes")
 assert set(KIND_ORDER) == set(KINDS)
 
 OnFile = Callable[[FileResult], None]
@@ -122,7 +122,8 @@ class Run:
     def __init__(self, store: Store, settings: Settings, command: str, log_format: str | None = None) -> None:
         self.store, self.settings = store, settings
         self.summary = RunSummary(run_id=uuid.uuid4().hex[:12], command=command)
-        self.options = IngestOptions(settings.gx_max_rows, log_format, settings.request_log_mappings)
+        self.options = IngestOptions(settings.gx_max_rows, log_format, settings.request_log_mappings,
+                                     settings.load_test_mappings)
         self.t0 = time.perf_counter()
 
     def __enter__(self) -> "Run":

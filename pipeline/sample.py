@@ -1,28 +1,30 @@
 """A seeded generator of realistic landing data (``costledger sample``).
 
-What it writes, per month (default 2026-07 .. 2026-09):
+Two scenarios, both seeded (the same seed writes the same bytes):
 
-* two API providers serving ``kimi-k3`` at the seeds' prices: ``moonshot``
-  ($0.30 cache-hit / $3.00 cache-miss / $15.00 output per 1M tokens, cut to
-  $0.25 / $2.50 / $12.50 from 2026-08-16: a price change inside the period) and
-  ``cometapi`` ($2.40 input with no cache discount / $12.00 output);
-* one self-hosted 8-GPU cluster ``k3-b200-01``: an owned 8xB200 server bought for
-  $395,048 and amortised over 36 months, weekly on-demand charges for a burst node
-  at $60/hour (the weeks straddle month ends), and monthly operating costs;
-* tasks with retries (errors, timeouts), rejected outcomes, human review minutes,
-  cache hits, and accepted attempts slower than a 120 s SLO;
-* invoices: moonshot's match its metered usage exactly (one line per token type
-  and price period, a promotional credit in the last month); cometapi's are 3%
-  above metered (a mismatch for the reconciliation to flag).
+``growth`` (the default, the bundled ``sample_data/``): a team moving agentic work onto its own
+  K3-class cluster. Four months from 2026-07, self-hosted volume growing from ~25k to ~80k tasks
+  a month, so the verdict turns inside the sample. Tasks have ~50k-token contexts with prefix-cache
+  hits and long reasoning. The cluster ``k3-b200-01``: an owned 8xB200 server bought for $395,048
+  and amortised over 36 months, an on-demand burst node at $60/hour on weekday working hours,
+  lean operating costs, and two capacity sweeps (``load-tests``): one before the first month, one
+  after a tuning on 2026-09-20 (the later months use it). The API route takes a few thousand
+  overflow tasks a month at ``moonshot`` (the seeds' prices, cut on 2026-08-16) and ``cometapi``.
+``small-team`` (``--scenario small-team``): the earlier demo, 1,200 tasks per route a month and a
+  large cluster for them: the API is far cheaper every month.
 
-Request logs rotate formats to exercise every reader: CSV, then gzipped JSONL,
-then Parquet. The invoices are the providers' own arithmetic, simulated here in
-``Decimal``; the ledger's arithmetic lives in ``sql/`` and is never imported here.
+Both: tasks with retries (errors, timeouts), rejected outcomes, human review minutes, accepted
+attempts slower than the SLO; invoices where moonshot's match its metered usage exactly (one line
+per token type and price period, a promotional credit and a tax line) and cometapi's are 3 % above
+metered (a mismatch for the reconciliation to flag). Request logs rotate formats to exercise every
+reader: CSV, gzipped JSONL, Parquet. The invoices are the providers' own arithmetic, simulated here
+in ``Decimal``; the ledger's arithmetic lives in ``sql/`` and is never imported here.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import gzip
 import json
 import random
@@ -52,21 +54,95 @@ PRICES = [
     PriceRow("cometapi", datetime(2026, 7, 1), Decimal("2.40"), Decimal("2.40"), Decimal("12.00")),
 ]
 COMETAPI_INVOICE_MARKUP = Decimal("1.03")
-OPEX = {
-    "platform_engineering": Decimal("18000"),
-    "inference_operations": Decimal("9000"),
-    "networking": Decimal("800"),
-    "storage": Decimal("600"),
-    "observability": Decimal("1200"),
-    "security": Decimal("500"),
-    "on_call": Decimal("3000"),
-}
 REQUEST_COLUMNS = [
     "request_id", "task_id", "attempt", "started_at", "route", "provider", "cluster_id", "model",
     "cache_hit_input_tokens", "cache_miss_input_tokens", "output_tokens", "reasoning_tokens",
     "latency_ms", "status", "team",
 ]
 TEAMS = ["search", "coding-agent", "support", "research"]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What a sample looks like: volume, workload shape, the cluster's costs."""
+
+    months: int
+    api_tasks: tuple[int, ...]
+    """API tasks per month (the last value repeats)."""
+    self_hosted_tasks: tuple[int, ...]
+    """Self-hosted tasks per month (the last value repeats)."""
+    prompt_median: float
+    """Median input tokens per request (lognormal)."""
+    self_hosted_hit_share: float
+    reasoning: tuple[int, int]
+    output: tuple[int, int]
+    ms_per_output_token: tuple[float, float]
+    base_latency_ms: dict[str, int]
+    opex: dict[str, Decimal]
+    on_demand: str
+    """'weekly' (a burst node billed around the clock, Monday to Monday) or 'working_hours' (weekdays, on_demand_hours)."""
+    sweeps: bool
+    review_share: float
+    """Share of tasks a person reviews (2-10 minutes each)."""
+    on_demand_hours: tuple[int, int]
+    """Working-hours burst node: first and last hour (UTC) of its daily charge."""
+    credit_month: int
+    tax_month: int | None
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "growth": Scenario(
+        months=4,
+        api_tasks=(2000,),
+        self_hosted_tasks=(18_000, 30_000, 46_000, 70_000),
+        prompt_median=50_000,
+        self_hosted_hit_share=0.45,
+        reasoning=(6000, 22_000),
+        output=(300, 2000),
+        ms_per_output_token=(9.0, 14.0),
+        base_latency_ms={"api": 20_000, "self_hosted": 25_000},
+        opex={"platform_engineering": Decimal("2400"), "inference_operations": Decimal("1200"),
+              "networking": Decimal("250"), "storage": Decimal("200"), "observability": Decimal("300"),
+              "security": Decimal("150"), "on_call": Decimal("700")},
+        on_demand="working_hours",
+        sweeps=True,
+        review_share=0.005,
+        on_demand_hours=(12, 16),
+        credit_month=2,
+        tax_month=3,
+    ),
+    "small-team": Scenario(
+        months=3,
+        api_tasks=(1200,),
+        self_hosted_tasks=(1200,),
+        prompt_median=40_000,
+        self_hosted_hit_share=0.5,
+        reasoning=(500, 9000),
+        output=(300, 3000),
+        ms_per_output_token=(6.0, 11.0),
+        base_latency_ms={"api": 25_000, "self_hosted": 35_000},
+        opex={"platform_engineering": Decimal("18000"), "inference_operations": Decimal("9000"),
+              "networking": Decimal("800"), "storage": Decimal("600"), "observability": Decimal("1200"),
+              "security": Decimal("500"), "on_call": Decimal("3000")},
+        on_demand="weekly",
+        sweeps=False,
+        review_share=0.03,
+        on_demand_hours=(8, 18),
+        credit_month=2,
+        tax_month=None,
+    ),
+}
+
+#: The growth scenario's capacity sweeps: (sweep id, measured at, [(concurrency, tokens/s, p50 ms, p95 ms)]).
+#: Aggregate tokens/s counts every token the cluster processed (input, cached or not, and output).
+SWEEPS = [
+    ("k3-b200-baseline", datetime(2026, 6, 24, 14, 0), [
+        (4, 1450.0, 118_000, 150_000), (8, 2700.0, 126_000, 166_000), (16, 4700.0, 141_000, 192_000),
+        (32, 7600.0, 168_000, 236_000), (64, 10_400.0, 223_000, 331_000), (128, 12_100.0, 371_000, 548_000)]),
+    ("k3-b200-tuned", datetime(2026, 9, 20, 9, 30), [
+        (8, 3300.0, 112_000, 150_000), (16, 5900.0, 124_000, 171_000), (32, 9400.0, 149_000, 214_000),
+        (64, 12_800.0, 198_000, 287_000), (128, 14_300.0, 331_000, 502_000)]),
+]
 
 
 def _month_starts(start: str, months: int) -> list[datetime]:
@@ -97,19 +173,19 @@ def _task_start(rng: random.Random, month: datetime, next_month: datetime) -> da
             return ts.replace(microsecond=(ts.microsecond // 1000) * 1000)
 
 
-def _requests_for_month(rng: random.Random, month: datetime, next_month: datetime, tasks_per_route: int,
-                        counter: list[int]) -> tuple[list[dict], list[dict]]:
+def _requests_for_month(rng: random.Random, sc: Scenario, month: datetime, next_month: datetime,
+                        tasks: dict[str, int], counter: list[int]) -> tuple[list[dict], list[dict]]:
     requests: list[dict] = []
     outcomes: list[dict] = []
     for route in ("api", "self_hosted"):
-        for _ in range(tasks_per_route):
+        for _ in range(tasks[route]):
             counter[0] += 1
             task_id = f"task-{counter[0]:07d}"
             provider = (rng.choices(["moonshot", "cometapi"], [0.6, 0.4])[0] if route == "api" else None)
             t = _task_start(rng, month, next_month)
             team = rng.choice(TEAMS)
-            prompt = int(rng.lognormvariate(10.6, 0.6))  # median ~40k tokens: agentic contexts
-            hit_share = {"moonshot": 0.6, "cometapi": 0.0, None: 0.5}[provider]
+            prompt = int(rng.lognormvariate(math.log(sc.prompt_median), 0.5))
+            hit_share = {"moonshot": 0.6, "cometapi": 0.0, None: sc.self_hosted_hit_share}[provider]
             n_attempts = rng.choices([1, 2, 3], [0.86, 0.10, 0.04])[0]
             last_ok = None
             for attempt in range(1, n_attempts + 1):
@@ -122,10 +198,9 @@ def _requests_for_month(rng: random.Random, month: datetime, next_month: datetim
                 elif status == "timeout":
                     out, reasoning, latency = rng.randint(0, 400), rng.randint(200, 3000), 180_000
                 else:
-                    out = rng.randint(300, 3000)
-                    reasoning = rng.randint(500, 9000)
-                    base = 25_000 if route == "api" else 35_000
-                    latency = int(base + (out + reasoning) * rng.uniform(6, 11))
+                    out = rng.randint(*sc.output)
+                    reasoning = rng.randint(*sc.reasoning)
+                    latency = int(sc.base_latency_ms[route] + (out + reasoning) * rng.uniform(*sc.ms_per_output_token))
                 req_id = f"req-{month:%Y%m}-{len(requests) + 1:06d}-{route[0]}"
                 requests.append({
                     "request_id": req_id, "task_id": task_id, "attempt": attempt, "started_at": t,
@@ -140,7 +215,7 @@ def _requests_for_month(rng: random.Random, month: datetime, next_month: datetim
             assert last_ok is not None
             decided = last_ok[1] + timedelta(minutes=rng.randint(1, 90))
             accepted = rng.random() < 0.85
-            review = Decimal(rng.randint(2, 10)) if rng.random() < 0.03 else None
+            review = Decimal(rng.randint(2, 10)) if rng.random() < sc.review_share else None
             if rng.random() < 0.03:
                 # first rejected, then accepted on re-review: the latest decision counts
                 outcomes.append({"task_id": task_id, "accepted": False, "decided_at": decided, "request_id": None,
@@ -156,7 +231,7 @@ def _requests_for_month(rng: random.Random, month: datetime, next_month: datetim
     return requests, outcomes
 
 
-def _invoice_lines(requests: list[dict], month: datetime, next_month: datetime, credit: bool) -> list[dict]:
+def _invoice_lines(requests: list[dict], month: datetime, next_month: datetime, credit: bool, tax: bool) -> list[dict]:
     """The providers' billing: usage per (provider, price period, token type)."""
     usage: dict[tuple[str, datetime, str], int] = {}
     for r in requests:
@@ -188,6 +263,16 @@ def _invoice_lines(requests: list[dict], month: datetime, next_month: datetime, 
             "period_start": f"{month:%Y-%m-%d}", "period_end": f"{next_month:%Y-%m-%d}", "line_type": "credit",
             "model": None, "quantity": None, "unit_price_per_million": None, "amount": Decimal("-25.00"), "currency": "USD",
         })
+    if tax:
+        # 8 % sales tax on moonshot's usage, on a line of its own (recoverable: not part of the run-rate)
+        usage_usd = sum((line["amount"] for line in lines if line["provider"] == "moonshot"
+                         and line["line_type"] != "credit"), Decimal(0))
+        lines.append({
+            "provider": "moonshot", "invoice_id": f"moonshot-{month:%Y%m}", "line_id": "950",
+            "period_start": f"{month:%Y-%m-%d}", "period_end": f"{next_month:%Y-%m-%d}", "line_type": "tax",
+            "model": None, "quantity": None, "unit_price_per_million": None,
+            "amount": (usage_usd * Decimal("0.08")).quantize(Decimal("0.01")), "currency": "USD",
+        })
     return lines
 
 
@@ -205,6 +290,12 @@ def _write_requests(path_stem: Path, rows: list[dict], fmt: str) -> Path:
     if fmt == "csv":
         path = path_stem.with_suffix(".csv")
         _write_csv(path, rows, REQUEST_COLUMNS)
+    elif fmt == "csv.gz":
+        plain = path_stem.with_suffix(".csv")
+        _write_csv(plain, rows, REQUEST_COLUMNS)
+        path = path_stem.with_suffix(".csv.gz")
+        path.write_bytes(gzip.compress(plain.read_bytes(), mtime=0))
+        plain.unlink()
     elif fmt == "jsonl.gz":
         path = path_stem.with_suffix(".jsonl.gz")
         text = "".join(json.dumps({k: (_iso(v) if isinstance(v, datetime) else v) for k, v in r.items()}) + "\n"
@@ -222,12 +313,50 @@ def _write_requests(path_stem: Path, rows: list[dict], fmt: str) -> Path:
     return path
 
 
-def write_sample(out: Path, seed: int = 7, start: str = "2026-07", months: int = 3,
-                 tasks_per_month: int = 1200) -> dict[str, int]:
-    """Write a landing folder under ``out``; returns rows written per kind."""
+def _on_demand_charges(sc: Scenario, first: datetime, end: datetime) -> list[dict]:
+    """The burst node: weekly around the clock (Monday to Monday), or on weekdays' working hours (a charge a day)."""
+    charges = []
+    if sc.on_demand == "weekly":
+        week_start = first
+        while week_start < end:
+            days_to_monday = (7 - week_start.weekday()) % 7 or 7
+            week_end = min(week_start + timedelta(days=days_to_monday), end)
+            hours = Decimal(int((week_end - week_start).total_seconds() // 3600))
+            charges.append({"charge_id": f"od-{week_start:%Y%m%d}", "start": week_start, "end": week_end, "hours": hours})
+            week_start = week_end
+    else:
+        day = first
+        while day < end:
+            if day.weekday() < 5:
+                first_hour, last_hour = sc.on_demand_hours
+                charges.append({"charge_id": f"od-{day:%Y%m%d}", "start": day + timedelta(hours=first_hour),
+                                "end": day + timedelta(hours=last_hour), "hours": Decimal(last_hour - first_hour)})
+            day += timedelta(days=1)
+    return [{
+        "charge_id": c["charge_id"], "cluster_id": CLUSTER, "charge_start": _iso(c["start"]),
+        "charge_end": _iso(c["end"]), "kind": "on_demand", "quantity": c["hours"], "unit": "node_hour",
+        "unit_price": "60.00", "amount": c["hours"] * Decimal("60.00"), "currency": "USD",
+    } for c in charges]
+
+
+def _load_tests() -> list[dict]:
+    return [{"sweep_id": sweep, "cluster_id": CLUSTER, "concurrency": c, "measured_at": _iso(at + timedelta(minutes=10 * i)),
+             "tokens_per_second": tps, "p95_latency_ms": p95, "p50_latency_ms": p50}
+            for sweep, at, points in SWEEPS for i, (c, tps, p50, p95) in enumerate(points)]
+
+
+def write_sample(out: Path, seed: int = 7, start: str = "2026-07", months: int | None = None,
+                 tasks_per_month: int | None = None, scenario: str = "growth") -> dict[str, int]:
+    """Write a landing folder under ``out``; returns rows written per kind.
+
+    ``tasks_per_month`` (tasks per route a month) overrides the scenario's volumes, ``months`` its length.
+    """
+    sc = SCENARIOS[scenario]
+    months = months or sc.months
     rng = random.Random(seed)
     starts = _month_starts(start, months + 1)
-    stats = {k: 0 for k in ("prices", "hardware", "cluster-charges", "opex", "invoices", "requests", "outcomes")}
+    stats = {k: 0 for k in ("prices", "hardware", "cluster-charges", "opex", "load-tests", "invoices", "requests",
+                            "outcomes")}
 
     prices = [{
         "provider": p.provider, "model": MODEL, "effective_from": _iso(p.effective_from),
@@ -243,38 +372,39 @@ def write_sample(out: Path, seed: int = 7, start: str = "2026-07", months: int =
     _write_csv(out / "hardware" / "hardware.csv", hardware, list(hardware[0]))
     stats["hardware"] = 1
 
-    # weekly on-demand burst node at $60/hour, charged Monday to Monday; the first and last weeks are clipped
-    charges = []
-    week_start = starts[0]
-    while week_start < starts[-1]:
-        days_to_monday = (7 - week_start.weekday()) % 7 or 7
-        week_end = min(week_start + timedelta(days=days_to_monday), starts[-1])
-        hours = Decimal(int((week_end - week_start).total_seconds() // 3600))
-        charges.append({
-            "charge_id": f"od-{week_start:%Y%m%d}", "cluster_id": CLUSTER, "charge_start": _iso(week_start),
-            "charge_end": _iso(week_end), "kind": "on_demand", "quantity": hours, "unit": "node_hour",
-            "unit_price": "60.00", "amount": hours * Decimal("60.00"), "currency": "USD",
-        })
-        week_start = week_end
+    charges = _on_demand_charges(sc, starts[0], starts[-1])
     _write_csv(out / "cluster-charges" / "on_demand.csv", charges, list(charges[0]))
     stats["cluster-charges"] = len(charges)
+
+    if sc.sweeps:
+        points = _load_tests()
+        _write_csv(out / "load-tests" / "sweeps.csv", points, list(points[0]))
+        stats["load-tests"] = len(points)
 
     counter = [0]
     for i, (m, nm) in enumerate(zip(starts, starts[1:])):
         opex = [{"month": f"{m:%Y-%m}", "cluster_id": CLUSTER, "category": cat, "amount": amt, "currency": "USD",
-                 "note": "sample"} for cat, amt in OPEX.items()]
+                 "note": "sample"} for cat, amt in sc.opex.items()]
         _write_csv(out / "opex" / f"opex-{m:%Y-%m}.csv", opex, list(opex[0]))
         stats["opex"] += len(opex)
 
-        requests, outcomes = _requests_for_month(rng, m, nm, tasks_per_month, counter)
-        fmt = ("csv", "jsonl.gz", "parquet")[i % 3]
+        tasks = {"api": sc.api_tasks[min(i, len(sc.api_tasks) - 1)],
+                 "self_hosted": sc.self_hosted_tasks[min(i, len(sc.self_hosted_tasks) - 1)]}
+        if tasks_per_month is not None:
+            tasks = {"api": tasks_per_month, "self_hosted": tasks_per_month}
+        requests, outcomes = _requests_for_month(rng, sc, m, nm, tasks, counter)
+        fmt = (("csv.gz", "jsonl.gz", "parquet", "parquet") if scenario == "growth" else ("csv", "jsonl.gz", "parquet"))[i % 3 if scenario != "growth" else min(i, 3)]
         _write_requests(out / "requests" / f"requests-{m:%Y-%m}", requests, fmt)
         stats["requests"] += len(requests)
-        _write_csv(out / "outcomes" / f"outcomes-{m:%Y-%m}.csv", outcomes,
-                   ["task_id", "accepted", "decided_at", "request_id", "review_minutes", "reason"])
+        outcome_file = out / "outcomes" / f"outcomes-{m:%Y-%m}.csv"
+        _write_csv(outcome_file, outcomes, ["task_id", "accepted", "decided_at", "request_id", "review_minutes", "reason"])
+        if scenario == "growth":  # keeps the bundled sample small
+            outcome_file.with_suffix(".csv.gz").write_bytes(gzip.compress(outcome_file.read_bytes(), mtime=0))
+            outcome_file.unlink()
         stats["outcomes"] += len(outcomes)
 
-        lines = _invoice_lines(requests, m, nm, credit=(i == months - 1))
+        lines = _invoice_lines(requests, m, nm, credit=(i == min(sc.credit_month, months - 1)),
+                               tax=(i == sc.tax_month))
         _write_csv(out / "invoices" / f"invoices-{m:%Y-%m}.csv", lines, list(lines[0]))
         stats["invoices"] += len(lines)
     return stats

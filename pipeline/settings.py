@@ -12,11 +12,13 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from datetime import datetime, timezone
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
 from pipeline.logformats import LOG_FORMATS, LogMapping
 
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")
@@ -72,6 +74,9 @@ class Settings:
     request_log_mappings: tuple[LogMapping, ...] = ()
     """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team or field paths a log does not carry."""
 
+    load_test_mappings: tuple[LoadTestMapping, ...] = ()
+    """[[load_tests]] entries: per file-name pattern, the format, cluster, sweep id and measurement time a benchmark result does not carry."""
+
     gx_max_rows: int = 100_000
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
 
@@ -95,7 +100,7 @@ class Settings:
         rows = []
         for f in fields(self):
             if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots", "gx_max_rows",
-                          "batch_rows", "focus_resource_patterns", "request_log_mappings"):
+                          "batch_rows", "focus_resource_patterns", "request_log_mappings", "load_test_mappings"):
                 continue
             value = getattr(self, f.name)
             rows.append((f.name, "" if value is None else str(value)))
@@ -205,6 +210,11 @@ def load_settings(path: Path | None = None, db: Path | None = None) -> Settings:
             raise SettingsError(f"{chosen}: request_logs must be an array of tables ([[request_logs]])")
         values["request_log_mappings"] = tuple(_log_mapping(entry, f"{chosen}: request_logs[{i}]")
                                                for i, entry in enumerate(logs))
+        tests = data.pop("load_tests", [])
+        if not isinstance(tests, list):
+            raise SettingsError(f"{chosen}: load_tests must be an array of tables ([[load_tests]])")
+        values["load_test_mappings"] = tuple(_load_test_mapping(entry, f"{chosen}: load_tests[{i}]")
+                                             for i, entry in enumerate(tests))
         for section, table in data.items():
             if not isinstance(table, dict):
                 raise SettingsError(f"{chosen}: top-level key {section!r} must be a [section]")
@@ -237,6 +247,28 @@ def _log_mapping(entry: Any, where: str) -> LogMapping:
     if entry.get("route") and entry["route"] not in ("api", "self_hosted"):
         raise SettingsError(f"{where}: route must be api or self_hosted")
     return LogMapping(**entry)
+
+
+def _load_test_mapping(entry: Any, where: str) -> LoadTestMapping:
+    if not isinstance(entry, dict):
+        raise SettingsError(f"{where}: must be a table")
+    known = {f.name for f in fields(LoadTestMapping)}
+    unknown = sorted(set(entry) - known)
+    if unknown:
+        raise SettingsError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    if not all(isinstance(v, str) and v for v in entry.values()):
+        raise SettingsError(f"{where}: every value must be a non-empty string")
+    if entry.get("format") and entry["format"] not in LOAD_TEST_FORMATS:
+        raise SettingsError(f"{where}: format {entry['format']!r} is not one of {', '.join(LOAD_TEST_FORMATS)}")
+    if entry.get("measured_at"):
+        try:
+            ts = datetime.fromisoformat(entry["measured_at"].replace("Z", "+00:00"))
+            if ts.tzinfo is not None:  # one without an offset is UTC already
+                ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+            entry = {**entry, "measured_at": ts.isoformat()}
+        except ValueError:
+            raise SettingsError(f"{where}: measured_at {entry['measured_at']!r} is not an ISO-8601 timestamp") from None
+    return LoadTestMapping(**entry)
 
 
 def _field_docs() -> dict[str, str]:

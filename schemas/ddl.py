@@ -90,20 +90,24 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def select_list(model: type[SQLModel]) -> str:
-    """The typed column list of a raw table (canonical columns, then provenance)."""
-    return ", ".join(f'CAST("{c.name}" AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
-
-
-def raw_view_sql(model: type[SQLModel], parquet_literals: list[str]) -> str:
+def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_columns: list[set[str]] | None = None) -> str:
     """The raw table as a view over its lake files (each a quoted SQL literal), typed as the class says.
 
-    With no file yet, the view is an empty relation with the same columns and types.
+    With no file yet, the view is an empty relation with the same columns and types. ``file_columns``
+    (the columns each lake file has) lets a column added to the class after older lake files were
+    written read as NULL in those files, instead of breaking the view.
     """
     name = f"{RAW_SCHEMA}.{table_name(model)}"
     if parquet_literals:
-        source = f"read_parquet([{', '.join(parquet_literals)}])"
-        return f"CREATE OR REPLACE VIEW {name} AS SELECT {select_list(model)} FROM {source}"
+        cols = columns(model)
+        everywhere = set.intersection(*file_columns) if file_columns else {c.name for c in cols}
+        anywhere = set.union(*file_columns) if file_columns else everywhere
+        options = "" if all(c.name in everywhere for c in cols) else ", union_by_name = true"
+        source = f"read_parquet([{', '.join(parquet_literals)}]{options})"
+        select = ", ".join(
+            (f'CAST("{c.name}" AS {c.duckdb_type})' if c.name in anywhere else f"CAST(NULL AS {c.duckdb_type})")
+            + f' AS "{c.name}"' for c in cols)
+        return f"CREATE OR REPLACE VIEW {name} AS SELECT {select} FROM {source}"
     empty = ", ".join(f'CAST(NULL AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
     return f"CREATE OR REPLACE VIEW {name} AS SELECT {empty} WHERE false"
 

@@ -75,7 +75,8 @@ class Check:
         elif self.expectation == "ExpectColumnValuesToBeBetween":
             parts = []
             if k.get("min_value") is not None:
-                parts.append(f'"{k["column"]}" < {_sql_value(k["min_value"])}')
+                op = "<=" if k.get("strict_min") else "<"
+                parts.append(f'"{k["column"]}" {op} {_sql_value(k["min_value"])}')
             if k.get("max_value") is not None:
                 parts.append(f'"{k["column"]}" > {_sql_value(k["max_value"])}')
             bad = " OR ".join(parts)
@@ -180,6 +181,15 @@ SUITES: dict[str, list[Check]] = {
     "opex": [
         _in_set("category_known", "category", OPEX_CATEGORIES),
         _currency(),
+    ],
+    "load-tests": [
+        Check("concurrency_positive", "ExpectColumnValuesToBeBetween", {"column": "concurrency", "min_value": 1},
+              "concurrency is less than 1"),
+        Check("tokens_per_second_positive", "ExpectColumnValuesToBeBetween",
+              {"column": "tokens_per_second", "min_value": 0, "strict_min": True}, "tokens_per_second is not above 0"),
+        *_non_negative("p50_latency_ms", "output_tokens_per_second"),
+        _after("p95_not_below_p50", "p95_latency_ms", "p50_latency_ms", True, "p95_latency_ms is below p50_latency_ms"),
+        _not_future("measured_at"),
     ],
     "focus": [
         _in_set("charge_category_known", "charge_category", FOCUS_CHARGE_CATEGORIES),

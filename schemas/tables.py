@@ -213,6 +213,7 @@ class FocusCharge(SQLModel, table=True):
     charge_category: str = Field(nullable=False, description="FOCUS ChargeCategory, lower-cased: usage, purchase, tax, credit, adjustment.")
     charge_class: str | None = Field(default=None, description="FOCUS ChargeClass, lower-cased: 'correction' for corrections of earlier periods.")
     charge_frequency: str | None = Field(default=None, description="FOCUS ChargeFrequency, lower-cased (one-time, recurring, usage-based).")
+    pricing_category: str | None = Field(default=None, description="FOCUS PricingCategory, lower-cased (standard, dynamic, committed, other): 'committed' rows are a committed self-hosted cost, the others avoidable.")
     charge_description: str | None = Field(default=None, description="FOCUS ChargeDescription.")
     resource_id: str | None = Field(default=None, description="FOCUS ResourceId (used to allocate the row to a cluster).")
     resource_name: str | None = Field(default=None, description="FOCUS ResourceName.")
@@ -244,6 +245,7 @@ FOCUS_COLUMNS: dict[str, str] = {
     "chargecategory": "charge_category",
     "chargeclass": "charge_class",
     "chargefrequency": "charge_frequency",
+    "pricingcategory": "pricing_category",
     "chargedescription": "charge_description",
     "resourceid": "resource_id",
     "resourcename": "resource_name",
@@ -280,10 +282,30 @@ READ_OPTIONS: dict[str, ReadOptions] = {
     "focus": ReadOptions(
         rename=FOCUS_COLUMNS,
         null_tokens=("NULL", "null"),
-        lower=("charge_category", "charge_class", "charge_frequency"),
+        lower=("charge_category", "charge_class", "charge_frequency", "pricing_category"),
         defaults={"currency": "USD"},
     ),
 }
+
+class LoadTestPoint(Provenance, table=True):
+    """One point of a capacity sweep: the cluster under load at one concurrency (seed 000, step 1).
+
+    A sweep measures aggregate throughput (all tokens the cluster processed, input and output) and
+    latency at several concurrencies; the capacity at the SLO is the highest throughput among the
+    points whose p95 latency is within the self-hosted SLO.
+    """
+
+    __tablename__ = "load_tests"
+
+    sweep_id: str = Field(primary_key=True, description="The sweep (one load-test session) this point belongs to.")
+    cluster_id: str = Field(primary_key=True, description="The cluster under test (matches cluster charges and hardware).")
+    concurrency: int = Field(primary_key=True, sa_type=Integer, description="Concurrent requests held during the point (>= 1).")
+    measured_at: datetime = Field(sa_type=DateTime, nullable=False, description="When the point was measured, UTC. A month uses the latest sweep measured before it ends.")
+    tokens_per_second: Decimal = Field(sa_type=Numeric(18, 3), nullable=False, description="Aggregate tokens per second the cluster processed (input + output, all requests).")
+    p95_latency_ms: Decimal = Field(sa_type=Numeric(18, 3), nullable=False, description="95th percentile end-to-end request latency at this concurrency, ms.")
+    p50_latency_ms: Decimal | None = Field(default=None, sa_type=Numeric(18, 3), description="Median end-to-end request latency, ms, if measured.")
+    output_tokens_per_second: Decimal | None = Field(default=None, sa_type=Numeric(18, 3), description="Output tokens per second, if measured.")
+
 
 #: ingest kind (CLI name) -> table class
 KINDS: dict[str, type[SQLModel]] = {
@@ -295,4 +317,5 @@ KINDS: dict[str, type[SQLModel]] = {
     "hardware": HardwareAsset,
     "opex": OpexLine,
     "focus": FocusCharge,
+    "load-tests": LoadTestPoint,
 }

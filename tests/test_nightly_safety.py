@@ -79,7 +79,7 @@ def landings(tmp_path_factory) -> tuple[Path, Path]:
     """Landing A (July) and landing B (A + August), small enough for many runs."""
     base = tmp_path_factory.mktemp("landing")
     full = base / "B"
-    write_sample(full, seed=11, months=2, tasks_per_month=40)
+    write_sample(full, seed=11, months=2, tasks_per_month=40, scenario="small-team")
     july = base / "A"
     shutil.copytree(full, july)
     for rel in AUGUST:

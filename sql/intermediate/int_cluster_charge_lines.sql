@@ -1,11 +1,12 @@
 -- grain: one row per cluster charge (canonical cluster charges and FOCUS rows allocated to a cluster)
 -- materialized: table
 -- unique_key: charge_id
--- description: Every charge that pays for a cluster, from both sources, with its cost category: cluster_on_demand / cluster_reserved / cluster_other (canonical charges) and focus_<charge category> or focus_correction (FOCUS BilledCost).
+-- description: Every charge that pays for a cluster, from both sources, with its cost category: cluster_on_demand / cluster_reserved / cluster_other (canonical charges) and focus_<charge category> or focus_correction (FOCUS BilledCost); and its cost class: 'committed' (reserved charges, FOCUS PricingCategory 'committed') or 'avoidable' (on-demand and other charges: capacity that could be stopped).
 SELECT
     charge_id,
     cluster_id,
     'cluster_' || kind AS category,
+    CASE WHEN kind = 'reserved' THEN 'committed' ELSE 'avoidable' END AS cost_class,
     charge_start,
     charge_end,
     charge_seconds,
@@ -16,6 +17,7 @@ SELECT
     'focus:' || left(source_file_hash, 16) || ':' || source_line,
     cluster_id,
     CASE WHEN is_correction THEN 'focus_correction' ELSE 'focus_' || charge_category END,
+    CASE WHEN pricing_category = 'committed' THEN 'committed' ELSE 'avoidable' END,
     charge_period_start,
     charge_period_end,
     charge_seconds,

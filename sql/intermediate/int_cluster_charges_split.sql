@@ -6,6 +6,7 @@ SELECT
     c.charge_id,
     c.cluster_id,
     c.category,
+    c.cost_class,
     m.month,
     date_diff('second', greatest(c.charge_start, m.month_start), least(c.charge_end, m.month_end)) AS seconds_in_month,
     CASE WHEN c.charge_seconds > 0 THEN

@@ -1,7 +1,7 @@
 -- grain: one row per cluster x month
 -- materialized: table
 -- unique_key: cluster_id, month
--- description: Provisioned and busy hours of each cluster in each month of the spine (merged intervals clipped to the month), and the share of self-hosted request time that belongs to attempts of accepted tasks.
+-- description: Provisioned and busy hours of each cluster in each month of the spine (merged intervals clipped to the month), the share of self-hosted request time that belongs to accepted attempts, the tokens served and the observed capacity.
 WITH clipped AS (
     SELECT
         i.cluster_id,
@@ -27,8 +27,10 @@ SELECT
     coalesce(b.busy_ms, 0) AS busy_ms,
     coalesce(rt.requests, 0) AS requests,
     coalesce(rt.request_ms, 0) AS request_ms,
-    coalesce(rt.accepted_task_request_ms, 0) AS accepted_task_request_ms,
-    coalesce(rt.peak_hour_requests, 0) AS peak_hour_requests
+    coalesce(rt.accepted_attempt_request_ms, 0) AS accepted_attempt_request_ms,
+    coalesce(rt.peak_hour_requests, 0) AS peak_hour_requests,
+    coalesce(rt.tokens_served, 0) AS tokens_served,
+    rt.observed_tokens_per_second
 FROM clusters AS c
 JOIN intermediate.int_months_spined AS m USING (month)
 LEFT JOIN provisioned AS p USING (cluster_id, month)

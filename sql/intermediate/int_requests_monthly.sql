@@ -2,7 +2,7 @@
 -- materialized: table
 -- incremental: months
 -- unique_key: month, route, provider, cluster_id, team
--- description: Request volume, tokens and token cost per month, route, provider, cluster and team: the sums every monthly model needs, so none of them reads the request-level table. metered_usd: API rows at their provider's price (priced rows only); api_equivalent_usd: self-hosted rows at the reference API price. The a/b/c sums split the priced API rows' metered cost for the cache-hit sensitivity (metered(h) = A - h x B + C). Incremental: only months touched by new data are recomputed.
+-- description: Request volume, tokens and token cost per month, route, provider, cluster and team: the sums every monthly model needs, so none of them reads the request-level table. metered_usd: API rows at their provider's price (priced rows only); api_equivalent_usd: self-hosted rows at the reference API price. The a/b/c sums split the priced rows' cost at the API (own provider for api rows, reference price for self-hosted rows) for the cache-hit sensitivity (cost(h) = A - h x B + C). Incremental: only months touched by new data are recomputed.
 SELECT
     month,
     route,
@@ -19,11 +19,11 @@ SELECT
     CAST(coalesce(sum(metered_cost_usd), 0) AS DECIMAL(38, 12)) AS metered_usd,
     CAST(coalesce(sum(api_equivalent_cost_usd), 0) AS DECIMAL(38, 12)) AS api_equivalent_usd,
     CAST(coalesce(sum(CAST(cache_hit_input_tokens + cache_miss_input_tokens AS DECIMAL(20, 0)) * cache_miss_input_per_million
-        * CAST(0.000001 AS DECIMAL(7, 6))) FILTER (WHERE route = 'api' AND is_priced), 0) AS DECIMAL(38, 12)) AS a_all_miss_usd,
+        * CAST(0.000001 AS DECIMAL(7, 6))) FILTER (WHERE is_priced), 0) AS DECIMAL(38, 12)) AS a_all_miss_usd,
     CAST(coalesce(sum(CAST(cache_hit_input_tokens + cache_miss_input_tokens AS DECIMAL(20, 0))
         * (cache_miss_input_per_million - cache_hit_input_per_million) * CAST(0.000001 AS DECIMAL(7, 6)))
-        FILTER (WHERE route = 'api' AND is_priced), 0) AS DECIMAL(38, 12)) AS b_hit_saving_usd,
+        FILTER (WHERE is_priced), 0) AS DECIMAL(38, 12)) AS b_hit_saving_usd,
     CAST(coalesce(sum(CAST(output_tokens + reasoning_tokens AS DECIMAL(20, 0)) * output_per_million
-        * CAST(0.000001 AS DECIMAL(7, 6))) FILTER (WHERE route = 'api' AND is_priced), 0) AS DECIMAL(38, 12)) AS c_output_usd
+        * CAST(0.000001 AS DECIMAL(7, 6))) FILTER (WHERE is_priced), 0) AS DECIMAL(38, 12)) AS c_output_usd
 FROM scoped.requests_of_months
 GROUP BY month, route, provider, cluster_id, team

@@ -3,7 +3,7 @@
 -- published: no
 -- incremental: tasks
 -- unique_key: task_id
--- description: Each task's final outcome. The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
+-- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
 -- ("latest" = started_at, then attempt, then request_id: the same order everywhere). Most tasks have one attempt,
@@ -18,9 +18,11 @@ single AS (
         CAST(r.accepted IS NOT NULL AS BIGINT) AS judged_attempts,
         struct_pack(request_id := r.request_id, route := r.route, month := r.month) AS last_attempt,
         CASE WHEN r.status = 'ok'
-            THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms) END AS last_ok,
+            THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
+                        api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd)) END AS last_ok,
         CASE WHEN r.accepted
-            THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms) END AS log_accepted
+            THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
+                        api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd)) END AS log_accepted
     FROM scoped.requests_of_tasks AS r
     SEMI JOIN attempt_counts AS c ON c.task_id = r.task_id AND c.attempts = 1
 ),
@@ -31,10 +33,12 @@ multi AS (
         count(r.accepted) AS judged_attempts,
         arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month),
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id)) AS last_attempt,
-        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms),
+        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
+                        api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd)),
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id))
             FILTER (WHERE r.status = 'ok') AS last_ok,
-        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms),
+        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
+                        api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd)),
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id))
             FILTER (WHERE r.accepted) AS log_accepted
     FROM scoped.requests_of_tasks AS r
@@ -55,7 +59,8 @@ review AS (
 ),
 -- the attempt a decision names (request_id), looked up only for decisions that name one
 named AS (
-    SELECT r.task_id, r.request_id, r.route, r.month, r.latency_ms
+    SELECT r.task_id, r.request_id, r.route, r.month, r.latency_ms,
+        coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd) AS api_cost
     FROM scoped.requests_of_tasks AS r
     SEMI JOIN final_decision AS fd ON fd.task_id = r.task_id AND fd.request_id = r.request_id
 ),
@@ -79,7 +84,8 @@ decided AS (
             WHEN NOT fd.accepted THEN NULL
             WHEN fd.request_id IS NULL THEN p.last_ok
             WHEN n.request_id IS NOT NULL
-                THEN struct_pack(request_id := n.request_id, route := n.route, month := n.month, latency_ms := n.latency_ms)
+                THEN struct_pack(request_id := n.request_id, route := n.route, month := n.month, latency_ms := n.latency_ms,
+                                 api_cost := n.api_cost)
         END AS acc,
         coalesce(rv.review_minutes, 0) AS review_minutes
     FROM picked AS p
@@ -94,6 +100,7 @@ judged AS (
         d.acc.route AS acc_route,
         d.acc.month AS acc_month,
         d.acc.latency_ms AS acc_latency_ms,
+        d.acc.api_cost AS acc_api_cost,
         d.last_attempt.route AS last_route,
         d.last_attempt.month AS last_month,
         CASE d.acc.route WHEN 'api' THEN s.slo_ms_api WHEN 'self_hosted' THEN s.slo_ms_self_hosted END AS slo_ms,
@@ -116,5 +123,8 @@ SELECT
     coalesce(acc_latency_ms > slo_ms, false) AS latency_violation,
     acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, false) AS accepted,
     review_minutes,
-    money_div(review_minutes * review_rate_per_hour_usd, 60) AS review_cost_usd
+    money_div(review_minutes * review_rate_per_hour_usd, 60) AS review_cost_usd,
+    -- what the accepted attempt alone costs at the API: its own provider's price (api) or the reference price (self_hosted)
+    CASE WHEN acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, false) THEN acc_api_cost END
+        AS accepted_attempt_api_cost_usd
 FROM judged

@@ -1,82 +1,234 @@
 -- grain: one row per month
 -- materialized: table
 -- unique_key: month
--- description: Does self-hosting pay that month? Break-even accepted tasks = self-hosted monthly cost / API cost per accepted task. The API cost per accepted task is measured on the API route when it accepted tasks that month, else the API-equivalent (self-hosted requests priced at the reference API price / self-hosted accepted tasks).
+-- description: Does self-hosting pay that month? Break-even accepted tasks = F / (C - V): the fixed self-hosted cost F (committed + avoidable) over what each accepted task saves, the API cost per accepted equivalent task C less the self-hosted variable cost per accepted task V (human review, paid on both routes). C is like-for-like when the cluster accepted tasks (its own accepted attempts priced at the reference API, times the API's own overhead for failures and retries, plus the API route's review per task: 'equivalent'), else the API route's run-rate (invoiced usage without credits and tax, or metered) plus review per accepted task ('measured'). The capacity columns say whether break-even fits the cluster's measured capacity at the SLO.
 -- column month: First day of the month (UTC).
--- column self_hosted_cost_usd: The self_hosted route's cost_usd (cluster charges + hardware amortisation + opex + review).
--- column api_cost_per_accepted_task_usd: API cost per accepted task (see api_cost_source); NULL when it cannot be computed.
--- column api_cost_source: 'measured' (API route's cost per accepted task) or 'api_equivalent' (reference-priced self-hosted requests / self-hosted accepted tasks); NULL when neither exists.
--- column break_even_accepted_tasks: self_hosted_cost_usd / api_cost_per_accepted_task_usd: accepted tasks the cluster must deliver to cost no more than the API.
+-- column self_hosted_cost_usd: The self_hosted route's cost_usd, fully loaded: fixed cost F + human review.
+-- column fixed_cost_usd: F = committed_cost_usd + avoidable_cost_usd: self-hosted cost that does not grow with tasks (review excluded).
+-- column committed_cost_usd: Hardware amortisation, reserved charges, FOCUS PricingCategory 'committed' rows and operating costs: paid whatever the volume.
+-- column avoidable_cost_usd: On-demand and other cluster charges: capacity the team could stop paying for.
+-- column api_cost_per_accepted_task_usd: The comparator C: what one accepted task costs on the API, review included (see api_cost_source); NULL when there is no API price for the month.
+-- column api_cost_source: 'equivalent' (the cluster's own accepted attempts priced at the reference API x api_overhead_factor + the API route's review per accepted task) or 'measured' (the API route's run-rate + review / its accepted tasks); NULL when neither exists.
+-- column api_measured_cost_per_accepted_task_usd: The API route's run-rate + review / its accepted tasks (always shown beside C); NULL when the API accepted nothing.
+-- column api_equivalent_cost_per_accepted_task_usd: C less review on the equivalent basis: the cluster's accepted attempts at the reference API price per accepted task x api_overhead_factor; NULL when the cluster accepted nothing or an accepted attempt has no reference price.
+-- column api_overhead_factor: The API route's run-rate / the metered cost of its accepted attempts: what the API spends on failures, retries and rejected tasks per dollar of accepted work; 1 when the API accepted nothing.
+-- column self_hosted_variable_cost_per_accepted_task_usd: V = self-hosted review cost / self-hosted accepted tasks (the API route's review per task when the cluster accepted nothing; 0 with neither).
+-- column break_even_accepted_tasks: F / (C - V): accepted tasks a month at which the cluster costs no more than the API; NULL when C <= V or C is unknown.
+-- column marginal_break_even_accepted_tasks: avoidable_cost_usd / (C - V): with the owned hardware paid for, the volume at which keeping the avoidable capacity pays (seed 004).
 -- column self_hosted_accepted_tasks: Accepted tasks the self-hosted route delivered.
--- column self_hosting_cheaper: self_hosted_accepted_tasks >= break_even_accepted_tasks (NULL when break-even is unknown).
+-- column verdict: 'no_self_hosted_route' (no self-hosted cost and no self-hosted requests), 'no_api_price' (C unknown), 'never_breaks_even' (C <= V), 'self_hosting_cheaper' (accepted tasks >= break-even, and at least one), else 'api_cheaper'.
+-- column self_hosting_cheaper: verdict = 'self_hosting_cheaper'; NULL for no_self_hosted_route and no_api_price; never true without accepted tasks.
 -- column productive_utilisation: Productive hours / provisioned hours over all clusters.
--- column break_even_utilisation: productive_utilisation x break_even_accepted_tasks / self_hosted_accepted_tasks: the productive utilisation at which the cluster would just pay for itself; NULL without self-hosted accepted tasks.
--- column api_equivalent_cost_usd: Self-hosted requests priced at the reference API price.
+-- column capacity_tokens_per_second: Sum of the clusters' capacity at the SLO (tokens per second); NULL when a provisioned cluster's capacity is unknown.
+-- column capacity_source: 'sweep', 'observed' or 'mixed' (clusters differ).
+-- column monthly_token_capacity: Tokens all clusters could serve in the month at the SLO (capacity x 3,600 x provisioned hours, summed).
+-- column break_even_share_of_capacity: break_even_accepted_tasks x tokens per accepted task (all attempts, on the comparator's route) / monthly_token_capacity; NULL when either is unknown.
+-- column break_even_reachable: break_even_share_of_capacity <= 1: the cluster can serve the break-even volume within the SLO.
+-- column self_hosted_cost_per_million_tokens_at_capacity: F / monthly token capacity x 1e6: the cluster's cost per million tokens if it ran at capacity (seed 000, step 3).
+-- column api_cost_per_million_tokens_at_mix: The API's price per million tokens at the cluster's own token mix: the API-equivalent cost of all its requests / their tokens (equivalent basis); the API route's run-rate / its tokens (measured basis).
+-- column api_credits_usd: Credit lines of the month's API invoices (negative): one-off, left out of the run-rate.
+-- column api_tax_usd: Tax lines of the month's API invoices: recoverable, left out of the run-rate.
+-- column api_run_rate_usd: The API route's run-rate: invoiced usage (lines other than credit and tax) where an invoice is loaded, else metered.
+-- column operating_cost_usd: Operating costs (opex) within F: what the infrastructure-only view leaves out.
+-- column infrastructure_break_even_accepted_tasks: (F - operating costs) / (C - V): break-even with operating costs left out, as the seeds' planning table does.
 -- column self_hosted_cost_per_accepted_task_usd: self_hosted_cost_usd / self_hosted_accepted_tasks; NULL without accepted tasks.
--- column api_cost_of_self_hosted_tasks_usd: What the self-hosted accepted tasks would have cost on the API: api_cost_per_accepted_task_usd x self_hosted_accepted_tasks.
--- column self_hosting_saving_usd: api_cost_of_self_hosted_tasks_usd - self_hosted_cost_usd: positive when self-hosting saved money that month, negative when it cost more.
+-- column api_equivalent_cost_usd: All self-hosted requests (every attempt) priced at the reference API price.
+-- column api_cost_of_self_hosted_tasks_usd: C x self_hosted_accepted_tasks: what the cluster's accepted tasks would have cost on the API.
+-- column self_hosting_saving_usd: api_cost_of_self_hosted_tasks_usd - self_hosted_cost_usd: positive when self-hosting saved money that month.
 WITH routes AS (
     SELECT
         month,
         max(cost_usd) FILTER (WHERE route = 'self_hosted') AS self_hosted_cost_usd,
-        max(accepted_tasks) FILTER (WHERE route = 'self_hosted') AS self_hosted_accepted_tasks,
-        max(cost_per_accepted_task_usd) FILTER (WHERE route = 'api') AS api_measured_cpt
+        max(accepted_tasks) FILTER (WHERE route = 'self_hosted') AS sh_accepted,
+        max(requests) FILTER (WHERE route = 'self_hosted') AS sh_requests,
+        max(review_cost_usd) FILTER (WHERE route = 'self_hosted') AS sh_review_usd,
+        max(cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens)
+            FILTER (WHERE route = 'self_hosted') AS sh_tokens,
+        max(accepted_tasks) FILTER (WHERE route = 'api') AS api_accepted,
+        max(review_cost_usd) FILTER (WHERE route = 'api') AS api_review_usd,
+        max(cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens)
+            FILTER (WHERE route = 'api') AS api_tokens
     FROM marts.monthly_route_cost
     GROUP BY month
 ),
+classes AS (
+    SELECT
+        month,
+        CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'committed'), 0) AS DECIMAL(38, 12)) AS committed_cost_usd,
+        CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'avoidable'), 0) AS DECIMAL(38, 12)) AS avoidable_cost_usd,
+        CAST(coalesce(sum(amount_usd) FILTER (WHERE is_operating_cost), 0) AS DECIMAL(38, 12)) AS operating_cost_usd
+    FROM marts.monthly_self_hosted_cost
+    GROUP BY month
+),
+api AS (
+    SELECT
+        month,
+        CAST(sum(CASE WHEN has_invoice THEN invoiced_usage_usd ELSE metered_usd END) AS DECIMAL(38, 12)) AS run_rate_usd,
+        CAST(coalesce(sum(credits_usd), 0) AS DECIMAL(38, 12)) AS credits_usd,
+        CAST(coalesce(sum(tax_usd), 0) AS DECIMAL(38, 12)) AS tax_usd
+    FROM intermediate.int_api_provider_monthly
+    GROUP BY month
+),
+accepted_attempts AS (
+    SELECT
+        month,
+        max(accepted_attempt_api_cost_usd) FILTER (WHERE route = 'api') AS api_accepted_metered_usd,
+        max(accepted_attempt_api_cost_usd) FILTER (WHERE route = 'self_hosted') AS sh_accepted_equivalent_usd,
+        max(accepted_attempts_priced) FILTER (WHERE route = 'self_hosted') AS sh_accepted_priced
+    FROM intermediate.int_task_outcomes_monthly
+    GROUP BY month
+),
 equivalent AS (
-    SELECT month, sum(api_equivalent_usd) AS api_equivalent_cost_usd
+    SELECT month, CAST(sum(api_equivalent_usd) AS DECIMAL(38, 12)) AS api_equivalent_cost_usd
     FROM intermediate.int_requests_monthly
     WHERE route = 'self_hosted'
     GROUP BY month
 ),
-utilisation AS (
+clusters AS (
     SELECT
         month,
         CASE WHEN sum(provisioned_hours) > 0 THEN CAST(sum(productive_hours) / sum(provisioned_hours) AS DOUBLE) END
-            AS productive_utilisation
+            AS productive_utilisation,
+        CASE WHEN bool_and(capacity_tokens_per_second IS NOT NULL OR provisioned_hours = 0)
+            THEN sum(capacity_tokens_per_second) END AS capacity_tokens_per_second,
+        CASE WHEN count(DISTINCT capacity_source) = 1 THEN min(capacity_source)
+            WHEN count(DISTINCT capacity_source) > 1 THEN 'mixed' END AS capacity_source,
+        CASE WHEN bool_and(monthly_token_capacity IS NOT NULL OR provisioned_hours = 0)
+            THEN sum(monthly_token_capacity) END AS monthly_token_capacity
     FROM marts.monthly_utilisation
     GROUP BY month
 ),
-priced AS (
+inputs AS (
     SELECT
-        r.month,
-        r.self_hosted_cost_usd,
-        r.self_hosted_accepted_tasks,
+        r.*,
+        c.committed_cost_usd,
+        c.avoidable_cost_usd,
+        c.operating_cost_usd,
+        CAST(coalesce(c.committed_cost_usd, 0) + coalesce(c.avoidable_cost_usd, 0) AS DECIMAL(38, 12)) AS fixed_cost_usd,
+        coalesce(a.run_rate_usd, 0) AS run_rate_usd,
+        coalesce(a.credits_usd, 0) AS credits_usd,
+        coalesce(a.tax_usd, 0) AS tax_usd,
         e.api_equivalent_cost_usd,
         u.productive_utilisation,
-        coalesce(r.api_measured_cpt, money_div(e.api_equivalent_cost_usd, r.self_hosted_accepted_tasks))
-            AS api_cost_per_accepted_task_usd,
-        CASE
-            WHEN r.api_measured_cpt IS NOT NULL THEN 'measured'
-            WHEN money_div(e.api_equivalent_cost_usd, r.self_hosted_accepted_tasks) IS NOT NULL THEN 'api_equivalent'
-        END AS api_cost_source
+        u.capacity_tokens_per_second,
+        u.capacity_source,
+        u.monthly_token_capacity,
+        -- the API's own waste per dollar of accepted work (1 when it accepted nothing)
+        coalesce(CASE WHEN r.api_accepted > 0 THEN money_div(a.run_rate_usd, x.api_accepted_metered_usd) END,
+                 CAST(1 AS DECIMAL(38, 12))) AS api_overhead_factor,
+        CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
+            THEN money_div(x.sh_accepted_equivalent_usd, r.sh_accepted) END AS sh_accepted_equivalent_per_task,
+        money_div(r.api_review_usd, r.api_accepted) AS api_review_per_task,
+        money_div(r.sh_review_usd, r.sh_accepted) AS sh_review_per_task
     FROM routes AS r
+    LEFT JOIN classes AS c USING (month)
+    LEFT JOIN api AS a USING (month)
+    LEFT JOIN accepted_attempts AS x USING (month)
     LEFT JOIN equivalent AS e USING (month)
-    LEFT JOIN utilisation AS u USING (month)
+    LEFT JOIN clusters AS u USING (month)
+),
+comparator AS (
+    SELECT
+        *,
+        CAST(sh_accepted_equivalent_per_task * api_overhead_factor AS DECIMAL(38, 12))
+            AS api_equivalent_cost_per_accepted_task_usd,
+        money_div(run_rate_usd + api_review_usd, api_accepted) AS api_measured_cost_per_accepted_task_usd,
+        coalesce(sh_review_per_task, api_review_per_task, CAST(0 AS DECIMAL(38, 12)))
+            AS self_hosted_variable_cost_per_accepted_task_usd
+    FROM inputs
+),
+chosen AS (
+    SELECT
+        *,
+        CASE
+            WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL
+                THEN CAST(api_equivalent_cost_per_accepted_task_usd
+                          + coalesce(api_review_per_task, sh_review_per_task, 0) AS DECIMAL(38, 12))
+            ELSE api_measured_cost_per_accepted_task_usd
+        END AS api_cost_per_accepted_task_usd,
+        CASE
+            WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL THEN 'equivalent'
+            WHEN api_measured_cost_per_accepted_task_usd IS NOT NULL THEN 'measured'
+        END AS api_cost_source
+    FROM comparator
 ),
 broken_even AS (
     SELECT
         *,
-        CASE WHEN api_cost_per_accepted_task_usd > 0
-            THEN money_div(self_hosted_cost_usd, api_cost_per_accepted_task_usd) END AS break_even_accepted_tasks
-    FROM priced
+        CAST(api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd AS DECIMAL(38, 12))
+            AS saving_per_task,
+        CASE WHEN api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
+            THEN money_div(fixed_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
+        END AS break_even_accepted_tasks,
+        CASE WHEN api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
+            THEN money_div(avoidable_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
+        END AS marginal_break_even_accepted_tasks,
+        CASE WHEN api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
+            THEN money_div(fixed_cost_usd - operating_cost_usd,
+                           api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
+        END AS infrastructure_break_even_accepted_tasks,
+        -- tokens per accepted task on the comparator's route (all its attempts)
+        CASE api_cost_source
+            WHEN 'equivalent' THEN CAST(sh_tokens AS DOUBLE) / sh_accepted
+            WHEN 'measured' THEN CAST(api_tokens AS DOUBLE) / api_accepted
+        END AS tokens_per_accepted_task
+    FROM chosen
+),
+judged AS (
+    SELECT
+        *,
+        CASE
+            WHEN coalesce(self_hosted_cost_usd, 0) = 0 AND coalesce(sh_requests, 0) = 0 THEN 'no_self_hosted_route'
+            WHEN api_cost_per_accepted_task_usd IS NULL THEN 'no_api_price'
+            WHEN api_cost_per_accepted_task_usd <= self_hosted_variable_cost_per_accepted_task_usd THEN 'never_breaks_even'
+            WHEN sh_accepted > 0 AND sh_accepted >= break_even_accepted_tasks THEN 'self_hosting_cheaper'
+            ELSE 'api_cheaper'
+        END AS verdict,
+        CASE WHEN monthly_token_capacity > 0 AND break_even_accepted_tasks IS NOT NULL
+            THEN CAST(break_even_accepted_tasks AS DOUBLE) * tokens_per_accepted_task / CAST(monthly_token_capacity AS DOUBLE)
+        END AS break_even_share_of_capacity
+    FROM broken_even
 )
 SELECT
     month,
     self_hosted_cost_usd,
+    fixed_cost_usd,
+    committed_cost_usd,
+    avoidable_cost_usd,
     api_cost_per_accepted_task_usd,
     api_cost_source,
+    api_measured_cost_per_accepted_task_usd,
+    api_equivalent_cost_per_accepted_task_usd,
+    api_overhead_factor,
+    self_hosted_variable_cost_per_accepted_task_usd,
     break_even_accepted_tasks,
-    self_hosted_accepted_tasks,
-    self_hosted_accepted_tasks >= break_even_accepted_tasks AS self_hosting_cheaper,
+    marginal_break_even_accepted_tasks,
+    sh_accepted AS self_hosted_accepted_tasks,
+    verdict,
+    CASE WHEN verdict IN ('no_self_hosted_route', 'no_api_price') THEN NULL ELSE verdict = 'self_hosting_cheaper' END
+        AS self_hosting_cheaper,
     productive_utilisation,
-    CASE WHEN self_hosted_accepted_tasks > 0
-        THEN productive_utilisation * CAST(break_even_accepted_tasks AS DOUBLE) / self_hosted_accepted_tasks
-    END AS break_even_utilisation,
+    capacity_tokens_per_second,
+    capacity_source,
+    monthly_token_capacity,
+    break_even_share_of_capacity,
+    break_even_share_of_capacity <= 1 AS break_even_reachable,
+    CASE WHEN monthly_token_capacity > 0 THEN money_div(fixed_cost_usd,
+        CAST(monthly_token_capacity * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12))) END
+        AS self_hosted_cost_per_million_tokens_at_capacity,
+    CASE api_cost_source
+        WHEN 'equivalent' THEN money_div(api_equivalent_cost_usd,
+            CAST(CAST(sh_tokens AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12)))
+        WHEN 'measured' THEN money_div(run_rate_usd,
+            CAST(CAST(api_tokens AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12)))
+    END AS api_cost_per_million_tokens_at_mix,
+    credits_usd AS api_credits_usd,
+    tax_usd AS api_tax_usd,
+    run_rate_usd AS api_run_rate_usd,
+    operating_cost_usd,
+    infrastructure_break_even_accepted_tasks,
+    money_div(self_hosted_cost_usd, sh_accepted) AS self_hosted_cost_per_accepted_task_usd,
     api_equivalent_cost_usd,
-    money_div(self_hosted_cost_usd, self_hosted_accepted_tasks) AS self_hosted_cost_per_accepted_task_usd,
-    CAST(api_cost_per_accepted_task_usd * self_hosted_accepted_tasks AS DECIMAL(38, 12)) AS api_cost_of_self_hosted_tasks_usd,
-    CAST(api_cost_per_accepted_task_usd * self_hosted_accepted_tasks - self_hosted_cost_usd AS DECIMAL(38, 12))
-        AS self_hosting_saving_usd
-FROM broken_even
+    CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) AS api_cost_of_self_hosted_tasks_usd,
+    CAST(api_cost_per_accepted_task_usd * sh_accepted - self_hosted_cost_usd AS DECIMAL(38, 12)) AS self_hosting_saving_usd
+FROM judged

@@ -1,22 +1,30 @@
--- grain: one row per month x cluster x cost category
+-- grain: one row per month x cluster x cost category x cost class
 -- materialized: table
--- unique_key: month, cluster_id, category
--- description: What self-hosting cost each month, by cluster and category: cluster charges split by hours (cluster_on_demand, cluster_reserved, cluster_other; FOCUS BilledCost of rows allocated to the cluster as focus_usage, focus_purchase, ..., focus_correction), straight-line hardware amortisation (hardware_amortisation) and operating costs (the opex categories).
+-- unique_key: month, cluster_id, category, cost_class
+-- description: What self-hosting cost each month, by cluster, category and cost class: cluster charges split by hours (cluster_on_demand, cluster_reserved, cluster_other; FOCUS BilledCost of rows allocated to the cluster as focus_usage, focus_purchase, ..., focus_correction), straight-line hardware amortisation (hardware_amortisation) and operating costs (the opex categories).
 -- column month: First day of the month (UTC).
 -- column cluster_id: Cluster the cost belongs to; NULL = an operating cost shared by all clusters.
 -- column category: cluster_on_demand, cluster_reserved, cluster_other, focus_<charge category>, focus_correction, hardware_amortisation, or an opex category (platform_engineering, inference_operations, networking, storage, observability, security, on_call, other).
 -- column amount_usd: Cost in USD, exact (DECIMAL, 12 decimal places).
+-- column cost_class: 'committed' (hardware amortisation, reserved charges, FOCUS PricingCategory 'committed', operating costs: paid whatever the volume) or 'avoidable' (on-demand and other charges: capacity that could be stopped). Both are fixed: they do not grow with tasks.
+-- column is_operating_cost: True for operating costs (opex): what the infrastructure-only view leaves out.
 WITH items AS (
-    SELECT month, cluster_id, category, amount_usd
+    SELECT month, cluster_id, category, cost_class, amount_usd, false AS is_operating_cost
     FROM intermediate.int_cluster_charges_split
     UNION ALL
-    SELECT month, cluster_id, 'hardware_amortisation', amount_usd
+    SELECT month, cluster_id, 'hardware_amortisation', 'committed', amount_usd, false
     FROM intermediate.int_hardware_amortised
     UNION ALL
-    SELECT o.month, o.cluster_id, o.category, o.amount_usd
+    SELECT o.month, o.cluster_id, o.category, 'committed', o.amount_usd, true
     FROM staging.stg_ledger__opex AS o
     JOIN intermediate.int_months_spined AS m USING (month)
 )
-SELECT month, cluster_id, category, CAST(sum(amount_usd) AS DECIMAL(38, 12)) AS amount_usd
+SELECT
+    month,
+    cluster_id,
+    category,
+    CAST(sum(amount_usd) AS DECIMAL(38, 12)) AS amount_usd,
+    cost_class,
+    bool_or(is_operating_cost) AS is_operating_cost
 FROM items
-GROUP BY month, cluster_id, category
+GROUP BY month, cluster_id, category, cost_class

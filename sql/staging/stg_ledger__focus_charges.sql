@@ -14,6 +14,7 @@ SELECT
     charge_category,
     charge_class,
     charge_frequency,
+    pricing_category,
     resource_id,
     service_name,
     service_category,

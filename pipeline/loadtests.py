@@ -1,0 +1,192 @@
+"""Capacity sweeps as teams already write them: vLLM's and SGLang's serving benchmarks.
+
+A ``load-tests`` file is canonical (CSV / JSONL / Parquet with the ``load_tests`` columns)
+or the result files of the two serving benchmarks, one run (one concurrency) per record:
+
+``vllm_bench``   ``vllm bench serve --save-result`` (one JSON object per file; ``--append-result``
+                 adds one per line). tokens_per_second = ``total_token_throughput``;
+                 output_tokens_per_second = ``output_throughput``; concurrency = ``max_concurrency``;
+                 p95 = ``p95_e2el_ms`` (run with ``--percentile-metrics e2el --metric-percentiles 50,95``),
+                 else ``p99_e2el_ms``; p50 = ``median_e2el_ms``; measured_at = ``date``
+                 (``%Y%m%d-%H%M%S``, read as UTC); sweep_id = ``label``, else the file name.
+``sglang_bench`` ``python -m sglang.bench_serving --output-file`` (one JSON line per run).
+                 tokens_per_second = ``total_throughput``, else ``input_throughput`` +
+                 ``output_throughput``; concurrency = ``max_concurrency``, else the measured mean
+                 ``concurrency`` rounded; p95 = ``p95_e2e_latency_ms``, else ``p99_e2e_latency_ms``;
+                 p50 = ``median_e2e_latency_ms``. The file has no timestamp: measured_at comes from
+                 the ``[[load_tests]]`` entry.
+
+Where a tool wrote no p95, its p99 stands in: p99 >= p95, so a point within the SLO by its p99
+is within it by its p95 (the capacity found is never above the true one). The cluster, and any
+sweep id or timestamp the file does not carry, come from the first ``[[load_tests]]`` settings
+entry whose ``match`` fits the file name. A record that cannot be mapped is quarantined with
+the field named; numbers stay text until DuckDB casts them (exact decimals).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format, json_lines
+
+LOAD_TEST_FORMATS = ("canonical", "vllm_bench", "sglang_bench")
+
+
+@dataclass(frozen=True)
+class LoadTestMapping:
+    """Per-file values a benchmark result does not carry ([[load_tests]] in the settings)."""
+
+    match: str = "*"
+    format: str | None = None
+    cluster_id: str | None = None
+    sweep_id: str | None = None
+    measured_at: str | None = None
+
+    def applies_to(self, path: Path) -> bool:
+        return fnmatch.fnmatch(path.name, self.match)
+
+
+class _Unmappable(ValueError):
+    pass
+
+
+def detect(rec: dict) -> str | None:
+    """The benchmark a result record comes from, by its fields."""
+    if "total_token_throughput" in rec:
+        return "vllm_bench"
+    if "mean_e2e_latency_ms" in rec and "output_throughput" in rec:
+        return "sglang_bench"
+    return None
+
+
+def sniff(head: bytes) -> str:
+    """'vllm_bench', 'sglang_bench' or 'canonical' from the start of a JSON(L) file (field names only, so a
+    result file cut short by the head's size is still recognised)."""
+    if b'"total_token_throughput"' in head:
+        return "vllm_bench"
+    if b'"mean_e2e_latency_ms"' in head and b'"output_throughput"' in head:
+        return "sglang_bench"
+    return "canonical"
+
+
+def _records(text: str) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
+    """A whole-file JSON object or array (an indented result file), else JSON lines."""
+    try:
+        whole = json.loads(text, parse_float=str, parse_int=str)
+    except json.JSONDecodeError:
+        return json_lines(text, numbers_as_text=True)
+    if isinstance(whole, dict):
+        return [(1, whole)], []
+    if isinstance(whole, list) and all(isinstance(r, dict) for r in whole):
+        return [(i + 1, r) for i, r in enumerate(whole)], []
+    return [], [(1, "not a JSON object or an array of objects")]
+
+
+def _number(rec: dict, *names: str) -> str | None:
+    """The first of ``names`` the record has as a finite number (as text), else None."""
+    for name in names:
+        value = rec.get(name)
+        if value is None:
+            continue
+        try:
+            d = Decimal(str(value))
+        except InvalidOperation:
+            raise _Unmappable(f"{name} is not a number: {str(value)[:40]!r}") from None
+        if not d.is_finite():
+            raise _Unmappable(f"{name} is not a finite number: {value}")
+        return str(d)
+    return None
+
+
+def _vllm_date(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.strptime(value, "%Y%m%d-%H%M%S").isoformat()
+    except ValueError:
+        raise _Unmappable(f"date {value[:40]!r} is not %Y%m%d-%H%M%S") from None
+
+
+def map_record(rec: dict, fmt: str, mapping: LoadTestMapping, path: Path) -> dict[str, str | None]:
+    """One benchmark run as a canonical load-test row (values as text)."""
+    if fmt == "vllm_bench":
+        tps = _number(rec, "total_token_throughput")
+        p95 = _number(rec, "p95_e2el_ms", "p99_e2el_ms")
+        p50 = _number(rec, "median_e2el_ms", "p50_e2el_ms")
+        concurrency = _number(rec, "max_concurrency")
+        measured_at = mapping.measured_at or _vllm_date(rec.get("date"))
+        label = rec.get("label") if isinstance(rec.get("label"), str) and rec.get("label") else None
+        if concurrency is None:
+            raise _Unmappable("max_concurrency is null: run vllm bench serve with --max-concurrency N")
+        if p95 is None:
+            raise _Unmappable("no p95_e2el_ms or p99_e2el_ms: run vllm bench serve with "
+                              "--percentile-metrics e2el --metric-percentiles 50,95")
+    else:
+        tps = _number(rec, "total_throughput")
+        if tps is None:
+            parts = [_number(rec, "input_throughput"), _number(rec, "output_throughput")]
+            tps = str(Decimal(parts[0]) + Decimal(parts[1])) if None not in parts else None  # type: ignore[arg-type]
+        p95 = _number(rec, "p95_e2e_latency_ms", "p99_e2e_latency_ms")
+        p50 = _number(rec, "median_e2e_latency_ms")
+        concurrency = _number(rec, "max_concurrency")
+        if concurrency is None:
+            mean = _number(rec, "concurrency")
+            concurrency = str(round(Decimal(mean))) if mean is not None else None
+        measured_at = mapping.measured_at
+        label = None
+        if concurrency is None:
+            raise _Unmappable("neither max_concurrency nor concurrency is given")
+        if p95 is None:
+            raise _Unmappable("no p95_e2e_latency_ms or p99_e2e_latency_ms")
+        if measured_at is None:
+            raise _Unmappable("bench_serving writes no timestamp: give measured_at in the file's [[load_tests]] entry")
+    if tps is None:
+        raise _Unmappable("no total token throughput")
+    cluster = mapping.cluster_id
+    if cluster is None:
+        raise _Unmappable("the file names no cluster: add a [[load_tests]] entry with match and cluster_id")
+    if Decimal(concurrency) == Decimal(concurrency).to_integral_value():
+        concurrency = str(int(Decimal(concurrency)))  # 32.0 -> 32; a fraction stays and fails its type check
+    return {
+        "sweep_id": mapping.sweep_id or label or path.stem,
+        "cluster_id": cluster,
+        "concurrency": concurrency,
+        "measured_at": measured_at,
+        "tokens_per_second": tps,
+        "p95_latency_ms": p95,
+        "p50_latency_ms": p50,
+        "output_tokens_per_second": _number(rec, "output_throughput"),
+    }
+
+
+def read_load_test(path: Path, fmt: str, mapping: LoadTestMapping, allowed: list[str]) -> ReadResult:
+    """A vLLM or SGLang benchmark result file mapped onto the canonical load-test columns."""
+    kind, gz = detect_format(path)
+    if kind == "parquet":
+        raise FileRejected(f"{path}: {fmt} results are JSON, not Parquet")
+    data = _raw_bytes(path, gz)
+    _check_utf8(path, data)
+    records, bad = _records(data.decode("utf-8"))
+    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
+    lines: list[int] = []
+    for lineno, rec in records:
+        record_format = detect(rec) or fmt
+        try:
+            row = map_record(rec, record_format, mapping, path)
+        except _Unmappable as exc:
+            bad.append((lineno, f"{record_format}: {exc}"))
+            continue
+        lines.append(lineno)
+        for c in allowed:
+            cols[c].append(row.get(c))
+    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
+    arrays["_line"] = pa.array(lines, type=pa.int64())
+    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))

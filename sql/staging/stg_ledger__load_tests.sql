@@ -1,0 +1,14 @@
+-- grain: one row per sweep x cluster x concurrency
+-- materialized: view
+-- unique_key: sweep_id, cluster_id, concurrency
+-- description: Capacity sweep points as loaded (canonical load-tests files, vLLM bench serve and SGLang bench_serving results): aggregate tokens per second and latency of a cluster at each concurrency.
+SELECT
+    sweep_id,
+    cluster_id,
+    concurrency,
+    measured_at,
+    tokens_per_second,
+    p95_latency_ms,
+    p50_latency_ms,
+    output_tokens_per_second
+FROM raw.load_tests
