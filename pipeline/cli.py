@@ -342,7 +342,7 @@ def report(
     out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False)] = None,
 ) -> None:
     """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust."""
-    from pipeline.report import ReportError, gather, plain_report, render_html, render_markdown
+    from pipeline.report import ReportError, gather, headline, plain_report, render_html, render_markdown
 
     con = _open_read(_settings(settings, db))
     try:
@@ -357,7 +357,10 @@ def report(
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
-    console.print(f"wrote {target} ({len(text.encode()) / 1024:,.0f} KiB): open it in a browser; it needs no network")
+    for line in headline(data):
+        console.print(line, markup=False, highlight=False)
+    where = "open it in a browser; it needs no network" if fmt == "html" else "paste it into chat or email"
+    console.print(f"wrote {target} ({len(text.encode()) / 1024:,.0f} KiB): {where}", markup=False, highlight=False)
 
 
 SCENARIO_FLAGS = {"--rate-per-hour": "rates", "--hours": "hours", "--api-cost-per-task": "costs"}

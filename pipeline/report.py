@@ -113,6 +113,9 @@ class ReportData:
     teams: list[dict[str, Any]]
     charts: dict[str, str] = field(default_factory=dict)
 
+    def setting(self, key: str) -> str | None:
+        return next((r["value"] or None for r in self.settings if r["key"] == key), None)
+
 
 def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
     m = resolve_month(con, month)
@@ -143,7 +146,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
                                "FROM marts.monthly_self_hosted_cost WHERE month = ? ORDER BY amount_usd DESC", [first]),
         utilisation=_rows(con, "SELECT * FROM marts.monthly_utilisation WHERE month = ? ORDER BY cluster_id", [first]),
         sensitivity=_rows(con, "SELECT * FROM marts.monthly_sensitivity WHERE month = ? "
-                               "ORDER BY scenario_group DESC, is_measured, productive_utilisation, api_cache_hit_rate", [first]),
+                               "ORDER BY scenario_group, is_measured, share_of_capacity, api_cache_hit_rate", [first]),
         seeds_plan=planning_table(con, SEEDS_RATES, SEEDS_HOURS, SEEDS_API_COSTS),
         measured_plan=measured_plan,
         measured_inputs=inputs[0] if inputs else {},
@@ -176,17 +179,108 @@ def add_charts(data: ReportData) -> None:
         "utilisation": charts.to_svg(charts.utilisation(data.trend_be)),
         "categories": charts.to_svg(charts.self_hosted_categories(data.trend_costs)),
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
-        "latency": charts.to_svg(charts.latency(data.trend_routes)),
+        "latency": charts.to_svg(charts.latency(data.trend_routes, {
+            route: int(v) for route, v in (("api", data.setting("slo_ms_api")), ("self_hosted", data.setting("slo_ms_self_hosted")))
+            if v})),
     }
 
 
 # ------------------------------------------------------------------ rendering
 
+VERDICTS = {
+    "api_cheaper": "The API was cheaper",
+    "self_hosting_cheaper": "Self-hosting was cheaper",
+    "never_breaks_even": "Self-hosting never breaks even",
+    "no_api_price": "No verdict: there is no API price to compare with",
+    "no_self_hosted_route": "No self-hosted route",
+}
+
+
 def verdict(be: dict[str, Any]) -> str:
-    cheaper = be["self_hosting_cheaper"]
-    if cheaper is None:
-        return "No verdict: the month lacks an API cost per accepted task or self-hosted accepted tasks"
-    return "Self-hosting was cheaper" if cheaper else "The API was cheaper"
+    return VERDICTS.get(be["verdict"], "No verdict")
+
+
+def _slo(d: "ReportData") -> str:
+    v = d.setting("slo_ms_self_hosted")
+    return f"the {int(v) / 1000:g} s SLO" if v else "no latency SLO"
+
+
+def headline(d: "ReportData") -> list[str]:
+    """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
+    be, m = d.be, d.month
+    v = be["verdict"]
+    out = [f"{verdict(be)} in {m}."]
+    if v == "no_self_hosted_route":
+        out.append(f"The ledger has no cluster cost and no self-hosted requests for {m}; an accepted task cost "
+                   f"{usd(be['api_measured_cost_per_accepted_task_usd'], 4)} on the API.")
+        return out
+    if v == "no_api_price":
+        out.append("Neither the API route accepted a task nor could the cluster's accepted attempts be priced at the "
+                   "reference API, so break-even cannot be computed (load a price list or API request logs).")
+        return out
+    if v == "never_breaks_even":
+        out.append(f"An accepted task costs {usd(be['api_cost_per_accepted_task_usd'], 4)} on the API, no more than the "
+                   f"{usd(be['self_hosted_variable_cost_per_accepted_task_usd'], 4)} per task the cluster spends on review "
+                   "alone: no volume pays for the cluster.")
+        return out
+    out.append(f"Self-hosting breaks even at {count(be['break_even_accepted_tasks'])} accepted tasks a month "
+               f"(you delivered {count(be['self_hosted_accepted_tasks'])}).")
+    share = be["break_even_share_of_capacity"]
+    if share is None:
+        out.append(f"The cluster's capacity at {_slo(d)} is unknown (no load-test sweep and no window of the request "
+                   "log within the SLO), so whether that volume fits is not known.")
+    else:
+        lower = " (capacity observed in the request log: a lower bound, so this share is at most this)" \
+            if be["capacity_source"] == "observed" else ""
+        reach = "reachable" if be["break_even_reachable"] else "out of reach on this cluster"
+        out.append(f"That needs {pct(share, 0)} of the cluster's measured capacity at {_slo(d)}: {reach}{lower}.")
+    return out
+
+
+def views(d: "ReportData") -> list[dict[str, Any]]:
+    """Fully loaded, infrastructure-only and marginal break-even, side by side (figures from the mart)."""
+    be = d.be
+    return [
+        {"view": "fully loaded", "cost": be["fixed_cost_usd"], "includes": "hardware, cluster charges, operating costs",
+         "break_even": be["break_even_accepted_tasks"]},
+        {"view": "infrastructure only", "cost": be["infrastructure_cost_usd"],
+         "includes": "hardware and cluster charges; operating costs left out, as the seeds' planning table does",
+         "break_even": be["infrastructure_break_even_accepted_tasks"]},
+        {"view": "marginal", "cost": be["avoidable_cost_usd"],
+         "includes": "avoidable capacity only: the owned hardware is paid for",
+         "break_even": be["marginal_break_even_accepted_tasks"]},
+    ]
+
+
+def marginal_sentence(d: "ReportData") -> str:
+    be = d.be
+    if be["marginal_break_even_accepted_tasks"] is None:
+        return "No marginal view: there is no break-even this month."
+    return (f"The owned hardware is paid for; keeping the on-demand capacity ({usd(be['avoidable_cost_usd'], 0)} a month) "
+            f"pays from {count(be['marginal_break_even_accepted_tasks'])} accepted tasks a month.")
+
+
+def steps(d: "ReportData") -> list[tuple[str, str, str]]:
+    """Seed 000's five steps, computed from the data: (step, figure, how it was found)."""
+    be = d.be
+    source = {"sweep": "the latest load-test sweep before month end", "observed":
+              "observed in the request log (best 5-minute window within the SLO; a lower bound)",
+              "mixed": "sweeps for some clusters, the request log for others"}.get(be["capacity_source"] or "", "unknown")
+    tps = be["capacity_tokens_per_second"]
+    return [
+        ("1. Capacity at the SLO", f"{count(tps)} tokens/s" if tps is not None else "unknown",
+         f"aggregate tokens per second within {_slo(d)}: {source}"),
+        ("2. Duty cycle, measured", f"{pct(be['productive_utilisation'])} productive",
+         "productive hours (accepted attempts) / provisioned hours; not assumed"),
+        ("3. Monthly token capacity and cost per token",
+         f"{count(be['monthly_token_capacity'])} tokens; {usd(be['self_hosted_cost_per_million_tokens_at_capacity'], 2)} "
+         "per million at capacity", "capacity x 3,600 x provisioned hours; fixed cost / that capacity"),
+        ("4. The API at your mix", f"{usd(be['api_cost_per_million_tokens_at_mix'], 2)} per million tokens",
+         "the cluster's own requests priced at the reference API / their tokens"
+         if be["api_cost_source"] == "equivalent" else "the API route's run-rate / its tokens"),
+        ("5. Operations", f"{usd(be['operating_cost_usd'], 0)} a month",
+         "platform engineering, on-call, ...: included in the fully loaded view, left out of the infrastructure-only one"),
+    ]
 
 
 def _env():
@@ -200,7 +294,7 @@ def _env():
         lstrip_blocks=True,
     )
     env.filters.update(usd=usd, pct=pct, count=count, ms=ms)
-    env.globals.update(verdict=verdict)
+    env.globals.update(verdict=verdict, headline=headline, views=views, steps=steps, marginal_sentence=marginal_sentence)
     return env
 
 
@@ -229,18 +323,24 @@ def md_cell(value: Any) -> str:
 def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     d = gather(con, month)
     be = d.be
-    lines = [
-        f"costledger report for {d.month}",
-        "=" * 40,
-        f"Verdict: {verdict(be)}.",
-        f"  self-hosted monthly cost      {usd(be['self_hosted_cost_usd'])}",
-        f"  self-hosted per accepted task {usd(be['self_hosted_cost_per_accepted_task_usd'], 4)}",
-        f"  API cost per accepted task    {usd(be['api_cost_per_accepted_task_usd'], 4)} ({be['api_cost_source'] or 'n/a'})",
-        f"  break-even accepted tasks     {count(be['break_even_accepted_tasks'])}",
-        f"  self-hosted accepted tasks    {count(be['self_hosted_accepted_tasks'])}",
-        f"  self-hosting saving           {usd(be['self_hosting_saving_usd'])}",
-        f"  productive utilisation        {pct(be['productive_utilisation'])}",
-        f"  break-even utilisation        {pct(be['break_even_utilisation'])}",
+    lines = [f"costledger report for {d.month}", "=" * 40, *headline(d), ""]
+    if be["break_even_accepted_tasks"] is not None:
+        lines.append("Break-even, three views:")
+        for v in views(d):
+            lines.append(f"  {v['view']:20} fixed cost {usd(v['cost'], 0):>12}  break-even {count(v['break_even']):>10} "
+                         f"accepted tasks  ({v['includes']})")
+        lines += [f"  {marginal_sentence(d)}", ""]
+    lines += [
+        "The comparator (API cost per accepted task):",
+        f"  used ({be['api_cost_source'] or 'n/a'})      {usd(be['api_cost_per_accepted_task_usd'], 4)}",
+        f"  measured on the API route  {usd(be['api_measured_cost_per_accepted_task_usd'], 4)}"
+        f"  (gap {usd(be['api_comparator_gap_usd'], 4)})",
+        f"  self-hosted variable (V)   {usd(be['self_hosted_variable_cost_per_accepted_task_usd'], 4)}",
+        f"  API credits this month     {usd(be['api_credits_usd'])} (left out of the run-rate)",
+        f"  API tax this month         {usd(be['api_tax_usd'])} (left out of the run-rate)",
+        "",
+        "Seed 000's five steps, from the data:",
+        *(f"  {step}: {figure} ({how})" for step, figure, how in steps(d)),
         "",
         "Routes:",
     ]

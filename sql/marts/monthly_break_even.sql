@@ -11,6 +11,7 @@
 -- column api_cost_source: 'equivalent' (the cluster's own accepted attempts priced at the reference API x api_overhead_factor + the API route's review per accepted task) or 'measured' (the API route's run-rate + review / its accepted tasks); NULL when neither exists.
 -- column api_measured_cost_per_accepted_task_usd: The API route's run-rate + review / its accepted tasks (always shown beside C); NULL when the API accepted nothing.
 -- column api_equivalent_cost_per_accepted_task_usd: C less review on the equivalent basis: the cluster's accepted attempts at the reference API price per accepted task x api_overhead_factor; NULL when the cluster accepted nothing or an accepted attempt has no reference price.
+-- column api_comparator_gap_usd: api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd: how far the like-for-like comparator is from the API route's own figure (a different task mix); NULL when either is.
 -- column api_overhead_factor: The API route's run-rate / the metered cost of its accepted attempts: what the API spends on failures, retries and rejected tasks per dollar of accepted work; 1 when the API accepted nothing.
 -- column self_hosted_variable_cost_per_accepted_task_usd: V = self-hosted review cost / self-hosted accepted tasks (the API route's review per task when the cluster accepted nothing; 0 with neither).
 -- column break_even_accepted_tasks: F / (C - V): accepted tasks a month at which the cluster costs no more than the API; NULL when C <= V or C is unknown.
@@ -30,6 +31,7 @@
 -- column api_tax_usd: Tax lines of the month's API invoices: recoverable, left out of the run-rate.
 -- column api_run_rate_usd: The API route's run-rate: invoiced usage (lines other than credit and tax) where an invoice is loaded, else metered.
 -- column operating_cost_usd: Operating costs (opex) within F: what the infrastructure-only view leaves out.
+-- column infrastructure_cost_usd: F less operating costs: hardware and cluster charges only.
 -- column infrastructure_break_even_accepted_tasks: (F - operating costs) / (C - V): break-even with operating costs left out, as the seeds' planning table does.
 -- column self_hosted_cost_per_accepted_task_usd: self_hosted_cost_usd / self_hosted_accepted_tasks; NULL without accepted tasks.
 -- column api_equivalent_cost_usd: All self-hosted requests (every attempt) priced at the reference API price.
@@ -199,6 +201,7 @@ SELECT
     api_cost_source,
     api_measured_cost_per_accepted_task_usd,
     api_equivalent_cost_per_accepted_task_usd,
+    CAST(api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd AS DECIMAL(38, 12)) AS api_comparator_gap_usd,
     api_overhead_factor,
     self_hosted_variable_cost_per_accepted_task_usd,
     break_even_accepted_tasks,
@@ -226,6 +229,7 @@ SELECT
     tax_usd AS api_tax_usd,
     run_rate_usd AS api_run_rate_usd,
     operating_cost_usd,
+    CAST(fixed_cost_usd - operating_cost_usd AS DECIMAL(38, 12)) AS infrastructure_cost_usd,
     infrastructure_break_even_accepted_tasks,
     money_div(self_hosted_cost_usd, sh_accepted) AS self_hosted_cost_per_accepted_task_usd,
     api_equivalent_cost_usd,
