@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from pipeline.sample import CLUSTER, MODEL, OPEX, PRICES, _iso, _month_starts, _write_csv
+from pipeline.sample import CLUSTER, MODEL, PRICES, SCENARIOS, _iso, _month_starts, _write_csv
 
 
 def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: int) -> pl.DataFrame:
@@ -115,7 +115,7 @@ def write_large_sample(out: Path, requests: int, months: int = 1, start: str = "
                "currency": "USD"}], ["asset_id", "cluster_id", "purchase_price", "in_service_date", "life_months", "currency"])
     for m in starts[:-1]:
         opex = [{"month": f"{m:%Y-%m}", "cluster_id": CLUSTER, "category": c, "amount": a, "currency": "USD"}
-                for c, a in OPEX.items()]
+                for c, a in SCENARIOS["small-team"].opex.items()]
         _write_csv(out / "opex" / f"opex-{m:%Y-%m}.csv", opex, list(opex[0]))
         stats["opex"] += len(opex)
     return stats

@@ -43,19 +43,32 @@ def test_sample_data_is_what_the_generator_writes(tmp_path):
         assert (tmp_path / "s" / path.relative_to(SAMPLE)).read_bytes() == path.read_bytes(), path
 
 
-def test_demo_has_three_months_of_break_even(demo_db):
+def test_demo_verdict_turns_inside_the_sample(demo_db):
     rows = sql_json(demo_db, "select * from marts.monthly_break_even order by month")
-    assert [r["month"] for r in rows] == ["2026-07-01", "2026-08-01", "2026-09-01"]
+    assert [r["month"] for r in rows] == ["2026-07-01", "2026-08-01", "2026-09-01", "2026-10-01"]
+    # the growth story: below break-even for three months, above it in the fourth (the comparator is like-for-like)
+    assert [r["verdict"] for r in rows] == ["api_cheaper"] * 3 + ["self_hosting_cheaper"]
+    assert [r["self_hosting_cheaper"] for r in rows] == [False, False, False, True]
     for r in rows:
-        assert r["api_cost_source"] == "measured"
-        assert r["self_hosting_cheaper"] is False
-        assert float(r["break_even_accepted_tasks"]) > r["self_hosted_accepted_tasks"] > 0
+        assert r["api_cost_source"] == "equivalent" and r["capacity_source"] == "sweep"
+        assert r["break_even_reachable"] is True and 0 < r["break_even_share_of_capacity"] < 1
+        # tens of thousands of accepted tasks a month, growing
+        assert r["self_hosted_accepted_tasks"] > 10_000
+    assert [r["self_hosted_accepted_tasks"] for r in rows] == sorted(r["self_hosted_accepted_tasks"] for r in rows)
+    # the tuned sweep (measured 2026-09-20) serves September and October, the baseline July and August
+    caps = [float(r["capacity_tokens_per_second"]) for r in rows]
+    assert caps == [7600.0, 7600.0, 12800.0, 12800.0]
+
+
+def test_bundled_sample_stays_small():
+    size = sum(p.stat().st_size for p in SAMPLE.rglob("*") if p.is_file())
+    assert size <= 10 * 1024 * 1024, size
 
 
 def test_demo_reconciliation_flags_the_marked_up_provider(demo_db):
     rows = sql_json(demo_db, "select month, provider, status from marts.monthly_reconciliation order by all")
     assert {(r["provider"], r["status"]) for r in rows} == {("cometapi", "mismatch"), ("moonshot", "ok")}
-    assert len(rows) == 6
+    assert len(rows) == 8
 
 
 def test_nightly_twice_changes_nothing(demo_db):
@@ -66,7 +79,7 @@ def test_nightly_twice_changes_nothing(demo_db):
     res = cli("nightly", str(SAMPLE), "--db", str(demo_db), "--json", "--settings", str(ROOT / "costledger.toml"))
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
-    assert summary["files_loaded"] == 0 and summary["files_skipped"] == summary["files_seen"] == 15
+    assert summary["files_loaded"] == 0 and summary["files_skipped"] == summary["files_seen"] == 20
     assert sql_json(demo_db, query) == before
 
 
@@ -113,7 +126,7 @@ def test_demo_file_opens_in_the_standalone_duckdb_cli(demo_db):
                          capture_output=True, text=True, env={**os.environ})
     assert res.returncode == 0, f"duckdb CLI {version}: {res.stderr}"
     n = sql_json(demo_db, "select count(*) as n from raw.requests")[0]["n"]
-    assert n > 0 and res.stdout.split() == ["3", str(n), str(n)], res.stdout
+    assert n > 0 and res.stdout.split() == ["4", str(n), str(n)], res.stdout
 
 
 def test_large_sample_streams_one_parquet_file_per_day_and_loads_cleanly(tmp_path):

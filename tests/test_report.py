@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 import shutil
 import subprocess
 from dataclasses import replace
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.db import connect_read
-from pipeline.report import gather, render_html, render_markdown
+from pipeline.report import gather, headline, plain_report, render_html, render_markdown
 from tests.conftest import PRICE_MOONSHOT, ROOT, request
 
 runner = CliRunner()
@@ -24,15 +25,16 @@ XSS = "<script>alert(1)</script>"
 
 @pytest.fixture
 def small_ledger(ledger):
-    """July 2026 from test_break_even: API $0.945 per accepted task, cluster $945, 2 self-hosted tasks in 2 busy hours."""
+    """July 2026 from test_break_even: C = $0.945 (equivalent), F = $945, break-even 1,000, 2 self-hosted tasks."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [{"charge_id": "jul", "cluster_id": "c1", "charge_start": "2026-07-01",
                                      "charge_end": "2026-08-01", "kind": "reserved", "amount": "945", "currency": "USD"}])
+    big, small = {"cache_miss_input_tokens": 300_000, "output_tokens": 30_000}, {"cache_hit_input_tokens": 300_000, "output_tokens": 30_000}
     ledger.load("requests", [
-        request("a1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000, output_tokens=30_000, team=XSS),
-        request("a2", "t2", "2026-07-01T10:00:00Z", cache_hit_input_tokens=300_000, output_tokens=30_000),
-        request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000),
-        request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000),
+        request("a1", "t1", "2026-07-01T10:00:00Z", team=XSS, **big),
+        request("a2", "t2", "2026-07-01T10:00:00Z", **small),
+        request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **big),
+        request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, **small),
     ])
     ledger.load("outcomes", [{"task_id": t, "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"}
                              for t in ("t1", "t2", "t3", "t4")])
@@ -41,23 +43,54 @@ def small_ledger(ledger):
     return ledger.publish()
 
 
+def _words(html: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
 def test_report_figures_are_the_marts_figures(small_ledger):
     con = connect_read(small_ledger)
-    html = render_html(gather(con, "2026-07"))
-    text = re.sub(r"<[^>]+>", " ", html)
-    text = re.sub(r"\s+", " ", text)
-    # API: ($1.35 + $0.54) / 2 accepted tasks = $0.945 per accepted task
-    assert "on the API" in text and "$0.9450" in text
-    # self-hosted: $945 / 2 accepted tasks = $472.50 per accepted task
-    assert "$472.50 self-hosted" in text
-    # break-even: $945 / $0.945 = 1,000 accepted tasks; delivered 2
-    assert "Break-even accepted tasks 1,000 delivered self-hosted: 2" in text
-    # productive utilisation 2 h / 744 h = 0.27%; break-even utilisation 0.27% x 1000 / 2 = 134.4%
-    assert "Productive utilisation 0.3% break-even at 134.4% (above 100%" in text
-    # total: the 2 tasks would have cost 2 x $0.945 = $1.89 on the API; self-hosting cost $945 - $1.89 = $943.11 more
-    assert "The API was cheaper in 2026-07" in text and "cost $943 more than running its 2 accepted tasks" in text
+    data = gather(con, "2026-07")
+    text = _words(render_html(data))
+    # the first screen: break-even $945 / $0.945 = 1,000 accepted tasks, delivered 2; share of capacity
+    # 1,000 x 330,000 tokens / (1,100 tokens/s x 3,600 x 744 h) = 11.2% -> "11%"
+    assert "The API was cheaper in 2026-07." in text
+    assert "Self-hosting breaks even at 1,000 accepted tasks a month (you delivered 2)." in text
+    assert "That needs 11% of the cluster's measured capacity at no latency SLO: reachable" in text
+    # C, its source, the measured figure beside it ($1.89 / 2 = $0.9450) and the gap ($0)
+    assert "used for break-even (C, equivalent) $0.9450" in text and "measured on the API route $0.9450" in text
+    # three views: fully loaded $945 -> 1,000; infrastructure only (no opex) $945 -> 1,000; marginal $0 -> 0
+    assert "fully loaded hardware, cluster charges, operating costs $945 1,000" in text
+    assert "marginal avoidable capacity only: the owned hardware is paid for $0 0" in text
+    # seed 000 step 1: observed 1,100 tokens/s
+    assert "1. Capacity at the SLO 1,100 tokens/s" in text
+    # nowhere a share above 100 % (the old "break-even utilisation" of 134.4 % is gone)
+    assert not re.search(r"\b(?!100(\.0)?%)\d{3,}(,\d{3})*(\.\d)?%", text)
     # the license check with $25M Model-as-a-Service revenue (> $20M)
     assert "TRIGGERED : Model-as-a-Service revenue over $20M" in text
+    # Markdown and text say the same first screen
+    md = render_markdown(data)
+    for line in headline(data):
+        assert line in md and line in plain_report(con, "2026-07")
+
+
+@pytest.mark.parametrize("case", ["api_only", "cluster_only"])
+def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, case):
+    if case == "api_only":
+        ledger.load("prices", [PRICE_MOONSHOT])
+        ledger.load("requests", [request("a1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000)])
+        want = ("no_self_hosted_route", "No self-hosted route in 2026-07.")
+    else:  # a cluster and its requests, no price list at all: nothing to compare with
+        ledger.load("cluster-charges", [{"charge_id": "jul", "cluster_id": "c1", "charge_start": "2026-07-01",
+                                         "charge_end": "2026-08-01", "kind": "reserved", "amount": "945", "currency": "USD"}])
+        ledger.load("requests", [request("s1", "t1", "2026-07-01T10:00:00Z", route="self_hosted")])
+        want = ("no_api_price", "No verdict: there is no API price to compare with in 2026-07.")
+    ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"}])
+    ledger.build()
+    con = connect_read(ledger.publish())
+    data = gather(con, "2026-07")
+    assert (data.be["verdict"], data.be["self_hosting_cheaper"]) == (want[0], None)
+    assert want[1] in _words(render_html(data)) and want[1] in render_markdown(data) and want[1] in plain_report(con, "2026-07")
+    assert "Self-hosting was cheaper" not in render_html(data)
 
 
 def test_data_driven_strings_are_escaped(small_ledger):
@@ -87,7 +120,7 @@ def test_markdown_version_has_the_same_verdict(demo_db, tmp_path):
     assert res.exit_code == 0, res.output
     md = out.read_text()
     assert md.startswith("# Self-hosted vs API: break-even report for 2026-09")
-    assert "**The API was cheaper in 2026-09.**" in md
+    assert "**The API was cheaper in 2026-09.**" in md and "Self-hosting breaks even at" in md
     assert "| seeds' scenario | $80 | 730 | $58,400 | $1.35 | 43,300 |" in md
 
 
@@ -115,10 +148,10 @@ def chromium() -> str | None:
 
 @pytest.mark.skipif(chromium() is None, reason="Debian package chromium not installed (.ci/run installs it)")
 def test_report_renders_in_headless_chromium(demo_db, tmp_path):
-    html = ARTIFACTS / "report-2026-09-browser.html"
-    res = runner.invoke(app, ["report", "--month", "2026-09", "--db", str(demo_db), "--out", str(html)])
+    html = ARTIFACTS / "report-2026-10-browser.html"
+    res = runner.invoke(app, ["report", "--month", "2026-10", "--db", str(demo_db), "--out", str(html)])
     assert res.exit_code == 0, res.output
-    shot = ARTIFACTS / "report-2026-09.png"
+    shot = ARTIFACTS / "report-2026-10.png"
     shot.unlink(missing_ok=True)
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -128,6 +161,6 @@ def test_report_renders_in_headless_chromium(demo_db, tmp_path):
     assert shot.exists() and shot.stat().st_size > 50_000, shot_run.stderr[-2000:]
     dom_run = subprocess.run([chromium(), *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom_run.returncode == 0, dom_run.stderr[-2000:]
-    assert dom_run.stdout.count("<svg") >= 5 and "The API was cheaper in 2026-09" in dom_run.stdout
+    assert dom_run.stdout.count("<svg") >= 5 and "Self-hosting was cheaper in 2026-10" in dom_run.stdout
     console = [line for line in (shot_run.stderr + dom_run.stderr).splitlines() if "CONSOLE" in line or "Uncaught" in line]
     assert console == [], console

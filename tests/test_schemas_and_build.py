@@ -15,14 +15,24 @@ CONTRACT = {
                            "p95_latency_ms", "latency_violations"],
     "monthly_self_hosted_cost": ["month", "cluster_id", "category", "amount_usd"],
     "monthly_utilisation": ["month", "cluster_id", "provisioned_hours", "busy_hours", "productive_hours",
-                            "productive_utilisation", "peak_to_average"],
-    "monthly_break_even": ["month", "self_hosted_cost_usd", "api_cost_per_accepted_task_usd", "api_cost_source",
-                           "break_even_accepted_tasks", "self_hosted_accepted_tasks", "self_hosting_cheaper",
-                           "productive_utilisation", "break_even_utilisation"],
+                            "productive_utilisation", "peak_to_average", "capacity_tokens_per_second", "capacity_source",
+                            "tokens_served", "token_utilisation"],
+    "monthly_break_even": ["month", "self_hosted_cost_usd", "fixed_cost_usd", "committed_cost_usd", "avoidable_cost_usd",
+                           "api_cost_per_accepted_task_usd", "api_cost_source", "api_measured_cost_per_accepted_task_usd",
+                           "api_equivalent_cost_per_accepted_task_usd", "api_overhead_factor",
+                           "self_hosted_variable_cost_per_accepted_task_usd", "break_even_accepted_tasks",
+                           "marginal_break_even_accepted_tasks", "self_hosted_accepted_tasks", "verdict",
+                           "self_hosting_cheaper", "productive_utilisation", "capacity_tokens_per_second", "capacity_source",
+                           "monthly_token_capacity", "break_even_share_of_capacity", "break_even_reachable",
+                           "self_hosted_cost_per_million_tokens_at_capacity", "api_cost_per_million_tokens_at_mix",
+                           "api_credits_usd", "api_tax_usd"],
     "monthly_reconciliation": ["month", "provider", "invoiced_usd", "metered_usd", "difference_usd", "status"],
 }
-MONEY = {"cost_usd", "cost_per_accepted_task_usd", "amount_usd", "self_hosted_cost_usd",
-         "api_cost_per_accepted_task_usd", "invoiced_usd", "metered_usd", "difference_usd"}
+MONEY = {"cost_usd", "cost_per_accepted_task_usd", "amount_usd", "self_hosted_cost_usd", "fixed_cost_usd",
+         "committed_cost_usd", "avoidable_cost_usd", "api_measured_cost_per_accepted_task_usd",
+         "api_equivalent_cost_per_accepted_task_usd", "self_hosted_variable_cost_per_accepted_task_usd",
+         "self_hosted_cost_per_million_tokens_at_capacity", "api_cost_per_million_tokens_at_mix", "api_credits_usd",
+         "api_tax_usd", "api_cost_per_accepted_task_usd", "invoiced_usd", "metered_usd", "difference_usd"}
 
 
 def test_raw_tables_match_the_sqlmodel_classes(ledger):

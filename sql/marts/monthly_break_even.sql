@@ -142,6 +142,7 @@ comparator AS (
 chosen AS (
     SELECT
         *,
+        NOT (coalesce(self_hosted_cost_usd, 0) = 0 AND coalesce(sh_requests, 0) = 0) AS has_self_hosted_route,
         CASE
             WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL
                 THEN CAST(api_equivalent_cost_per_accepted_task_usd
@@ -159,13 +160,13 @@ broken_even AS (
         *,
         CAST(api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd AS DECIMAL(38, 12))
             AS saving_per_task,
-        CASE WHEN api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
+        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
             THEN money_div(fixed_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
         END AS break_even_accepted_tasks,
-        CASE WHEN api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
+        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
             THEN money_div(avoidable_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
         END AS marginal_break_even_accepted_tasks,
-        CASE WHEN api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
+        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
             THEN money_div(fixed_cost_usd - operating_cost_usd,
                            api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
         END AS infrastructure_break_even_accepted_tasks,
@@ -180,7 +181,7 @@ judged AS (
     SELECT
         *,
         CASE
-            WHEN coalesce(self_hosted_cost_usd, 0) = 0 AND coalesce(sh_requests, 0) = 0 THEN 'no_self_hosted_route'
+            WHEN NOT has_self_hosted_route THEN 'no_self_hosted_route'
             WHEN api_cost_per_accepted_task_usd IS NULL THEN 'no_api_price'
             WHEN api_cost_per_accepted_task_usd <= self_hosted_variable_cost_per_accepted_task_usd THEN 'never_breaks_even'
             WHEN sh_accepted > 0 AND sh_accepted >= break_even_accepted_tasks THEN 'self_hosting_cheaper'
@@ -201,7 +202,6 @@ SELECT
     api_cost_source,
     api_measured_cost_per_accepted_task_usd,
     api_equivalent_cost_per_accepted_task_usd,
-    CAST(api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd AS DECIMAL(38, 12)) AS api_comparator_gap_usd,
     api_overhead_factor,
     self_hosted_variable_cost_per_accepted_task_usd,
     break_even_accepted_tasks,
@@ -227,6 +227,7 @@ SELECT
     END AS api_cost_per_million_tokens_at_mix,
     credits_usd AS api_credits_usd,
     tax_usd AS api_tax_usd,
+    CAST(api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd AS DECIMAL(38, 12)) AS api_comparator_gap_usd,
     run_rate_usd AS api_run_rate_usd,
     operating_cost_usd,
     CAST(fixed_cost_usd - operating_cost_usd AS DECIMAL(38, 12)) AS infrastructure_cost_usd,
