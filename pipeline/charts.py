@@ -29,7 +29,7 @@ def to_svg(chart: alt.TopLevelMixin) -> str:
 
     # axis and legend text of at least 11 px, legends that tell the series apart
     chart = chart.configure_axis(labelFontSize=11, titleFontSize=12).configure_legend(
-        labelFontSize=11, titleFontSize=12, orient="bottom").configure_title(fontSize=13)
+        labelFontSize=11, titleFontSize=12, orient="bottom", labelLimit=420).configure_title(fontSize=13)
     svg = vlc.vegalite_to_svg(chart.to_json())
     # drop the XML prolog if any, so the SVG can sit inline in HTML
     return svg[svg.index("<svg"):]
