@@ -233,33 +233,31 @@ def load_settings(path: Path | None = None, db: Path | None = None) -> Settings:
     return Settings(**values, source=source)
 
 
-def _log_mapping(entry: Any, where: str) -> LogMapping:
+def _file_entry(entry: Any, where: str, cls: type, formats: tuple[str, ...]) -> dict[str, str]:
+    """The checks every per-file settings entry ([[request_logs]], [[load_tests]]) shares: a table of the
+    class's keys, non-empty strings, a known format."""
     if not isinstance(entry, dict):
         raise SettingsError(f"{where}: must be a table")
-    known = {f.name for f in fields(LogMapping)}
+    known = {f.name for f in fields(cls)}
     unknown = sorted(set(entry) - known)
     if unknown:
         raise SettingsError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
     if not all(isinstance(v, str) and v for v in entry.values()):
         raise SettingsError(f"{where}: every value must be a non-empty string")
-    if entry.get("format") and entry["format"] not in LOG_FORMATS:
-        raise SettingsError(f"{where}: format {entry['format']!r} is not one of {', '.join(LOG_FORMATS)}")
+    if entry.get("format") and entry["format"] not in formats:
+        raise SettingsError(f"{where}: format {entry['format']!r} is not one of {', '.join(formats)}")
+    return entry
+
+
+def _log_mapping(entry: Any, where: str) -> LogMapping:
+    entry = _file_entry(entry, where, LogMapping, LOG_FORMATS)
     if entry.get("route") and entry["route"] not in ("api", "self_hosted"):
         raise SettingsError(f"{where}: route must be api or self_hosted")
     return LogMapping(**entry)
 
 
 def _load_test_mapping(entry: Any, where: str) -> LoadTestMapping:
-    if not isinstance(entry, dict):
-        raise SettingsError(f"{where}: must be a table")
-    known = {f.name for f in fields(LoadTestMapping)}
-    unknown = sorted(set(entry) - known)
-    if unknown:
-        raise SettingsError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    if not all(isinstance(v, str) and v for v in entry.values()):
-        raise SettingsError(f"{where}: every value must be a non-empty string")
-    if entry.get("format") and entry["format"] not in LOAD_TEST_FORMATS:
-        raise SettingsError(f"{where}: format {entry['format']!r} is not one of {', '.join(LOAD_TEST_FORMATS)}")
+    entry = _file_entry(entry, where, LoadTestMapping, LOAD_TEST_FORMATS)
     if entry.get("measured_at"):
         try:
             ts = datetime.fromisoformat(entry["measured_at"].replace("Z", "+00:00"))
