@@ -29,6 +29,8 @@
 -- column api_cost_per_million_tokens_at_mix: The API's price per million tokens at the cluster's own token mix: the API-equivalent cost of all its requests / their tokens (equivalent basis); the API route's run-rate / its tokens (measured basis).
 -- column api_credits_usd: Credit lines of the month's API invoices (negative): one-off, left out of the run-rate.
 -- column api_tax_usd: Tax lines of the month's API invoices: recoverable, left out of the run-rate.
+-- column api_review_per_accepted_task_usd: The review part of C (C less it is the comparator's token cost).
+-- column tokens_per_accepted_task: Tokens (all four columns, every attempt) per accepted task on the comparator's route: the self-hosted route on the equivalent basis, the API route on the measured one.
 -- column api_run_rate_usd: The API route's run-rate: invoiced usage (lines other than credit and tax) where an invoice is loaded, else metered.
 -- column operating_cost_usd: Operating costs (opex) within F: what the infrastructure-only view leaves out.
 -- column infrastructure_cost_usd: F less operating costs: hardware and cluster charges only.
@@ -143,10 +145,16 @@ chosen AS (
     SELECT
         *,
         NOT (coalesce(self_hosted_cost_usd, 0) = 0 AND coalesce(sh_requests, 0) = 0) AS has_self_hosted_route,
+        -- the review part of C: on the equivalent basis the API route's review per task (the cluster's when the API
+        -- accepted nothing); on the measured basis the API route's (inside the measured figure)
         CASE
             WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL
-                THEN CAST(api_equivalent_cost_per_accepted_task_usd
-                          + coalesce(api_review_per_task, sh_review_per_task, 0) AS DECIMAL(38, 12))
+                THEN coalesce(api_review_per_task, sh_review_per_task, CAST(0 AS DECIMAL(38, 12)))
+            WHEN api_measured_cost_per_accepted_task_usd IS NOT NULL THEN api_review_per_task
+        END AS api_review_per_accepted_task_usd,
+        CASE
+            WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL
+                THEN CAST(api_equivalent_cost_per_accepted_task_usd + api_review_per_accepted_task_usd AS DECIMAL(38, 12))
             ELSE api_measured_cost_per_accepted_task_usd
         END AS api_cost_per_accepted_task_usd,
         CASE
@@ -228,6 +236,8 @@ SELECT
     credits_usd AS api_credits_usd,
     tax_usd AS api_tax_usd,
     CAST(api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd AS DECIMAL(38, 12)) AS api_comparator_gap_usd,
+    api_review_per_accepted_task_usd,
+    tokens_per_accepted_task,
     run_rate_usd AS api_run_rate_usd,
     operating_cost_usd,
     CAST(fixed_cost_usd - operating_cost_usd AS DECIMAL(38, 12)) AS infrastructure_cost_usd,

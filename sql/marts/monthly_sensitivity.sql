@@ -23,9 +23,6 @@ routes AS (
             FILTER (WHERE route = 'self_hosted') AS sh_tokens,
         max(cache_hit_rate) FILTER (WHERE route = 'self_hosted') AS sh_cache_hit_rate,
         max(accepted_tasks) FILTER (WHERE route = 'api') AS api_accepted,
-        max(review_cost_usd) FILTER (WHERE route = 'api') AS api_review_usd,
-        max(cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens)
-            FILTER (WHERE route = 'api') AS api_tokens,
         max(cache_hit_rate) FILTER (WHERE route = 'api') AS api_cache_hit_rate,
         max(requests) FILTER (WHERE route = 'self_hosted') AS sh_requests
     FROM marts.monthly_route_cost
@@ -38,18 +35,13 @@ base AS (
     SELECT
         be.*,
         r.sh_requests,
-        -- tokens per accepted task on the comparator's route (all attempts)
-        CASE WHEN be.api_cost_source = 'equivalent' THEN CAST(r.sh_tokens AS DOUBLE) / be.self_hosted_accepted_tasks
-            ELSE CAST(r.api_tokens AS DOUBLE) / r.api_accepted END AS tokens_per_task,
+        be.tokens_per_accepted_task AS tokens_per_task,
         CASE WHEN be.api_cost_source = 'equivalent' THEN r.sh_cache_hit_rate ELSE r.api_cache_hit_rate END
             AS comparator_cache_hit_rate,
         CASE WHEN be.monthly_token_capacity > 0 THEN CAST(r.sh_tokens AS DOUBLE) / CAST(be.monthly_token_capacity AS DOUBLE) END
             AS measured_share,
         p.peak_to_average,
-        -- C's review part (C - review = its token cost)
-        CASE WHEN be.api_cost_source = 'equivalent'
-            THEN be.api_cost_per_accepted_task_usd - be.api_equivalent_cost_per_accepted_task_usd
-            ELSE money_div(r.api_review_usd, r.api_accepted) END AS c_review_usd
+        be.api_review_per_accepted_task_usd AS c_review_usd
     FROM be
     JOIN routes AS r USING (month)
     LEFT JOIN peak AS p USING (month)
