@@ -88,6 +88,10 @@ class Scenario:
     """Working-hours burst node: first and last hour (UTC) of its daily charge."""
     credit_month: int
     tax_month: int | None
+    request_formats: tuple[str, ...]
+    """Request log file formats, month by month (repeating): every reader is exercised."""
+    gzip_outcomes: bool
+    """Outcome files as .csv.gz (keeps a large sample small)."""
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -110,6 +114,8 @@ SCENARIOS: dict[str, Scenario] = {
         on_demand_hours=(12, 16),
         credit_month=2,
         tax_month=3,
+        request_formats=("csv.gz", "jsonl.gz", "parquet", "parquet"),
+        gzip_outcomes=True,
     ),
     "small-team": Scenario(
         months=3,
@@ -130,6 +136,8 @@ SCENARIOS: dict[str, Scenario] = {
         on_demand_hours=(8, 18),
         credit_month=2,
         tax_month=None,
+        request_formats=("csv", "jsonl.gz", "parquet"),
+        gzip_outcomes=False,
     ),
 }
 
@@ -393,12 +401,12 @@ def write_sample(out: Path, seed: int = 7, start: str = "2026-07", months: int |
         if tasks_per_month is not None:
             tasks = {"api": tasks_per_month, "self_hosted": tasks_per_month}
         requests, outcomes = _requests_for_month(rng, sc, m, nm, tasks, counter)
-        fmt = (("csv.gz", "jsonl.gz", "parquet", "parquet") if scenario == "growth" else ("csv", "jsonl.gz", "parquet"))[i % 3 if scenario != "growth" else min(i, 3)]
+        fmt = sc.request_formats[i % len(sc.request_formats)]
         _write_requests(out / "requests" / f"requests-{m:%Y-%m}", requests, fmt)
         stats["requests"] += len(requests)
         outcome_file = out / "outcomes" / f"outcomes-{m:%Y-%m}.csv"
         _write_csv(outcome_file, outcomes, ["task_id", "accepted", "decided_at", "request_id", "review_minutes", "reason"])
-        if scenario == "growth":  # keeps the bundled sample small
+        if sc.gzip_outcomes:
             outcome_file.with_suffix(".csv.gz").write_bytes(gzip.compress(outcome_file.read_bytes(), mtime=0))
             outcome_file.unlink()
         stats["outcomes"] += len(outcomes)
