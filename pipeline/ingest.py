@@ -8,7 +8,7 @@ for every file in ``meta.loaded_files``. The same content again (same SHA-256) i
 skipped. Rows are deduplicated on the table's natural key: an identical row is
 counted once, a row with the same key and different content is a conflict. Both go
 to ``meta.quarantine`` with their reason; nothing is overwritten, nothing dropped.
-Snapshot kinds (invoices) are the exception: a newer export of a billing period
+Snapshot kinds (invoices) are the exception: a newer export of an invoice
 replaces the older one (``intermediate.int_invoice_lines_current``), so their rows
 are only deduplicated within the file.
 """

@@ -105,6 +105,7 @@ class ReportData:
     measured_plan: list[dict[str, Any]]
     measured_inputs: dict[str, Any]
     reconciliation: list[dict[str, Any]]
+    invoices: list[dict[str, Any]]
     data_quality: list[dict[str, Any]]
     rejected_files: list[dict[str, Any]]
     restated: list[dict[str, Any]]
@@ -151,6 +152,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         measured_plan=measured_plan,
         measured_inputs=inputs[0] if inputs else {},
         reconciliation=_rows(con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first]),
+        invoices=query(con, "invoices_of_month", {"month": first}),
         data_quality=_rows(con, """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
                                           sum(rows_quarantined) AS rows_quarantined
                                    FROM meta.loaded_files GROUP BY kind ORDER BY kind"""),
@@ -355,4 +357,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
         for r in d.reconciliation:
             lines.append(f"  {r['provider']:12} invoiced {usd(r['invoiced_usd'])}  metered {usd(r['metered_usd'])}  "
                          f"difference {usd(r['difference_usd'])}  {r['status']}")
+        for i in d.invoices:
+            lines.append(f"    {i['provider']} invoice {i['invoice_id']}: usage {usd(i['usage_usd'])}  credits "
+                         f"{usd(i['credits_usd'])}  tax {usd(i['tax_usd'])}  total {usd(i['total_usd'])}{i['note']}")
     return "\n".join(lines)

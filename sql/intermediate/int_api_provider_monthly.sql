@@ -1,7 +1,7 @@
 -- grain: one row per month x provider (with API requests or invoice lines that month)
 -- materialized: table
 -- unique_key: month, provider
--- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its current invoice lines (latest export per provider-month) by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
+-- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its current invoice lines (latest export of each invoice; several invoices of a month add up; multi-month lines allocated) by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
 WITH metered AS (
     SELECT
         month,
@@ -18,6 +18,9 @@ invoiced AS (
         month,
         provider,
         count(*) AS invoice_lines,
+        CAST(count(DISTINCT invoice_id) AS INTEGER) AS invoices,
+        string_agg(DISTINCT invoice_id, ', ' ORDER BY invoice_id) AS invoice_ids,
+        coalesce(sum(amount_usd) FILTER (WHERE months_in_period > 1), 0) AS allocated_from_multi_month_usd,
         sum(amount_usd) AS invoiced_total_usd,
         coalesce(sum(amount_usd) FILTER (WHERE line_type NOT IN ('credit', 'tax')), 0) AS invoiced_usage_usd,
         coalesce(sum(amount_usd) FILTER (WHERE line_type = 'credit'), 0) AS credits_usd,
@@ -33,6 +36,9 @@ SELECT
     coalesce(m.metered_usd, CAST(0 AS DECIMAL(38, 12))) AS metered_usd,
     i.provider IS NOT NULL AS has_invoice,
     coalesce(i.invoice_lines, 0) AS invoice_lines,
+    coalesce(i.invoices, 0) AS invoices,
+    i.invoice_ids,
+    i.allocated_from_multi_month_usd,
     i.invoiced_total_usd,
     i.invoiced_usage_usd,
     i.credits_usd,

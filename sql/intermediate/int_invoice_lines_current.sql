@@ -1,15 +1,87 @@
--- grain: one row per invoice line of the latest export of each provider x month
+-- grain: one row per invoice line of the latest export of each invoice x month of the line's period
 -- materialized: table
--- unique_key: provider, invoice_id, line_id
--- description: Invoice exports are snapshots of a billing period: for each provider and month only the lines of the most recently loaded file covering it count. Earlier exports stay in raw.invoices (history is never edited) but are superseded.
+-- unique_key: provider, invoice_id, line_id, month
+-- description: Invoice exports are snapshots of one invoice (provider, invoice_id): only the lines of the most recently loaded export of each invoice count; other invoices of the same provider and month (credit notes, adjustments) add to it. Earlier exports stay in raw.invoices (history is never edited) but are superseded. A line whose period spans several months is allocated to them in proportion to the provider's metered cost in each month (prorated by the part of the month the period covers), by time when nothing was metered; each share is rounded to a millionth of a dollar and the last month takes the remainder, so the shares add up to the line exactly.
+-- column month: Month the share is allocated to (first day, UTC).
+-- column amount_usd: This month's share of the line.
+-- column line_amount_usd: The whole line, as invoiced.
+-- column months_in_period: How many months the line's period touches (1 for a monthly invoice).
+-- column allocation_basis: 'single_month', 'metered' (by metered cost) or 'time' (nothing metered in the period).
 WITH ranked AS (
     SELECT
         i.*,
         f.load_seq,
-        max(f.load_seq) OVER (PARTITION BY i.provider, i.month) AS latest_load_seq
+        max(f.load_seq) OVER (PARTITION BY i.provider, i.invoice_id) AS latest_load_seq
     FROM staging.stg_ledger__invoices AS i
     JOIN meta.loaded_files AS f ON f.file_hash = i.source_file_hash
+),
+current_lines AS (
+    SELECT * EXCLUDE (load_seq, latest_load_seq, month)
+    FROM ranked
+    WHERE load_seq = latest_load_seq
+),
+line_months AS (
+    SELECT
+        l.*,
+        CAST(m.month AS DATE) AS month,
+        epoch(least(l.period_end, m.month + INTERVAL 1 MONTH) - greatest(l.period_start, m.month)) AS covered_s,
+        epoch((m.month + INTERVAL 1 MONTH) - m.month) AS month_s
+    FROM current_lines AS l,
+        unnest(range(date_trunc('month', l.period_start), l.period_end, INTERVAL 1 MONTH)) AS m (month)
+),
+metered AS (
+    SELECT month, provider, sum(metered_usd) AS metered_usd
+    FROM intermediate.int_requests_monthly
+    WHERE route = 'api'
+    GROUP BY month, provider
+),
+weighted AS (
+    SELECT
+        lm.*,
+        CAST(coalesce(me.metered_usd, 0) * (lm.covered_s / lm.month_s) AS DECIMAL(38, 12)) AS metered_weight,
+        CAST(lm.covered_s AS DECIMAL(38, 12)) AS time_weight,
+        count(*) OVER line_window AS months_in_period,
+        row_number() OVER (PARTITION BY lm.provider, lm.invoice_id, lm.line_id ORDER BY lm.month DESC) AS from_last
+    FROM line_months AS lm
+    LEFT JOIN metered AS me USING (month, provider)
+    WINDOW line_window AS (PARTITION BY lm.provider, lm.invoice_id, lm.line_id)
+),
+shared AS (
+    SELECT
+        *,
+        CASE
+            WHEN months_in_period = 1 THEN 'single_month'
+            WHEN sum(metered_weight) OVER line_window > 0 THEN 'metered'
+            ELSE 'time'
+        END AS allocation_basis,
+        CASE
+            WHEN months_in_period = 1 THEN amount_usd
+            WHEN sum(metered_weight) OVER line_window > 0
+                THEN CAST(round(amount_usd * money_div(metered_weight, sum(metered_weight) OVER line_window), 6) AS DECIMAL(38, 12))
+            ELSE CAST(round(amount_usd * money_div(time_weight, sum(time_weight) OVER line_window), 6) AS DECIMAL(38, 12))
+        END AS share_usd
+    FROM weighted
+    WINDOW line_window AS (PARTITION BY provider, invoice_id, line_id)
 )
-SELECT * EXCLUDE (load_seq, latest_load_seq)
-FROM ranked
-WHERE load_seq = latest_load_seq
+SELECT
+    provider,
+    invoice_id,
+    line_id,
+    month,
+    period_start,
+    period_end,
+    line_type,
+    model,
+    quantity,
+    unit_price_per_million,
+    CASE
+        WHEN from_last = 1
+            THEN amount_usd - coalesce(sum(share_usd) FILTER (WHERE from_last > 1) OVER line_window, 0)
+        ELSE share_usd
+    END AS amount_usd,
+    amount_usd AS line_amount_usd,
+    CAST(months_in_period AS INTEGER) AS months_in_period,
+    allocation_basis,
+    source_file_hash
+FROM shared
+WINDOW line_window AS (PARTITION BY provider, invoice_id, line_id)

@@ -6,7 +6,7 @@ WITH activity AS (
     SELECT month AS m FROM intermediate.int_requests_monthly
     UNION ALL SELECT CAST(date_trunc('month', charge_start) AS DATE) FROM staging.stg_ledger__cluster_charges
     UNION ALL SELECT CAST(date_trunc('month', charge_end - INTERVAL 1 MICROSECOND) AS DATE) FROM staging.stg_ledger__cluster_charges
-    UNION ALL SELECT month FROM staging.stg_ledger__invoices
+    UNION ALL SELECT month FROM intermediate.int_invoice_lines_current
     UNION ALL SELECT month FROM staging.stg_ledger__opex
     UNION ALL SELECT CAST(date_trunc('month', charge_period_start) AS DATE) FROM staging.stg_ledger__focus_charges
     UNION ALL SELECT CAST(date_trunc('month', charge_period_end - INTERVAL 1 MICROSECOND) AS DATE)

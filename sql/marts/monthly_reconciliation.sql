@@ -14,6 +14,9 @@
 -- column invoiced_total_usd: All invoice lines: usage + credits + tax (what the route's cost uses).
 -- column requests: The provider's API requests in the month.
 -- column unpriced_requests: Requests with no price (missing from metered_usd).
+-- column invoices: How many invoices of the provider count in the month (an invoice, its credit notes and adjustments are separate invoices that add up).
+-- column invoice_ids: Their ids, comma-separated.
+-- column allocated_from_multi_month_usd: The part of the invoiced total that comes from lines whose period spans several months (allocated by metered cost, else by time).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 judged AS (
     SELECT
@@ -42,5 +45,8 @@ SELECT
     tax_usd,
     invoiced_total_usd,
     requests,
-    unpriced_requests
+    unpriced_requests,
+    invoices,
+    invoice_ids,
+    allocated_from_multi_month_usd
 FROM judged
