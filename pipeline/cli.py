@@ -20,6 +20,7 @@ from typing import Annotated, Literal, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pipeline import __version__
@@ -35,7 +36,7 @@ app = typer.Typer(
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
-EXIT_OK, EXIT_FAILURE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_BUSY, EXIT_DISK = 0, 1, 3, 4, 5, 6
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_BUSY, EXIT_DISK = 0, 1, 2, 3, 4, 5, 6
 
 DbOpt = Annotated[
     Optional[Path],
@@ -61,9 +62,10 @@ def _settings(settings_path: Path | None, db: Path | None):
 def _open_read(s):
     """The published ledger, read-only; a clear error when there is none yet."""
     from pipeline.db import LedgerNotFound, connect_read
+    from pipeline.store import Store
 
     try:
-        return connect_read(s.db)
+        return connect_read(s.db, Store.for_db(s.db).lake)
     except LedgerNotFound as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_FAILURE) from None
@@ -253,22 +255,32 @@ def sql(
     fmt: Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="Output format.")] = "table",
     limit: Annotated[int, typer.Option(help="Rows shown at most in table format (csv/json print all).")] = 200,
 ) -> None:
-    """Run ad-hoc SQL against the ledger, read-only."""
+    """Run ad-hoc SQL against the published ledger, read-only and sandboxed.
+
+    Only queries run (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, CALL); COPY, EXPORT,
+    ATTACH, INSTALL/LOAD, SET, PRAGMA, DDL and DML are refused before anything runs, and no
+    file outside the ledger's lake can be read. Several statements separated by `;` each
+    show their result. Exit 2 when a statement is refused, 1 when DuckDB reports an error.
+    """
     import duckdb
 
     from pipeline.query import render
+    from pipeline.shell import RefusedStatement, run
 
     con = _open_read(_settings(settings, db))
     try:
-        cur = con.execute(query)
-        names = [d[0] for d in cur.description] if cur.description else []
-        rows = cur.fetchall() if names else []
+        results = run(con, query)
+    except RefusedStatement as exc:
+        console.print(f"[red]refused:[/] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
     except duckdb.Error as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_FAILURE) from None
     finally:
         con.close()
-    render(names, rows, fmt, limit, out)
+    for number, result in enumerate(results, start=1):
+        title = f"statement {number} of {len(results)}: {result.statement[:80]}" if len(results) > 1 else None
+        render(result.names, result.rows, fmt, limit, out, title=title)
 
 
 @app.command()

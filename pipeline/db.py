@@ -30,13 +30,24 @@ def connect_write(path: Path | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def connect_read(path: Path | str) -> duckdb.DuckDBPyConnection:
-    """A read-only connection; the file must exist."""
+def connect_read(path: Path | str, lake: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the published file, sandboxed; the file must exist.
+
+    External access is off: no file outside ``lake`` (the ledger's own Parquet lake, which
+    the raw views read) can be read, nothing can be written, attached, exported, installed
+    or loaded, and the configuration is locked so a query cannot switch it back on.
+    """
     path = Path(path)
     if not path.exists():
         raise LedgerNotFound(f"no ledger at {path}: run `costledger nightly LANDING_DIR --db {path}` first")
     con = duckdb.connect(str(path), read_only=True)
     _session(con)
+    if lake is not None:
+        con.execute("SET allowed_directories = ?", [[str(Path(lake).resolve()) + "/"]])
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     return con
 
 

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 def _jsonable(value: Any) -> Any:
@@ -44,11 +45,12 @@ def render(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, limit:
             w.writerow(["" if v is None else _cell(v) for v in r])
         console.print(buf.getvalue(), end="", markup=False, highlight=False, soft_wrap=True)
         return
-    table = Table(title=title, show_lines=False)
+    # cells, headers and titles are data: Text keeps rich from reading "[red]" or "[/x]" in them as markup
+    table = Table(title=Text(title) if title else None, show_lines=False)
     for n in names:
-        table.add_column(n, overflow="fold")
+        table.add_column(Text(n), overflow="fold")
     for r in rows[:limit]:
-        table.add_row(*(_cell(v) for v in r))
+        table.add_row(*(Text(_cell(v)) for v in r))
     console.print(table)
     if len(rows) > limit:
         console.print(f"({len(rows)} rows, {limit} shown; use --limit or --format csv)")

@@ -87,7 +87,7 @@ def test_sql_formats_and_read_only(demo_db):
     res = cli("sql", "select 1 as a, 'x' as b", "--db", str(demo_db), "--format", "csv")
     assert res.exit_code == 0 and res.stdout.splitlines() == ["a,b", "1,x"]
     res = cli("sql", "create table t (x int)", "--db", str(demo_db))
-    assert res.exit_code == 1 and "read-only" in res.output.lower()
+    assert res.exit_code == 2 and "read-only" in res.output.lower()  # refused before DuckDB sees it
 
 
 def test_exit_code_3_when_a_file_is_rejected(tmp_path):
