@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
-from pipeline import incremental
+from pipeline import incremental, lake
 from pipeline.faults import crashpoint
 from pipeline.ingest import init_ledger, raw_view_statements
 from pipeline.settings import Settings
@@ -200,6 +200,10 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
     """Run every model and audit in one transaction; roll back on any failure."""
     t0 = time.perf_counter()
     init_ledger(con, store)
+    # before any model reads the lake: every file exists, and the ones this build reads are intact (the
+    # request and outcome files already built are re-hashed only if the build turns out to be full, below)
+    built = incremental.built_files(con)
+    _check_lake(con, store, lambda kind, file_hash: kind not in incremental.KINDS or file_hash not in built)
     models = discover(sql_dir)
     audits = sorted((sql_dir / "audits").glob("*.sql"))
     for stmt in MACROS:
@@ -236,6 +240,8 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
             kind = "VIEW" if m.materialized == "view" else "TABLE"
             if m.incremental and plan is None:
                 plan = incremental.plan(con, models, settings.batch_rows)
+                if plan.full:  # every request and outcome file is read again
+                    _check_lake(con, store, lambda kind, file_hash: kind in incremental.KINDS and file_hash in built)
             if m.incremental == "append":
                 tasks = next(x for x in models if x.incremental == "tasks")
                 incremental.run_request_batches(con, plan, m, tasks, run, audit, progress)  # type: ignore[arg-type]
@@ -273,6 +279,14 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
     after = month_fingerprints(con)
     changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
     return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+
+
+def _check_lake(con: duckdb.DuckDBPyConnection, store: "Store", rehash: Callable[[str, str], bool]) -> None:
+    """Refuse the build if a lake file is missing or one that ``rehash`` selects is altered."""
+    damage = lake.damaged(con, store.lake, rehash=rehash, record=True)
+    if damage:
+        shown = "; ".join(d.line() for d in damage[:5]) + (f"; and {len(damage) - 5} more" if len(damage) > 5 else "")
+        raise lake.LakeDamaged(f"nothing built or published: {shown}. `costledger verify` lists them all")
 
 
 META_TABLES = ("meta.loaded_files", "meta.quarantine", "meta.rejected_files", "meta.runs", "meta.run_steps", "meta.settings")

@@ -72,13 +72,14 @@ def _open_read(s):
 
 
 def _file_line(result) -> None:
-    colour = {"loaded": "green", "skipped": "dim", "rejected": "red"}[result.status]
+    colour = {"loaded": "green", "skipped": "dim", "rejected": "red", "repaired": "yellow"}[result.status]
     detail = (
         f"{result.rows_in} rows in, {result.rows_loaded} loaded, {result.rows_quarantined} quarantined"
         if result.status == "loaded"
         else result.message
     )
-    console.print(f"  [{colour}]{result.status:8}[/] {result.kind:15} {result.path}  [dim]{detail}[/]")
+    console.print(f"  [{colour}]{result.status:8}[/] {result.kind:15} {escape(result.path)}  [dim]{escape(detail)}[/]",
+                  highlight=False)
 
 
 def _summary(run, as_json: bool) -> None:
@@ -94,8 +95,10 @@ def _summary(run, as_json: bool) -> None:
     if run.build:
         changed = ", ".join(run.build.months_changed) or "none"
         console.print(f"built {run.build.models} models, {run.build.audits} audits passed; months changed: {changed}")
+    if d["files_repaired"]:
+        console.print(f"[yellow]rewrote {d['files_repaired']} lake file(s) from their re-delivered landing files[/]")
     if run.published:
-        console.print(f"published {run.published}")
+        console.print(f"published {escape(run.published)}", highlight=False)
     if run.orphans_removed:
         console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
     for month, provider in run.mismatches:
@@ -116,6 +119,7 @@ def _exit_for(run) -> None:
 def _writer(fn, *args, **kwargs):
     """Run a writing step, turning the ledger's own errors into messages and exit codes."""
     from pipeline.build import AuditFailed, ModelFailed
+    from pipeline.lake import LakeDamaged
     from pipeline.store import InsufficientDisk, LedgerBusy
 
     try:
@@ -126,9 +130,7 @@ def _writer(fn, *args, **kwargs):
     except InsufficientDisk as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_DISK) from None
-    except (AuditFailed, ModelFailed, FileNotFoundError) as exc:
-        from rich.markup import escape
-
+    except (AuditFailed, ModelFailed, LakeDamaged, FileNotFoundError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         if isinstance(exc, ModelFailed) and "Out of Memory" in str(exc):
             console.print(escape("hint: raise [ledger] memory_limit in the settings file (DuckDB spills what it can)"))
@@ -500,6 +502,42 @@ def rollback(
     with store.writer_lock():
         chosen = _writer(store.rollback, target)
     console.print(f"published {chosen.name} again as {s.db}")
+
+
+@app.command()
+def verify(
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check every lake file against the SHA-256 recorded when it was loaded.
+
+    Names each missing or altered file and the landing file it came from; re-delivering that landing file unchanged (same SHA-256) to the next nightly rewrites it. Exit 0 when all are intact, 1 when any is missing or altered (the next build refuses to publish until then).
+    """
+    from pipeline.lake import damaged
+    from pipeline.store import Store
+
+    s = _settings(settings, db)
+    con = _open_read(s)
+    try:
+        checked = con.execute("SELECT count(*), count(lake_sha256) FROM meta.loaded_files "
+                              "WHERE lake_file IS NOT NULL").fetchall()[0]
+        problems = damaged(con, Store.for_db(s.db).lake)
+    finally:
+        con.close()
+    files, recorded = checked
+    if as_json:
+        out.print_json(json.dumps({"lake_files": files, "hashes_recorded": recorded, "damaged": [
+            {"lake_file": d.lake_file, "problem": d.problem, "kind": d.kind, "landing_file": d.landing_path}
+            for d in problems]}))
+    else:
+        for d in problems:
+            console.print(f"[red]{d.problem}:[/] {escape(d.line())}", highlight=False)
+        unrecorded = f"; {files - recorded} loaded before 0.6.0 have no hash yet (the next build records it)" \
+            if files > recorded else ""
+        state = "all intact" if not problems else f"{len(problems)} missing or altered"
+        console.print(f"{files} lake file(s) checked: {state}{unrecorded}")
+    raise typer.Exit(EXIT_FAILURE if problems else EXIT_OK)
 
 
 @app.command()

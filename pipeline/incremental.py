@@ -44,6 +44,16 @@ if TYPE_CHECKING:
 
 STRATEGIES = ("append", "tasks", "months")
 
+#: The kinds whose lake files are read incrementally (only the new files, once built).
+KINDS = ("requests", "outcomes")
+
+
+def built_files(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The request and outcome files the incremental models have already read."""
+    if not _table_exists(con, "meta.built_files"):
+        return set()
+    return {h for (h,) in con.execute("SELECT file_hash FROM meta.built_files").fetchall()}
+
 #: What each scoped view reads (for the dependency order of the models that read it).
 SCOPED_SOURCES = {
     "requests_new": "staging.stg_ledger__requests",

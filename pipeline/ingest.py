@@ -16,7 +16,6 @@ are only deduplicated within the file.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import zlib
 import time
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 import duckdb
 
 from pipeline.faults import crashpoint
+from pipeline.lake import file_sha256, lake_damage, seal
 from pipeline.loadtests import LoadTestMapping, read_load_test
 from pipeline.loadtests import sniff as sniff_load_test
 from pipeline.logformats import LogMapping, sniff
@@ -45,7 +45,10 @@ META_DDL = [
         rows_in BIGINT NOT NULL, rows_loaded BIGINT NOT NULL, rows_quarantined BIGINT NOT NULL,
         loaded_at TIMESTAMP NOT NULL, run_id VARCHAR, load_seq BIGINT NOT NULL, lake_file VARCHAR,
         rows_gx_validated BIGINT)""",
-    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash), in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its loaded rows. rows_gx_validated: rows Great Expectations validated (all well-typed rows up to gx_max_rows, then a sample).'",
+    # added in 0.6.0 (older ledgers gain them; NULL for files loaded before: the next build records them)
+    "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS lake_sha256 VARCHAR",
+    "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS relative_path VARCHAR",
+    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash, its SHA-256), in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its loaded rows; lake_sha256: that file''s SHA-256, checked by every build and by costledger verify. relative_path: the file''s identity, its path relative to its kind folder. rows_gx_validated: rows Great Expectations validated (all well-typed rows up to gx_max_rows, then a sample).'",
     """CREATE TABLE IF NOT EXISTS meta.quarantine (
         file_hash VARCHAR NOT NULL, path VARCHAR NOT NULL, kind VARCHAR NOT NULL, line BIGINT NOT NULL,
         columns VARCHAR, reason VARCHAR NOT NULL, raw_row VARCHAR)""",
@@ -70,7 +73,7 @@ META_DDL = [
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
 ]
 
-Status = Literal["loaded", "skipped", "rejected"]
+Status = Literal["loaded", "skipped", "rejected", "repaired"]
 
 
 @dataclass(frozen=True)
@@ -152,14 +155,33 @@ def raw_view_statements(con: duckdb.DuckDBPyConnection, store: "Store",
         files = con.execute(
             "SELECT lake_file FROM meta.loaded_files WHERE kind = ? AND lake_file IS NOT NULL ORDER BY load_seq", [kind]
         ).fetchall()
-        literals = [sql_literal(str(store.lake / f)) for (f,) in files]
+        # a missing lake file is left out of the view (so the ledger still opens and the original landing
+        # file can be re-delivered to rewrite it); every build refuses to run while one is missing
+        literals = [sql_literal(str(store.lake / f)) for (f,) in files if (store.lake / f).is_file()]
         file_columns = None
         if literals:
             # the columns each lake file has (footers only): older files may lack a column added since
-            file_columns = [set(names) for (names,) in con.execute(
-                f"SELECT list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name").fetchall()]
+            try:
+                file_columns = [set(names) for (names,) in con.execute(
+                    f"SELECT list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name").fetchall()]
+            except duckdb.Error:
+                literals, file_columns = _readable_footers(con, literals)
         out.append((f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns)))
     return out
+
+
+def _readable_footers(con: duckdb.DuckDBPyConnection, literals: list[str]) -> tuple[list[str], list[set[str]]]:
+    """File by file, the lake files whose footer reads (a corrupt one is left out of the view, so the
+    ledger still opens; the build's hash check refuses to run until it is rewritten)."""
+    kept, columns = [], []
+    for literal in literals:
+        try:
+            names = con.execute(f"SELECT list(name) FROM parquet_schema({literal})").fetchall()[0][0]
+        except duckdb.Error:
+            continue
+        kept.append(literal)
+        columns.append(set(names))
+    return kept, columns
 
 
 def refresh_raw_view(con: duckdb.DuckDBPyConnection, store: "Store", kind: str) -> None:
@@ -167,14 +189,6 @@ def refresh_raw_view(con: duckdb.DuckDBPyConnection, store: "Store", kind: str) 
         con.execute(stmt)
     for stmt in comment_sql(KINDS[kind]):
         con.execute(stmt)
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 # ---------------------------------------------------------------- typing SQL
@@ -267,11 +281,17 @@ def _type_checks(kind: str, cols: list[ColumnSpec], present: set[str], native: s
 # ---------------------------------------------------------------- ingest
 
 def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store",
-                run_id: str | None = None, options: IngestOptions = IngestOptions()) -> FileResult:
-    """Load one file of ``kind`` into its raw table, whole or not at all."""
+                run_id: str | None = None, options: IngestOptions = IngestOptions(),
+                identity: str | None = None) -> FileResult:
+    """Load one file of ``kind`` into its raw table, whole or not at all.
+
+    ``identity`` is the file's name for the same-name conflict check: its path relative to its
+    kind folder (``day=2026-07-10/part-0.csv``); default the file name.
+    """
     from pipeline.store import sql_literal
 
     t0 = time.perf_counter()
+    identity = identity or path.name
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     model = KINDS[kind]
@@ -282,21 +302,26 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     if not path.is_file():
         return _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
     file_hash = file_sha256(path)
-    already = con.execute("SELECT path FROM meta.loaded_files WHERE file_hash = ?", [file_hash]).fetchall()
+    already = con.execute("SELECT path, lake_file, lake_sha256 FROM meta.loaded_files WHERE file_hash = ?",
+                          [file_hash]).fetchall()
     if already:
-        return FileResult(shown, kind, "skipped", message=f"same content already loaded from {already[0][0]}",
+        prev_path, lake_file, lake_sha = already[0]
+        if lake_file and lake_damage(store.lake / lake_file, lake_sha):
+            return _repair_lake_file(con, kind, path, store, file_hash, options, t0)
+        return FileResult(shown, kind, "skipped", message=f"same content already loaded from {prev_path}",
                           seconds=time.perf_counter() - t0)
     if kind not in SNAPSHOT_KINDS:
         same_name = con.execute(
-            "SELECT path, file_hash FROM meta.loaded_files WHERE kind = ? AND regexp_extract(path, '[^/]+$') = ? "
+            "SELECT path, file_hash FROM meta.loaded_files "
+            "WHERE kind = ? AND coalesce(relative_path, regexp_extract(path, '[^/]+$')) = ? "
             "ORDER BY load_seq DESC LIMIT 1",
-            [kind, path.name],
+            [kind, identity],
         ).fetchall()
         if same_name:
             prev_path, prev_hash = same_name[0]
             return _reject(
                 con, kind, shown, file_hash,
-                f"{shown}: conflict: a {kind} file named {path.name} was already loaded from {prev_path} "
+                f"{shown}: conflict: a {kind} file named {identity} was already loaded from {prev_path} "
                 f"(sha256 {prev_hash[:12]}) with different content (now sha256 {file_hash[:12]}); history is not "
                 "edited: deliver the corrections as a new file with a new name",
                 run_id, t0,
@@ -337,6 +362,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
                 f"TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)"
             )
             crashpoint("ingest.lake_written")
+            lake_sha = seal(tmp_path)
             os.replace(tmp_path, lake_path)
             crashpoint("ingest.lake_renamed")
         con.execute("BEGIN TRANSACTION")
@@ -357,10 +383,12 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
                     [[file_hash, shown, kind, line, reason] for line, reason in read.bad_lines],
                 )
             con.execute(
-                "INSERT INTO meta.loaded_files SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
-                "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, ?",
+                "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
+                "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
+                "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
+                "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, ?, ?, ?",
                 [file_hash, kind, shown, path.stat().st_size, read.rows_in, loaded, quarantined, run_id,
-                 lake_rel if loaded else None, gx_rows],
+                 lake_rel if loaded else None, gx_rows, lake_sha if loaded else None, identity],
             )
             refresh_raw_view(con, store, kind)
             crashpoint("ingest.before_commit")
@@ -378,6 +406,58 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             con.execute(f"DROP TABLE IF EXISTS {temp}")
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+
+
+def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store", file_hash: str,
+                      options: IngestOptions, t0: float) -> FileResult:
+    """Rewrite a missing or altered lake file from its original landing file (same SHA-256).
+
+    The rows loaded from a file are its well-typed rows minus the lines ``meta.quarantine`` holds for
+    it (duplicates of history included): re-derived here, counted against the manifest, written,
+    sealed and recorded. Nothing else changes.
+    """
+    from pipeline.store import sql_literal
+
+    model = KINDS[kind]
+    cols = canonical_columns(model)
+    shown = str(path)
+    lake_rel, rows_loaded = con.execute(
+        "SELECT lake_file, rows_loaded FROM meta.loaded_files WHERE file_hash = ?", [file_hash]).fetchall()[0]
+    lake_path = store.lake / lake_rel
+    tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
+    try:
+        read = _read(kind, path, [c.name for c in cols], options)
+    except FileRejected as exc:
+        return _reject(con, kind, shown, file_hash, f"cannot rewrite its lake file {lake_rel}: {exc}", None, t0)
+    _register_incoming(con, read)
+    try:
+        _stage_checked(con, kind, cols, set(read.present), natural_key(model), f"raw.{table_name(model)}",
+                       check_existing=False, where=shown, gx_max_rows=options.gx_max_rows)
+        good = (f"flags f ANTI JOIN (SELECT line FROM meta.quarantine WHERE file_hash = {sql_literal(file_hash)}) q "
+                "ON q.line = f._line")
+        n = con.execute(f"SELECT count(*) FROM {good}").fetchall()[0][0]
+        if n != rows_loaded:
+            return _reject(con, kind, shown, file_hash,
+                           f"cannot rewrite its lake file {lake_rel}: the landing file now yields {n} rows, "
+                           f"the manifest recorded {rows_loaded}", None, t0)
+        col_list = ", ".join(f'f."{c.name}"' for c in cols)
+        con.execute(f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, f._line AS source_line "
+                    f"FROM {good}) TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)")
+        lake_sha = seal(tmp_path)
+        lake_path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp_path, lake_path)
+        con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [lake_sha, file_hash])
+        refresh_raw_view(con, store, kind)
+    finally:
+        if read.parquet:
+            con.execute("DROP VIEW IF EXISTS incoming_arrow")
+        else:
+            con.unregister("incoming_arrow")
+        for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
+            con.execute(f"DROP TABLE IF EXISTS {temp}")
+    return FileResult(shown, kind, "repaired", rows_loaded=0,
+                      message=f"its lake file {lake_rel} was missing or altered: rewritten from this landing file "
+                              f"({rows_loaded} rows, same SHA-256 as loaded)", seconds=time.perf_counter() - t0)
 
 
 def _read(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:

@@ -76,6 +76,7 @@ class RunSummary:
             "files_seen": len(self.files),
             "files_loaded": self.count("loaded"),
             "files_skipped": self.count("skipped"),
+            "files_repaired": self.count("repaired"),
             "files_rejected": self.count("rejected"),
             "rows_in": self.rows_in,
             "rows_loaded": self.rows_loaded,
@@ -149,10 +150,12 @@ class Run:
         finally:
             self._lock.__exit__(exc_type, exc, tb)
 
-    def load(self, pairs: list[tuple[str, Path]], on_file: OnFile | None = None) -> None:
+    def load(self, pairs: list[tuple[str, Path]], on_file: OnFile | None = None, landing: Path | None = None) -> None:
+        """Load the files; under a landing folder a file's identity is its path relative to its kind folder."""
         self.store.check_disk(sum(p.stat().st_size for _, p in pairs if p.is_file()))
         for kind, path in pairs:
-            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.options)
+            identity = path.relative_to(landing / kind).as_posix() if landing else path.name
+            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.options, identity)
             self.summary.files.append(result)
             self._step("ingest", result.path, result.seconds, result.rows_in)
             crashpoint("run.file_done")
@@ -213,6 +216,6 @@ def run_nightly(store: Store, settings: Settings, landing: Path, on_file: OnFile
     pairs, unknown = landing_files(landing)
     with Run(store, settings, f"nightly {landing}") as run:
         run.summary.unknown_entries = unknown
-        run.load(pairs, on_file)
+        run.load(pairs, on_file, landing)
         run.build_and_publish(on_model)
     return run.summary

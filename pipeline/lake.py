@@ -1,0 +1,92 @@
+"""The lake's integrity: every lake file's SHA-256 is in the manifest and is checked before use.
+
+A lake file is written once, made read-only (``seal``) and its hash recorded in
+``meta.loaded_files.lake_sha256`` in the transaction that loads it. Every build checks
+that all lake files exist and re-hashes the ones it reads in full (``damaged``) before
+anything is published; ``costledger verify`` re-hashes all of them. A file that is
+missing or altered is named with the landing file it came from; re-delivering that
+landing file (same SHA-256) rewrites it (``pipeline.ingest``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+
+class LakeDamaged(RuntimeError):
+    """Lake files are missing or altered; nothing was built or published."""
+
+
+@dataclass(frozen=True)
+class Damage:
+    lake_file: str
+    landing_path: str
+    kind: str
+    problem: str  # "missing" or "altered"
+
+    def line(self) -> str:
+        return (f"lake file {self.lake_file} is {self.problem} (it holds the rows of {self.kind} file "
+                f"{self.landing_path}; re-deliver that file unchanged to rewrite it)")
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def seal(path: Path) -> str:
+    """Make a just-written lake file read-only and return its SHA-256 (recorded in the manifest)."""
+    os.chmod(path, 0o444)
+    return file_sha256(path)
+
+
+def lake_damage(path: Path, expected: str | None) -> str | None:
+    """Why the lake file at ``path`` cannot be trusted ("missing", "altered"), or None when it is intact.
+
+    A file whose hash was never recorded (loaded before 0.6.0) counts as intact here; ``damaged``
+    records its hash the first time a build reads it.
+    """
+    if not path.is_file():
+        return "missing"
+    if expected is not None and file_sha256(path) != expected:
+        return "altered"
+    return None
+
+
+def damaged(con: duckdb.DuckDBPyConnection, lake: Path, rehash: Callable[[str, str], bool] | None = None,
+            record: bool = False) -> list[Damage]:
+    """Every manifest lake file that is missing, and every one ``rehash(kind, file_hash)`` selects
+    (default: all) whose SHA-256 differs from the manifest's. With ``record``, a file whose hash was
+    never recorded gets it recorded (the caller's transaction)."""
+    out: list[Damage] = []
+    rows = con.execute("SELECT file_hash, kind, path, lake_file, lake_sha256 FROM meta.loaded_files "
+                       "WHERE lake_file IS NOT NULL ORDER BY load_seq").fetchall()
+    for file_hash, kind, landing, lake_file, expected in rows:
+        path = lake / lake_file
+        if not path.is_file():
+            out.append(Damage(lake_file, landing, kind, "missing"))
+            continue
+        if rehash is not None and not rehash(kind, file_hash):
+            continue
+        actual = file_sha256(path)
+        if expected is None:
+            if record:
+                con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [actual, file_hash])
+        elif actual != expected:
+            out.append(Damage(lake_file, landing, kind, "altered"))
+    return out
+
+
+def missing_files(con: duckdb.DuckDBPyConnection, lake: Path) -> set[str]:
+    """Lake files (relative names) the manifest names that are not on disk."""
+    return {f for (f,) in con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()
+            if not (lake / f).is_file()}

@@ -1,0 +1,149 @@
+"""Lake integrity (issue #11): hashes in the manifest, checked by every build and by `verify`;
+a missing or altered lake file stops publishing with a one-line error; re-delivering the
+original landing file rewrites it. Landing files are identified by their relative path."""
+
+import csv
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.store import Store
+from tests.conftest import PRICE_MOONSHOT, request
+
+
+def write_csv(path: Path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = list(dict.fromkeys(c for r in rows for c in r))
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def cli(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def landed(tmp_path):
+    landing, db = tmp_path / "landing", tmp_path / "ledger.duckdb"
+    write_csv(landing / "prices" / "prices.csv", [PRICE_MOONSHOT])
+    # July: 1,000,000 miss x $3 / 1e6 = $3.00; August: 2,000,000 x $3 / 1e6 = $6.00
+    write_csv(landing / "requests" / "r-07.csv",
+              [request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000)])
+    write_csv(landing / "requests" / "r-08.csv",
+              [request("r2", "t2", "2026-08-10T10:00:00Z", cache_miss_input_tokens=2_000_000)])
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 0, res.output
+    return landing, db, Store.for_db(db)
+
+
+def lake_file(db: Path, landing_name: str) -> Path:
+    res = cli("sql", f"select lake_file from meta.loaded_files where path like '%{landing_name}'", "--db", db,
+              "--format", "json")
+    return Store.for_db(db).lake / json.loads(res.stdout)[0]["lake_file"]
+
+
+def metered(db: Path) -> list:
+    res = cli("sql", "select month, metered_usd from marts.monthly_reconciliation order by month", "--db", db,
+              "--format", "json")
+    return json.loads(res.stdout)
+
+
+def test_lake_files_are_read_only_and_their_hashes_recorded(landed):
+    _, db, store = landed
+    files = sorted(store.lake.rglob("*.parquet"))
+    assert len(files) == 3
+    assert all(not (f.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) for f in files)
+    res = cli("verify", "--db", db, "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == {"lake_files": 3, "hashes_recorded": 3, "damaged": []}
+    recorded = json.loads(cli("sql", "select lake_file, lake_sha256 from meta.loaded_files", "--db", db,
+                              "--format", "json").stdout)
+    for r in recorded:  # an independent hash of each file equals the manifest's
+        assert hashlib.sha256((store.lake / r["lake_file"]).read_bytes()).hexdigest() == r["lake_sha256"]
+
+
+def flip_bytes(path: Path, n: int = 3) -> None:
+    os.chmod(path, 0o644)
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    for i in range(n):
+        data[middle + i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_flipped_bytes_stop_the_build_and_verify_names_the_file(landed):
+    landing, db, _ = landed
+    before = metered(db)
+    published_before = db.stat().st_ino
+    flip_bytes(lake_file(db, "prices.csv"))
+    res = cli("verify", "--db", db)
+    assert res.exit_code == 1 and "altered" in res.output and "prices.csv" in res.output
+    res = cli("build", "--db", db)  # nothing new; the build reads the prices again
+    assert res.exit_code == 1, res.output
+    assert "Traceback" not in res.output and "altered" in res.output and "nothing built or published" in res.output
+    assert db.stat().st_ino == published_before and metered(db) == before
+    # the nightly meets the original landing file again (same SHA-256): it rewrites the lake file
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 0 and "repaired" in res.output, res.output
+    assert cli("verify", "--db", db).exit_code == 0 and metered(db) == before
+
+
+def test_altered_request_file_is_caught_by_a_full_build(landed):
+    landing, db, _ = landed
+    flip_bytes(lake_file(db, "r-07.csv"))
+    (landing / "requests" / "r-07.csv").unlink()  # delivered files are usually archived after loading
+    # a new price changes the incremental models' inputs: the build is full and reads every request file
+    write_csv(landing / "prices" / "prices-2.csv", [{**PRICE_MOONSHOT, "effective_from": "2026-12-01T00:00:00Z"}])
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 1 and "r-07.csv" in res.output and "altered" in res.output, res.output
+
+
+def test_deleted_lake_file_is_one_line_error_and_redelivery_repairs_it(landed, tmp_path):
+    landing, db, _ = landed
+    before = metered(db)
+    # $3.00 in July and $6.00 in August (see the fixture)
+    assert [r["metered_usd"] for r in before] == ["3.000000000000", "6.000000000000"]
+    lake_file(db, "r-07.csv").unlink()
+    original = (landing / "requests" / "r-07.csv").read_bytes()
+    (landing / "requests" / "r-07.csv").unlink()  # delivered files are usually archived after loading
+    for args in (("nightly", landing, "--db", db), ("build", "--db", db)):
+        res = cli(*args)
+        assert res.exit_code == 1, res.output
+        assert "Traceback" not in res.output and "missing" in res.output and "r-07.csv" in res.output
+    res = cli("verify", "--db", db)
+    assert res.exit_code == 1 and "missing" in res.output and "re-deliver" in res.output
+    # the landing file was archived elsewhere and comes back under another folder: same SHA-256
+    again = tmp_path / "redelivered"
+    (again / "requests").mkdir(parents=True)
+    (again / "requests" / "r-07.csv").write_bytes(original)
+    res = cli("nightly", again, "--db", db)
+    assert res.exit_code == 0, res.output
+    assert "repaired" in res.output
+    assert cli("verify", "--db", db).exit_code == 0
+    assert metered(db) == before
+
+
+def test_partitioned_exports_with_the_same_file_name_are_different_files(tmp_path):
+    landing, db = tmp_path / "landing", tmp_path / "ledger.duckdb"
+    write_csv(landing / "requests" / "day=2026-07-10" / "part-0.csv",
+              [request("r1", "t1", "2026-07-10T10:00:00Z", output_tokens=10)])
+    write_csv(landing / "requests" / "day=2026-07-11" / "part-0.csv",
+              [request("r2", "t2", "2026-07-11T10:00:00Z", output_tokens=20)])
+    res = cli("nightly", landing, "--db", db, "--json")
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert summary["files_loaded"] == 2 and summary["files_rejected"] == 0
+    # the same relative path with other content is still a conflict
+    write_csv(landing / "requests" / "day=2026-07-10" / "part-0.csv",
+              [request("r3", "t3", "2026-07-10T11:00:00Z", output_tokens=30)])
+    res = cli("nightly", landing, "--db", db, "--json")
+    assert res.exit_code == 3
+    assert "conflict" in json.loads(res.stdout)["files"][0]["message"]
