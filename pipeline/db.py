@@ -41,6 +41,9 @@ def connect_read(path: Path | str, lake: Path | None = None) -> duckdb.DuckDBPyC
     if not path.exists():
         raise LedgerNotFound(f"no ledger at {path}: run `costledger nightly LANDING_DIR --db {path}` first")
     con = duckdb.connect(str(path), read_only=True)
+    if con.execute("SELECT current_setting('lock_configuration')").fetchall()[0][0]:
+        # this process already opened the file sandboxed and DuckDB shares the instance: it is locked as we left it
+        return con
     _session(con)
     if lake is not None:
         con.execute("SET allowed_directories = ?", [[str(Path(lake).resolve()) + "/"]])
