@@ -216,6 +216,8 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
     def run(m: Model, sql: str) -> None:
         try:
             con.execute(sql)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None  # Ctrl-C reached DuckDB first: the build rolls back, exit 130
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0]
             raise ModelFailed(f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) "

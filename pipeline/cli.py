@@ -7,7 +7,9 @@ Exit codes (documented in the README):
   3  one or more files were rejected whole; everything else loaded, built and published
   4  a reconciliation mismatch in a month this run changed; everything loaded, built and published
   5  another costledger process is writing this ledger (nothing done)
-  6  not enough free disk space (nothing done)
+  6  not enough free disk space, or the disk filled while writing (nothing half-done published)
+  130 interrupted (Ctrl-C)
+No error ends in a traceback (``entry``); ``--debug`` shows it.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def _settings(settings_path: Path | None, db: Path | None):
     try:
         return load_settings(settings_path, db)
     except SettingsError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_FAILURE) from None
 
 
@@ -67,7 +69,7 @@ def _open_read(s):
     try:
         return connect_read(s.db, Store.for_db(s.db).lake)
     except LedgerNotFound as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_FAILURE) from None
 
 
@@ -88,7 +90,7 @@ def _summary(run, as_json: bool) -> None:
         return
     d = run.as_dict()
     console.print(
-        f"[bold]{d['command']}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} skipped "
+        f"[bold]{escape(d['command'])}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} skipped "
         f"(already loaded), {d['files_rejected']} rejected; rows: {d['rows_in']} in = {d['rows_loaded']} loaded + "
         f"{d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
     )
@@ -102,10 +104,13 @@ def _summary(run, as_json: bool) -> None:
     if run.orphans_removed:
         console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
     for month, provider in run.mismatches:
-        console.print(f"[yellow]reconciliation mismatch:[/] {provider} {month} (see marts.monthly_reconciliation)")
+        console.print(f"[yellow]reconciliation mismatch:[/] {escape(provider)} {month} (see marts.monthly_reconciliation)")
     for name in run.unknown_entries:
-        console.print(f"[yellow]warning:[/] landing entry {name!r} is not a known kind folder; ignored "
-                      f"(kinds: requests, outcomes, invoices, prices, cluster-charges, hardware, opex, focus)")
+        console.print(f"[yellow]warning:[/] landing entry {escape(repr(name))} is a file, not a kind folder; ignored",
+                      highlight=False)
+    for link in run.outside_links:
+        console.print(f"[yellow]warning:[/] {escape(link)} is a link that leads out of the landing folder; skipped",
+                      highlight=False)
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
 
@@ -118,6 +123,10 @@ def _exit_for(run) -> None:
 
 def _writer(fn, *args, **kwargs):
     """Run a writing step, turning the ledger's own errors into messages and exit codes."""
+    import errno
+
+    import duckdb
+
     from pipeline.build import AuditFailed, ModelFailed
     from pipeline.lake import LakeDamaged
     from pipeline.store import InsufficientDisk, LedgerBusy
@@ -125,10 +134,22 @@ def _writer(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except LedgerBusy as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_BUSY) from None
     except InsufficientDisk as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_DISK) from None
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        console.print(f"[red]error:[/] the disk is full ({escape(str(exc))}); nothing half-done was published. "
+                      "Free some space and run again.", highlight=False)
+        raise typer.Exit(EXIT_DISK) from None
+    except duckdb.IOException as exc:
+        if "space left" not in str(exc).lower():
+            raise
+        console.print(f"[red]error:[/] the disk is full ({escape(str(exc).splitlines()[0])}); nothing half-done was "
+                      "published. Free some space and run again.", highlight=False)
         raise typer.Exit(EXIT_DISK) from None
     except (AuditFailed, ModelFailed, LakeDamaged, FileNotFoundError) as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
@@ -192,7 +213,7 @@ def ingest(
     from schemas.tables import KINDS
 
     if kind not in KINDS:
-        console.print(f"[red]error:[/] unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
+        console.print(f"[red]error:[/] unknown kind {escape(repr(kind))}; expected one of: {', '.join(KINDS)}")
         raise typer.Exit(2)
     if log_format is not None and (kind != "requests" or log_format not in LOG_FORMATS):
         console.print(f"[red]error:[/] --format applies to requests only and is one of: {', '.join(LOG_FORMATS)}")
@@ -228,13 +249,16 @@ def nightly(
     as_json: JsonOpt = False,
     report: Annotated[bool, typer.Option("--report/--no-report", help="Print the latest month's plain report at the end.")] = False,
 ) -> None:
-    """Load every new file of a landing folder, build, and publish atomically. Safe to run twice."""
+    """Load every new file of a landing folder, build, and publish atomically. Safe to run twice.
+
+    Exit codes: 0 all well; 1 failure (nothing new published); 3 a file or folder was rejected whole (the rest was published); 4 a reconciliation mismatch in a month this run changed; 5 another process is writing; 6 disk full; 130 interrupted.
+    """
     from pipeline.nightly import landing_files, run_nightly
     from pipeline.store import Store
 
     s = _settings(settings, db)
     if not landing_dir.is_dir():
-        console.print(f"[red]error:[/] landing folder {landing_dir} does not exist")
+        console.print(f"[red]error:[/] landing folder {escape(str(landing_dir))} does not exist", highlight=False)
         raise typer.Exit(EXIT_FAILURE)
     with _Progress(len(landing_files(landing_dir)[0]), as_json) as progress:
         run = _writer(run_nightly, Store.for_db(s.db), s, landing_dir, on_file=progress.on_file,
@@ -365,7 +389,7 @@ def report(
             return
         data = gather(con, month)
     except ReportError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_FAILURE) from None
     text = render_html(data) if fmt == "html" else render_markdown(data)
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
@@ -403,10 +427,10 @@ def scenario(
         if token.startswith("--"):
             current = SCENARIO_FLAGS.get(token)
             if current is None:
-                console.print(f"[red]error:[/] unknown option {token}; expected {', '.join(SCENARIO_FLAGS)}")
+                console.print(f"[red]error:[/] unknown option {escape(token)}; expected {', '.join(SCENARIO_FLAGS)}")
                 raise typer.Exit(2)
         elif current is None:
-            console.print(f"[red]error:[/] {token!r} must follow one of {', '.join(SCENARIO_FLAGS)}")
+            console.print(f"[red]error:[/] {escape(repr(token))} must follow one of {', '.join(SCENARIO_FLAGS)}")
             raise typer.Exit(2)
         else:
             values[current].append(token)
@@ -470,14 +494,14 @@ def sample(
         stats = write_large_sample(out_dir, requests, months=months or 3, start=start, seed=seed, extra_day=extra_day, late_day=late_day)
         for kind, n in stats.items():
             console.print(f"  {kind:16} {n:>12,} rows")
-        console.print(f"wrote {out_dir} in {time.perf_counter() - t0:.1f} s")
+        console.print(f"wrote {escape(str(out_dir))} in {time.perf_counter() - t0:.1f} s", highlight=False)
         return
     from pipeline.sample import write_sample
 
     stats = write_sample(out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month, scenario=scenario)
     for kind, n in stats.items():
         console.print(f"  {kind:16} {n:>8} rows")
-    console.print(f"wrote {out_dir}")
+    console.print(f"wrote {escape(str(out_dir))}", highlight=False)
 
 
 @app.command()
@@ -496,12 +520,12 @@ def rollback(
     if list_:
         current = s.db.stat().st_ino if s.db.exists() else None
         for snap in snaps:
-            out.print(f"{'*' if snap.stat().st_ino == current else ' '} {snap.name}")
+            out.print(f"{'*' if snap.stat().st_ino == current else ' '} {snap.name}", markup=False, highlight=False)
         return
     target = store.snapshots / to if to else None
     with store.writer_lock():
         chosen = _writer(store.rollback, target)
-    console.print(f"published {chosen.name} again as {s.db}")
+    console.print(f"published {chosen.name} again as {s.db}", markup=False, highlight=False)
 
 
 @app.command()
@@ -558,7 +582,7 @@ def benchmark(
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
     out.print(text, markup=False, highlight=False)
-    console.print(f"wrote {out_file}; the data and ledgers stay in {work} (delete it when done)")
+    console.print(f"wrote {out_file}; the data and ledgers stay in {work} (delete it when done)", markup=False, highlight=False)
 
 
 @app.command("settings")
@@ -589,9 +613,51 @@ def _version(value: bool) -> None:
 @app.callback()
 def main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="On an unexpected error, print the Python traceback (also: COSTLEDGER_DEBUG=1).")] = False,
 ) -> None:
     """A cost ledger for running large LLMs: hosted API vs your own GPU cluster, month by month."""
 
 
+EXIT_INTERRUPTED = 130
+
+
+def entry(argv: list[str] | None = None) -> int:
+    """The ``costledger`` command: every error ends as one line and its documented exit code, never a
+    traceback (``--debug`` or ``COSTLEDGER_DEBUG=1`` shows it); Ctrl-C ends with 130."""
+    import os
+    import traceback
+
+    from typer._click.exceptions import ClickException  # typer vendors click
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("COSTLEDGER_DEBUG") == "1"
+    args = [a for a in args if a != "--debug"]
+    try:
+        code = app(args=args, prog_name="costledger", standalone_mode=False)
+    except ClickException as exc:  # usage errors: exit 2
+        exc.show()
+        return exc.exit_code
+    except (KeyboardInterrupt, typer.Abort):
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAILURE
+    except Exception as exc:  # noqa: BLE001: the one place that turns the unexpected into a message
+        if type(exc).__name__ == "InterruptException":  # Ctrl-C inside a DuckDB query
+            console.print("interrupted: nothing half-done was published (the next run cleans up and carries on)",
+                          highlight=False)
+            return EXIT_INTERRUPTED
+        if debug:
+            traceback.print_exc()
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+        console.print(f"[red]error:[/] {escape(type(exc).__name__)}: {escape(text)}", highlight=False)
+        if not debug:
+            console.print("run again with --debug for the traceback, and please report it", highlight=False)
+        return EXIT_FAILURE
+    if code == EXIT_INTERRUPTED:
+        console.print("interrupted: nothing half-done was published (the next run cleans up and carries on)",
+                      highlight=False)
+    return code if isinstance(code, int) else EXIT_OK
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
+    sys.exit(entry())

@@ -30,9 +30,12 @@ from pipeline.lake import file_sha256, lake_damage, seal
 from pipeline.loadtests import LoadTestMapping, read_load_test
 from pipeline.loadtests import sniff as sniff_load_test
 from pipeline.logformats import LogMapping, sniff
-from pipeline.readers import FileRejected, ReadResult, detect_format, read_file, read_request_log
+from pipeline.readers import FileRejected, Limits, ReadResult, detect_format, limited, read_file, read_request_log
 from schemas.ddl import ColumnSpec, canonical_columns, comment_sql, natural_key, raw_view_sql, table_name
-from schemas.expectations import SNAPSHOT_KINDS, SPECIAL_FORMATS, SUITES
+from schemas.expectations import RESTATING_KINDS, SNAPSHOT_KINDS, SPECIAL_FORMATS, Bounds, suites
+
+#: Kinds whose rows are not deduplicated against history (snapshots and restatements).
+UNDEDUPLICATED = SNAPSHOT_KINDS | RESTATING_KINDS
 from schemas.tables import KINDS, READ_OPTIONS, ReadOptions
 
 if TYPE_CHECKING:
@@ -73,6 +76,9 @@ META_DDL = [
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
 ]
 
+#: Quarantined raw values are kept to this many characters.
+RAW_VALUE_CHARS = 200
+
 Status = Literal["loaded", "skipped", "rejected", "repaired"]
 
 
@@ -85,6 +91,10 @@ class IngestOptions:
     """Request-log format for every file (None: the matching [[request_logs]] entry, else detected)."""
     log_mappings: tuple[LogMapping, ...] = ()
     load_test_mappings: tuple[LoadTestMapping, ...] = ()
+    bounds: Bounds = Bounds()
+    """Plausibility bounds: values beyond them are quarantined."""
+    max_line_bytes: int = 64 * 2**20
+    max_file_bytes: int = 64 * 2**30
 
     def mapping_for(self, path: Path) -> LogMapping:
         return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
@@ -134,7 +144,7 @@ def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("DELETE FROM meta.key_index")
         for kind, model in KINDS.items():
             key = natural_key(model)
-            if key and kind not in SNAPSHOT_KINDS:
+            if key and kind not in UNDEDUPLICATED:
                 con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key)} FROM raw.{table_name(model)}", [kind])
         con.execute("DELETE FROM meta.key_index_built")
         con.execute("INSERT INTO meta.key_index_built VALUES (?)", [version])
@@ -310,7 +320,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             return _repair_lake_file(con, kind, path, store, file_hash, options, t0)
         return FileResult(shown, kind, "skipped", message=f"same content already loaded from {prev_path}",
                           seconds=time.perf_counter() - t0)
-    if kind not in SNAPSHOT_KINDS:
+    if kind not in UNDEDUPLICATED:
         same_name = con.execute(
             "SELECT path, file_hash FROM meta.loaded_files "
             "WHERE kind = ? AND coalesce(relative_path, regexp_extract(path, '[^/]+$')) = ? "
@@ -343,8 +353,10 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     try:
         gx_rows, native, raw_cols = _stage_checked(con, kind, cols, present, key, table,
-                                                   check_existing=kind not in SNAPSHOT_KINDS, where=shown,
-                                                   gx_max_rows=options.gx_max_rows)
+                                                   check_existing=kind not in UNDEDUPLICATED, where=shown,
+                                                   gx_max_rows=options.gx_max_rows, bounds=options.bounds)
+        if kind == "prices":
+            _quarantine_price_overlaps(con)
         crashpoint("ingest.validated")
         total, quarantined = con.execute(
             "SELECT (SELECT count(*) FROM flags), (SELECT count(*) FROM verdicts)"
@@ -367,15 +379,16 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             crashpoint("ingest.lake_renamed")
         con.execute("BEGIN TRANSACTION")
         try:
+            # each raw value cut to 200 characters: a misaligned column cannot copy a prompt into the ledger
             raw_json = "to_json(struct_pack(" + ", ".join(
-                f"\"{c.name}\" := " + (f"f._raw_{c.name}" if c.name in raw_cols else f'CAST(f."{c.name}" AS VARCHAR)')
-                for c in cols) + "))"
+                f"\"{c.name}\" := left(" + (f"f._raw_{c.name}" if c.name in raw_cols else f'CAST(f."{c.name}" AS VARCHAR)')
+                + f", {RAW_VALUE_CHARS})" for c in cols) + "))"
             con.execute(
                 f"INSERT INTO meta.quarantine SELECT ?, ?, ?, v._line, v.bad_columns, v.verdict, {raw_json} "
                 "FROM verdicts v JOIN flags f ON f._line = v._line ORDER BY v._line",
                 [file_hash, shown, kind],
             )
-            if key and kind not in SNAPSHOT_KINDS and loaded:
+            if key and kind not in UNDEDUPLICATED and loaded:
                 con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key, 'f')} FROM {good_rows}", [kind])
             if read.bad_lines:
                 con.executemany(
@@ -398,6 +411,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             raise
         crashpoint("ingest.committed")
     finally:
+        tmp_path.unlink(missing_ok=True)  # renamed into the lake when all went well; a leftover on any failure
         if read.parquet:
             con.execute("DROP VIEW IF EXISTS incoming_arrow")
         else:
@@ -406,6 +420,36 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             con.execute(f"DROP TABLE IF EXISTS {temp}")
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+
+
+def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:
+    """Quarantine the file's price rows whose time range overlaps another price of the same provider and
+    model: one in the current catalogue (the latest-loaded row of each key; keys this file restates are
+    replaced, so not compared), or an earlier line of this file. The reason names both ranges."""
+    good = "(SELECT * FROM flags f WHERE f._line NOT IN (SELECT _line FROM verdicts))"
+    rng = lambda a: (f"strftime({a}.effective_from, '%Y-%m-%d %H:%M') || ' to ' || "  # noqa: E731
+                     f"coalesce(strftime({a}.effective_to, '%Y-%m-%d %H:%M'), 'the next price')")
+    overlap = ("n.provider = o.provider AND n.model = o.model AND n.effective_from <> o.effective_from "
+               "AND ((o.effective_from < n.effective_from AND o.effective_to > n.effective_from) "
+               "OR (n.effective_from < o.effective_from AND n.effective_to > o.effective_from))")
+    con.execute(f"""
+        INSERT INTO verdicts
+        SELECT n._line,
+               'overlaps another price of ' || n.provider || '/' || n.model || ': this row runs ' || {rng('n')}
+               || ', the ' || o.source || ' runs ' || {rng('o')} || '; restate one of them so they do not overlap',
+               'effective_from, effective_to'
+        FROM {good} AS n
+        JOIN (
+            SELECT c.provider, c.model, c.effective_from, c.effective_to, 'loaded price' AS source, NULL AS _line
+            FROM raw.prices AS c JOIN meta.loaded_files AS l ON l.file_hash = c.source_file_hash
+            WHERE (c.provider, c.model, c.effective_from) NOT IN (SELECT provider, model, effective_from FROM {good})
+            QUALIFY row_number() OVER (PARTITION BY c.provider, c.model, c.effective_from
+                                       ORDER BY l.load_seq DESC, c.source_line DESC) = 1
+            UNION ALL
+            SELECT provider, model, effective_from, effective_to, 'price on line ' || _line, _line FROM {good}
+        ) AS o ON {overlap} AND (o._line IS NULL OR o._line < n._line)
+        QUALIFY row_number() OVER (PARTITION BY n._line ORDER BY o._line NULLS FIRST) = 1
+    """)
 
 
 def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store", file_hash: str,
@@ -432,7 +476,7 @@ def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, sto
     _register_incoming(con, read)
     try:
         _stage_checked(con, kind, cols, set(read.present), natural_key(model), f"raw.{table_name(model)}",
-                       check_existing=False, where=shown, gx_max_rows=options.gx_max_rows)
+                       check_existing=False, where=shown, gx_max_rows=options.gx_max_rows, bounds=options.bounds)
         good = (f"flags f ANTI JOIN (SELECT line FROM meta.quarantine WHERE file_hash = {sql_literal(file_hash)}) q "
                 "ON q.line = f._line")
         n = con.execute(f"SELECT count(*) FROM {good}").fetchall()[0][0]
@@ -461,6 +505,12 @@ def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, sto
 
 
 def _read(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:
+    """Read under the size limits of the settings (a file over them is rejected whole)."""
+    with limited(Limits(options.max_line_bytes, options.max_file_bytes)):
+        return _read_any(kind, path, allowed, options)
+
+
+def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:
     """Canonical files through the plain readers; request logs of other formats through their mappings."""
     if kind == "requests":
         mapping = options.mapping_for(path)
@@ -512,7 +562,7 @@ def _head_bytes(path: Path, gz: bool, size: int = 1 << 16) -> bytes:
 
 def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str],
                    key: list[str], table: str, check_existing: bool, where: str,
-                   gx_max_rows: int) -> tuple[int, set[str], list[str]]:
+                   gx_max_rows: int, bounds: Bounds = Bounds()) -> tuple[int, set[str], list[str]]:
     """Build temp tables ``flags`` (every row: typed columns, raw text, check flags, ``_bad``) and
     ``verdicts`` (the rows not to load: line, reason, columns at fault).
 
@@ -543,7 +593,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
         (f", {_text(kind, n)} AS _raw_{n}" if n in present else f", CAST(NULL AS VARCHAR) AS _raw_{n}") for n in raw_cols
     )
     type_checks = _type_checks(kind, cols, present, native | plain_text)
-    suite = SUITES[kind]
+    suite = suites(bounds)[kind]
     flag_cols = [f"({p}) AS _type_{i}" for i, (_, p, _) in enumerate(type_checks)]
     flag_cols += [f'coalesce({chk.sql_bad_when()}, false) AS "_chk_{chk.name}"' for chk in suite]
     any_flag = " OR ".join([f"_type_{i}" for i in range(len(type_checks))] + [f'"_chk_{chk.name}"' for chk in suite]) or "false"
@@ -557,7 +607,11 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
     type_ok = " AND ".join(f"NOT _type_{i}" for i in range(len(type_checks))) or "true"
     n_ok = con.execute(f"SELECT count(*) FROM flags WHERE {type_ok}").fetchall()[0][0]  # type: ignore[index]
     step = max(1, -(-n_ok // gx_max_rows))
-    sample = f"{type_ok} AND _line % {step} = 0"
+    # pandas holds timestamps from 1677 to 2262 only: rows beyond (infinity, year 10000) are not handed to GX;
+    # they fail the plausibility bound in SQL, and GX checks that bound on every row it does get
+    in_pandas = " AND ".join(f"(\"{c.name}\" IS NULL OR \"{c.name}\" BETWEEN '1900-01-01' AND '2200-01-01')"
+                             for c in cols if c.duckdb_type in ("TIMESTAMP", "DATE")) or "true"
+    sample = f"{type_ok} AND {in_pandas} AND _line % {step} = 0"
     col_list = ", ".join(f'"{c.name}"' for c in cols)
     frame = con.sql(f"SELECT _line, {col_list} FROM flags WHERE {sample}").df()
     sql_flags: dict[str, set[int]] = {chk.name: set() for chk in suite}
@@ -567,7 +621,7 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
             for chk, hit in zip(suite, hits):
                 if hit:
                     sql_flags[chk.name].add(line)
-    validated = validate(kind, frame, sql_flags, where)
+    validated = validate(kind, frame, sql_flags, where, bounds)
 
     messages = list(type_checks) + [
         (chk.column, f'"_chk_{chk.name}"', "'" + chk.message.replace("'", "''") + "'") for chk in suite

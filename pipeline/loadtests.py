@@ -81,7 +81,7 @@ def _records(text: str) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
     """A whole-file JSON object or array (an indented result file), else JSON lines."""
     try:
         whole = json.loads(text, parse_float=str, parse_int=str)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return json_lines(text, numbers_as_text=True)
     if isinstance(whole, dict):
         return [(1, whole)], []

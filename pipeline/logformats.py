@@ -110,7 +110,7 @@ def _json_obj(value: Any) -> dict:
     if isinstance(value, str) and value.strip().startswith("{"):
         try:
             parsed = json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return {}
         return parsed if isinstance(parsed, dict) else {}
     return {}
@@ -334,7 +334,7 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
     if isinstance(tags, str) and tags.strip().startswith("["):
         try:
             tags = json.loads(tags)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             tags = []
     if isinstance(tags, list):
         tag_task = next((t.split(":", 1)[1] for t in tags if isinstance(t, str) and t.startswith("task_id:")), None)
@@ -382,7 +382,7 @@ def sniff(data: bytes, is_csv: bool) -> str:
         if line.strip():
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return "canonical"  # the canonical reader reports the bad line
             return (detect(rec) or "canonical") if isinstance(rec, dict) else "canonical"
     return "canonical"
@@ -404,6 +404,13 @@ def map_rows(records: list[tuple[int, dict]], fmt: str | None, mapping: LogMappi
             row = map_record(rec, record_format, mapping)
         except MappingError as exc:
             bad.append((lineno, f"{record_format}: {exc}"))
+            continue
+        except (ValueError, TypeError, OverflowError, OSError, ArithmeticError, RecursionError, KeyError,
+                IndexError, AttributeError) as exc:
+            # a value of the wrong type or size (NaN, Infinity, 1e400 seconds, a list where a number goes):
+            # the record is quarantined with the reason, never a traceback
+            reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+            bad.append((lineno, f"{record_format}: a field has an unusable value ({reason})"))
             continue
         lines.append(lineno)
         for c in columns:

@@ -39,6 +39,7 @@ class RunSummary:
     build: BuildResult | None = None
     seconds: float = 0.0
     unknown_entries: list[str] = field(default_factory=list)
+    outside_links: list[str] = field(default_factory=list)
     mismatches: list[tuple[str, str]] = field(default_factory=list)
     """(month, provider) reconciliation mismatches in months this run changed."""
     published: str | None = None
@@ -88,6 +89,7 @@ class RunSummary:
             "published": self.published,
             "orphans_removed": self.orphans_removed,
             "unknown_entries": self.unknown_entries,
+            "outside_links_skipped": self.outside_links,
             "files": [
                 {"path": f.path, "kind": f.kind, "status": f.status, "rows_in": f.rows_in,
                  "rows_loaded": f.rows_loaded, "rows_quarantined": f.rows_quarantined, "message": f.message}
@@ -104,17 +106,61 @@ def is_data_file(path: Path) -> bool:
     return Path(stem).suffix in SUFFIXES
 
 
-def landing_files(landing: Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """(kind, file) pairs in load order, and entries of the folder that are not a known kind."""
+@dataclass
+class Landing:
+    """What a landing folder holds: the files to load, and what is not loaded and why."""
+
+    pairs: list[tuple[str, Path]]
+    """(kind, file) in load order."""
+    unknown_folders: list[tuple[str, str]]
+    """(folder name, the nearest kind or '') for folders that are not a kind: counted as rejected."""
+    other_entries: list[str]
+    """Top-level files and hidden entries that are not folders (ignored with a warning)."""
+    outside_links: list[str]
+    """Symbolic links that lead out of the landing folder (skipped with a warning)."""
+
+
+def nearest_kind(name: str) -> str:
+    import difflib
+
+    lowered = name.lower().strip()
+    if lowered in KINDS:
+        return lowered
+    close = difflib.get_close_matches(lowered, list(KINDS), n=1, cutoff=0.6)
+    return close[0] if close else ""
+
+
+def scan_landing(landing: Path) -> Landing:
+    """The landing folder's kind folders and files; a file reached through a link that leaves the folder is skipped."""
     if not landing.is_dir():
         raise FileNotFoundError(f"landing folder {landing} does not exist or is not a folder")
-    pairs: list[tuple[str, Path]] = []
+    root = landing.resolve()
+    found = Landing([], [], [], [])
     for kind in KIND_ORDER:
         folder = landing / kind
-        if folder.is_dir():
-            pairs += [(kind, p) for p in sorted(folder.rglob("*")) if p.is_file() and is_data_file(p)]
-    unknown = sorted(p.name for p in landing.iterdir() if p.name not in KINDS and not p.name.startswith("."))
-    return pairs, unknown
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.rglob("*")):
+            if not (p.is_file() and is_data_file(p)):
+                continue
+            if not p.resolve().is_relative_to(root):
+                found.outside_links.append(str(p))
+                continue
+            found.pairs.append((kind, p))
+    for entry in sorted(landing.iterdir()):
+        if entry.name in KINDS or entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            found.unknown_folders.append((entry.name, nearest_kind(entry.name)))
+        else:
+            found.other_entries.append(entry.name)
+    return found
+
+
+def landing_files(landing: Path) -> tuple[list[tuple[str, Path]], list[str]]:
+    """(kind, file) pairs in load order, and entries of the folder that are not a known kind."""
+    found = scan_landing(landing)
+    return found.pairs, [name for name, _ in found.unknown_folders] + found.other_entries
 
 
 class Run:
@@ -124,7 +170,8 @@ class Run:
         self.store, self.settings = store, settings
         self.summary = RunSummary(run_id=uuid.uuid4().hex[:12], command=command)
         self.options = IngestOptions(settings.gx_max_rows, log_format, settings.request_log_mappings,
-                                     settings.load_test_mappings)
+                                     settings.load_test_mappings, settings.bounds, settings.max_line_bytes,
+                                     settings.max_file_bytes)
         self.t0 = time.perf_counter()
 
     def __enter__(self) -> "Run":
@@ -181,6 +228,17 @@ class Run:
         self.summary.published = str(self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots))
         self._step("publish", self.summary.published, time.perf_counter() - t, None)
 
+    def reject_folder(self, folder: Path, nearest: str, on_file: OnFile | None) -> None:
+        """A landing folder that is not a kind: its data would be silently absent, so it counts as rejected."""
+        hint = f"did you mean {nearest}?" if nearest else f"the kinds are {', '.join(KIND_ORDER)}"
+        message = f"{folder}: not a kind folder, nothing in it was loaded; {hint}"
+        self.con.execute("INSERT INTO meta.rejected_files VALUES (NULL, ?, ?, ?, current_localtimestamp(), ?)",
+                         [folder.name, str(folder), message, self.summary.run_id])
+        result = FileResult(str(folder), folder.name, "rejected", message=message)
+        self.summary.files.append(result)
+        if on_file:
+            on_file(result)
+
     def _step(self, step: str, name: str, seconds: float, rows: int | None) -> None:
         self.con.execute("INSERT INTO meta.run_steps VALUES (?, ?, ?, ?, ?)", [self.summary.run_id, step, name, seconds, rows])
 
@@ -213,9 +271,12 @@ def run_build(store: Store, settings: Settings, on_model: OnModel | None = None)
 def run_nightly(store: Store, settings: Settings, landing: Path, on_file: OnFile | None = None,
                 on_model: OnModel | None = None) -> RunSummary:
     """Load every new file under ``landing/<kind>/``, build, publish."""
-    pairs, unknown = landing_files(landing)
+    found = scan_landing(landing)
     with Run(store, settings, f"nightly {landing}") as run:
-        run.summary.unknown_entries = unknown
-        run.load(pairs, on_file, landing)
+        run.summary.unknown_entries = found.other_entries
+        run.summary.outside_links = found.outside_links
+        for name, nearest in found.unknown_folders:
+            run.reject_folder(landing / name, nearest, on_file)
+        run.load(found.pairs, on_file, landing)
         run.build_and_publish(on_model)
     return run.summary

@@ -9,13 +9,14 @@ whatever the format.
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import zlib
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Iterator, Literal
 
 import polars as pl
 import pyarrow as pa
@@ -63,21 +64,95 @@ def detect_format(path: Path) -> tuple[Format, bool]:
     return fmt, gz
 
 
-def _raw_bytes(path: Path, gz: bool) -> bytes:
+@dataclass(frozen=True)
+class Limits:
+    """Size limits a file must keep (settings ``[ledger] max_line_bytes`` / ``max_file_bytes``)."""
+
+    max_line_bytes: int = 64 * 2**20
+    max_file_bytes: int = 64 * 2**30
+
+
+LIMITS: ContextVar[Limits] = ContextVar("LIMITS", default=Limits())
+_CHUNK = 4 * 2**20
+
+
+@contextmanager
+def limited(limits: Limits) -> Iterator[None]:
+    """Read files under ``limits`` in this block."""
+    token = LIMITS.set(limits)
     try:
-        data = path.read_bytes()
+        yield
+    finally:
+        LIMITS.reset(token)
+
+
+def _chunks(path: Path, gz: bool) -> Iterator[bytes]:
+    """The file's bytes (decompressed), a bounded chunk at a time: a gzip bomb never inflates at once."""
+    with path.open("rb") as fh:
+        if not gz:
+            yield from iter(lambda: fh.read(_CHUNK), b"")
+            return
+        inflate = zlib.decompressobj(wbits=31)  # gzip container
+        while True:
+            data = inflate.unconsumed_tail or fh.read(_CHUNK)
+            if not data:
+                break
+            out = inflate.decompress(data, _CHUNK)
+            if out:
+                yield out
+            if inflate.eof:
+                rest = inflate.unused_data + fh.read()
+                if rest.strip(b"\0"):  # concatenated gzip members: inflate the next one
+                    inflate = zlib.decompressobj(wbits=31)
+                    fh = io.BytesIO(rest)  # noqa: PLW2901 (small: what follows a member)
+                    continue
+                break
+        if not inflate.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+
+
+def _raw_bytes(path: Path, gz: bool) -> bytes:
+    """The whole file, decompressed, rejected whole when it passes ``max_file_bytes`` or has a line longer
+    than ``max_line_bytes`` (checked while streaming, so memory stays bounded by the limits)."""
+    lim = LIMITS.get()
+    parts: list[bytes] = []
+    total, run, lines = 0, 0, 1
+    try:
+        for chunk in _chunks(path, gz):
+            total += len(chunk)
+            if total > lim.max_file_bytes:
+                raise FileRejected(f"{path}: larger than {lim.max_file_bytes:,} bytes{' decompressed' if gz else ''} "
+                                   "([ledger] max_file_bytes); rejected whole, nothing loaded")
+            run, longest_line = _scan_lines(chunk, run, lines, lim.max_line_bytes)
+            if longest_line:
+                raise FileRejected(f"{path}: line {longest_line} is longer than {lim.max_line_bytes:,} bytes "
+                                   "([ledger] max_line_bytes); rejected whole, nothing loaded")
+            lines += chunk.count(b"\n")
+            parts.append(chunk)
     except OSError as exc:
-        raise FileRejected(f"{path}: cannot read: {exc.strerror}") from None
+        raise FileRejected(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (EOFError, zlib.error) as exc:
+        raise FileRejected(f"{path}: broken or truncated gzip: {exc}") from None
+    data = b"".join(parts)
     if not data:
-        raise FileRejected(f"{path}: the file is empty (0 bytes)")
-    if gz:
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-            raise FileRejected(f"{path}: broken or truncated gzip: {exc}") from None
-        if not data:
-            raise FileRejected(f"{path}: the file is empty after gunzip")
+        raise FileRejected(f"{path}: the file is empty{' after gunzip' if gz else ' (0 bytes)'}")
     return data
+
+
+def _scan_lines(chunk: bytes, run: int, line: int, limit: int) -> tuple[int, int]:
+    """(length of the line still open at the chunk's end, number of a line over ``limit`` or 0)."""
+    first = chunk.find(b"\n")
+    if first == -1:
+        run += len(chunk)
+        return run, (line if run > limit else 0)
+    if run + first > limit:
+        return 0, line
+    if limit < _CHUNK:  # lines inside a chunk can pass a small limit: measure each (tests, tight settings)
+        for i, piece in enumerate(chunk[first + 1:].split(b"\n")[:-1], start=1):
+            if len(piece) > limit:
+                return 0, line + i
+    tail = len(chunk) - chunk.rfind(b"\n") - 1
+    return tail, (line + chunk.count(b"\n") if tail > limit else 0)
 
 
 def _check_utf8(path: Path, data: bytes) -> None:
@@ -141,6 +216,9 @@ def json_lines(text: str, numbers_as_text: bool) -> tuple[list[tuple[int, dict]]
             obj = json.loads(raw, **kwargs)
         except json.JSONDecodeError as exc:
             bad.append((lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        except RecursionError:
+            bad.append((lineno, "JSON nested too deeply to read"))
             continue
         if not isinstance(obj, dict):
             bad.append((lineno, "not a JSON object"))

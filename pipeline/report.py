@@ -82,7 +82,11 @@ def resolve_month(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     if not months:
         raise ReportError("the ledger has no months yet: load data and run `costledger build`")
     if month is None:
-        return months[-1]
+        # the latest month that has begun: a charge or invoice period reaching into next month never makes
+        # a month that has not started the default
+        current = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m")
+        begun = [m for m in months if m <= current]
+        return begun[-1] if begun else months[0]
     if month not in months:
         raise ReportError(f"month {month} is not in the ledger (months: {', '.join(months)})")
     return month

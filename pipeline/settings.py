@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
@@ -92,15 +92,42 @@ class Settings:
     keep_snapshots: int = 3
     """Published snapshots kept for `costledger rollback` (the newest is the published file)."""
 
+    max_tokens_per_request: int = 10**12
+    """Plausibility bound: a request whose token count (any token column) is above this is quarantined at ingest."""
+
+    max_latency_ms: int = 7 * 24 * 3600 * 1000
+    """Plausibility bound: a request whose latency_ms is above this (default 7 days) is quarantined at ingest."""
+
+    earliest_date: str = "2000-01-01"
+    """Plausibility bound: a timestamp or date before this is quarantined at ingest (none may be from 2100 on, and event times not after tomorrow)."""
+
+    max_amount: Decimal = Decimal(10**12)
+    """Plausibility bound: a money amount (or other decimal) beyond plus or minus this is quarantined at ingest."""
+
+    max_line_bytes: int = 64 * 2**20
+    """A file with a single line (record) longer than this is rejected whole (protects memory from one-line bombs)."""
+
+    max_file_bytes: int = 64 * 2**30
+    """A file whose decompressed size passes this is rejected whole (protects memory and disk from gzip bombs)."""
+
     source: str = "defaults"
     """Where these settings came from (for the report's trust section)."""
+
+    @property
+    def bounds(self) -> Any:
+        from schemas.expectations import Bounds
+
+        return Bounds(max_count=self.max_tokens_per_request, max_latency_ms=self.max_latency_ms,
+                      earliest=date.fromisoformat(self.earliest_date), max_amount=self.max_amount)
 
     def sql_rows(self) -> list[tuple[str, str]]:
         """(key, value) rows for the ``meta.settings`` table the SQL models read."""
         rows = []
         for f in fields(self):
             if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots", "gx_max_rows",
-                          "batch_rows", "focus_resource_patterns", "request_log_mappings", "load_test_mappings"):
+                          "batch_rows", "focus_resource_patterns", "request_log_mappings", "load_test_mappings",
+                          "max_tokens_per_request", "max_latency_ms", "earliest_date", "max_amount",
+                          "max_line_bytes", "max_file_bytes"):
                 continue
             value = getattr(self, f.name)
             rows.append((f.name, "" if value is None else str(value)))
@@ -131,7 +158,26 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     ("ledger", "temp_directory"): "temp_directory",
     ("ledger", "keep_snapshots"): "keep_snapshots",
     ("ledger", "batch_rows"): "batch_rows",
+    ("ledger", "max_line_bytes"): "max_line_bytes",
+    ("ledger", "max_file_bytes"): "max_file_bytes",
+    ("validation", "max_tokens_per_request"): "max_tokens_per_request",
+    ("validation", "max_latency_ms"): "max_latency_ms",
+    ("validation", "earliest_date"): "earliest_date",
+    ("validation", "max_amount"): "max_amount",
 }
+_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+MIN_MEMORY_BYTES = 256 * 10**6
+
+
+def memory_bytes(text: str) -> int | None:
+    """Bytes of a DuckDB size such as '4GB' or '512MiB'; None for a percentage (of the machine's memory)."""
+    m = _MEMORY.match(text.strip())
+    if not m:
+        raise ValueError(text)
+    unit = m.group(2).lower()
+    if unit == "%":
+        return None
+    return int(Decimal(text.strip()[: m.start(2)].strip()) * _UNITS[unit])
 _MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
 
 
@@ -139,7 +185,11 @@ def _coerce(name: str, value: Any, where: str) -> Any:
     default = getattr(Settings, name, None)
     try:
         if name == "db":
-            return Path(str(value))
+            if not isinstance(value, str) or not value or "\x00" in value:
+                raise ValueError("a file path")
+            if Path(value).is_dir():
+                raise ValueError("a file path (this is a folder)")
+            return Path(value)
         if name == "focus_resource_patterns":
             if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
                 raise ValueError('a table of cluster_id = "regular expression" lines')
@@ -152,12 +202,26 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         if name == "memory_limit":
             if not isinstance(value, str) or not _MEMORY.match(value.strip()):
                 raise ValueError("a size such as '4GB', '512MiB' or '80%'")
+            size = memory_bytes(value)
+            if size is not None and size < MIN_MEMORY_BYTES:
+                raise ValueError("a size of at least 256MB (DuckDB cannot build the models in less)")
+            if size is None and not 10 <= Decimal(value.strip()[:-1]) <= 100:
+                raise ValueError("a percentage between 10% and 100%")
             return value.strip()
         if name == "temp_directory":
-            if not isinstance(value, str):
+            if not isinstance(value, str) or "\x00" in value:
                 raise ValueError("a folder path")
+            if value and Path(value).exists() and not Path(value).is_dir():
+                raise ValueError("a folder path (this is a file)")
             return value
-        if name in ("keep_snapshots", "gx_max_rows", "batch_rows"):
+        if name == "earliest_date":
+            if not isinstance(value, str):
+                raise ValueError("a date YYYY-MM-DD")
+            if not "1900-01-01" <= date.fromisoformat(value).isoformat() < "2100-01-01":
+                raise ValueError("a date between 1900-01-01 and 2099-12-31")
+            return value
+        if name in ("keep_snapshots", "gx_max_rows", "batch_rows", "max_tokens_per_request", "max_latency_ms",
+                    "max_line_bytes", "max_file_bytes"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError("a whole number of at least 1")
             return value
@@ -169,8 +233,8 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise ValueError("a number of dollars")
             d = Decimal(str(value))
-            if d < 0:
-                raise ValueError("a non-negative number of dollars")
+            if not d.is_finite() or d < 0:
+                raise ValueError("a finite, non-negative number of dollars")
             return d
         if name.startswith("slo_ms_"):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -180,13 +244,15 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise ValueError("a number")
             d = Decimal(str(value))
-            if d < 0:
-                raise ValueError("a non-negative number")
+            if not d.is_finite() or d < 0:
+                raise ValueError("a finite, non-negative number")
             return d
         if not isinstance(value, str) or not value:
             raise ValueError("a non-empty string")
         return value
-    except (ValueError, ArithmeticError) as exc:
+    except ArithmeticError:
+        raise SettingsError(f"{where}: {value!r} is not valid; expected a number") from None
+    except ValueError as exc:
         raise SettingsError(f"{where}: {value!r} is not valid; expected {exc}") from None
 
 
@@ -292,6 +358,8 @@ memory_limit = "4GB"     # DuckDB spills to disk beyond this
 temp_directory = ""      # '' = <db>.d/tmp
 keep_snapshots = 3       # published snapshots kept for `costledger rollback`
 batch_rows = 10000000    # new request rows folded into the request models at a time (bounds memory)
+max_line_bytes = 67108864        # a file with a longer single line is rejected whole (64 MiB)
+max_file_bytes = 68719476736     # a file that decompresses to more is rejected whole (64 GiB)
 
 [reference_api]          # prices self-hosted requests for the API-equivalent cost
 provider = "moonshot"
@@ -323,6 +391,11 @@ cluster_tag_key = "cluster"   # a row whose Tags has this key belongs to that cl
 
 [validation]
 gx_max_rows = 100000     # Great Expectations validates every row up to this many per file, a sample beyond
+# plausibility bounds: a value beyond them is quarantined at ingest (never a build failure)
+max_tokens_per_request = 1000000000000   # each token column of a request
+max_latency_ms = 604800000               # 7 days
+earliest_date = "2000-01-01"             # no timestamp before; none from 2100 on; event times not after tomorrow
+max_amount = 1000000000000               # money and other decimals, either sign
 
 [business]               # optional: enables the Kimi K3 license checks in the report
 # maas_revenue_12m_usd = 0

@@ -159,21 +159,40 @@ class Store:
                 path.unlink()
                 removed.append(path)
         for folder in (self.tmp, self.snapshots, self.published.parent):
-            for path in folder.glob("*.costledger-tmp"):
-                path.unlink()
-                removed.append(path)
+            for pattern in ("*.costledger-tmp", "*.costledger-tmp.wal"):
+                for path in folder.glob(pattern):
+                    path.unlink()
+                    removed.append(path)
         return removed
 
     # ------------------------------------------------------------ publishing
 
     def publish(self, con: duckdb.DuckDBPyConnection, run_id: str, keep: int) -> Path:
         """Write a new published file from the work file and rename it into place atomically."""
-        from pipeline.build import publishable_tables, view_statements
-
         self.ensure_dirs()
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         final = self.snapshots / f"{stamp}-{run_id}.duckdb"
         tmp = final.with_name(final.name + ".costledger-tmp")
+        try:
+            self._write_published(con, tmp, run_id)
+        except BaseException:
+            # disk full, Ctrl-C, anything: no half-written file (nor its WAL) stays behind
+            for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+            raise
+        crashpoint("publish.written")
+        _fsync(tmp)
+        os.replace(tmp, final)
+        crashpoint("publish.snapshot_renamed")
+        self._link_as_published(final)
+        crashpoint("publish.renamed")
+        self.prune_snapshots(keep)
+        return final
+
+    def _write_published(self, con: duckdb.DuckDBPyConnection, tmp: Path, run_id: str) -> None:
+        """The new published file's content: meta and model tables, raw and staging views, comments."""
+        from pipeline.build import publishable_tables, view_statements
+
         pub = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
         try:
             pub.execute("SET TimeZone = 'UTC'")
@@ -199,14 +218,6 @@ class Store:
             pub.execute("CHECKPOINT")
         finally:
             pub.close()
-        crashpoint("publish.written")
-        _fsync(tmp)
-        os.replace(tmp, final)
-        crashpoint("publish.snapshot_renamed")
-        self._link_as_published(final)
-        crashpoint("publish.renamed")
-        self.prune_snapshots(keep)
-        return final
 
     def snapshot_list(self) -> list[Path]:
         return sorted(self.snapshots.glob("*.duckdb"))

@@ -49,12 +49,14 @@ def _raised(exception_info: Any) -> str | None:
     return None
 
 
-def validate(kind: str, frame: Any, sql_flags: dict[str, set[int]], where: str) -> int:
+def validate(kind: str, frame: Any, sql_flags: dict[str, set[int]], where: str, bounds: Any = None) -> int:
     """Validate ``frame`` (pandas, with a ``_line`` column) with the kind's suite; returns rows validated.
 
     ``sql_flags`` maps each check name to the lines the DuckDB compilation flagged among these rows.
     """
-    from schemas.expectations import gx_suite
+    from schemas.expectations import Bounds, gx_suite
+
+    bounds = bounds or Bounds()
 
     if len(frame) == 0:
         return 0
@@ -63,9 +65,9 @@ def validate(kind: str, frame: Any, sql_flags: dict[str, set[int]], where: str) 
     # the suite is built once per kind and day; its "not in the future" bound is the end of tomorrow (UTC),
     # the same instant as the SQL compilation's CAST(current_date AS TIMESTAMP) + INTERVAL 2 DAY
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None, hour=0, minute=0, second=0, microsecond=0)
-    key = ("suite", kind, now)
+    key = ("suite", kind, now, bounds)
     if key not in _CONTEXT:
-        _CONTEXT[key] = ctx.suites.add_or_update(gx_suite(kind, now + dt.timedelta(days=2)))
+        _CONTEXT[key] = ctx.suites.add_or_update(gx_suite(kind, now + dt.timedelta(days=2), bounds))
     suite = _CONTEXT[key]
     batch = ctx_batch.get_batch(batch_parameters={"dataframe": frame})
     result = batch.validate(suite, result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["_line"]})

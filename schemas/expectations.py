@@ -19,10 +19,14 @@ required value) come from ``schemas.tables`` and run before these.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from schemas.tables import (
+    KINDS,
     CHARGE_KINDS,
     CHARGE_UNITS,
     CURRENCIES,
@@ -107,6 +111,10 @@ class Check:
 def _sql_value(v: Any) -> str:
     if v == FUTURE:
         return "(CAST(current_date AS TIMESTAMP) + INTERVAL 2 DAY)"
+    if isinstance(v, dt.datetime):
+        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+    if isinstance(v, dt.date):
+        return f"DATE '{v.isoformat()}'"
     return str(v)
 
 
@@ -207,12 +215,65 @@ SPECIAL_FORMATS: dict[tuple[str, str], str] = {("opex", "month"): "year_month"}
 #: older one's lines for the same (provider, month) instead of adding to them.
 SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices", "focus"})
 
+#: Kinds whose rows are restated by key: a later-loaded row with the same natural key replaces the
+#: earlier one (not a conflict), and a file of the same name with new content is a correction, not a conflict.
+RESTATING_KINDS: frozenset[str] = frozenset({"prices"})
 
-def gx_suite(kind: str, end_of_tomorrow: Any) -> Any:
+
+@dataclass(frozen=True)
+class Bounds:
+    """Plausibility bounds (settings ``[validation]``): a value beyond them is quarantined at ingest, so
+    arithmetic on loaded values cannot overflow: tokens x a price per million stays below 1e24 in
+    DECIMAL(38,12) (1e26), a month's token sums are HUGEINT, and no interval runs past 2100."""
+
+    max_count: int = 10**12
+    """Tokens per request (each token column)."""
+    max_latency_ms: int = 7 * 24 * 3600 * 1000
+    """A request's latency: 7 days."""
+    earliest: dt.date = dt.date(2000, 1, 1)
+    """No timestamp or date before this."""
+    latest: dt.date = dt.date(2100, 1, 1)
+    """No timestamp or date from this on (period ends, prices announced ahead); event times also not after tomorrow."""
+    max_amount: Decimal = Decimal(10**12)
+    """Money amounts and other decimals, either sign."""
+
+
+def _bound_checks(kind: str, b: Bounds) -> list[Check]:
+    from schemas.ddl import canonical_columns
+
+    checks = []
+    for c in canonical_columns(KINDS[kind]):
+        t = c.duckdb_type
+        if t in ("TIMESTAMP", "DATE"):
+            # datetimes for DATE columns too: GX sees them as pandas Timestamps, DuckDB compares a DATE with a TIMESTAMP
+            lo, hi = dt.datetime.combine(b.earliest, dt.time()), dt.datetime.combine(b.latest, dt.time())
+            checks.append(Check(f"{c.name}_plausible", "ExpectColumnValuesToBeBetween",
+                                {"column": c.name, "min_value": lo, "max_value": hi},
+                                f"{c.name} is not between {b.earliest} and {b.latest} (plausibility bound)"))
+        elif t == "BIGINT" and (c.name.endswith("_tokens") or c.name == "latency_ms"):
+            top = b.max_latency_ms if c.name == "latency_ms" else b.max_count
+            checks.append(Check(f"{c.name}_plausible", "ExpectColumnValuesToBeBetween",
+                                {"column": c.name, "max_value": top},
+                                f"{c.name} is above {top:,} (plausibility bound)"))
+        elif t.startswith("DECIMAL(38,"):  # money and quantities (prices per million are DECIMAL(18,6): bounded by type)
+            top = int(b.max_amount)
+            checks.append(Check(f"{c.name}_plausible", "ExpectColumnValuesToBeBetween",
+                                {"column": c.name, "min_value": -top, "max_value": top},
+                                f"{c.name} is beyond +/-{top:,} (plausibility bound)"))
+    return checks
+
+
+@lru_cache(maxsize=8)
+def suites(bounds: Bounds = Bounds()) -> dict[str, list[Check]]:
+    """Every kind's checks: its rules above plus the plausibility bounds on every typed column."""
+    return {kind: [*checks, *_bound_checks(kind, bounds)] for kind, checks in SUITES.items()}
+
+
+def gx_suite(kind: str, end_of_tomorrow: Any, bounds: Bounds = Bounds()) -> Any:
     """The GX ExpectationSuite of a kind (not registered in any context)."""
     import great_expectations as gx
 
     suite = gx.ExpectationSuite(name=f"costledger.{kind}")
-    for check in SUITES[kind]:
+    for check in suites(bounds)[kind]:
         suite.add_expectation(check.gx_expectation(end_of_tomorrow))
     return suite

@@ -24,7 +24,7 @@ def test_bad_rows_are_quarantined_with_line_column_and_reason(ledger):
         request("frac", "t4", "2026-07-01T10:00:00Z", cache_hit_input_tokens="1.5"),  # line 5
         request("when", "t5", "not-a-time"),                                           # line 6
         request("noprov", "t6", "2026-07-01T10:00:00Z", provider=""),                  # line 7
-        request("future", "t7", "2999-01-01T00:00:00Z"),                               # line 8
+        request("future", "t7", "2099-01-01T00:00:00Z"),                               # line 8
     ])
     assert (res.status, res.rows_in, res.rows_loaded, res.rows_quarantined) == ("loaded", 7, 1, 6)
     q = quarantine(ledger)
@@ -147,11 +147,12 @@ def test_bad_json_line_quarantined_not_fatal(ledger, tmp_path):
 
 
 def test_money_keeps_its_decimals(ledger):
-    ledger.load("opex", [{"month": "2026-07", "category": "storage", "amount": "1234567890123.123456789012",
+    # 12 integer digits and 12 decimals: just under the 1e12 plausibility bound, every digit kept
+    ledger.load("opex", [{"month": "2026-07", "category": "storage", "amount": "999999999999.123456789012",
                           "currency": "usd"}])
     row = ledger.one("SELECT month, cluster_id, amount FROM raw.opex")
     assert str(row["month"]) == "2026-07-01" and row["cluster_id"] == ""
-    assert row["amount"] == Decimal("1234567890123.123456789012")
+    assert row["amount"] == Decimal("999999999999.123456789012")
 
 
 def test_unknown_currency_quarantined(ledger):
@@ -162,15 +163,19 @@ def test_unknown_currency_quarantined(ledger):
 
 def test_numbers_near_the_decimal_limits(ledger):
     res = ledger.load("opex", [
-        # DECIMAL(38,12) holds 26 integer digits: the largest fits exactly
+        # the plausibility bound: 1e12 exactly is loaded
+        {"month": "2026-06", "category": "storage", "amount": "1000000000000", "currency": "USD"},
+        # DECIMAL(38,12) holds 26 integer digits: the largest is well-typed but beyond the 1e12 bound
         {"month": "2026-07", "category": "storage", "amount": "99999999999999999999999999.999999999999", "currency": "USD"},
-        # 27 integer digits do not fit: quarantined with the type named, not wrapped or rounded
+        # 27 integer digits do not fit the type: quarantined with the type named, not wrapped or rounded
         {"month": "2026-08", "category": "storage", "amount": "999999999999999999999999999", "currency": "USD"},
     ])
-    assert (res.rows_loaded, res.rows_quarantined) == (1, 1)
-    assert ledger.one("SELECT amount FROM raw.opex")["amount"] == Decimal("99999999999999999999999999.999999999999")
-    assert quarantine(ledger)[0]["reason"] == ("amount: '999999999999999999999999999' is not a decimal number "
-                                               "fitting DECIMAL(38,12)")
+    assert (res.rows_loaded, res.rows_quarantined) == (1, 2)
+    assert ledger.one("SELECT amount FROM raw.opex")["amount"] == Decimal("1000000000000")
+    q = quarantine(ledger)
+    assert q[0]["reason"] == "amount is beyond +/-1,000,000,000,000 (plausibility bound)"
+    assert q[1]["reason"] == ("amount: '999999999999999999999999999' is not a decimal number "
+                              "fitting DECIMAL(38,12)")
 
 
 def test_status_accounts_for_every_row(demo_db):
