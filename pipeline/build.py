@@ -32,6 +32,7 @@ from pipeline import incremental, lake
 from pipeline.faults import crashpoint
 from pipeline.ingest import init_ledger, raw_view_statements
 from pipeline.settings import Settings
+from pipeline.errors import CostledgerError
 
 if TYPE_CHECKING:
     from pipeline.store import Store
@@ -58,11 +59,11 @@ MACROS = [
 ]
 
 
-class AuditFailed(RuntimeError):
+class AuditFailed(CostledgerError, RuntimeError):
     """A model broke its grain or an audit query returned rows; the build was rolled back."""
 
 
-class ModelFailed(RuntimeError):
+class ModelFailed(CostledgerError, RuntimeError):
     """DuckDB could not build a model (SQL error, out of memory, ...); the build was rolled back."""
 
 
@@ -80,6 +81,8 @@ class Model:
     published: bool = True
     incremental: str | None = None
     key_enforced_by: str | None = None
+    column_lines: dict[str, int] = field(default_factory=dict)
+    """Line of each ``-- column NAME:`` comment (for errors)."""
 
     @property
     def qualified(self) -> str:
@@ -94,20 +97,36 @@ class Model:
 
 _HEADER = re.compile(r"^--\s*(column\s+\w+|[a-z_]+)\s*:\s*(.*)$")
 
+#: The header keys a model may state (plus ``column NAME``); any other ``-- key:`` line is an error.
+HEADER_KEYS = ("grain", "materialized", "unique_key", "description", "published", "incremental", "key_enforced_by")
+
+
+class ModelHeaderError(CostledgerError, ValueError):
+    """A model file's header has an unknown key or a bad value; the message names file and line."""
+
 
 def parse_model(layer: str, path: Path) -> Model:
     meta: dict[str, str] = {}
     cols: dict[str, str] = {}
+    col_lines: dict[str, int] = {}
     body_lines: list[str] = []
     in_header = True
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         m = _HEADER.match(line) if in_header else None
         if m:
             key, value = m.group(1), m.group(2).strip()
             if key.startswith("column"):
                 cols[key.split()[1]] = value
-            else:
+                col_lines[key.split()[1]] = number
+            elif key in HEADER_KEYS:
                 meta[key] = value
+            else:
+                import difflib
+
+                near = difflib.get_close_matches(key, HEADER_KEYS, n=1)
+                hint = f"did you mean {near[0]}? " if near else ""
+                raise ModelHeaderError(f"{path}:{number}: unknown header key {key!r}; {hint}"
+                                       f"(known: {', '.join(HEADER_KEYS)}, column NAME)")
             continue
         if in_header and line.startswith("--"):
             continue
@@ -115,17 +134,19 @@ def parse_model(layer: str, path: Path) -> Model:
         body_lines.append(line)
     materialized = meta.get("materialized", "table")
     if materialized not in ("view", "table"):
-        raise ValueError(f"{path}: materialized must be view or table, not {materialized!r}")
+        raise ModelHeaderError(f"{path}: materialized must be view or table, not {materialized!r}")
     if "grain" not in meta:
-        raise ValueError(f"{path}: every model states its grain (-- grain: one row per ...)")
+        raise ModelHeaderError(f"{path}: every model states its grain (-- grain: one row per ...)")
     key = tuple(k.strip() for k in meta.get("unique_key", "").split(",") if k.strip())
     strategy = meta.get("incremental")
     if strategy is not None and (strategy not in incremental.STRATEGIES or materialized != "table"):
-        raise ValueError(f"{path}: incremental must be one of {', '.join(incremental.STRATEGIES)} (tables only), "
-                         f"not {strategy!r}")
+        raise ModelHeaderError(f"{path}: incremental must be one of {', '.join(incremental.STRATEGIES)} (tables only), "
+                               f"not {strategy!r}")
+    if meta.get("published", "yes") not in ("yes", "no"):
+        raise ModelHeaderError(f"{path}: published must be yes or no, not {meta['published']!r}")
     return Model(layer, path.stem, path, "\n".join(body_lines).strip().rstrip(";"), materialized,
                  meta["grain"], key, meta.get("description", ""), cols, meta.get("published", "yes") != "no",
-                 strategy, meta.get("key_enforced_by"))
+                 strategy, meta.get("key_enforced_by"), col_lines)
 
 
 def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
@@ -174,25 +195,30 @@ class BuildResult:
     months_changed: list[str] = field(default_factory=list)
 
 
-#: Per month, a fingerprint of every mart row of that month: months whose fingerprint changes were restated.
-FINGERPRINT_SQL = """
-SELECT CAST(month AS VARCHAR) AS month, md5(string_agg(row_text, '|' ORDER BY row_text)) AS fingerprint
-FROM (
-    SELECT month, CAST(r AS VARCHAR) AS row_text FROM marts.monthly_route_cost AS r
-    UNION ALL SELECT month, CAST(s AS VARCHAR) FROM marts.monthly_self_hosted_cost AS s
-    UNION ALL SELECT month, CAST(u AS VARCHAR) FROM marts.monthly_utilisation AS u
-    UNION ALL SELECT month, CAST(b AS VARCHAR) FROM marts.monthly_break_even AS b
-    UNION ALL SELECT month, CAST(c AS VARCHAR) FROM marts.monthly_reconciliation AS c
-)
-GROUP BY month
-"""
-
-
-def month_fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    try:
-        return dict(con.execute(FINGERPRINT_SQL).fetchall())
-    except duckdb.CatalogException:
+def month_fingerprints(con: duckdb.DuckDBPyConnection, models: list[Model]) -> dict[str, str]:
+    """Per month, a fingerprint of every row of every mart with a ``month`` column (the marts are those
+    discovered in ``sql/marts``): months whose fingerprint changes were restated."""
+    marts = [m.qualified for m in models if m.layer == "marts"]
+    present = {f"marts.{t}" for (t,) in con.execute(
+        "SELECT table_name FROM duckdb_columns() WHERE schema_name = 'marts' AND column_name = 'month' "
+        "AND database_name = current_database()").fetchall()}
+    parts = [f"SELECT month, CAST(t AS VARCHAR) AS row_text FROM {name} AS t" for name in marts if name in present]
+    if not parts:
         return {}
+    return dict(con.execute(
+        "SELECT CAST(month AS VARCHAR), md5(string_agg(row_text, '|' ORDER BY row_text)) FROM ("
+        + " UNION ALL ".join(parts) + ") GROUP BY month").fetchall())
+
+
+def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) -> None:
+    """A ``-- column NAME:`` comment must name a column the model has (else: the file and line)."""
+    have = {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE schema_name = ? "
+                                      "AND table_name = ? AND database_name = current_database()",
+                                      [m.layer, m.name]).fetchall()}
+    for col, line in m.column_lines.items():
+        if col not in have:
+            raise ModelFailed(f"build rolled back: {m.path.relative_to(sql_dir.parent)}:{line}: the comment names "
+                              f"column {col}, which {m.qualified} does not have")
 
 
 def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sql_dir: Path = SQL_DIR,
@@ -208,7 +234,7 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
     audits = sorted((sql_dir / "audits").glob("*.sql"))
     for stmt in MACROS:
         con.execute(stmt)
-    before = month_fingerprints(con)
+    before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
     failures: list[str] = []
     n_audits = 0
@@ -255,6 +281,7 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
                 run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
             doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
             con.execute(f"COMMENT ON {kind} {m.qualified} IS {_quote(doc.strip())}")
+            _check_column_docs(con, m, sql_dir)
             for col, text in m.column_docs.items():
                 con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {_quote(text)}")
             timings.append((m.qualified, time.perf_counter() - t))
@@ -278,7 +305,7 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
         con.execute("ROLLBACK")
         raise
     crashpoint("build.committed")
-    after = month_fingerprints(con)
+    after = month_fingerprints(con, models)
     changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
     return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
 

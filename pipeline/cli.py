@@ -379,8 +379,12 @@ def report(
     fmt: Annotated[Literal["html", "md", "text"], typer.Option("--format", help="html: self-contained file with charts (opens offline); md: Markdown for chat and email; text: print to the terminal.")] = "html",
     out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False)] = None,
 ) -> None:
-    """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust."""
-    from pipeline.report import ReportError, gather, headline, plain_report, render_html, render_markdown
+    """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust.
+
+    Exit codes: 0 written; 1 no ledger or no month yet; 2 --month is not a month (YYYY-MM) or not in the ledger.
+    """
+    from pipeline.errors import CostledgerError
+    from pipeline.report import gather, headline, plain_report, render_html, render_markdown
 
     con = _open_read(_settings(settings, db))
     try:
@@ -388,9 +392,9 @@ def report(
             out.print(plain_report(con, month), markup=False, highlight=False)
             return
         data = gather(con, month)
-    except ReportError as exc:
+    except CostledgerError as exc:  # a month that is not one, or not in the ledger: 2; no months yet: 1
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_FAILURE) from None
+        raise typer.Exit(exc.exit_code) from None
     text = render_html(data) if fmt == "html" else render_markdown(data)
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -519,8 +523,14 @@ def rollback(
     snaps = store.snapshot_list()
     if list_:
         current = s.db.stat().st_ino if s.db.exists() else None
+        out.print("  snapshot (* = published)                           published at         run           months  MiB  ",
+                  markup=False, highlight=False)
         for snap in snaps:
-            out.print(f"{'*' if snap.stat().st_ino == current else ' '} {snap.name}", markup=False, highlight=False)
+            i = store.snapshot_info(snap)
+            note = "" if i["changed"] else "  (loaded nothing, changed no month)"
+            out.print(f"{'*' if snap.stat().st_ino == current else ' '} {snap.name:50} {i['published_at']:20} "
+                      f"{i['run_id']:13} {i['months'] if i['months'] is not None else '?':>6} {i['mib']:5.1f}{note}",
+                      markup=False, highlight=False)
         return
     target = store.snapshots / to if to else None
     with store.writer_lock():
@@ -629,6 +639,8 @@ def entry(argv: list[str] | None = None) -> int:
 
     from typer._click.exceptions import ClickException  # typer vendors click
 
+    from pipeline.errors import CostledgerError
+
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("COSTLEDGER_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]
@@ -636,6 +648,11 @@ def entry(argv: list[str] | None = None) -> int:
         code = app(args=args, prog_name="costledger", standalone_mode=False)
     except ClickException as exc:  # usage errors: exit 2
         exc.show()
+        return exc.exit_code
+    except CostledgerError as exc:  # the ledger's own errors: one line, their exit code
+        if debug:
+            traceback.print_exc()
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):
         code = EXIT_INTERRUPTED

@@ -11,12 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+from pipeline.errors import CostledgerError
 
 STORAGE_VERSION = "v1.5.0"
 SCHEMAS = ("raw", "meta", "staging", "intermediate", "marts")
 
 
-class LedgerNotFound(FileNotFoundError):
+class LedgerNotFound(CostledgerError, FileNotFoundError):
     pass
 
 

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Callable
 
 import duckdb
+from pipeline.errors import CostledgerError
 
 
-class LakeDamaged(RuntimeError):
+class LakeDamaged(CostledgerError, RuntimeError):
     """Lake files are missing or altered; nothing was built or published."""
 
 

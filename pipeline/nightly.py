@@ -225,7 +225,9 @@ class Run:
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
         t = time.perf_counter()
-        self.summary.published = str(self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots))
+        changed = bool(self.summary.count("loaded") or self.summary.count("repaired") or self.summary.build.months_changed)
+        self.summary.published = str(self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots,
+                                                        changed))
         self._step("publish", self.summary.published, time.perf_counter() - t, None)
 
     def reject_folder(self, folder: Path, nearest: str, on_file: OnFile | None) -> None:

@@ -9,6 +9,7 @@ and plain text for the terminal.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 import duckdb
 
 from pipeline.build import MACROS, SQL_DIR
+from pipeline.errors import CostledgerError, UsageError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 QUERIES = SQL_DIR / "queries"
@@ -25,7 +27,11 @@ SEEDS_HOURS = Decimal(730)
 SEEDS_API_COSTS = [Decimal("1.35"), Decimal("0.54")]
 
 
-class ReportError(ValueError):
+class NoMonths(CostledgerError):
+    """The ledger has no month to report yet (exit 1)."""
+
+
+class ReportError(UsageError, ValueError):
     pass
 
 
@@ -80,7 +86,9 @@ def planning_table(con: duckdb.DuckDBPyConnection, rates: list[Decimal], hours: 
 def resolve_month(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     months = [str(r[0])[:7] for r in con.execute("SELECT month FROM marts.monthly_break_even ORDER BY month").fetchall()]
     if not months:
-        raise ReportError("the ledger has no months yet: load data and run `costledger build`")
+        raise NoMonths("the ledger has no months yet: load data and run `costledger build`")
+    if month is not None and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
+        raise ReportError(f"--month {month!r} is not a month: give YYYY-MM, e.g. {months[-1]}")
     if month is None:
         # the latest month that has begun: a charge or invoice period reaching into next month never makes
         # a month that has not started the default

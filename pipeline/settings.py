@@ -20,11 +20,12 @@ from typing import Any
 
 from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
 from pipeline.logformats import LOG_FORMATS, LogMapping
+from pipeline.errors import CostledgerError
 
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")
 
 
-class SettingsError(ValueError):
+class SettingsError(CostledgerError, ValueError):
     """The settings file is unreadable or holds a value of the wrong kind."""
 
 

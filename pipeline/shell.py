@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+from pipeline.errors import UsageError
 
 #: Statement types the shell runs: they read and return rows.
 ALLOWED = frozenset({"SELECT", "EXPLAIN", "CALL"})
 
 
-class RefusedStatement(ValueError):
+class RefusedStatement(UsageError, ValueError):
     """A statement the read-only shell does not run; nothing of the query was run."""
 
 

@@ -48,14 +48,23 @@ import duckdb
 from pipeline.db import STORAGE_VERSION, connect_write
 from pipeline.faults import crashpoint
 from pipeline.settings import Settings
+from pipeline.errors import CostledgerError
 
 
-class LedgerBusy(RuntimeError):
+class LedgerBusy(CostledgerError, RuntimeError):
     """Another costledger process holds the writer lock."""
 
+    exit_code = 5
 
-class InsufficientDisk(RuntimeError):
+
+class InsufficientDisk(CostledgerError, RuntimeError):
     """Not enough free disk space to load and publish safely."""
+
+    exit_code = 6
+
+
+#: Suffix of a snapshot published by a run that loaded nothing and changed no month.
+UNCHANGED = "-unchanged"
 
 
 def sql_literal(text: str) -> str:
@@ -167,11 +176,15 @@ class Store:
 
     # ------------------------------------------------------------ publishing
 
-    def publish(self, con: duckdb.DuckDBPyConnection, run_id: str, keep: int) -> Path:
-        """Write a new published file from the work file and rename it into place atomically."""
+    def publish(self, con: duckdb.DuckDBPyConnection, run_id: str, keep: int, changed: bool = True) -> Path:
+        """Write a new published file from the work file and rename it into place atomically.
+
+        A run that loaded nothing and changed no month (``changed`` false) gets a snapshot marked
+        ``-unchanged``: pruning keeps the newest ``keep`` snapshots of runs that changed something, so a
+        week of empty nightlies never pushes a real one out (see ``prune_snapshots``)."""
         self.ensure_dirs()
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        final = self.snapshots / f"{stamp}-{run_id}.duckdb"
+        final = self.snapshots / f"{stamp}-{run_id}{'' if changed else UNCHANGED}.duckdb"
         tmp = final.with_name(final.name + ".costledger-tmp")
         try:
             self._write_published(con, tmp, run_id)
@@ -223,8 +236,29 @@ class Store:
         return sorted(self.snapshots.glob("*.duckdb"))
 
     def prune_snapshots(self, keep: int) -> None:
-        for old in self.snapshot_list()[:-keep]:
-            old.unlink()
+        """Keep the newest snapshot and the newest ``keep`` of runs that changed something; delete the rest."""
+        snaps = self.snapshot_list()
+        real = [p for p in snaps if not p.stem.endswith(UNCHANGED)]
+        kept = set(real[-keep:]) | set(snaps[-1:])
+        for old in snaps:
+            if old not in kept:
+                old.unlink()
+
+    def snapshot_info(self, snapshot: Path) -> dict[str, object]:
+        """What `rollback --list` shows of a snapshot: size, run, publication time, months, whether it changed anything."""
+        info: dict[str, object] = {"name": snapshot.name, "mib": snapshot.stat().st_size / 2**20,
+                                   "changed": not snapshot.stem.endswith(UNCHANGED)}
+        try:
+            con = duckdb.connect(str(snapshot), read_only=True)
+            try:
+                run_id, published_at, months = con.execute(
+                    "SELECT run_id, published_at, months FROM meta.publication").fetchall()[0]
+                info.update(run_id=run_id, published_at=str(published_at)[:19], months=months)
+            finally:
+                con.close()
+        except duckdb.Error:
+            info.update(run_id="?", published_at="unreadable", months=None)
+        return info
 
     def rollback(self, to: Path | None = None) -> Path:
         """Publish an earlier snapshot again (default: the one before the current)."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import os
 from typing import Any
+from pipeline.errors import CostledgerError
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 _CONTEXT: dict[str, Any] = {}
 
 
-class ValidationPipelineError(RuntimeError):
+class ValidationPipelineError(CostledgerError, RuntimeError):
     """GX could not evaluate an expectation, or its verdict differs from the SQL rules."""
 
 

@@ -105,7 +105,7 @@ def test_report_names_the_verdict(demo_db):
     assert res.exit_code == 0, res.output
     assert "costledger report for 2026-09" in res.stdout and "The API was cheaper" in res.stdout
     res = cli("report", "--month", "2031-01", "--db", str(demo_db))
-    assert res.exit_code == 1 and "not in the ledger" in res.output
+    assert res.exit_code == 2 and "not in the ledger" in res.output  # a usage error (was 1 before 0.6.0)
 
 
 def test_bad_settings_file_is_a_clear_error(tmp_path):

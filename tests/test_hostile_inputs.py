@@ -187,15 +187,20 @@ def test_usage_errors_exit_2_through_the_entry_point(capsys):
 
 
 def test_sigint_during_a_nightly_exits_130_with_a_clean_message(tmp_path):
+    from pipeline.sample import write_sample
+
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
-    exe = Path(sys.executable).parent / "costledger"
-    subprocess.run([sys.executable, "-m", "pipeline.cli", "sample", "--out", str(landing)], check=True,
-                   capture_output=True, cwd=ROOT)
+    write_sample(landing, seed=3, months=2, tasks_per_month=40, scenario="small-team")
     proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)  # mid-load or mid-build
-    proc.send_signal(signal.SIGINT)
+    seen = []
+    for line in proc.stderr:  # one line per file when not on a terminal: interrupt after the first is loaded
+        seen.append(line)
+        if "loaded" in line:
+            proc.send_signal(signal.SIGINT)
+            break
     out, err = proc.communicate(timeout=120)
+    err = "".join(seen) + err
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
     # the next run cleans up and completes
