@@ -596,21 +596,32 @@ def benchmark(
 
 
 @app.command("settings")
-def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annotated[bool, typer.Option("--example", help="Print an example settings file instead.")] = False) -> None:
+def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annotated[bool, typer.Option("--example", help="Print an example settings file instead.")] = False,
+                 as_json: JsonOpt = False) -> None:
     """Show the settings in force (and where they came from), or an example settings file."""
-    from pipeline.settings import EXAMPLE_TOML, FIELD_DOCS
+    from rich.text import Text
+
+    from pipeline.settings import EXAMPLE_TOML, FIELD_DOCS, SettingsError, load_settings_with_origins
 
     if example:
         out.print(EXAMPLE_TOML, markup=False, highlight=False)
         return
-    s = _settings(settings, db)
+    try:
+        s, origins = load_settings_with_origins(settings, db)
+    except SettingsError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_FAILURE) from None
     docs = FIELD_DOCS()
-    table = Table(title=f"settings (from {s.source})")
-    for col in ("setting", "value", "meaning"):
-        table.add_column(col)
+    if as_json:
+        out.print_json(json.dumps({k: {"value": v if isinstance(v, (int, str, type(None))) else str(v),
+                                        "from": origins[k]} for k, v in s.as_dict().items() if k != "source"}))
+        return
+    table = Table(title=Text(f"settings (file: {s.source})"))
+    for col in ("setting", "value", "from", "meaning"):
+        table.add_column(col, overflow="fold")
     for key, value in s.as_dict().items():
         if key != "source":
-            table.add_row(key, str(value), docs.get(key, ""))
+            table.add_row(Text(key), Text(str(value)), Text(origins[key]), Text(docs.get(key, "")))
     out.print(table)
 
 

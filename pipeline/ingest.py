@@ -411,15 +411,21 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
             raise
         crashpoint("ingest.committed")
     finally:
-        tmp_path.unlink(missing_ok=True)  # renamed into the lake when all went well; a leftover on any failure
-        if read.parquet:
-            con.execute("DROP VIEW IF EXISTS incoming_arrow")
-        else:
-            con.unregister("incoming_arrow")
-        for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
-            con.execute(f"DROP TABLE IF EXISTS {temp}")
+        _clean_up(con, read, tmp_path)
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+
+
+def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) -> None:
+    """After a file, loaded or not: its temporary Parquet (renamed into the lake when all went well), the
+    incoming rows and the staging tables."""
+    tmp_path.unlink(missing_ok=True)
+    if read.parquet:
+        con.execute("DROP VIEW IF EXISTS incoming_arrow")
+    else:
+        con.unregister("incoming_arrow")
+    for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
+        con.execute(f"DROP TABLE IF EXISTS {temp}")
 
 
 def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:
@@ -493,12 +499,7 @@ def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, sto
         con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [lake_sha, file_hash])
         refresh_raw_view(con, store, kind)
     finally:
-        if read.parquet:
-            con.execute("DROP VIEW IF EXISTS incoming_arrow")
-        else:
-            con.unregister("incoming_arrow")
-        for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
-            con.execute(f"DROP TABLE IF EXISTS {temp}")
+        _clean_up(con, read, tmp_path)
     return FileResult(shown, kind, "repaired", rows_loaded=0,
                       message=f"its lake file {lake_rel} was missing or altered: rewritten from this landing file "
                               f"({rows_loaded} rows, same SHA-256 as loaded)", seconds=time.perf_counter() - t0)

@@ -13,7 +13,7 @@ import os
 import re
 import tomllib
 from datetime import date, datetime, timezone
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -259,6 +259,13 @@ def _coerce(name: str, value: Any, where: str) -> Any:
 
 def load_settings(path: Path | None = None, db: Path | None = None) -> Settings:
     """Settings from ``path`` (or COSTLEDGER_SETTINGS, or ./costledger.toml), then env, then flags."""
+    return load_settings_with_origins(path, db)[0]
+
+
+def load_settings_with_origins(path: Path | None = None, db: Path | None = None) -> tuple[Settings, dict[str, str]]:
+    """The settings and, per field, where its value came from: ``FILE: section.key``, an environment
+    variable, a flag, or ``default``."""
+    origins: dict[str, str] = {}
     env_path = os.environ.get("COSTLEDGER_SETTINGS")
     chosen = path or (Path(env_path) if env_path else None)
     values: dict[str, Any] = {}
@@ -291,13 +298,21 @@ def load_settings(path: Path | None = None, db: Path | None = None) -> Settings:
                     known = ", ".join(f"{s}.{k}" for s, k in _TOML_KEYS)
                     raise SettingsError(f"{chosen}: unknown setting {section}.{key} (known: {known})")
                 values[name] = _coerce(name, value, f"{chosen}: {section}.{key}")
+                origins[name] = f"{chosen}: {section}.{key}"
+        if logs:
+            origins["request_log_mappings"] = f"{chosen}: [[request_logs]]"
+        if tests:
+            origins["load_test_mappings"] = f"{chosen}: [[load_tests]]"
         source = str(chosen)
     env_db = os.environ.get("COSTLEDGER_DB")
     if env_db:
         values["db"] = Path(env_db)
+        origins["db"] = "environment COSTLEDGER_DB"
     if db is not None:
         values["db"] = db
-    return Settings(**values, source=source)
+        origins["db"] = "flag --db"
+    settings = Settings(**values, source=source)
+    return settings, {f.name: origins.get(f.name, "default") for f in fields(settings) if f.name != "source"}
 
 
 def _file_entry(entry: Any, where: str, cls: type, formats: tuple[str, ...]) -> dict[str, str]:

@@ -110,3 +110,22 @@ def ledger(tmp_path: Path):
 
 def D(text: str) -> Decimal:
     return Decimal(text)
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Rows as a CSV file with a header (the union of their keys), creating folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = list(dict.fromkeys(c for r in rows for c in r))
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def cli(*args: Any):
+    """Invoke the command line in-process with any path-like arguments."""
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])

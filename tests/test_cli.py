@@ -160,3 +160,18 @@ def test_the_readme_example_queries_run_on_the_published_ledger(demo_db):
         res = cli("sql", q, "--db", str(demo_db), "--format", "csv")
         assert res.exit_code == 0, (q, res.output)
         assert len(res.stdout.strip().splitlines()) >= 2, (q, res.stdout)  # a header and at least one row
+
+
+def test_settings_show_where_each_value_came_from(tmp_path, monkeypatch):
+    (tmp_path / "s.toml").write_text("[slo]\napi_ms = 5000\n")
+    monkeypatch.setenv("COSTLEDGER_DB", str(tmp_path / "env.duckdb"))
+    res = cli("settings", "--settings", str(tmp_path / "s.toml"), "--json")
+    assert res.exit_code == 0, res.output
+    shown = json.loads(res.stdout)
+    assert shown["slo_ms_api"] == {"value": 5000, "from": f"{tmp_path / 's.toml'}: slo.api_ms"}
+    assert shown["db"]["from"] == "environment COSTLEDGER_DB"
+    assert shown["slo_ms_self_hosted"] == {"value": None, "from": "default"}
+    res = cli("settings", "--settings", str(tmp_path / "s.toml"), "--db", str(tmp_path / "flag.duckdb"), "--json")
+    assert json.loads(res.stdout)["db"] == {"value": str(tmp_path / "flag.duckdb"), "from": "flag --db"}
+    res = cli("settings", "--settings", str(tmp_path / "s.toml"))
+    assert res.exit_code == 0 and "from" in res.stdout  # the table has a "from" column

@@ -1,37 +1,16 @@
 """The attack run's defects (issue #11), one test each: every one of these failed before 0.6.0."""
 
-import csv
-import gzip
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 import zlib
-from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app, entry
-from tests.conftest import PRICE_MOONSHOT, ROOT, request
-
-PRICE_HEADER = list(PRICE_MOONSHOT)
-
-
-def write_csv(path: Path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cols = list(dict.fromkeys(c for r in rows for c in r))
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        w.writerows(rows)
-
-
-def cli(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
+from pipeline.cli import entry
+from tests.conftest import PRICE_MOONSHOT, ROOT, cli, request, write_csv
 
 
 def rows(db, sql):

@@ -2,7 +2,6 @@
 a missing or altered lake file stops publishing with a one-line error; re-delivering the
 original landing file rewrites it. Landing files are identified by their relative path."""
 
-import csv
 import hashlib
 import json
 import os
@@ -10,24 +9,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
 from pipeline.store import Store
-from tests.conftest import PRICE_MOONSHOT, request
-
-
-def write_csv(path: Path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cols = list(dict.fromkeys(c for r in rows for c in r))
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        w.writerows(rows)
-
-
-def cli(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
+from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
 
 
 @pytest.fixture
