@@ -29,16 +29,15 @@ from typing import TYPE_CHECKING, Callable
 import duckdb
 
 from pipeline import incremental, lake
+from pipeline.models import LAYERS, SQL_DIR, Model, ModelHeaderError, discover, parse_model  # noqa: F401 (re-exported)
 from pipeline.faults import crashpoint
-from pipeline.ingest import init_ledger, raw_view_statements
+from pipeline.catalog import init_ledger, raw_view_statements
 from pipeline.settings import Settings
 from pipeline.errors import CostledgerError
 
 if TYPE_CHECKING:
     from pipeline.store import Store
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
-LAYERS = ("staging", "intermediate", "marts")
 
 #: Exact money division, rounded half away from zero to 1e-12. DuckDB's ``/`` returns DOUBLE;
 #: this scales both sides to integers (HUGEINT), divides with ``//`` and scales back to DECIMAL(38,12).
@@ -65,111 +64,6 @@ class AuditFailed(CostledgerError, RuntimeError):
 
 class ModelFailed(CostledgerError, RuntimeError):
     """DuckDB could not build a model (SQL error, out of memory, ...); the build was rolled back."""
-
-
-@dataclass(frozen=True)
-class Model:
-    layer: str
-    name: str
-    path: Path
-    body: str
-    materialized: str
-    grain: str
-    unique_key: tuple[str, ...]
-    description: str
-    column_docs: dict[str, str] = field(default_factory=dict)
-    published: bool = True
-    incremental: str | None = None
-    key_enforced_by: str | None = None
-    column_lines: dict[str, int] = field(default_factory=dict)
-    """Line of each ``-- column NAME:`` comment (for errors)."""
-
-    @property
-    def qualified(self) -> str:
-        return f"{self.layer}.{self.name}"
-
-    def depends_on(self, known: set[str]) -> set[str]:
-        refs = {f"{s}.{n}" for s, n in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", self.body)}
-        refs |= {incremental.SCOPED_SOURCES[n] for n in re.findall(r"\bscoped\.(\w+)", self.body)
-                 if n in incremental.SCOPED_SOURCES}
-        return (refs & known) - {self.qualified}
-
-
-_HEADER = re.compile(r"^--\s*(column\s+\w+|[a-z_]+)\s*:\s*(.*)$")
-
-#: The header keys a model may state (plus ``column NAME``); any other ``-- key:`` line is an error.
-HEADER_KEYS = ("grain", "materialized", "unique_key", "description", "published", "incremental", "key_enforced_by")
-
-
-class ModelHeaderError(CostledgerError, ValueError):
-    """A model file's header has an unknown key or a bad value; the message names file and line."""
-
-
-def parse_model(layer: str, path: Path) -> Model:
-    meta: dict[str, str] = {}
-    cols: dict[str, str] = {}
-    col_lines: dict[str, int] = {}
-    body_lines: list[str] = []
-    in_header = True
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        m = _HEADER.match(line) if in_header else None
-        if m:
-            key, value = m.group(1), m.group(2).strip()
-            if key.startswith("column"):
-                cols[key.split()[1]] = value
-                col_lines[key.split()[1]] = number
-            elif key in HEADER_KEYS:
-                meta[key] = value
-            else:
-                import difflib
-
-                near = difflib.get_close_matches(key, HEADER_KEYS, n=1)
-                hint = f"did you mean {near[0]}? " if near else ""
-                raise ModelHeaderError(f"{path}:{number}: unknown header key {key!r}; {hint}"
-                                       f"(known: {', '.join(HEADER_KEYS)}, column NAME)")
-            continue
-        if in_header and line.startswith("--"):
-            continue
-        in_header = False
-        body_lines.append(line)
-    materialized = meta.get("materialized", "table")
-    if materialized not in ("view", "table"):
-        raise ModelHeaderError(f"{path}: materialized must be view or table, not {materialized!r}")
-    if "grain" not in meta:
-        raise ModelHeaderError(f"{path}: every model states its grain (-- grain: one row per ...)")
-    key = tuple(k.strip() for k in meta.get("unique_key", "").split(",") if k.strip())
-    strategy = meta.get("incremental")
-    if strategy is not None and (strategy not in incremental.STRATEGIES or materialized != "table"):
-        raise ModelHeaderError(f"{path}: incremental must be one of {', '.join(incremental.STRATEGIES)} (tables only), "
-                               f"not {strategy!r}")
-    if meta.get("published", "yes") not in ("yes", "no"):
-        raise ModelHeaderError(f"{path}: published must be yes or no, not {meta['published']!r}")
-    return Model(layer, path.stem, path, "\n".join(body_lines).strip().rstrip(";"), materialized,
-                 meta["grain"], key, meta.get("description", ""), cols, meta.get("published", "yes") != "no",
-                 strategy, meta.get("key_enforced_by"), col_lines)
-
-
-def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
-    """All models, in an order where each runs after the models it reads."""
-    models = [parse_model(layer, p) for layer in LAYERS for p in sorted((sql_dir / layer).glob("*.sql"))]
-    by_name = {m.qualified: m for m in models}
-    ordered: list[Model] = []
-    state: dict[str, int] = {}
-
-    def visit(m: Model, chain: tuple[str, ...]) -> None:
-        if state.get(m.qualified) == 2:
-            return
-        if state.get(m.qualified) == 1:
-            raise ValueError(f"models form a cycle: {' -> '.join(chain + (m.qualified,))}")
-        state[m.qualified] = 1
-        for dep in sorted(m.depends_on(set(by_name))):
-            visit(by_name[dep], chain + (m.qualified,))
-        state[m.qualified] = 2
-        ordered.append(m)
-
-    for m in models:
-        visit(m, ())
-    return ordered
 
 
 def _quote(text: str) -> str:
@@ -225,7 +119,7 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
           progress: Callable[[str], None] | None = None) -> BuildResult:
     """Run every model and audit in one transaction; roll back on any failure."""
     t0 = time.perf_counter()
-    init_ledger(con, store)
+    init_ledger(con, store.lake)
     # before any model reads the lake: every file exists, and the ones this build reads are intact (the
     # request and outcome files already built are re-hashed only if the build turns out to be full, below)
     built = incremental.built_files(con)
@@ -328,9 +222,14 @@ def publishable_tables(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) 
     ]
 
 
+def publication(con: duckdb.DuckDBPyConnection, store: "Store", sql_dir: Path = SQL_DIR) -> tuple[list[str], list[tuple[str, str]]]:
+    """What a publication copies: the tables, and the views as (name, CREATE VIEW)."""
+    return publishable_tables(con, sql_dir), view_statements(con, store, sql_dir)
+
+
 def view_statements(con: duckdb.DuckDBPyConnection, store: "Store", sql_dir: Path = SQL_DIR) -> list[tuple[str, str]]:
     """(name, CREATE VIEW) for the published file: raw views over the lake, then the staging views."""
-    views = raw_view_statements(con, store)
+    views = raw_view_statements(con, store.lake)
     views += [(m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.body}")
               for m in discover(sql_dir) if m.materialized == "view"]
     return views

@@ -35,14 +35,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import duckdb
 
-if TYPE_CHECKING:
-    from pipeline.build import Model
+from pipeline.models import SCOPED_SOURCES, STRATEGIES, Model  # noqa: F401 (STRATEGIES re-exported)
 
-STRATEGIES = ("append", "tasks", "months")
 
 #: The kinds whose lake files are read incrementally (only the new files, once built).
 KINDS = ("requests", "outcomes")
@@ -54,15 +52,6 @@ def built_files(con: duckdb.DuckDBPyConnection) -> set[str]:
         return set()
     return {h for (h,) in con.execute("SELECT file_hash FROM meta.built_files").fetchall()}
 
-#: What each scoped view reads (for the dependency order of the models that read it).
-SCOPED_SOURCES = {
-    "requests_new": "staging.stg_ledger__requests",
-    "requests_of_tasks": "intermediate.int_requests_priced",
-    "outcomes_of_tasks": "staging.stg_ledger__outcomes",
-    "requests_of_months": "intermediate.int_requests_priced",
-    "requests_near_months": "intermediate.int_requests_priced",
-    "tasks_of_months": "intermediate.int_tasks_resolved",
-}
 
 #: The columns of ``scoped.requests_of_tasks`` (all the task model reads of an attempt).
 TASK_COLUMNS = ("task_id", "request_id", "attempt", "started_at", "route", "month", "latency_ms", "status", "accepted",

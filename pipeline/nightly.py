@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pipeline.build import BuildResult, build
+from pipeline.build import BuildResult, build, publication
 from pipeline.faults import crashpoint
 from pipeline.ingest import FileResult, IngestOptions, ingest_file
 from pipeline.readers import SUFFIXES
@@ -226,8 +226,9 @@ class Run:
         crashpoint("run.before_publish")
         t = time.perf_counter()
         changed = bool(self.summary.count("loaded") or self.summary.count("repaired") or self.summary.build.months_changed)
+        tables, views = publication(self.con, self.store)
         self.summary.published = str(self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots,
-                                                        changed))
+                                                        tables, views, changed))
         self._step("publish", self.summary.published, time.perf_counter() - t, None)
 
     def reject_folder(self, folder: Path, nearest: str, on_file: OnFile | None) -> None:

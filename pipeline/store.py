@@ -45,10 +45,11 @@ from typing import Iterator
 
 import duckdb
 
+from pipeline.catalog import init_ledger, sql_literal
 from pipeline.db import STORAGE_VERSION, connect_write
+from pipeline.errors import CostledgerError
 from pipeline.faults import crashpoint
 from pipeline.settings import Settings
-from pipeline.errors import CostledgerError
 
 
 class LedgerBusy(CostledgerError, RuntimeError):
@@ -65,13 +66,6 @@ class InsufficientDisk(CostledgerError, RuntimeError):
 
 #: Suffix of a snapshot published by a run that loaded nothing and changed no month.
 UNCHANGED = "-unchanged"
-
-
-def sql_literal(text: str) -> str:
-    """A SQL string literal for a path we constructed (DuckDB cannot bind file names in views)."""
-    if "\x00" in text or "\n" in text:
-        raise ValueError(f"unusable path {text!r}")
-    return "'" + text.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -133,8 +127,6 @@ class Store:
 
     def open_work(self, settings: Settings) -> duckdb.DuckDBPyConnection:
         """The writer's connection to work.duckdb, with memory limit and spill folder set."""
-        from pipeline.ingest import init_ledger
-
         self.ensure_dirs()
         con = connect_write(self.work_db)
         temp = settings.temp_directory or str(self.tmp)
@@ -143,7 +135,7 @@ class Store:
         # no model relies on insertion order (order-sensitive writes say ORDER BY); dropping it lets
         # large CREATE TABLE AS statements stream instead of buffering (DuckDB's out-of-memory advice)
         con.execute("SET preserve_insertion_order = false")
-        init_ledger(con, self)
+        init_ledger(con, self.lake)
         return con
 
     def check_disk(self, incoming_bytes: int) -> None:
@@ -176,7 +168,8 @@ class Store:
 
     # ------------------------------------------------------------ publishing
 
-    def publish(self, con: duckdb.DuckDBPyConnection, run_id: str, keep: int, changed: bool = True) -> Path:
+    def publish(self, con: duckdb.DuckDBPyConnection, run_id: str, keep: int, tables: list[str],
+                views: list[tuple[str, str]], changed: bool = True) -> Path:
         """Write a new published file from the work file and rename it into place atomically.
 
         A run that loaded nothing and changed no month (``changed`` false) gets a snapshot marked
@@ -187,7 +180,7 @@ class Store:
         final = self.snapshots / f"{stamp}-{run_id}{'' if changed else UNCHANGED}.duckdb"
         tmp = final.with_name(final.name + ".costledger-tmp")
         try:
-            self._write_published(con, tmp, run_id)
+            self._write_published(con, tmp, run_id, tables, views)
         except BaseException:
             # disk full, Ctrl-C, anything: no half-written file (nor its WAL) stays behind
             for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
@@ -202,23 +195,20 @@ class Store:
         self.prune_snapshots(keep)
         return final
 
-    def _write_published(self, con: duckdb.DuckDBPyConnection, tmp: Path, run_id: str) -> None:
-        """The new published file's content: meta and model tables, raw and staging views, comments."""
-        from pipeline.build import publishable_tables, view_statements
-
+    def _write_published(self, con: duckdb.DuckDBPyConnection, tmp: Path, run_id: str, tables: list[str],
+                         views: list[tuple[str, str]]) -> None:
+        """The new published file's content: the given tables and (name, CREATE VIEW) views, and their comments."""
         pub = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
         try:
             pub.execute("SET TimeZone = 'UTC'")
             for schema in ("raw", "meta", "staging", "intermediate", "marts"):
                 pub.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-            tables = publishable_tables(con)
             for table in tables:
                 data = con.sql(f"SELECT * FROM {table}").to_arrow_table()
                 pub.register("incoming_arrow", data)
                 pub.execute(f"CREATE TABLE {table} AS SELECT * FROM incoming_arrow")
                 pub.unregister("incoming_arrow")
                 crashpoint("publish.table")
-            views = view_statements(con, self)
             for _, stmt in views:
                 pub.execute(stmt)
             for stmt in _comment_statements(con, set(tables) | {name for name, _ in views}):

@@ -71,7 +71,10 @@ class Ledger:
 
     def publish(self) -> Path:
         """Publish the work file (as a nightly does); returns the published file's path."""
-        self.store.publish(self.con, "test", keep=3)
+        from pipeline.build import publication
+
+        tables, views = publication(self.con, self.store)
+        self.store.publish(self.con, "test", 3, tables, views)
         return self.settings.db
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:

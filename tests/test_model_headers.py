@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.build import SQL_DIR, ModelFailed, ModelHeaderError, discover, month_fingerprints
+from pipeline.build import ModelFailed, month_fingerprints
+from pipeline.models import SQL_DIR, ModelHeaderError, discover
 from pipeline.errors import CostledgerError
 from tests.conftest import PRICE_MOONSHOT, request
 

@@ -1,0 +1,56 @@
+"""The project's modules import one way (issue #13): no import cycle among `pipeline` and
+`schemas` modules, counting imports inside functions and under TYPE_CHECKING too."""
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+PACKAGES = ("pipeline", "schemas")
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).glob("*.py")):
+            name = f"{package}.{path.stem}"
+            deps: set[str] = set()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    if node.module.split(".")[0] in PACKAGES:
+                        if node.module in PACKAGES:  # from pipeline import incremental, lake
+                            deps |= {f"{node.module}.{a.name}" for a in node.names}
+                        else:
+                            deps.add(node.module)
+                elif isinstance(node, ast.Import):
+                    deps |= {a.name for a in node.names if a.name.split(".")[0] in PACKAGES}
+            graph[name] = {d for d in deps if d != name and not d.endswith("__init__")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    found, state = [], {}
+
+    def visit(node, stack):
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if dep not in graph:
+                continue
+            if state.get(dep) == 1:
+                found.append(stack[stack.index(dep):] + [dep])
+            elif state.get(dep) is None:
+                visit(dep, stack + [dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if state.get(node) is None:
+            visit(node, [node])
+    return found
+
+
+def test_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_the_checker_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
