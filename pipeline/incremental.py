@@ -39,7 +39,7 @@ from typing import Callable
 
 import duckdb
 
-from pipeline.models import SCOPED_SOURCES, STRATEGIES, Model  # noqa: F401 (STRATEGIES re-exported)
+from pipeline.models import SCOPED_SOURCES, STRATEGIES, Model, sql_fingerprint  # noqa: F401 (STRATEGIES re-exported)
 
 
 #: The kinds whose lake files are read incrementally (only the new files, once built).
@@ -96,13 +96,14 @@ class Plan:
 
 
 def fingerprint(con: duckdb.DuckDBPyConnection, models: list["Model"]) -> str:
-    """Hash of what the incremental models' rows depend on besides the files: their SQL, the prices and the
-    settings their SQL names."""
+    """Hash of what the incremental models' rows depend on besides the files: their SQL (one fingerprint per
+    model over its parse tree, so a comment or layout edit changes nothing), the prices and the settings their
+    SQL names."""
     h = hashlib.sha256()
     bodies = ""
     for m in models:
         if m.incremental or m.qualified in ("staging.stg_ledger__requests", "staging.stg_ledger__outcomes"):
-            h.update(m.qualified.encode() + b"\0" + m.body.encode() + b"\0")
+            h.update(m.qualified.encode() + b"\0" + sql_fingerprint(con, m.body).encode() + b"\0")
             bodies += m.body
     prices = "not built"
     if _table_exists(con, "intermediate.int_prices_effective"):

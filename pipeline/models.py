@@ -7,9 +7,14 @@ meaning); any other ``-- key:`` line is an error naming the file and line.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import duckdb
 
 from pipeline.errors import CostledgerError
 
@@ -135,3 +140,19 @@ def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
     return ordered
 
 
+def sql_fingerprint(con: duckdb.DuckDBPyConnection, body: str) -> str:
+    """A hash of what a model's SQL *means*: DuckDB's parse tree (``json_serialize_sql``) without the
+    positions of tokens, so comments, whitespace and layout never change it. Unparsable SQL (which the
+    build reports anyway) falls back to its text."""
+    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [body]).fetchall()[0][0])
+    if tree.get("error"):
+        return hashlib.sha256(body.encode()).hexdigest()
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in ("query_location", "query_location_length")}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return hashlib.sha256(json.dumps(strip(tree), sort_keys=True).encode()).hexdigest()

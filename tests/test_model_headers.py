@@ -53,3 +53,20 @@ def test_every_mart_with_a_month_is_watched_for_restatements(ledger):
     ledger.con.execute("UPDATE marts.monthly_team_usage SET requests = requests + 1")
     after = month_fingerprints(ledger.con, models)
     assert before.keys() == after.keys() == {"2026-07-01"} and before != after
+
+
+def test_a_comment_or_layout_edit_does_not_make_the_next_build_full(sql_copy, ledger):
+    from pipeline import incremental
+    from pipeline.build import build
+
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000)])
+    build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
+    path = sql_copy / "intermediate" / "int_requests_priced.sql"
+    text = path.read_text()
+    # a new comment line in the body and the body re-indented: the same SQL
+    path.write_text(text.replace("\nSELECT", "\n-- a note for the reader\nSELECT", 1).replace("    ", "  "))
+    assert not incremental.plan(ledger.con, discover(sql_copy), 10_000_000).full
+    # a real change (a different column list) does
+    path.write_text(text.replace("SELECT", "SELECT 1 AS changed,", 1))
+    assert incremental.plan(ledger.con, discover(sql_copy), 10_000_000).full
