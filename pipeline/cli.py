@@ -48,7 +48,7 @@ SettingsOpt = Annotated[
     Optional[Path],
     typer.Option("--settings", help="Settings TOML file. Default: $COSTLEDGER_SETTINGS, then ./costledger.toml if present.", show_default=False),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON summary on stdout.")]
+JsonOpt = Annotated[bool, typer.Option("--json", metavar="", help="Print a machine-readable JSON summary on stdout.")]
 
 
 def _settings(settings_path: Path | None, db: Path | None):
@@ -247,7 +247,7 @@ def nightly(
     db: DbOpt = None,
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
-    report: Annotated[bool, typer.Option("--report/--no-report", help="Print the latest month's plain report at the end.")] = False,
+    report: Annotated[bool, typer.Option("--report/--no-report", metavar="", help="Print the latest month's plain report at the end.")] = False,
 ) -> None:
     """Load every new file of a landing folder, build, and publish atomically. Safe to run twice.
 
@@ -484,8 +484,8 @@ def sample(
     scenario: Annotated[Literal["growth", "small-team"], typer.Option(help="growth: self-hosted volume grows past break-even (the bundled sample_data); small-team: 1,200 tasks a route a month, the API cheaper every month.")] = "growth",
     requests: Annotated[Optional[int], typer.Option("--requests", help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).", show_default=False)] = None,
     fmt: Annotated[Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")] = "parquet",
-    extra_day: Annotated[bool, typer.Option("--extra-day", help="Large mode: write only the day after the period (a one-day increment).")] = False,
-    late_day: Annotated[bool, typer.Option("--late-day", help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).")] = False,
+    extra_day: Annotated[bool, typer.Option("--extra-day", metavar="", help="Large mode: write only the day after the period (a one-day increment).")] = False,
+    late_day: Annotated[bool, typer.Option("--late-day", metavar="", help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).")] = False,
 ) -> None:
     """Write a realistic landing folder: two API providers, one self-hosted cluster with its capacity sweeps, invoices, opex.
 
@@ -513,7 +513,7 @@ def rollback(
     db: DbOpt = None,
     settings: SettingsOpt = None,
     to: Annotated[Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")] = None,
-    list_: Annotated[bool, typer.Option("--list", help="List the kept snapshots and exit.")] = False,
+    list_: Annotated[bool, typer.Option("--list", metavar="", help="List the kept snapshots and exit.")] = False,
 ) -> None:
     """Publish an earlier snapshot again (the next build or nightly publishes a new one)."""
     from pipeline.store import Store
@@ -596,7 +596,7 @@ def benchmark(
 
 
 @app.command("settings")
-def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annotated[bool, typer.Option("--example", help="Print an example settings file instead.")] = False,
+def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annotated[bool, typer.Option("--example", metavar="", help="Print an example settings file instead.")] = False,
                  as_json: JsonOpt = False) -> None:
     """Show the settings in force (and where they came from), or an example settings file."""
     from rich.text import Text
@@ -633,8 +633,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="On an unexpected error, print the Python traceback (also: COSTLEDGER_DEBUG=1).")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, metavar="", help="Print the version and exit.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", metavar="", help="On an unexpected error, print the Python traceback (also: COSTLEDGER_DEBUG=1).")] = False,
 ) -> None:
     """A cost ledger for running large LLMs: hosted API vs your own GPU cluster, month by month."""
 
