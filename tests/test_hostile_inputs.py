@@ -274,8 +274,8 @@ def test_disk_full_while_publishing_leaves_no_temporary_file_and_exits_6(tmp_pat
     write_csv(landing / "requests" / "r.csv", [request("a", "t", "2026-07-10T10:00:00Z")])
     real = Store._write_published
 
-    def fill_the_disk(self, con, tmp, run_id):
-        real(self, con, tmp, run_id)  # the file and a WAL beside it exist ...
+    def fill_the_disk(self, con, tmp, *args):
+        real(self, con, tmp, *args)  # the file and a WAL beside it exist ...
         tmp.with_name(tmp.name + ".wal").write_bytes(b"half")
         raise OSError(errno.ENOSPC, "No space left on device")  # ... when the disk fills
 
