@@ -597,14 +597,18 @@ def benchmark(
 
 @app.command("settings")
 def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annotated[bool, typer.Option("--example", metavar="", help="Print an example settings file instead.")] = False,
-                 as_json: JsonOpt = False) -> None:
+                 as_json: JsonOpt = False,
+                 markdown: Annotated[bool, typer.Option("--markdown", metavar="", help="Print the README's settings table (generated from the settings' declarations).")] = False) -> None:
     """Show the settings in force (and where they came from), or an example settings file."""
     from rich.text import Text
 
-    from pipeline.settings import EXAMPLE_TOML, FIELD_DOCS, SettingsError, load_settings_with_origins
+    from pipeline.settings import FIELD_DOCS, SettingsError, example_toml, load_settings_with_origins, settings_markdown
 
     if example:
-        out.print(EXAMPLE_TOML, markup=False, highlight=False)
+        out.print(example_toml(), markup=False, highlight=False, end="")
+        return
+    if markdown:
+        out.print(settings_markdown(), markup=False, highlight=False, end="", soft_wrap=True)
         return
     try:
         s, origins = load_settings_with_origins(settings, db)

@@ -13,7 +13,7 @@ import os
 import re
 import tomllib
 from datetime import date, datetime, timezone
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,86 +29,93 @@ class SettingsError(CostledgerError, ValueError):
     """The settings file is unreadable or holds a value of the wrong kind."""
 
 
+def setting(default: Any, toml: str, sql: bool = False, example: str | None = None) -> Any:
+    """One setting, declared once: its default, its TOML key (``section.key``), whether the SQL models read it
+    (``meta.settings``) and, for one without a default, an example value; its doc is the docstring below it.
+    The TOML key map, the example file, the settings view and the README table are all made from these."""
+    return field(default=default, metadata={"toml": toml, "sql": sql, "example": example})
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the SQL models and commands read besides the data."""
 
-    db: Path = Path("ledger.duckdb")
+    db: Path = setting(Path("ledger.duckdb"), 'ledger.db')
     """The DuckDB file every command reads or writes (``--db`` overrides)."""
 
-    reference_api_provider: str = "moonshot"
+    reference_api_provider: str = setting("moonshot", 'reference_api.provider', sql=True)
     """Provider whose price prices self-hosted requests for the API-equivalent cost."""
 
-    reference_api_model: str = "kimi-k3"
+    reference_api_model: str = setting("kimi-k3", 'reference_api.model', sql=True)
     """Model whose price prices self-hosted requests for the API-equivalent cost."""
 
-    slo_ms_api: int | None = None
+    slo_ms_api: int | None = setting(None, 'slo.api_ms', sql=True, example='120000')
     """Latency SLO of the api route in ms: an accepted attempt slower than this counts as not accepted. None = no SLO."""
 
-    slo_ms_self_hosted: int | None = None
+    slo_ms_self_hosted: int | None = setting(None, 'slo.self_hosted_ms', sql=True, example='120000')
     """Latency SLO of the self_hosted route in ms. None = no SLO."""
 
-    reconciliation_tolerance_pct: Decimal = Decimal("1.0")
+    reconciliation_tolerance_pct: Decimal = setting(Decimal("1.0"), 'reconciliation.tolerance_pct', sql=True)
     """Invoice vs metered: a difference within this percent of the metered total is 'ok'."""
 
-    reconciliation_tolerance_usd: Decimal = Decimal("1.00")
+    reconciliation_tolerance_usd: Decimal = setting(Decimal("1.00"), 'reconciliation.tolerance_usd', sql=True)
     """Invoice vs metered: a difference within this many dollars is 'ok' whatever the percent."""
 
-    review_rate_per_hour_usd: Decimal = Decimal("0")
+    review_rate_per_hour_usd: Decimal = setting(Decimal("0"), 'review.rate_per_hour_usd', sql=True)
     """Cost of one hour of human review, added to the route of the reviewed task."""
 
-    business_maas_revenue_12m_usd: Decimal | None = None
+    business_maas_revenue_12m_usd: Decimal | None = setting(None, 'business.maas_revenue_12m_usd', sql=True, example='0')
     """Model-as-a-Service revenue over the last 12 months (for the Kimi K3 license check); None = not supplied."""
 
-    business_monthly_active_users: int | None = None
+    business_monthly_active_users: int | None = setting(None, 'business.monthly_active_users', sql=True, example='0')
     """Monthly active users of the product using the model (license attribution check); None = not supplied."""
 
-    business_monthly_revenue_usd: Decimal | None = None
+    business_monthly_revenue_usd: Decimal | None = setting(None, 'business.monthly_revenue_usd', sql=True, example='0')
     """Monthly revenue of the product using the model (license attribution check); None = not supplied."""
 
-    focus_cluster_tag_key: str = "cluster"
+    focus_cluster_tag_key: str = setting("cluster", 'focus.cluster_tag_key', sql=True)
     """FOCUS rows whose Tags JSON has this key belong to the cluster it names."""
 
-    focus_resource_patterns: tuple[tuple[str, str], ...] = ()
+    focus_resource_patterns: tuple[tuple[str, str], ...] = setting((), 'focus.resource_patterns', example='{ "k3-b200-01" = "^arn:aws:ec2:.*:instance/i-0abc" }')
     """(cluster_id, regular expression on ResourceId): FOCUS rows matching belong to that cluster."""
 
-    request_log_mappings: tuple[LogMapping, ...] = ()
+    request_log_mappings: tuple[LogMapping, ...] = setting((), '[[request_logs]]')
     """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team or field paths a log does not carry."""
 
-    load_test_mappings: tuple[LoadTestMapping, ...] = ()
+    load_test_mappings: tuple[LoadTestMapping, ...] = setting((), '[[load_tests]]')
     """[[load_tests]] entries: per file-name pattern, the format, cluster, sweep id and measurement time a benchmark result does not carry."""
 
-    gx_max_rows: int = 100_000
+    gx_max_rows: int = setting(100_000, 'validation.gx_max_rows')
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
 
-    memory_limit: str = "4GB"
+    memory_limit: str = setting("4GB", 'ledger.memory_limit')
     """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""
 
-    batch_rows: int = 10_000_000
+    batch_rows: int = setting(10_000_000, 'ledger.batch_rows')
     """The build folds new request rows into the request models this many at a time (bounds memory)."""
 
-    temp_directory: str = ""
+    temp_directory: str = setting("", 'ledger.temp_directory')
     """Where DuckDB spills; '' = the ledger's state folder (<db>.d/tmp)."""
 
-    keep_snapshots: int = 3
+    keep_snapshots: int = setting(3, 'ledger.keep_snapshots')
     """Published snapshots kept for `costledger rollback` (the newest is the published file)."""
 
-    max_tokens_per_request: int = 10**12
+    max_tokens_per_request: int = setting(10**12, 'validation.max_tokens_per_request')
     """Plausibility bound: a request whose token count (any token column) is above this is quarantined at ingest."""
 
-    max_latency_ms: int = 7 * 24 * 3600 * 1000
+    max_latency_ms: int = setting(7 * 24 * 3600 * 1000, 'validation.max_latency_ms')
     """Plausibility bound: a request whose latency_ms is above this (default 7 days) is quarantined at ingest."""
 
-    earliest_date: str = "2000-01-01"
+    earliest_date: str = setting("2000-01-01", 'validation.earliest_date')
     """Plausibility bound: a timestamp or date before this is quarantined at ingest (none may be from 2100 on, and event times not after tomorrow)."""
 
-    max_amount: Decimal = Decimal(10**12)
+    max_amount: Decimal = setting(Decimal(10**12), 'validation.max_amount')
     """Plausibility bound: a money amount (or other decimal) beyond plus or minus this is quarantined at ingest."""
 
-    max_line_bytes: int = 64 * 2**20
+    max_line_bytes: int = setting(64 * 2**20, 'ledger.max_line_bytes')
     """A file with a single line (record) longer than this is rejected whole (protects memory from one-line bombs)."""
 
-    max_file_bytes: int = 64 * 2**30
+    max_file_bytes: int = setting(64 * 2**30, 'ledger.max_file_bytes')
     """A file whose decompressed size passes this is rejected whole (protects memory and disk from gzip bombs)."""
 
     source: str = "defaults"
@@ -122,16 +129,9 @@ class Settings:
                       earliest=date.fromisoformat(self.earliest_date), max_amount=self.max_amount)
 
     def sql_rows(self) -> list[tuple[str, str]]:
-        """(key, value) rows for the ``meta.settings`` table the SQL models read."""
-        rows = []
-        for f in fields(self):
-            if f.name in ("db", "source", "memory_limit", "temp_directory", "keep_snapshots", "gx_max_rows",
-                          "batch_rows", "focus_resource_patterns", "request_log_mappings", "load_test_mappings",
-                          "max_tokens_per_request", "max_latency_ms", "earliest_date", "max_amount",
-                          "max_line_bytes", "max_file_bytes"):
-                continue
-            value = getattr(self, f.name)
-            rows.append((f.name, "" if value is None else str(value)))
+        """(key, value) rows for the ``meta.settings`` table the SQL models read (the fields marked ``sql``)."""
+        rows = [(f.name, "" if getattr(self, f.name) is None else str(getattr(self, f.name)))
+                for f in fields(self) if f.metadata.get("sql")]
         rows += [(f"focus_resource_pattern.{cluster}", pattern) for cluster, pattern in self.focus_resource_patterns]
         return rows
 
@@ -139,33 +139,12 @@ class Settings:
         return {k: (str(v) if isinstance(v, (Path, Decimal)) else v) for k, v in asdict(self).items()}
 
 
-# TOML layout: section.key -> Settings field
+#: TOML layout: (section, key) -> Settings field (made from the fields; [[...]] arrays are read apart)
 _TOML_KEYS: dict[tuple[str, str], str] = {
-    ("ledger", "db"): "db",
-    ("reference_api", "provider"): "reference_api_provider",
-    ("reference_api", "model"): "reference_api_model",
-    ("slo", "api_ms"): "slo_ms_api",
-    ("slo", "self_hosted_ms"): "slo_ms_self_hosted",
-    ("reconciliation", "tolerance_pct"): "reconciliation_tolerance_pct",
-    ("reconciliation", "tolerance_usd"): "reconciliation_tolerance_usd",
-    ("review", "rate_per_hour_usd"): "review_rate_per_hour_usd",
-    ("business", "maas_revenue_12m_usd"): "business_maas_revenue_12m_usd",
-    ("business", "monthly_active_users"): "business_monthly_active_users",
-    ("business", "monthly_revenue_usd"): "business_monthly_revenue_usd",
-    ("validation", "gx_max_rows"): "gx_max_rows",
-    ("focus", "cluster_tag_key"): "focus_cluster_tag_key",
-    ("focus", "resource_patterns"): "focus_resource_patterns",
-    ("ledger", "memory_limit"): "memory_limit",
-    ("ledger", "temp_directory"): "temp_directory",
-    ("ledger", "keep_snapshots"): "keep_snapshots",
-    ("ledger", "batch_rows"): "batch_rows",
-    ("ledger", "max_line_bytes"): "max_line_bytes",
-    ("ledger", "max_file_bytes"): "max_file_bytes",
-    ("validation", "max_tokens_per_request"): "max_tokens_per_request",
-    ("validation", "max_latency_ms"): "max_latency_ms",
-    ("validation", "earliest_date"): "earliest_date",
-    ("validation", "max_amount"): "max_amount",
+    tuple(f.metadata["toml"].split(".", 1)): f.name  # type: ignore[misc]
+    for f in fields(Settings) if f.metadata.get("toml") and not f.metadata["toml"].startswith("[[")
 }
+_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
 _UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 MIN_MEMORY_BYTES = 256 * 10**6
 
@@ -179,7 +158,6 @@ def memory_bytes(text: str) -> int | None:
     if unit == "%":
         return None
     return int(Decimal(text.strip()[: m.start(2)].strip()) * _UNITS[unit])
-_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
@@ -366,55 +344,54 @@ def _field_docs() -> dict[str, str]:
 
 
 FIELD_DOCS = _field_docs
-EXAMPLE_TOML = """\
-# costledger settings (all optional; defaults shown)
-[ledger]
-db = "ledger.duckdb"
-memory_limit = "4GB"     # DuckDB spills to disk beyond this
-temp_directory = ""      # '' = <db>.d/tmp
-keep_snapshots = 3       # published snapshots kept for `costledger rollback`
-batch_rows = 10000000    # new request rows folded into the request models at a time (bounds memory)
-max_line_bytes = 67108864        # a file with a longer single line is rejected whole (64 MiB)
-max_file_bytes = 68719476736     # a file that decompresses to more is rejected whole (64 GiB)
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, Decimal)):
+        return str(value)
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-[reference_api]          # prices self-hosted requests for the API-equivalent cost
-provider = "moonshot"
-model = "kimi-k3"
 
-[slo]                    # latency SLO per route, ms; an accepted attempt slower than this is a violation
-# api_ms = 120000
-# self_hosted_ms = 120000
+def example_toml() -> str:
+    """The example settings file, made from the fields: every key with its default (or, commented out, an
+    example) and its doc, section by section."""
+    docs = FIELD_DOCS()
+    sections: dict[str, list[str]] = {}
+    for f in fields(Settings):
+        key = f.metadata.get("toml")
+        if not key or key.startswith("[["):
+            continue
+        section, name = key.split(".", 1)
+        lines = sections.setdefault(section, [])
+        lines.append(f"# {docs.get(f.name, '')}")
+        if f.default is None or f.default == () or f.metadata.get("example") and f.name == "focus_resource_patterns":
+            lines.append(f"# {name} = {f.metadata.get('example') or ''}")
+        else:
+            lines.append(f"{name} = {_toml_value(f.default)}")
+    out = ["# costledger settings: every key is optional; the defaults are shown (generated from pipeline/settings.py)"]
+    for section, lines in sections.items():
+        out += ["", f"[{section}]", *lines]
+    out += ["", "# [[request_logs]]       # per request-log file name: what the log does not say (repeat for more)",
+            '# match = "vllm-*.jsonl"', f"# format = \"vllm\"        # one of {', '.join(LOG_FORMATS)}",
+            '# route = "self_hosted"', '# cluster_id = "k3-b200-01"', '# model = "kimi-k3"',
+            '# task_id_field = "metadata.task_id"',
+            "", "# [[load_tests]]         # per load-test result file: what the benchmark output does not say",
+            '# match = "vllm-bench-*.json"', f"# format = \"vllm_bench\"  # one of {', '.join(LOAD_TEST_FORMATS)}",
+            '# cluster_id = "k3-b200-01"', '# sweep_id = "2026-10-sweep"']
+    return "\n".join(out) + "\n"
 
-[reconciliation]         # invoice vs metered: 'ok' within either tolerance
-tolerance_pct = 1.0
-tolerance_usd = 1.00
 
-[review]
-rate_per_hour_usd = 0    # human review cost per hour, added to the reviewed task's route
-
-[focus]                  # FOCUS cloud bills: which rows belong to which cluster
-cluster_tag_key = "cluster"   # a row whose Tags has this key belongs to that cluster
-# [focus.resource_patterns]   # else: cluster_id = "regular expression on ResourceId"
-# "k3-b200-01" = "^arn:aws:ec2:.*:instance/i-0abc"
-
-# [[request_logs]]       # per log file name: what the log does not say (repeat the table for more)
-# match = "vllm-*.jsonl"
-# format = "vllm"        # openai_chat, openai_responses, anthropic, litellm, vllm, sglang, canonical
-# route = "self_hosted"
-# cluster_id = "k3-b200-01"
-# model = "kimi-k3"
-# task_id_field = "metadata.task_id"
-
-[validation]
-gx_max_rows = 100000     # Great Expectations validates every row up to this many per file, a sample beyond
-# plausibility bounds: a value beyond them is quarantined at ingest (never a build failure)
-max_tokens_per_request = 1000000000000   # each token column of a request
-max_latency_ms = 604800000               # 7 days
-earliest_date = "2000-01-01"             # no timestamp before; none from 2100 on; event times not after tomorrow
-max_amount = 1000000000000               # money and other decimals, either sign
-
-[business]               # optional: enables the Kimi K3 license checks in the report
-# maas_revenue_12m_usd = 0
-# monthly_active_users = 0
-# monthly_revenue_usd = 0
-"""
+def settings_markdown() -> str:
+    """The README's settings table, made from the fields (a test checks that the README has exactly this)."""
+    docs = FIELD_DOCS()
+    rows = ["| key | default | meaning |", "|---|---|---|"]
+    for f in fields(Settings):
+        key = f.metadata.get("toml")
+        if not key:
+            continue
+        if f.default is None or f.default == ():
+            default = "(none)"
+        else:
+            default = f"`{_toml_value(f.default)}`"
+        rows.append(f"| `{key}` | {default} | {docs.get(f.name, '').replace('|', '/')} |")
+    return "\n".join(rows) + "\n"

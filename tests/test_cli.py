@@ -175,3 +175,28 @@ def test_settings_show_where_each_value_came_from(tmp_path, monkeypatch):
     assert json.loads(res.stdout)["db"] == {"value": str(tmp_path / "flag.duckdb"), "from": "flag --db"}
     res = cli("settings", "--settings", str(tmp_path / "s.toml"))
     assert res.exit_code == 0 and "from" in res.stdout  # the table has a "from" column
+
+
+def test_readme_settings_table_is_the_generated_one():
+    from pipeline.settings import _TOML_KEYS, Settings, example_toml, settings_markdown
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- settings:begin -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
+    assert block == settings_markdown(), "regenerate with: costledger settings --markdown"
+    # every declared TOML key is in the table and in the example file, and the example file loads
+    for section, key in _TOML_KEYS:
+        assert f"`{section}.{key}`" in block and f"{key} =" in example_toml()
+    res = cli("settings", "--markdown")
+    assert res.exit_code == 0 and res.stdout == settings_markdown()
+    assert Settings().sql_rows()[0] == ("reference_api_provider", "moonshot")
+
+
+def test_the_example_settings_file_loads_as_the_defaults(tmp_path):
+    from pipeline.settings import Settings, example_toml, load_settings
+
+    (tmp_path / "ex.toml").write_text(example_toml())
+    loaded = load_settings(tmp_path / "ex.toml")
+    from dataclasses import fields
+
+    # equal values (TOML reads 1.00 as the number 1.0: Decimal("1.0") == Decimal("1.00"))
+    assert all(getattr(loaded, f.name) == getattr(Settings(), f.name) for f in fields(Settings) if f.name != "source")
