@@ -20,7 +20,6 @@ is rolled back and the previous tables stay as they were.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

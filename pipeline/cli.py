@@ -673,7 +673,7 @@ def entry(argv: list[str] | None = None) -> int:
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_FAILURE
-    except Exception as exc:  # noqa: BLE001: the one place that turns the unexpected into a message
+    except Exception as exc:  # noqa: BLE001 (the one place that turns the unexpected into a message)
         if type(exc).__name__ == "InterruptException":  # Ctrl-C inside a DuckDB query
             console.print("interrupted: nothing half-done was published (the next run cleans up and carries on)",
                           highlight=False)

@@ -319,8 +319,6 @@ def render_html(data: ReportData) -> str:
 
 
 def render_markdown(data: ReportData) -> str:
-    import jinja2
-
     env = _env()
     env.autoescape = False  # Markdown: escaped by the md_cell filter instead
     env.filters["md"] = md_cell

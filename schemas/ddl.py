@@ -17,7 +17,6 @@ from sqlmodel.sql.sqltypes import AutoString
 from sqlalchemy.sql.type_api import TypeEngine
 from sqlmodel import SQLModel
 
-from schemas.tables import KINDS
 
 RAW_SCHEMA = "raw"
 PROVENANCE_COLUMNS = ("source_file_hash", "source_line")

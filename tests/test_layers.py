@@ -2,7 +2,6 @@
 `schemas` modules, counting imports inside functions and under TYPE_CHECKING too."""
 
 import ast
-from pathlib import Path
 
 from tests.conftest import ROOT
 

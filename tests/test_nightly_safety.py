@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import duckdb
@@ -24,7 +23,6 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.sample import write_sample
-from pipeline.settings import Settings
 from pipeline.store import Store
 from tests.conftest import ROOT
 

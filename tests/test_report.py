@@ -8,7 +8,6 @@ import shutil
 import subprocess
 from dataclasses import replace
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
