@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable
 import duckdb
 
 from pipeline import incremental, lake
-from pipeline.models import LAYERS, SQL_DIR, Model, ModelHeaderError, discover, parse_model  # noqa: F401 (re-exported)
+from pipeline.models import LAYERS, SQL_DIR, Model, discover
 from pipeline.faults import crashpoint
 from pipeline.catalog import init_ledger, raw_view_statements
 from pipeline.settings import Settings
@@ -214,24 +214,16 @@ def _check_lake(con: duckdb.DuckDBPyConnection, store: "Store", rehash: Callable
 META_TABLES = ("meta.loaded_files", "meta.quarantine", "meta.rejected_files", "meta.runs", "meta.run_steps", "meta.settings")
 
 
-def publishable_tables(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
-    """Tables copied into the published file: meta, and every table model not marked ``published: no``."""
-    return list(META_TABLES) + [
-        m.qualified for m in discover(sql_dir) if m.materialized == "table" and m.published
-    ]
-
-
-def publication(con: duckdb.DuckDBPyConnection, store: "Store", sql_dir: Path = SQL_DIR) -> tuple[list[str], list[tuple[str, str]]]:
-    """What a publication copies: the tables, and the views as (name, CREATE VIEW)."""
-    return publishable_tables(con, sql_dir), view_statements(con, store, sql_dir)
-
-
-def view_statements(con: duckdb.DuckDBPyConnection, store: "Store", sql_dir: Path = SQL_DIR) -> list[tuple[str, str]]:
-    """(name, CREATE VIEW) for the published file: raw views over the lake, then the staging views."""
+def publication(con: duckdb.DuckDBPyConnection, store: "Store",
+                sql_dir: Path = SQL_DIR) -> tuple[list[str], list[tuple[str, str]]]:
+    """What a publication copies: the tables (meta, and every table model not marked ``published: no``) and
+    the views as (name, CREATE VIEW): the raw views over the lake, then the staging views."""
+    models = discover(sql_dir)
+    tables = list(META_TABLES) + [m.qualified for m in models if m.materialized == "table" and m.published]
     views = raw_view_statements(con, store.lake)
     views += [(m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.body}")
-              for m in discover(sql_dir) if m.materialized == "view"]
-    return views
+              for m in models if m.materialized == "view"]
+    return tables, views
 
 
 def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:

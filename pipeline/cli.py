@@ -38,7 +38,7 @@ app = typer.Typer(
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_BUSY, EXIT_DISK = 0, 1, 2, 3, 4, 5, 6
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_DISK = 0, 1, 2, 3, 4, 6  # busy (5): LedgerBusy.exit_code
 
 DbOpt = Annotated[
     Optional[Path],
@@ -51,13 +51,18 @@ SettingsOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", metavar="", help="Print a machine-readable JSON summary on stdout.")]
 
 
+def _error(text: str) -> None:
+    """One error line on stderr; ``text`` is data, printed as is (never read as rich markup)."""
+    console.print(f"[red]error:[/] {escape(text)}", highlight=False)
+
+
 def _settings(settings_path: Path | None, db: Path | None):
     from pipeline.settings import SettingsError, load_settings
 
     try:
         return load_settings(settings_path, db)
     except SettingsError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        _error(str(exc))
         raise typer.Exit(EXIT_FAILURE) from None
 
 
@@ -69,7 +74,7 @@ def _open_read(s):
     try:
         return connect_read(s.db, Store.for_db(s.db).lake)
     except LedgerNotFound as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        _error(str(exc))
         raise typer.Exit(EXIT_FAILURE) from None
 
 
@@ -123,39 +128,33 @@ def _exit_for(run) -> None:
 
 def _writer(fn, *args, **kwargs):
     """Run a writing step, turning the ledger's own errors into messages and exit codes."""
-    import errno
-
     import duckdb
 
-    from pipeline.build import AuditFailed, ModelFailed
-    from pipeline.lake import LakeDamaged
-    from pipeline.store import InsufficientDisk, LedgerBusy
+    from pipeline.build import ModelFailed
+    from pipeline.errors import CostledgerError
 
     try:
         return fn(*args, **kwargs)
-    except LedgerBusy as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_BUSY) from None
-    except InsufficientDisk as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_DISK) from None
-    except OSError as exc:
-        if exc.errno != errno.ENOSPC:
-            raise
-        console.print(f"[red]error:[/] the disk is full ({escape(str(exc))}); nothing half-done was published. "
-                      "Free some space and run again.", highlight=False)
-        raise typer.Exit(EXIT_DISK) from None
-    except duckdb.IOException as exc:
-        if "space left" not in str(exc).lower():
-            raise
-        console.print(f"[red]error:[/] the disk is full ({escape(str(exc).splitlines()[0])}); nothing half-done was "
-                      "published. Free some space and run again.", highlight=False)
-        raise typer.Exit(EXIT_DISK) from None
-    except (AuditFailed, ModelFailed, LakeDamaged, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+    except CostledgerError as exc:  # busy 5, not enough disk 6, a failed audit or model or a damaged lake 1
+        _error(str(exc))
         if isinstance(exc, ModelFailed) and "Out of Memory" in str(exc):
             console.print(escape("hint: raise [ledger] memory_limit in the settings file (DuckDB spills what it can)"))
+        raise typer.Exit(exc.exit_code) from None
+    except FileNotFoundError as exc:
+        _error(str(exc))
         raise typer.Exit(EXIT_FAILURE) from None
+    except (OSError, duckdb.IOException) as exc:
+        if not _disk_full(exc):
+            raise
+        _error(f"the disk is full ({str(exc).splitlines()[0]}); nothing half-done was published. "
+               "Free some space and run again.")
+        raise typer.Exit(EXIT_DISK) from None
+
+
+def _disk_full(exc: Exception) -> bool:
+    import errno
+
+    return exc.errno == errno.ENOSPC if isinstance(exc, OSError) else "space left" in str(exc).lower()
 
 
 class _Progress:
@@ -213,10 +212,10 @@ def ingest(
     from schemas.tables import KINDS
 
     if kind not in KINDS:
-        console.print(f"[red]error:[/] unknown kind {escape(repr(kind))}; expected one of: {', '.join(KINDS)}")
+        _error(f"unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
         raise typer.Exit(2)
     if log_format is not None and (kind != "requests" or log_format not in LOG_FORMATS):
-        console.print(f"[red]error:[/] --format applies to requests only and is one of: {', '.join(LOG_FORMATS)}")
+        _error(f"--format applies to requests only and is one of: {', '.join(LOG_FORMATS)}")
         raise typer.Exit(2)
     s = _settings(settings, db)
     with _Progress(len(files), as_json) as progress:
@@ -253,16 +252,17 @@ def nightly(
 
     Exit codes: 0 all well; 1 failure (nothing new published); 3 a file or folder was rejected whole (the rest was published); 4 a reconciliation mismatch in a month this run changed; 5 another process is writing; 6 disk full; 130 interrupted.
     """
-    from pipeline.nightly import landing_files, run_nightly
+    from pipeline.nightly import run_nightly, scan_landing
     from pipeline.store import Store
 
     s = _settings(settings, db)
     if not landing_dir.is_dir():
-        console.print(f"[red]error:[/] landing folder {escape(str(landing_dir))} does not exist", highlight=False)
+        _error(f"landing folder {landing_dir} does not exist")
         raise typer.Exit(EXIT_FAILURE)
-    with _Progress(len(landing_files(landing_dir)[0]), as_json) as progress:
+    found = scan_landing(landing_dir)  # once: its files are the progress bar's total and what the run loads
+    with _Progress(len(found.pairs) + len(found.unknown_folders), as_json) as progress:
         run = _writer(run_nightly, Store.for_db(s.db), s, landing_dir, on_file=progress.on_file,
-                      on_model=progress.on_model)
+                      on_model=progress.on_model, found=found)
     _summary(run, as_json)
     if report and not as_json:
         from pipeline.report import plain_report
@@ -300,7 +300,7 @@ def sql(
         console.print(f"[red]refused:[/] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None
     except duckdb.Error as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
+        _error(str(exc))
         raise typer.Exit(EXIT_FAILURE) from None
     finally:
         con.close()
@@ -393,7 +393,7 @@ def report(
             return
         data = gather(con, month)
     except CostledgerError as exc:  # a month that is not one, or not in the ledger: 2; no months yet: 1
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        _error(str(exc))
         raise typer.Exit(exc.exit_code) from None
     text = render_html(data) if fmt == "html" else render_markdown(data)
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
@@ -431,17 +431,17 @@ def scenario(
         if token.startswith("--"):
             current = SCENARIO_FLAGS.get(token)
             if current is None:
-                console.print(f"[red]error:[/] unknown option {escape(token)}; expected {', '.join(SCENARIO_FLAGS)}")
+                _error(f"unknown option {token}; expected {', '.join(SCENARIO_FLAGS)}")
                 raise typer.Exit(2)
         elif current is None:
-            console.print(f"[red]error:[/] {escape(repr(token))} must follow one of {', '.join(SCENARIO_FLAGS)}")
+            _error(f"{token!r} must follow one of {', '.join(SCENARIO_FLAGS)}")
             raise typer.Exit(2)
         else:
             values[current].append(token)
     rate_per_hour = values["rates"] or ["80", "120", "160"]
     api_cost_per_task = values["costs"] or ["1.35", "0.54"]
     if len(values["hours"]) > 1:
-        console.print("[red]error:[/] give one --hours value")
+        _error("give one --hours value")
         raise typer.Exit(2)
     hours = (values["hours"] or ["730"])[0]
     from decimal import Decimal, InvalidOperation
@@ -456,10 +456,10 @@ def scenario(
         costs = [Decimal(x) for x in api_cost_per_task]
         h = Decimal(hours)
     except InvalidOperation:
-        console.print("[red]error:[/] rates, hours and API costs must be numbers")
+        _error("rates, hours and API costs must be numbers")
         raise typer.Exit(2) from None
     if any(x <= 0 for x in rates + costs + [h]):
-        console.print("[red]error:[/] rates, hours and API costs must be positive")
+        _error("rates, hours and API costs must be positive")
         raise typer.Exit(2)
     rows = planning_table(duckdb.connect(), rates, h, costs)
     if as_json:
@@ -613,7 +613,7 @@ def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annota
     try:
         s, origins = load_settings_with_origins(settings, db)
     except SettingsError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        _error(str(exc))
         raise typer.Exit(EXIT_FAILURE) from None
     docs = FIELD_DOCS()
     if as_json:
@@ -646,6 +646,19 @@ def main(
 EXIT_INTERRUPTED = 130
 
 
+def _unexpected(exc: Exception, debug: bool) -> int:
+    """An error that is not the ledger's own: one line (the traceback with ``--debug``), exit 1."""
+    import traceback
+
+    if debug:
+        traceback.print_exc()
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+    _error(f"{type(exc).__name__}: {text}")
+    if not debug:
+        console.print("run again with --debug for the traceback, and please report it", highlight=False)
+    return EXIT_FAILURE
+
+
 def entry(argv: list[str] | None = None) -> int:
     """The ``costledger`` command: every error ends as one line and its documented exit code, never a
     traceback (``--debug`` or ``COSTLEDGER_DEBUG=1`` shows it); Ctrl-C ends with 130."""
@@ -667,24 +680,16 @@ def entry(argv: list[str] | None = None) -> int:
     except CostledgerError as exc:  # the ledger's own errors: one line, their exit code
         if debug:
             traceback.print_exc()
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        _error(str(exc))
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 (the one place that turns the unexpected into a message)
-        if type(exc).__name__ == "InterruptException":  # Ctrl-C inside a DuckDB query
-            console.print("interrupted: nothing half-done was published (the next run cleans up and carries on)",
-                          highlight=False)
-            return EXIT_INTERRUPTED
-        if debug:
-            traceback.print_exc()
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
-        console.print(f"[red]error:[/] {escape(type(exc).__name__)}: {escape(text)}", highlight=False)
-        if not debug:
-            console.print("run again with --debug for the traceback, and please report it", highlight=False)
-        return EXIT_FAILURE
+        if type(exc).__name__ != "InterruptException":  # Ctrl-C inside a DuckDB query is 130, below
+            return _unexpected(exc, debug)
+        code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:
         console.print("interrupted: nothing half-done was published (the next run cleans up and carries on)",
                       highlight=False)

@@ -39,7 +39,7 @@ from typing import Callable
 
 import duckdb
 
-from pipeline.models import SCOPED_SOURCES, STRATEGIES, Model, sql_fingerprint  # noqa: F401 (STRATEGIES re-exported)
+from pipeline.models import SCOPED_SOURCES, Model, sql_fingerprint
 
 
 #: The kinds whose lake files are read incrementally (only the new files, once built).

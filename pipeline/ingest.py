@@ -241,20 +241,9 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
         ).fetchall()[0]  # type: ignore[misc]
         loaded = total - quarantined
         quarantined += len(read.bad_lines)
-        col_list = ", ".join(f'f."{c.name}"' for c in cols)
         good_rows = "flags f ANTI JOIN verdicts v ON v._line = f._line"
         if loaded:
-            lake_path.parent.mkdir(parents=True, exist_ok=True)
-            # the file hash is hex and the folder is ours: the literal is safe (COPY cannot bind a file name)
-            con.execute(
-                f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, f._line AS source_line "
-                f"FROM {good_rows}) "
-                f"TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)"
-            )
-            crashpoint("ingest.lake_written")
-            lake_sha = seal(tmp_path)
-            os.replace(tmp_path, lake_path)
-            crashpoint("ingest.lake_renamed")
+            lake_sha = _write_lake_file(con, cols, good_rows, file_hash, tmp_path, lake_path)
         con.execute("BEGIN TRANSACTION")
         try:
             # each raw value cut to 200 characters: a misaligned column cannot copy a prompt into the ledger
@@ -292,6 +281,22 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
         _clean_up(con, read, tmp_path)
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+
+
+def _write_lake_file(con: duckdb.DuckDBPyConnection, cols: list[ColumnSpec], rows: str, file_hash: str,
+                     tmp_path: Path, lake_path: Path) -> str:
+    """Write ``rows`` (a FROM clause over ``flags f``) as the file's lake Parquet: under a temporary name,
+    sealed read-only, then renamed into the lake. Returns its SHA-256 for the manifest."""
+    col_list = ", ".join(f'f."{c.name}"' for c in cols)
+    lake_path.parent.mkdir(parents=True, exist_ok=True)
+    # the file hash is hex and the folder is ours: the literal is safe (COPY cannot bind a file name)
+    con.execute(f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, f._line AS source_line "
+                f"FROM {rows}) TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)")
+    crashpoint("ingest.lake_written")
+    lake_sha = seal(tmp_path)
+    os.replace(tmp_path, lake_path)
+    crashpoint("ingest.lake_renamed")
+    return lake_sha
 
 
 def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) -> None:
@@ -366,12 +371,7 @@ def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, sto
             return _reject(con, kind, shown, file_hash,
                            f"cannot rewrite its lake file {lake_rel}: the landing file now yields {n} rows, "
                            f"the manifest recorded {rows_loaded}", None, t0)
-        col_list = ", ".join(f'f."{c.name}"' for c in cols)
-        con.execute(f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, f._line AS source_line "
-                    f"FROM {good}) TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)")
-        lake_sha = seal(tmp_path)
-        lake_path.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp_path, lake_path)
+        lake_sha = _write_lake_file(con, cols, good, file_hash, tmp_path, lake_path)
         con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [lake_sha, file_hash])
         refresh_raw_view(con, store.lake, kind)
     finally:

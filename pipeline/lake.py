@@ -73,21 +73,11 @@ def damaged(con: duckdb.DuckDBPyConnection, lake: Path, rehash: Callable[[str, s
                        "WHERE lake_file IS NOT NULL ORDER BY load_seq").fetchall()
     for file_hash, kind, landing, lake_file, expected in rows:
         path = lake / lake_file
-        if not path.is_file():
-            out.append(Damage(lake_file, landing, kind, "missing"))
-            continue
-        if rehash is not None and not rehash(kind, file_hash):
-            continue
-        actual = file_sha256(path)
-        if expected is None:
-            if record:
-                con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [actual, file_hash])
-        elif actual != expected:
-            out.append(Damage(lake_file, landing, kind, "altered"))
+        check = rehash is None or rehash(kind, file_hash)
+        problem = lake_damage(path, expected if check else None)
+        if problem:
+            out.append(Damage(lake_file, landing, kind, problem))
+        elif check and expected is None and record:
+            con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?",
+                        [file_sha256(path), file_hash])
     return out
-
-
-def missing_files(con: duckdb.DuckDBPyConnection, lake: Path) -> set[str]:
-    """Lake files (relative names) the manifest names that are not on disk."""
-    return {f for (f,) in con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()
-            if not (lake / f).is_file()}

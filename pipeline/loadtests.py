@@ -25,7 +25,6 @@ the field named; numbers stay text until DuckDB casts them (exact decimals).
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,23 +34,19 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipeline.logformats import FileMapping
 from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format, json_lines
 
 LOAD_TEST_FORMATS = ("canonical", "vllm_bench", "sglang_bench")
 
 
 @dataclass(frozen=True)
-class LoadTestMapping:
+class LoadTestMapping(FileMapping):
     """Per-file values a benchmark result does not carry ([[load_tests]] in the settings)."""
 
-    match: str = "*"
-    format: str | None = None
     cluster_id: str | None = None
     sweep_id: str | None = None
     measured_at: str | None = None
-
-    def applies_to(self, path: Path) -> bool:
-        return fnmatch.fnmatch(path.name, self.match)
 
 
 class _Unmappable(ValueError):

@@ -56,11 +56,20 @@ class MappingError(ValueError):
 
 
 @dataclass(frozen=True)
-class LogMapping:
-    """Per-file defaults for fields a log does not carry ([[request_logs]] in the settings)."""
+class FileMapping:
+    """A per-file settings entry: the file-name pattern it applies to and the format it names."""
 
     match: str = "*"
     format: str | None = None
+
+    def applies_to(self, path: Path) -> bool:
+        return fnmatch.fnmatch(path.name, self.match)
+
+
+@dataclass(frozen=True)
+class LogMapping(FileMapping):
+    """Per-file defaults for fields a log does not carry ([[request_logs]] in the settings)."""
+
     route: str | None = None
     provider: str | None = None
     cluster_id: str | None = None
@@ -68,9 +77,6 @@ class LogMapping:
     team: str | None = None
     task_id_field: str | None = None
     attempt_field: str | None = None
-
-    def applies_to(self, path: Path) -> bool:
-        return fnmatch.fnmatch(path.name, self.match)
 
 
 # ------------------------------------------------------------------ small helpers

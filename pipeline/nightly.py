@@ -157,12 +157,6 @@ def scan_landing(landing: Path) -> Landing:
     return found
 
 
-def landing_files(landing: Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """(kind, file) pairs in load order, and entries of the folder that are not a known kind."""
-    found = scan_landing(landing)
-    return found.pairs, [name for name, _ in found.unknown_folders] + found.other_entries
-
-
 class Run:
     """One locked run against a store: open, clean up, log; then load / build / publish steps."""
 
@@ -272,9 +266,9 @@ def run_build(store: Store, settings: Settings, on_model: OnModel | None = None)
 
 
 def run_nightly(store: Store, settings: Settings, landing: Path, on_file: OnFile | None = None,
-                on_model: OnModel | None = None) -> RunSummary:
-    """Load every new file under ``landing/<kind>/``, build, publish."""
-    found = scan_landing(landing)
+                on_model: OnModel | None = None, found: Landing | None = None) -> RunSummary:
+    """Load every new file under ``landing/<kind>/``, build, publish (``found``: the folder already scanned)."""
+    found = found or scan_landing(landing)
     with Run(store, settings, f"nightly {landing}") as run:
         run.summary.unknown_entries = found.other_entries
         run.summary.outside_links = found.outside_links
