@@ -10,8 +10,11 @@ Each model file holds one SELECT and a header of ``-- key: value`` lines:
 ``published``     ``no`` keeps a large request-level table out of the published file
 ``key_enforced_by`` the grain is guaranteed upstream (the ingest's key index): no grain audit,
                   which would re-read all history every night
-``incremental``   ``append``, ``tasks`` or ``months``: built from new data only (see
-                  ``pipeline/incremental.py``; such models read the ``scoped.*`` views)
+``incremental``   ``append``, ``keys`` or ``months``: built from new data only (see
+                  ``pipeline/incremental.py``)
+``input NAME``    an incremental model's input: ``SCHEMA.MODEL [(COLUMNS)] [, lookback COLUMN]``,
+                  read as the view ``scoped.NAME`` that the strategy restricts to what is new
+``months_touched`` an append model's SQL expressions for the months a new row touches
 
 Models run in dependency order (found from the ``schema.model`` names each file
 mentions), all in one transaction with their audits: a build whose audit fails
@@ -121,9 +124,9 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
     init_ledger(con, store.lake)
     # before any model reads the lake: every file exists, and the ones this build reads are intact (the
     # request and outcome files already built are re-hashed only if the build turns out to be full, below)
-    built = incremental.built_files(con)
-    _check_lake(con, store, lambda kind, file_hash: kind not in incremental.KINDS or file_hash not in built)
     models = discover(sql_dir)
+    built, kinds = incremental.built_files(con), incremental.file_kinds(models)
+    _check_lake(con, store, lambda kind, file_hash: kind not in kinds or file_hash not in built)
     audits = sorted((sql_dir / "audits").glob("*.sql"))
     for stmt in MACROS:
         con.execute(stmt)
@@ -161,15 +164,10 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
             kind = "VIEW" if m.materialized == "view" else "TABLE"
             if m.incremental and plan is None:
                 plan = incremental.plan(con, models, settings.batch_rows)
-                if plan.full:  # every request and outcome file is read again
-                    _check_lake(con, store, lambda kind, file_hash: kind in incremental.KINDS and file_hash in built)
-            if m.incremental == "append":
-                tasks = next(x for x in models if x.incremental == "tasks")
-                incremental.run_request_batches(con, plan, m, tasks, run, audit, progress)  # type: ignore[arg-type]
-            elif m.incremental == "tasks":
-                pass  # recomputed batch by batch with the appended requests
-            elif m.incremental == "months":
-                incremental.run_months(con, plan, m, run, audit)  # type: ignore[arg-type]
+                if plan.full:  # every incrementally read file is read again
+                    _check_lake(con, store, lambda kind, file_hash: kind in kinds and file_hash in built)
+            if m.incremental:
+                incremental.strategy(m, models).run(con, plan, run, audit, progress)  # type: ignore[arg-type]
             else:
                 run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
             doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
@@ -181,6 +179,8 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
             crashpoint("build.model")
             if progress:
                 progress(m.qualified)
+        if plan is not None:
+            incremental.finish(con, plan)
         for m in models:
             n_audits += bool(m.unique_key and not m.key_enforced_by)
             if not m.incremental:

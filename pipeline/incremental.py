@@ -1,69 +1,73 @@
-"""Incremental request models: cost grows with the new data, not with all history.
+"""Incremental models: cost grows with the new data, not with all history.
 
-Three strategies, chosen by a model's ``-- incremental:`` header:
+A model chooses a strategy with its ``-- incremental:`` header and names its inputs with
+``-- input NAME: SCHEMA.MODEL [(COLUMNS)] [, lookback COLUMN]`` lines; it reads each as the
+view ``scoped.NAME``, which its strategy defines before each step: the whole SOURCE on a
+full build, only what is new on an incremental one. Nothing here names a model.
 
-``append``  (int_requests_priced) rows of the request lake files loaded since the last
-            build are appended, in batches of at most ``batch_rows`` rows (memory stays
-            bounded however much history a first build meets).
-``tasks``   (int_tasks_resolved) after each batch, the tasks with new attempts (or, at the
-            end, new decisions in outcome files) are deleted and recomputed from all their
-            attempts.
-``months``  (the monthly request aggregates) the months touched by the run are deleted
-            and recomputed; other months are not read.
+``append``  the rows of lake files loaded since the last build (the files of the raw
+            tables its inputs' sources read) are appended, in batches of at most
+            ``batch_rows`` rows, so memory stays bounded however much history a first
+            build meets. ``-- months_touched:`` gives the months a new row touches.
+``keys``    (a model with a one-column unique_key that reads an ``append`` model) after
+            each batch of that model, the keys with new input rows (the batch's rows; at
+            the last batch also the new files of its other inputs' raw tables) are deleted
+            and recomputed from all their input rows.
+``months``  (unique_key includes ``month``) the months the run touched are deleted and
+            recomputed; other months are not read. ``lookback COLUMN`` also gives the rows
+            of the month before a touched month whose COLUMN reaches into it.
 
-The models read their inputs through the views of schema ``scoped``, which this module
-defines for each step: unfiltered on a full build, restricted to the new files, the
-touched tasks or the touched months on an incremental one:
-
-======================== =========================================================
-``scoped.requests_new``        staging requests of the batch's lake files
-``scoped.requests_of_tasks``   priced requests of the tasks being recomputed (TASK_COLUMNS)
-``scoped.outcomes_of_tasks``   staging outcomes of those tasks
-``scoped.requests_of_months``  priced requests of the touched months
-``scoped.requests_near_months`` ... and of the month before each (intervals run on)
-``scoped.tasks_of_months``     resolved tasks of the touched months
-======================== =========================================================
-
-A build is full (tables emptied, every file new) when there is no previous state or
-its fingerprint changed: prices, settings or the SQL of any of these models. A month
-is touched when a new request starts in it, a new request's interval ends in it, or
-a recomputed task has (or had) an attempt or its home in it.
+A build is full (tables emptied, every file new) when there is no previous state or its
+fingerprint changed: the SQL of the incremental models and of every model they read
+(parse trees: comments do not count), the prices, and the settings their SQL names. A
+month is touched when a new row touches it (``months_touched``), or a recomputed key has
+(or had) a row in it: the keys model's old and new rows, and every input row of the key.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 import duckdb
 
-from pipeline.models import SCOPED_SOURCES, Model, sql_fingerprint
+from pipeline.models import STRATEGIES, Input, Model, ModelHeaderError, sql_fingerprint
 
+Run = Callable[[Model, str], None]
+"""Runs one statement of a model (errors name the model)."""
+Audit = Callable[[Model, str], None]
+"""Audits the model's grain over the rows matching a WHERE condition."""
 
-#: The kinds whose lake files are read incrementally (only the new files, once built).
-KINDS = ("requests", "outcomes")
+STATE_DDL = [
+    "CREATE SCHEMA IF NOT EXISTS scoped",
+    "CREATE TABLE IF NOT EXISTS meta.build_state (fingerprint VARCHAR NOT NULL)",
+    "COMMENT ON TABLE meta.build_state IS 'Fingerprint (prices, settings, SQL of the incremental models and what "
+    "they read) of the state the incremental models were built from; a different one makes the next build full.'",
+    "CREATE TABLE IF NOT EXISTS meta.built_files (file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL)",
+    "COMMENT ON TABLE meta.built_files IS 'Lake files already folded into the incremental models.'",
+]
 
 
 def built_files(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """The request and outcome files the incremental models have already read."""
+    """The lake files the incremental models have already read."""
     if not _table_exists(con, "meta.built_files"):
         return set()
     return {h for (h,) in con.execute("SELECT file_hash FROM meta.built_files").fetchall()}
 
 
-#: The columns of ``scoped.requests_of_tasks`` (all the task model reads of an attempt).
-TASK_COLUMNS = ("task_id", "request_id", "attempt", "started_at", "route", "month", "latency_ms", "status", "accepted",
-                "metered_cost_usd", "api_equivalent_cost_usd")
+def _raw_tables(model: Model) -> set[str]:
+    return set(re.findall(r"\braw\.(\w+)", model.body))
 
-STATE_DDL = [
-    "CREATE SCHEMA IF NOT EXISTS scoped",
-    "CREATE TABLE IF NOT EXISTS meta.build_state (fingerprint VARCHAR NOT NULL)",
-    "COMMENT ON TABLE meta.build_state IS 'Fingerprint (prices, settings, SQL of the incremental models) of the state the incremental request models were built from; a different one makes the next build full.'",
-    "CREATE TABLE IF NOT EXISTS meta.built_files (file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL)",
-    "COMMENT ON TABLE meta.built_files IS 'Request and outcome files already folded into the incremental request models.'",
-]
+
+def file_kinds(models: list[Model]) -> set[str]:
+    """The kinds (raw tables) whose lake files are read incrementally: those read by the sources of the
+    ``append`` and ``keys`` models' inputs (once built, only their new files are read)."""
+    by_name = {m.qualified: m for m in models}
+    return {kind for m in models if m.incremental in ("append", "keys") for i in m.inputs
+            if i.source in by_name for kind in _raw_tables(by_name[i.source])}
 
 
 def _literals(values: list[str]) -> str:
@@ -84,9 +88,9 @@ def _month_filter(months: list[dt.date]) -> str:
 class Plan:
     full: bool
     fingerprint: str
-    batches: list[list[str]]
-    """Request lake files (hashes) per batch, in load order."""
-    outcome_files: list[str]
+    new_files: list[tuple[str, str, int]]
+    """(file hash, kind, rows) of the lake files not yet built, in load order."""
+    batch_rows: int
     touched: set[dt.date] = field(default_factory=set)
     """Months whose month-partitioned rows are recomputed (incremental builds; a full build recomputes all)."""
 
@@ -94,17 +98,46 @@ class Plan:
     def months(self) -> list[dt.date]:
         return sorted(self.touched)
 
+    def batches(self, kinds: set[str]) -> list[list[str]]:
+        """The new files of these kinds (hashes) in batches of at most ``batch_rows`` rows (a larger file alone)."""
+        batches: list[list[str]] = []
+        size = self.batch_rows
+        for file_hash, kind, rows in self.new_files:
+            if kind not in kinds:
+                continue
+            if size + rows > self.batch_rows and (not batches or batches[-1]):
+                batches.append([])
+                size = 0
+            batches[-1].append(file_hash)
+            size += rows
+        return batches
 
-def fingerprint(con: duckdb.DuckDBPyConnection, models: list["Model"]) -> str:
-    """Hash of what the incremental models' rows depend on besides the files: their SQL (one fingerprint per
-    model over its parse tree, so a comment or layout edit changes nothing), the prices and the settings their
-    SQL names."""
+    def files(self, kinds: set[str]) -> list[str]:
+        return [f for f, kind, _ in self.new_files if kind in kinds]
+
+
+def _upstream(models: list[Model]) -> list[Model]:
+    """The incremental models and every model they read, directly or not."""
+    by_name = {m.qualified: m for m in models}
+    seen: dict[str, Model] = {}
+    todo = [m for m in models if m.incremental]
+    while todo:
+        m = todo.pop()
+        if m.qualified not in seen:
+            seen[m.qualified] = m
+            todo += [by_name[d] for d in m.depends_on(set(by_name))]
+    return [seen[k] for k in sorted(seen)]
+
+
+def fingerprint(con: duckdb.DuckDBPyConnection, models: list[Model]) -> str:
+    """Hash of what the incremental models' rows depend on besides the files: the SQL of the incremental models
+    and of every model they read (one fingerprint per model over its parse tree, so a comment or layout edit
+    changes nothing), the prices and the settings that SQL names."""
     h = hashlib.sha256()
     bodies = ""
-    for m in models:
-        if m.incremental or m.qualified in ("staging.stg_ledger__requests", "staging.stg_ledger__outcomes"):
-            h.update(m.qualified.encode() + b"\0" + sql_fingerprint(con, m.body).encode() + b"\0")
-            bodies += m.body
+    for m in _upstream(models):
+        h.update(m.qualified.encode() + b"\0" + sql_fingerprint(con, m.body).encode() + b"\0")
+        bodies += m.body
     prices = "not built"
     if _table_exists(con, "intermediate.int_prices_effective"):
         prices = con.execute("SELECT coalesce(md5(string_agg(CAST(p AS VARCHAR), '|' ORDER BY CAST(p AS VARCHAR))), '') "
@@ -122,8 +155,11 @@ def _table_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
                             [schema, name]).fetchall()[0][0])  # type: ignore[index]
 
 
-def plan(con: duckdb.DuckDBPyConnection, models: list["Model"], batch_rows: int) -> Plan:
-    """Full or incremental, and the new files in batches."""
+def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -> Plan:
+    """Full or incremental, and the new files."""
+    for m in models:
+        if m.incremental:
+            strategy(m, models)  # a model whose header its strategy cannot follow fails before anything is built
     for stmt in STATE_DDL:
         con.execute(stmt)
     fp = fingerprint(con, models)
@@ -131,130 +167,211 @@ def plan(con: duckdb.DuckDBPyConnection, models: list["Model"], batch_rows: int)
     full = previous != [fp] or not all(_table_exists(con, m.qualified) for m in models if m.incremental)
     if full:
         con.execute("DELETE FROM meta.built_files")
+    kinds = sorted(file_kinds(models))
     new = con.execute(
         "SELECT l.file_hash, l.kind, l.rows_loaded FROM meta.loaded_files AS l "
-        "WHERE l.kind IN ('requests', 'outcomes') AND l.lake_file IS NOT NULL "
-        "AND l.file_hash NOT IN (SELECT file_hash FROM meta.built_files) ORDER BY l.load_seq"
+        "WHERE l.kind IN (SELECT unnest(?)) AND l.lake_file IS NOT NULL "
+        "AND l.file_hash NOT IN (SELECT file_hash FROM meta.built_files) ORDER BY l.load_seq", [kinds]
     ).fetchall()
-    batches: list[list[str]] = []
-    size = batch_rows
-    for file_hash, kind, rows in new:
-        if kind != "requests":
-            continue
-        if size + rows > batch_rows and (not batches or batches[-1]):
-            batches.append([])
-            size = 0
-        batches[-1].append(file_hash)
-        size += rows
-    outcome_files = [f for f, kind, _ in new if kind == "outcomes"]
-    if outcome_files and not batches:
-        batches.append([])
-    return Plan(full, fp, batches, outcome_files)
+    return Plan(full, fp, [(f, k, n) for f, k, n in new], batch_rows)
+
+
+def finish(con: duckdb.DuckDBPyConnection, p: Plan) -> None:
+    """Record the new files as built and the state they were built from (in the build's transaction)."""
+    done = [f for f, _, _ in p.new_files]
+    if done:
+        con.execute(f"INSERT INTO meta.built_files SELECT file_hash, kind FROM meta.loaded_files "
+                    f"WHERE file_hash IN ({_literals(done)})")
+    con.execute("DELETE FROM meta.build_state")
+    con.execute("INSERT INTO meta.build_state VALUES (?)", [p.fingerprint])
 
 
 def _define(con: duckdb.DuckDBPyConnection, name: str, body: str) -> None:
     con.execute(f"CREATE OR REPLACE VIEW scoped.{name} AS {body}")
 
 
-def run_request_batches(con: duckdb.DuckDBPyConnection, p: Plan, priced: "Model", tasks: "Model",
-                        run: Callable[["Model", str], None], audit: Callable[["Model", str], None],
-                        progress: Callable[[str], None] | None = None) -> None:
-    """Append the new files' priced rows and recompute their tasks, batch by batch; collect touched months."""
-    con.execute("CREATE OR REPLACE TABLE scoped.build_tasks (task_id VARCHAR)")
-    if p.full:
-        # empty tables of the right types first: the models over inputs with no rows
-        _define(con, "requests_new", "SELECT * FROM staging.stg_ledger__requests WHERE false")
-        _define(con, "outcomes_of_tasks", "SELECT * FROM staging.stg_ledger__outcomes WHERE false")
-        run(priced, f"CREATE OR REPLACE TABLE {priced.qualified} AS\n{priced.body}")
-        _define(con, "requests_of_tasks", f"SELECT {', '.join(TASK_COLUMNS)} FROM intermediate.int_requests_priced WHERE false")
-        run(tasks, f"CREATE OR REPLACE TABLE {tasks.qualified} AS\n{tasks.body}")
-    for i, files in enumerate(p.batches):
-        last = i == len(p.batches) - 1
-        batch = f"source_file_hash IN ({_literals(files)})" if files else "false"
-        _define(con, "requests_new", f"SELECT * FROM staging.stg_ledger__requests WHERE {batch}")
-        run(priced, f"INSERT INTO {priced.qualified}\n{priced.body}")
-        audit(priced, batch)
-        # the first batch of a full build: the tables hold just this batch, every row is one of its tasks
-        only_batch = p.full and i == 0
-        if only_batch:
-            _define(con, "requests_of_tasks", f"SELECT {', '.join(TASK_COLUMNS)} FROM intermediate.int_requests_priced")
-            _define(con, "outcomes_of_tasks", "SELECT * FROM staging.stg_ledger__outcomes")
-            run(tasks, f"INSERT INTO {tasks.qualified}\n{tasks.body}")
-            audit(tasks, "true")
-        else:
-            con.execute("DELETE FROM scoped.build_tasks")
-            con.execute(f"INSERT INTO scoped.build_tasks SELECT DISTINCT task_id FROM {priced.qualified} WHERE {batch}")
-            if last and p.outcome_files:
-                con.execute(f"INSERT INTO scoped.build_tasks SELECT DISTINCT task_id FROM raw.outcomes "
-                            f"WHERE source_file_hash IN ({_literals(p.outcome_files)}) "
-                            "EXCEPT SELECT task_id FROM scoped.build_tasks")
-            in_tasks = "task_id IN (SELECT task_id FROM scoped.build_tasks)"
-            # the touched tasks' attempts, with the columns the task model reads, collected once: the batch's own rows
-            # (its row groups, found by their min/max), and earlier attempts found by one pass over task_id alone
-            # whose rows are then fetched by row id
-            cols = ", ".join(TASK_COLUMNS)
-            con.execute(f"CREATE OR REPLACE TEMP TABLE touched_rowids AS SELECT rowid AS rid FROM {priced.qualified} "
-                        f"WHERE {in_tasks} AND NOT ({batch})")
-            con.execute(f"CREATE OR REPLACE TABLE scoped.requests_of_tasks_rows AS "
-                        f"SELECT {cols} FROM {priced.qualified} WHERE {batch} UNION ALL "
-                        f"SELECT {cols} FROM {priced.qualified} WHERE rowid IN (SELECT rid FROM touched_rowids)")
-            _define(con, "requests_of_tasks", "SELECT * FROM scoped.requests_of_tasks_rows")
-            _define(con, "outcomes_of_tasks", f"SELECT * FROM staging.stg_ledger__outcomes WHERE {in_tasks}")
-            # the touched tasks' rows are replaced (the delete also yields the months the old rows belonged to)
-            old_months = con.execute(f"WITH d AS (DELETE FROM {tasks.qualified} WHERE {in_tasks} RETURNING month) "
-                                     "SELECT DISTINCT month FROM d").fetchall()
-            run(tasks, f"INSERT INTO {tasks.qualified}\n{tasks.body}")
-            audit(tasks, in_tasks)
-            if not p.full:
-                # months the batch touches: its requests' start and end, the old and new home of its tasks,
-                # every attempt of them
-                p.touched.update(m for (m,) in old_months)
-                for sql in (
-                    f"SELECT DISTINCT unnest([month, CAST(date_trunc('month', ended_at - INTERVAL 1 MICROSECOND) AS DATE)]) "
-                    f"FROM {priced.qualified} WHERE {batch}",
-                    "SELECT DISTINCT month FROM scoped.requests_of_tasks_rows",
-                ):
-                    p.touched.update(m for (m,) in con.execute(sql).fetchall() if m is not None)
-        done = files + (p.outcome_files if last else [])
-        if done:
-            con.execute(f"INSERT INTO meta.built_files SELECT file_hash, kind FROM meta.loaded_files "
-                        f"WHERE file_hash IN ({_literals(done)})")
-        if progress:
-            progress(f"{priced.qualified} + {tasks.qualified}: batch {i + 1}/{len(p.batches)} ({len(files)} file(s))")
-    _define(con, "requests_of_tasks", f"SELECT {', '.join(TASK_COLUMNS)} FROM intermediate.int_requests_priced WHERE false")
-    for scratch in ("scoped.requests_of_tasks_rows", "touched_rowids"):
-        con.execute(f"DROP TABLE IF EXISTS {scratch}")
-    con.execute("DELETE FROM meta.build_state")
-    con.execute("INSERT INTO meta.build_state VALUES (?)", [p.fingerprint])
-    months = p.months
-    if p.full:
-        for name, source in SCOPED_SOURCES.items():
-            if name not in ("requests_new", "requests_of_tasks", "outcomes_of_tasks"):
-                _define(con, name, f"SELECT * FROM {source}")
-    else:
-        before = sorted({_previous_month(m) for m in months} - set(months))
-        near = f"{_month_filter(months)}"
-        if before:
-            near += (f" OR ({_month_filter(before)} AND ended_at > "
-                     f"TIMESTAMP {_literals([months[0].isoformat()])})")
-        _define(con, "requests_of_months", f"SELECT * FROM intermediate.int_requests_priced WHERE {_month_filter(months)}")
-        _define(con, "requests_near_months", f"SELECT * FROM intermediate.int_requests_priced WHERE {near}")
-        _define(con, "tasks_of_months", f"SELECT * FROM intermediate.int_tasks_resolved WHERE {_month_filter(months)}")
+def _select(i: Input) -> str:
+    return ", ".join(i.columns) if i.columns else "*"
+
+
+class Strategy:
+    """How an incremental model is built; ``run`` is called in dependency order."""
+
+    def __init__(self, model: Model, models: list[Model]) -> None:
+        self.model = model
+        self.by_name = {m.qualified: m for m in models}
+        for i in model.inputs:
+            if i.source not in self.by_name:
+                raise ModelHeaderError(f"{model.path}:{i.line}: input {i.name} reads {i.source}, which is not a model")
+
+    def run(self, con: duckdb.DuckDBPyConnection, p: Plan, run: Run, audit: Audit,
+            progress: Callable[[str], None] | None) -> None:
+        raise NotImplementedError
+
+    def create_empty(self, con: duckdb.DuckDBPyConnection, run: Run) -> None:
+        """The table with no rows and the right types (its inputs defined as empty first)."""
+        for i in self.model.inputs:
+            _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE false")
+        run(self.model, f"CREATE OR REPLACE TABLE {self.model.qualified} AS\n{self.model.body}")
+
+
+class Keys(Strategy):
+    """Recompute the rows of the keys with new input rows, after each batch of the append model it reads."""
+
+    name = "keys"
+
+    def __init__(self, model: Model, models: list[Model]) -> None:
+        super().__init__(model, models)
+        self.key = model.unique_key[0]
+        appended = [i for i in model.inputs if self.by_name[i.source].incremental == "append"]
+        if len(appended) != 1:
+            raise ModelHeaderError(f"{model.path}: a keys model reads exactly one append model (after whose "
+                                   f"batches it is recomputed); it reads {len(appended)}")
+        self.appended = appended[0]
+        self.others = [i for i in model.inputs if i is not self.appended]
+        self.other_kinds = {k for i in self.others for k in _raw_tables(self.by_name[i.source])}
+
+    def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
+        pass  # recomputed batch by batch, by the append model it reads
+
+    def all_rows(self, con: duckdb.DuckDBPyConnection, run: Run, audit: Audit) -> None:
+        """The first batch of a full build: every input row is new, every key is recomputed."""
+        for i in self.model.inputs:
+            _define(con, i.name, f"SELECT {_select(i)} FROM {i.source}")
+        run(self.model, f"INSERT INTO {self.model.qualified}\n{self.model.body}")
+        audit(self.model, "true")
+
+    def some_rows(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str, other_files: list[str], run: Run,
+                  audit: Audit) -> None:
+        """Recompute the keys of the batch's rows and of the rows of ``other_files``; collect touched months."""
+        m, key, source = self.model, self.key, self.appended.source
+        con.execute(f"CREATE OR REPLACE TABLE scoped.build_keys AS SELECT DISTINCT {key} FROM {source} WHERE {batch}")
+        for kind in sorted(self.other_kinds):
+            if other_files:
+                con.execute(f"INSERT INTO scoped.build_keys SELECT DISTINCT {key} FROM raw.{kind} "
+                            f"WHERE source_file_hash IN ({_literals(other_files)}) "
+                            f"EXCEPT SELECT {key} FROM scoped.build_keys")
+        in_keys = f"{key} IN (SELECT {key} FROM scoped.build_keys)"
+        # the keys' rows of the appended model, collected once with the columns the model reads: the batch's own
+        # rows (its row groups, found by their min/max), and earlier rows found by one pass over the key alone,
+        # then fetched by row id
+        cols, rows = _select(self.appended), f"scoped.{self.appended.name}_rows"
+        con.execute(f"CREATE OR REPLACE TEMP TABLE touched_rowids AS SELECT rowid AS rid FROM {source} "
+                    f"WHERE {in_keys} AND NOT ({batch})")
+        con.execute(f"CREATE OR REPLACE TABLE {rows} AS SELECT {cols} FROM {source} WHERE {batch} UNION ALL "
+                    f"SELECT {cols} FROM {source} WHERE rowid IN (SELECT rid FROM touched_rowids)")
+        _define(con, self.appended.name, f"SELECT * FROM {rows}")
+        for i in self.others:
+            _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {in_keys}")
+        # the keys' rows are replaced (the delete also yields the months the old rows belonged to)
+        has_month = "month" in _columns(con, m.qualified)
+        old = con.execute(f"WITH d AS (DELETE FROM {m.qualified} WHERE {in_keys} RETURNING "
+                          f"{'month' if has_month else 'NULL'}) SELECT DISTINCT * FROM d").fetchall()
+        run(m, f"INSERT INTO {m.qualified}\n{m.body}")
+        audit(m, in_keys)
+        if not p.full:
+            p.touched.update(month for (month,) in old if month is not None)
+            if "month" in _columns(con, rows):
+                p.touched.update(month for (month,) in con.execute(f"SELECT DISTINCT month FROM {rows}").fetchall()
+                                 if month is not None)
+
+    def clear(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Drop the scratch tables; the input views read nothing again."""
+        _define(con, self.appended.name, f"SELECT {_select(self.appended)} FROM {self.appended.source} WHERE false")
+        for scratch in (f"scoped.{self.appended.name}_rows", "touched_rowids", "scoped.build_keys"):
+            con.execute(f"DROP TABLE IF EXISTS {scratch}")
+
+
+class Append(Strategy):
+    """Append the rows of the new lake files batch by batch; recompute the keys models that read this one."""
+
+    name = "append"
+
+    def __init__(self, model: Model, models: list[Model]) -> None:
+        super().__init__(model, models)
+        self.kinds = {k for i in model.inputs for k in _raw_tables(self.by_name[i.source])}
+        if not self.kinds:
+            raise ModelHeaderError(f"{model.path}: an append model's inputs must read raw tables (the lake files "
+                                   "whose new ones it appends)")
+        self.followers = [Keys(x, models) for x in models if x.incremental == "keys"
+                          and any(i.source == model.qualified for i in x.inputs)]
+
+    def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
+        m = self.model
+        batches = p.batches(self.kinds)
+        other_files = p.files({k for f in self.followers for k in f.other_kinds})
+        if other_files and not batches:
+            batches.append([])
+        if p.full:
+            self.create_empty(con, run)
+            for f in self.followers:
+                f.create_empty(con, run)
+        for n, files in enumerate(batches):
+            last = n == len(batches) - 1
+            batch = f"source_file_hash IN ({_literals(files)})" if files else "false"
+            for i in m.inputs:
+                _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {batch}")
+            run(m, f"INSERT INTO {m.qualified}\n{m.body}")
+            audit(m, batch)
+            if not p.full and m.months_touched:
+                # the months the batch's rows touch
+                touched = f"SELECT DISTINCT unnest([{', '.join(m.months_touched)}]) FROM {m.qualified} WHERE {batch}"
+                p.touched.update(month for (month,) in con.execute(touched).fetchall() if month is not None)
+            for f in self.followers:
+                if p.full and n == 0:  # the table holds just this batch: every row is new
+                    f.all_rows(con, run, audit)
+                else:
+                    f.some_rows(con, p, batch, other_files if last else [], run, audit)
+            if progress:
+                names = " + ".join([m.qualified] + [f.model.qualified for f in self.followers])
+                progress(f"{names}: batch {n + 1}/{len(batches)} ({len(files)} file(s))")
+        for f in self.followers:
+            f.clear(con)
+
+
+class Months(Strategy):
+    """Recompute the touched months: the whole table on a full build."""
+
+    name = "months"
+
+    def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
+        m = self.model
+        full = p.full or not _table_exists(con, m.qualified)
+        months = p.months
+        for i in m.inputs:
+            where = "true" if full else _month_filter(months)
+            if not full and i.lookback:
+                before = sorted({_previous_month(x) for x in months} - set(months))
+                if before:
+                    where += (f" OR ({_month_filter(before)} AND {i.lookback} > "
+                              f"TIMESTAMP {_literals([months[0].isoformat()])})")
+            _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
+        if full:
+            run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
+            audit(m, "true")
+            return
+        where = _month_filter(months)
+        run(m, f"DELETE FROM {m.qualified} WHERE {where}")
+        if months:
+            run(m, f"INSERT INTO {m.qualified} SELECT * FROM (\n{m.body}\n) WHERE {where}")
+        audit(m, where)
+
+
+_STRATEGIES: dict[str, type[Strategy]] = {s.name: s for s in (Append, Keys, Months)}  # type: ignore[attr-defined]
+assert tuple(_STRATEGIES) == STRATEGIES, "pipeline.models.STRATEGIES names the strategies defined here"
+
+
+def strategy(model: Model, models: list[Model]) -> Strategy:
+    """The strategy object of an incremental model (its header checked against what the strategy needs)."""
+    return _STRATEGIES[model.incremental](model, models)  # type: ignore[index]
+
+
+def _columns(con: duckdb.DuckDBPyConnection, qualified: str) -> set[str]:
+    schema, name = qualified.split(".")
+    return {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND "
+                                      "table_name = ? AND database_name = current_database()",
+                                      [schema, name]).fetchall()}
 
 
 def _previous_month(m: dt.date) -> dt.date:
     return (m.replace(day=1) - dt.timedelta(days=1)).replace(day=1)
-
-
-def run_months(con: duckdb.DuckDBPyConnection, p: Plan, model: "Model", run: Callable[["Model", str], None],
-               audit: Callable[["Model", str], None]) -> None:
-    """Recompute a month-partitioned model: whole on a full build, else only the touched months."""
-    if p.full or not _table_exists(con, model.qualified):
-        run(model, f"CREATE OR REPLACE TABLE {model.qualified} AS\n{model.body}")
-        audit(model, "true")
-        return
-    months = _month_filter(p.months)
-    run(model, f"DELETE FROM {model.qualified} WHERE {months}")
-    if p.months:
-        run(model, f"INSERT INTO {model.qualified} SELECT * FROM (\n{model.body}\n) WHERE {months}")
-    audit(model, months)

@@ -22,17 +22,21 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 LAYERS = ("staging", "intermediate", "marts")
 
 #: The incremental strategies (``-- incremental:``), see ``pipeline.incremental``.
-STRATEGIES = ("append", "tasks", "months")
+STRATEGIES = ("append", "keys", "months")
 
-#: What each scoped view reads (for the dependency order of the models that read it).
-SCOPED_SOURCES = {
-    "requests_new": "staging.stg_ledger__requests",
-    "requests_of_tasks": "intermediate.int_requests_priced",
-    "outcomes_of_tasks": "staging.stg_ledger__outcomes",
-    "requests_of_months": "intermediate.int_requests_priced",
-    "requests_near_months": "intermediate.int_requests_priced",
-    "tasks_of_months": "intermediate.int_tasks_resolved",
-}
+
+@dataclass(frozen=True)
+class Input:
+    """An incremental model's input, ``-- input NAME: SOURCE [(COLUMNS)] [, lookback COLUMN]``: the model reads
+    ``scoped.NAME``, a view of the model SOURCE that its strategy restricts to what is new."""
+
+    name: str
+    source: str
+    columns: tuple[str, ...] = ()
+    """The columns the model reads (an input from an ``append`` model is collected into a table of just these)."""
+    lookback: str | None = None
+    """``months`` only: also the rows of the month before each touched month whose COLUMN reaches into it."""
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class Model:
     key_enforced_by: str | None = None
     column_lines: dict[str, int] = field(default_factory=dict)
     """Line of each ``-- column NAME:`` comment (for errors)."""
+    inputs: tuple[Input, ...] = ()
+    months_touched: tuple[str, ...] = ()
+    """``append`` only: SQL expressions giving the months a new row touches (``-- months_touched:``)."""
 
     @property
     def qualified(self) -> str:
@@ -58,63 +65,125 @@ class Model:
 
     def depends_on(self, known: set[str]) -> set[str]:
         refs = {f"{s}.{n}" for s, n in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", self.body)}
-        refs |= {SCOPED_SOURCES[n] for n in re.findall(r"\bscoped\.(\w+)", self.body)
-                 if n in SCOPED_SOURCES}
+        refs |= {i.source for i in self.inputs}
         return (refs & known) - {self.qualified}
 
 
-_HEADER = re.compile(r"^--\s*(column\s+\w+|[a-z_]+)\s*:\s*(.*)$")
+_HEADER = re.compile(r"^--\s*((?:column|input)\s+\w+|[a-z_]+)\s*:\s*(.*)$")
+_INPUT = re.compile(r"^(\w+\.\w+)\s*(?:\(([\w\s,]+)\))?\s*(?:,\s*lookback\s+(\w+))?$")
 
-#: The header keys a model may state (plus ``column NAME``); any other ``-- key:`` line is an error.
-HEADER_KEYS = ("grain", "materialized", "unique_key", "description", "published", "incremental", "key_enforced_by")
+#: The header keys a model may state (plus ``column NAME`` and ``input NAME``); any other ``-- key:`` line is an error.
+HEADER_KEYS = ("grain", "materialized", "unique_key", "description", "published", "incremental", "key_enforced_by",
+               "months_touched")
 
 
 class ModelHeaderError(CostledgerError, ValueError):
     """A model file's header has an unknown key or a bad value; the message names file and line."""
 
 
-def parse_model(layer: str, path: Path) -> Model:
-    meta: dict[str, str] = {}
-    cols: dict[str, str] = {}
-    col_lines: dict[str, int] = {}
+def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
+    """The header's ``key: (value, line)`` (``column NAME`` and ``input NAME`` keys as written) and the body lines."""
+    meta: dict[str, tuple[str, int]] = {}
     body_lines: list[str] = []
     in_header = True
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         m = _HEADER.match(line) if in_header else None
         if m:
             key, value = m.group(1), m.group(2).strip()
-            if key.startswith("column"):
-                cols[key.split()[1]] = value
-                col_lines[key.split()[1]] = number
-            elif key in HEADER_KEYS:
-                meta[key] = value
-            else:
+            if key.split()[0] not in ("column", "input") and key not in HEADER_KEYS:
                 import difflib
 
                 near = difflib.get_close_matches(key, HEADER_KEYS, n=1)
                 hint = f"did you mean {near[0]}? " if near else ""
                 raise ModelHeaderError(f"{path}:{number}: unknown header key {key!r}; {hint}"
-                                       f"(known: {', '.join(HEADER_KEYS)}, column NAME)")
+                                       f"(known: {', '.join(HEADER_KEYS)}, column NAME, input NAME)")
+            meta[" ".join(key.split())] = (value, number)
             continue
         if in_header and line.startswith("--"):
             continue
         in_header = False
         body_lines.append(line)
-    materialized = meta.get("materialized", "table")
+    return meta, body_lines
+
+
+def _parse_input(path: Path, name: str, value: str, line: int) -> Input:
+    m = _INPUT.match(value)
+    if not m:
+        raise ModelHeaderError(f"{path}:{line}: input {name}: expected SCHEMA.MODEL [(COLUMN, ...)] "
+                               f"[, lookback COLUMN], not {value!r}")
+    columns = tuple(c.strip() for c in (m.group(2) or "").split(",") if c.strip())
+    return Input(name, m.group(1), columns, m.group(3), line)
+
+
+def _check_incremental(path: Path, meta: dict[str, tuple[str, int]], body: str, key: tuple[str, ...],
+                       inputs: tuple[Input, ...]) -> None:
+    """What each strategy needs of its model, stated in the header (file and line when not)."""
+    strategy, line = meta.get("incremental", (None, 0))
+    if strategy is not None and (strategy not in STRATEGIES or meta.get("materialized", ("table",))[0] != "table"):
+        raise ModelHeaderError(f"{path}:{line}: incremental must be one of {', '.join(STRATEGIES)} (tables only), "
+                               f"not {strategy!r}")
+    declared = {i.name for i in inputs}
+    for name in sorted(set(re.findall(r"\bscoped\.(\w+)", body)) - declared):
+        number = next(n for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+                      if f"scoped.{name}" in text)
+        raise ModelHeaderError(f"{path}:{number}: the model reads scoped.{name}, which no "
+                               f"'-- input {name}: SCHEMA.MODEL' header line declares")
+    if strategy is None:
+        if inputs or "months_touched" in meta:
+            line = inputs[0].line if inputs else meta["months_touched"][1]
+            raise ModelHeaderError(f"{path}:{line}: inputs and months_touched are for incremental models only")
+        return
+    if not inputs:
+        raise ModelHeaderError(f"{path}:{line}: an incremental model reads its inputs through scoped views; "
+                               "declare them with '-- input NAME: SCHEMA.MODEL'")
+    for i in inputs:
+        if i.lookback and strategy != "months":
+            raise ModelHeaderError(f"{path}:{i.line}: lookback is for months models only")
+    if "months_touched" in meta and strategy != "append":
+        raise ModelHeaderError(f"{path}:{meta['months_touched'][1]}: months_touched is for append models only")
+    if strategy == "months" and "month" not in key:
+        raise ModelHeaderError(f"{path}:{meta.get('unique_key', ('', line))[1]}: a months model is partitioned by "
+                               "month: its unique_key must include month")
+    if strategy == "keys" and len(key) != 1:
+        raise ModelHeaderError(f"{path}:{meta.get('unique_key', ('', line))[1]}: a keys model is recomputed by "
+                               "its key: its unique_key must be one column")
+
+
+def parse_model(layer: str, path: Path) -> Model:
+    meta, body_lines = _read_header(path)
+    value = {k: v for k, (v, _) in meta.items()}
+    materialized = value.get("materialized", "table")
     if materialized not in ("view", "table"):
-        raise ModelHeaderError(f"{path}: materialized must be view or table, not {materialized!r}")
+        raise ModelHeaderError(f"{path}:{meta['materialized'][1]}: materialized must be view or table, "
+                               f"not {materialized!r}")
     if "grain" not in meta:
         raise ModelHeaderError(f"{path}: every model states its grain (-- grain: one row per ...)")
-    key = tuple(k.strip() for k in meta.get("unique_key", "").split(",") if k.strip())
-    strategy = meta.get("incremental")
-    if strategy is not None and (strategy not in STRATEGIES or materialized != "table"):
-        raise ModelHeaderError(f"{path}: incremental must be one of {', '.join(STRATEGIES)} (tables only), "
-                               f"not {strategy!r}")
-    if meta.get("published", "yes") not in ("yes", "no"):
-        raise ModelHeaderError(f"{path}: published must be yes or no, not {meta['published']!r}")
-    return Model(layer, path.stem, path, "\n".join(body_lines).strip().rstrip(";"), materialized,
-                 meta["grain"], key, meta.get("description", ""), cols, meta.get("published", "yes") != "no",
-                 strategy, meta.get("key_enforced_by"), col_lines)
+    if value.get("published", "yes") not in ("yes", "no"):
+        raise ModelHeaderError(f"{path}:{meta['published'][1]}: published must be yes or no, "
+                               f"not {value['published']!r}")
+    key = tuple(k.strip() for k in value.get("unique_key", "").split(",") if k.strip())
+    body = "\n".join(body_lines).strip().rstrip(";")
+    inputs = tuple(_parse_input(path, k.split()[1], v, line) for k, (v, line) in meta.items() if k.startswith("input "))
+    _check_incremental(path, meta, body, key, inputs)
+    columns = {k.split()[1]: (v, line) for k, (v, line) in meta.items() if k.startswith("column ")}
+    touched = tuple(e.strip() for e in _split_top_level(value.get("months_touched", "")) if e.strip())
+    return Model(layer, path.stem, path, body, materialized, value["grain"], key, value.get("description", ""),
+                 {c: v for c, (v, _) in columns.items()}, value.get("published", "yes") != "no",
+                 value.get("incremental"), value.get("key_enforced_by"),
+                 {c: line for c, (_, line) in columns.items()}, inputs, touched)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split a list of SQL expressions at the commas outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return parts + [current]
 
 
 def discover(sql_dir: Path = SQL_DIR) -> list[Model]:

@@ -69,7 +69,7 @@ def test_a_retried_task_crossing_midnight_at_month_end_moves_month_when_its_retr
     ledger.load("requests", [request("r2", "t1", "2026-08-01T00:10:00Z", route="self_hosted", attempt=2,
                                      latency_ms=30_000, accepted="true")])
     p = incremental.plan(ledger.con, discover(), ledger.settings.batch_rows)
-    assert not p.full and len(p.batches) == 1
+    assert not p.full and len(p.batches({"requests"})) == 1
     ledger.build()
     t1 = ledger.one("SELECT month, accepted, attempts, accepted_request_id FROM intermediate.int_tasks_resolved "
                     "WHERE task_id = 't1'")
@@ -91,7 +91,7 @@ def test_nothing_new_recomputes_nothing_and_new_prices_rebuild_everything(ledger
     ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=1_000_000)])
     ledger.build()
     p = incremental.plan(ledger.con, discover(), ledger.settings.batch_rows)
-    assert (p.full, p.batches, p.months) == (False, [], [])
+    assert (p.full, p.new_files, p.months) == (False, [], [])
     # a new price from 1 July (a new file) reprices the loaded request: 1,000,000 miss x $2 / 1e6 = $2
     ledger.load("prices", [dict(PRICE_MOONSHOT, effective_from="2026-07-01T00:00:00Z", cache_miss_input_per_million="2.00")])
     ledger.build()
@@ -109,7 +109,7 @@ def test_batches_fold_files_a_few_rows_at_a_time_and_agree_with_one_pass(ledger,
     ledger.load("requests", [request("e", "t1", "2026-07-03T10:00:00Z", attempt=2, accepted="true"),
                              request("f", "t5", "2026-07-03T11:00:00Z")])
     p = incremental.plan(ledger.con, discover(), ledger.settings.batch_rows)
-    assert p.full and len(p.batches) == 3
+    assert p.full and len(p.batches({"requests"})) == 3
     ledger.build()
     # accepted by the log: t1 (attempt e), t2, t4; t3 rejected; t5 undecided
     assert ledger.one("SELECT tasks, accepted_tasks, requests FROM marts.monthly_route_cost WHERE route = 'api'") == {

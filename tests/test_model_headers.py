@@ -70,3 +70,70 @@ def test_a_comment_or_layout_edit_does_not_make_the_next_build_full(sql_copy, le
     # a real change (a different column list) does
     path.write_text(text.replace("SELECT", "SELECT 1 AS changed,", 1))
     assert incremental.plan(ledger.con, discover(sql_copy), 10_000_000).full
+
+
+def _edit(path: Path, old: str, new: str) -> str:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return new
+
+
+def _line_of(path: Path, text: str) -> int:
+    return path.read_text().splitlines().index(text) + 1
+
+
+@pytest.mark.parametrize("old, new, message", [
+    # the body reads a scoped view its header does not declare
+    ("-- input requests_of_months: intermediate.int_requests_priced\n", "",
+     "reads scoped.requests_of_months, which no '-- input requests_of_months: SCHEMA.MODEL' header line declares"),
+    # a months model is partitioned by month: it must be in the key
+    ("-- unique_key: month, route, provider, cluster_id, team", "-- unique_key: route, provider, cluster_id, team",
+     "a months model is partitioned by month: its unique_key must include month"),
+    ("-- incremental: months", "-- incremental: monthly", "incremental must be one of append, keys, months"),
+    ("-- input requests_of_months: intermediate.int_requests_priced",
+     "-- input requests_of_months: intermediate.int_requests_priced, lookup ended_at", "input requests_of_months: expected"),
+])
+def test_an_incremental_header_its_strategy_cannot_follow_names_file_and_line(sql_copy, old, new, message):
+    path = sql_copy / "intermediate" / "int_requests_monthly.sql"
+    _edit(path, old, new)
+    with pytest.raises(ModelHeaderError) as err:
+        discover(sql_copy)
+    assert message in str(err.value) and str(err.value).startswith(f"{path}:")
+
+
+def test_a_keys_model_must_read_an_append_model(sql_copy, ledger):
+    from pipeline import incremental
+
+    path = sql_copy / "intermediate" / "int_tasks_resolved.sql"
+    _edit(path, "intermediate.int_requests_priced (", "staging.stg_ledger__requests (")
+    with pytest.raises(ModelHeaderError, match="a keys model reads exactly one append model"):
+        incremental.plan(ledger.con, discover(sql_copy), 10_000_000)
+
+
+def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy, ledger):
+    """Before, the engine named int_requests_priced and took *the* tasks model with next(...): a copy of either
+    was silently wrong. Copies of the keys and months models, under new names, now agree with the originals
+    after a full build and after incremental ones (a retry and a late decision)."""
+    from pipeline.build import build
+
+    for layer, name in (("intermediate", "int_tasks_resolved"), ("intermediate", "int_requests_monthly")):
+        text = (sql_copy / layer / f"{name}.sql").read_text()
+        (sql_copy / layer / f"{name}_copy.sql").write_text(
+            text.replace("scoped.requests_of_tasks", "scoped.copy_attempts").replace(
+                "-- input requests_of_tasks:", "-- input copy_attempts:"))
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r1", "t1", "2026-07-31T23:00:00Z", status="error"),
+                             request("r2", "t2", "2026-07-10T10:00:00Z", accepted="true")])
+    build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
+    ledger.load("requests", [request("r3", "t1", "2026-08-01T01:00:00Z", attempt=2, accepted="true")])
+    build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
+    ledger.load("outcomes", [{"task_id": "t2", "accepted": "false", "decided_at": "2026-08-02T09:00:00Z"}])
+    build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
+    for name in ("int_tasks_resolved", "int_requests_monthly"):
+        original = sorted(map(repr, ledger.con.execute(f"SELECT * FROM intermediate.{name}").fetchall()))
+        copy = sorted(map(repr, ledger.con.execute(f"SELECT * FROM intermediate.{name}_copy").fetchall()))
+        assert original == copy and original, name
+    # by hand: t1 accepted in August by its retry r3; t2 rejected by the late decision
+    assert ledger.con.execute("SELECT task_id, CAST(month AS VARCHAR), accepted FROM intermediate.int_tasks_resolved_copy "
+                              "ORDER BY task_id").fetchall() == [("t1", "2026-08-01", True), ("t2", "2026-07-01", False)]

@@ -1,6 +1,7 @@
 -- grain: one row per cluster x month (with self-hosted request time)
 -- materialized: table
 -- incremental: months
+-- input requests_near_months: intermediate.int_requests_priced, lookback ended_at
 -- unique_key: cluster_id, month
 -- description: Busy time of each cluster in each month: the union of its self-hosted request intervals [started_at, started_at + latency), overlaps counted once. Intervals are cut at midnight (UTC) and merged per cluster and day (gaps and islands), so the work splits by day and a day's union never depends on another day. Incremental: only months touched by new data are recomputed (their requests and those of the month before, whose intervals may run into them).
 WITH intervals AS (

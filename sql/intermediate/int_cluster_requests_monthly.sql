@@ -1,6 +1,7 @@
 -- grain: one row per cluster x month (with self-hosted requests)
 -- materialized: table
 -- incremental: months
+-- input requests_of_months: intermediate.int_requests_priced
 -- unique_key: cluster_id, month
 -- description: Each cluster's self-hosted requests in a month: count, request time (sum of latencies), the part of it that belongs to accepted attempts (a failed retry of a task that was later accepted is not among them), the requests started in the busiest clock hour, the tokens it served (input and output, all requests), and the observed capacity: the highest tokens per second in any 5-minute window (by request start) whose p95 latency was within the self-hosted SLO (every window when there is no SLO). Observed capacity is a lower bound: the cluster did at least this much at the SLO. Incremental: only months touched by new data are recomputed.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),

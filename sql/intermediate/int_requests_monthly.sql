@@ -1,6 +1,7 @@
 -- grain: one row per month x route x provider x cluster x team
 -- materialized: table
 -- incremental: months
+-- input requests_of_months: intermediate.int_requests_priced
 -- unique_key: month, route, provider, cluster_id, team
 -- description: Request volume, tokens and token cost per month, route, provider, cluster and team: the sums every monthly model needs, so none of them reads the request-level table. metered_usd: API rows at their provider's price (priced rows only); api_equivalent_usd: self-hosted rows at the reference API price. The a/b/c sums split the priced rows' cost at the API (own provider for api rows, reference price for self-hosted rows) for the cache-hit sensitivity (cost(h) = A - h x B + C). Incremental: only months touched by new data are recomputed.
 SELECT

@@ -1,6 +1,7 @@
 -- grain: one row per month x route (with requests)
 -- materialized: table
 -- incremental: months
+-- input requests_of_months: intermediate.int_requests_priced
 -- unique_key: month, route
 -- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles (DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). Incremental: only months touched by new data are recomputed.
 WITH volume AS (

@@ -1,6 +1,7 @@
 -- grain: one row per month x route (with resolved tasks)
 -- materialized: table
 -- incremental: months
+-- input tasks_of_months: intermediate.int_tasks_resolved
 -- unique_key: month, route
 -- description: Task outcomes by the month and route each task belongs to: accepted tasks, latency violations, review cost, and what the accepted attempts alone cost at the API (their own provider's price on the api route, the reference price on self_hosted; accepted_attempts_priced of them had a price). Incremental: only months touched by new data are recomputed.
 SELECT

@@ -1,6 +1,7 @@
 -- grain: one row per month x route x team
 -- materialized: table
 -- incremental: months
+-- input requests_of_months: intermediate.int_requests_priced
 -- unique_key: month, route, team
 -- description: Who used each route: requests, tasks and accepted tasks per team, and the token cost of their requests at API prices (API rows at their provider's price; self-hosted rows at the reference API price). Not an allocation of cluster cost. Incremental: only months touched by new data are recomputed.
 -- column month: First day of the month (UTC).
