@@ -1,4 +1,5 @@
-"""Printing query results for people (table) and machines (csv, json)."""
+"""The queries in ``sql/queries/`` (bound parameters only), and printing results for people (table) and
+machines (csv, json)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,26 @@ import datetime as dt
 import decimal
 import io
 import json
+from pathlib import Path
 from typing import Any, Sequence
 
+import duckdb
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 
-def _jsonable(value: Any) -> Any:
+QUERIES = Path(__file__).resolve().parent.parent / "sql" / "queries"
+
+
+def run_query(con: duckdb.DuckDBPyConnection, name: str,
+              params: dict[str, Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run ``sql/queries/<name>.sql`` with bound named parameters: (column names, rows)."""
+    cur = con.execute((QUERIES / f"{name}.sql").read_text(encoding="utf-8"), params or {})
+    return [d[0] for d in cur.description], cur.fetchall()
+
+
+def jsonable(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return str(value)  # exact: never through float
     if isinstance(value, (dt.date, dt.datetime, dt.time)):
@@ -35,7 +48,7 @@ def _cell(value: Any) -> str:
 def render(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, limit: int, console: Console,
            title: str | None = None) -> None:
     if fmt == "json":
-        console.print_json(json.dumps([{n: _jsonable(v) for n, v in zip(names, r)} for r in rows]))
+        console.print_json(json.dumps([{n: jsonable(v) for n, v in zip(names, r)} for r in rows]))
         return
     if fmt == "csv":
         buf = io.StringIO()

@@ -17,11 +17,11 @@ from typing import Any
 
 import duckdb
 
-from pipeline.build import MACROS, SQL_DIR
+from pipeline.build import MACROS
 from pipeline.errors import CostledgerError, UsageError
+from pipeline.query import run_query
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-QUERIES = SQL_DIR / "queries"
 SEEDS_RATES = [Decimal(80), Decimal(120), Decimal(160)]
 SEEDS_HOURS = Decimal(730)
 SEEDS_API_COSTS = [Decimal("1.35"), Decimal("0.54")]
@@ -68,8 +68,9 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[
 
 
 def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Run ``sql/queries/<name>.sql`` with bound named parameters."""
-    return _rows(con, (QUERIES / f"{name}.sql").read_text(encoding="utf-8"), params or {})
+    """Run ``sql/queries/<name>.sql`` with bound named parameters, rows as dicts."""
+    names, rows = run_query(con, name, params)
+    return [dict(zip(names, r)) for r in rows]
 
 
 def with_macros(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -147,12 +147,12 @@ def test_nan_infinity_and_text_in_json_token_fields_are_quarantined(tmp_path):
 
 
 def test_an_unexpected_error_is_one_line_with_exit_1_and_debug_shows_the_traceback(tmp_path, monkeypatch, capsys):
-    import pipeline.cli as cli_module
+    import pipeline.cli.read as cli_module
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire\nsecond line")
 
-    monkeypatch.setattr(cli_module, "_settings", boom)
+    monkeypatch.setattr(cli_module, "read_settings", boom)
     assert entry(["status"]) == 1
     err = capsys.readouterr().err
     assert "RuntimeError: disk on fire" in err and "Traceback" not in err and "second line" not in err

@@ -11,19 +11,20 @@ PACKAGES = ("pipeline", "schemas")
 def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            name = f"{package}.{path.stem}"
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             deps: set[str] = set()
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                     if node.module.split(".")[0] in PACKAGES:
-                        if node.module in PACKAGES:  # from pipeline import incremental, lake
-                            deps |= {f"{node.module}.{a.name}" for a in node.names}
-                        else:
-                            deps.add(node.module)
+                        for a in node.names:  # from pipeline import incremental: the module pipeline.incremental
+                            sub = ROOT / node.module.replace(".", "/") / a.name
+                            is_module = sub.with_suffix(".py").exists() or (sub / "__init__.py").exists()
+                            deps.add(f"{node.module}.{a.name}" if is_module else node.module)
                 elif isinstance(node, ast.Import):
                     deps |= {a.name for a in node.names if a.name.split(".")[0] in PACKAGES}
-            graph[name] = {d for d in deps if d != name and not d.endswith("__init__")}
+            graph[name] = {d for d in deps if d != name and not name.startswith(d + ".")}
     return graph
 
 

@@ -1,0 +1,172 @@
+"""What every command group shares: the consoles, the common options, settings and ledger opening, the
+writer wrapper that turns the ledger's errors into messages and exit codes, progress and the run summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+# wide output when piped, so tables are not folded into 80 columns
+console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_DISK = 0, 1, 2, 3, 4, 6  # busy (5): LedgerBusy.exit_code
+
+DbOpt = Annotated[
+    Optional[Path],
+    typer.Option("--db", help="DuckDB ledger file. Default: settings file \\[ledger] db, then ./ledger.duckdb.", show_default=False),
+]
+SettingsOpt = Annotated[
+    Optional[Path],
+    typer.Option("--settings", help="Settings TOML file. Default: $COSTLEDGER_SETTINGS, then ./costledger.toml if present.", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", metavar="", help="Print a machine-readable JSON summary on stdout.")]
+
+
+def error(text: str) -> None:
+    """One error line on stderr; ``text`` is data, printed as is (never read as rich markup)."""
+    console.print(f"[red]error:[/] {escape(text)}", highlight=False)
+
+
+def read_settings(settings_path: Path | None, db: Path | None):
+    from pipeline.settings import SettingsError, load_settings
+
+    try:
+        return load_settings(settings_path, db)
+    except SettingsError as exc:
+        error(str(exc))
+        raise typer.Exit(EXIT_FAILURE) from None
+
+
+def open_read(s):
+    """The published ledger, read-only; a clear error when there is none yet."""
+    from pipeline.db import LedgerNotFound, connect_read
+    from pipeline.store import Store
+
+    try:
+        return connect_read(s.db, Store.for_db(s.db).lake)
+    except LedgerNotFound as exc:
+        error(str(exc))
+        raise typer.Exit(EXIT_FAILURE) from None
+
+
+def file_line(result) -> None:
+    colour = {"loaded": "green", "skipped": "dim", "rejected": "red", "repaired": "yellow"}[result.status]
+    detail = (
+        f"{result.rows_in} rows in, {result.rows_loaded} loaded, {result.rows_quarantined} quarantined"
+        if result.status == "loaded"
+        else result.message
+    )
+    console.print(f"  [{colour}]{result.status:8}[/] {result.kind:15} {escape(result.path)}  [dim]{escape(detail)}[/]",
+                  highlight=False)
+
+
+def summary(run, as_json: bool) -> None:
+    if as_json:
+        out.print_json(json.dumps(run.as_dict()))
+        return
+    d = run.as_dict()
+    console.print(
+        f"[bold]{escape(d['command'])}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} skipped "
+        f"(already loaded), {d['files_rejected']} rejected; rows: {d['rows_in']} in = {d['rows_loaded']} loaded + "
+        f"{d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
+    )
+    if run.build:
+        changed = ", ".join(run.build.months_changed) or "none"
+        console.print(f"built {run.build.models} models, {run.build.audits} audits passed; months changed: {changed}")
+    if d["files_repaired"]:
+        console.print(f"[yellow]rewrote {d['files_repaired']} lake file(s) from their re-delivered landing files[/]")
+    if run.published:
+        console.print(f"published {escape(run.published)}", highlight=False)
+    if run.orphans_removed:
+        console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
+    for month, provider in run.mismatches:
+        console.print(f"[yellow]reconciliation mismatch:[/] {escape(provider)} {month} (see marts.monthly_reconciliation)")
+    for name in run.unknown_entries:
+        console.print(f"[yellow]warning:[/] landing entry {escape(repr(name))} is a file, not a kind folder; ignored",
+                      highlight=False)
+    for link in run.outside_links:
+        console.print(f"[yellow]warning:[/] {escape(link)} is a link that leads out of the landing folder; skipped",
+                      highlight=False)
+    if run.count("rejected"):
+        console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
+
+
+def exit_for(run) -> None:
+    if run.count("rejected"):
+        raise typer.Exit(EXIT_REJECTED)
+    raise typer.Exit(EXIT_MISMATCH if run.mismatches else EXIT_OK)
+
+
+def writer(fn, *args, **kwargs):
+    """Run a writing step, turning the ledger's own errors into messages and exit codes."""
+    import duckdb
+
+    from pipeline.build import ModelFailed
+    from pipeline.errors import CostledgerError
+
+    try:
+        return fn(*args, **kwargs)
+    except CostledgerError as exc:  # busy 5, not enough disk 6, a failed audit or model or a damaged lake 1
+        error(str(exc))
+        if isinstance(exc, ModelFailed) and "Out of Memory" in str(exc):
+            console.print(escape("hint: raise [ledger] memory_limit in the settings file (DuckDB spills what it can)"))
+        raise typer.Exit(exc.exit_code) from None
+    except FileNotFoundError as exc:
+        error(str(exc))
+        raise typer.Exit(EXIT_FAILURE) from None
+    except (OSError, duckdb.IOException) as exc:
+        if not disk_full(exc):
+            raise
+        error(f"the disk is full ({str(exc).splitlines()[0]}); nothing half-done was published. "
+               "Free some space and run again.")
+        raise typer.Exit(EXIT_DISK) from None
+
+
+def disk_full(exc: Exception) -> bool:
+    import errno
+
+    return exc.errno == errno.ENOSPC if isinstance(exc, OSError) else "space left" in str(exc).lower()
+
+
+class Progress:
+    """A progress bar on a terminal; one line per file otherwise."""
+
+    def __init__(self, total_files: int, quiet: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.quiet = quiet
+        self.bar = None
+        if not quiet and console.is_terminal:
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=console, transient=True)
+            self.files = self.bar.add_task("loading files", total=total_files)
+            self.models = self.bar.add_task("building models", total=None, visible=False)
+
+    def __enter__(self) -> "Progress":
+        if self.bar:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar:
+            self.bar.__exit__(*exc)
+
+    def on_file(self, result) -> None:
+        if self.bar:
+            self.bar.advance(self.files)
+        if not self.quiet:
+            file_line(result)
+
+    def on_model(self, name: str) -> None:
+        if self.bar:
+            self.bar.update(self.models, visible=True, description=f"building {name}")
+            self.bar.advance(self.models)
+
+

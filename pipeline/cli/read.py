@@ -1,0 +1,166 @@
+"""Commands that read the published ledger: sql, status, report, verify."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal, Optional
+
+import typer
+from rich.markup import escape
+
+from pipeline.cli.common import (EXIT_FAILURE, EXIT_OK, EXIT_USAGE, DbOpt, JsonOpt, SettingsOpt,
+                                 console, error, read_settings, open_read, out)
+
+app = typer.Typer(rich_help_panel="Read the ledger")
+
+
+@app.command(rich_help_panel="Read the ledger")
+def sql(
+    query: Annotated[str, typer.Argument(help="A SQL query, e.g. \"select * from marts.monthly_break_even\".")],
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    fmt: Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="Output format.")] = "table",
+    limit: Annotated[int, typer.Option(help="Rows shown at most in table format (csv/json print all).")] = 200,
+) -> None:
+    """Run ad-hoc SQL against the published ledger, read-only and sandboxed.
+
+    Only queries run (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, CALL); COPY, EXPORT,
+    ATTACH, INSTALL/LOAD, SET, PRAGMA, DDL and DML are refused before anything runs, and no
+    file outside the ledger's lake can be read. Several statements separated by `;` each
+    show their result. Exit 2 when a statement is refused, 1 when DuckDB reports an error.
+    """
+    import duckdb
+
+    from pipeline.query import render
+    from pipeline.shell import RefusedStatement, run
+
+    con = open_read(read_settings(settings, db))
+    try:
+        results = run(con, query)
+    except RefusedStatement as exc:
+        console.print(f"[red]refused:[/] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except duckdb.Error as exc:
+        error(str(exc))
+        raise typer.Exit(EXIT_FAILURE) from None
+    finally:
+        con.close()
+    for number, result in enumerate(results, start=1):
+        title = f"statement {number} of {len(results)}: {result.statement[:80]}" if len(results) > 1 else None
+        render(result.names, result.rows, fmt, limit, out, title=title)
+
+
+@app.command(rich_help_panel="Read the ledger")
+def status(
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+    files: Annotated[int, typer.Option(help="How many of the latest files to list.")] = 20,
+) -> None:
+    """Per kind and per file: rows in, loaded, quarantined, the top quarantine reasons and the latest run's slowest steps."""
+    import duckdb
+
+    from pipeline.query import render, run_query
+
+    con = open_read(read_settings(settings, db))
+    try:
+        names, kinds = run_query(con, "status_kinds")
+        file_names, file_rows = run_query(con, "status_files", {"files": files})
+        reasons = run_query(con, "status_reasons")[1]
+        rejected = run_query(con, "status_rejected")[1]
+        try:  # ledgers published before 0.4 have no meta.run_steps
+            slowest = run_query(con, "status_slowest_steps")[1]
+        except duckdb.CatalogException:
+            slowest = []
+    finally:
+        con.close()
+    if as_json:
+        from pipeline.query import jsonable
+
+        out.print_json(json.dumps({
+            "kinds": [dict(zip(names, r)) for r in kinds],
+            "files": [{k: jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
+            "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
+            "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
+            "slowest_steps_of_latest_run": [{"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest],
+        }))
+        return
+    render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
+    render(file_names, file_rows, "table", files, out, title=f"Latest {files} files")
+    render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
+    if rejected:
+        render(["kind", "path", "reason"], rejected, "table", 100, out, title="Rejected files (latest)")
+    if slowest:
+        render(["step", "name", "seconds", "rows_in"], slowest, "table", 10, out,
+               title="Slowest steps of the latest run (meta.run_steps)")
+
+
+@app.command(rich_help_panel="Read the ledger")
+def report(
+    month: Annotated[Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")] = None,
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    fmt: Annotated[Literal["html", "md", "text"], typer.Option("--format", help="html: self-contained file with charts (opens offline); md: Markdown for chat and email; text: print to the terminal.")] = "html",
+    out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False)] = None,
+) -> None:
+    """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust.
+
+    Exit codes: 0 written; 1 no ledger or no month yet; 2 --month is not a month (YYYY-MM) or not in the ledger.
+    """
+    from pipeline.errors import CostledgerError
+    from pipeline.report import gather, headline, plain_report, render_html, render_markdown
+
+    con = open_read(read_settings(settings, db))
+    try:
+        if fmt == "text":
+            out.print(plain_report(con, month), markup=False, highlight=False)
+            return
+        data = gather(con, month)
+    except CostledgerError as exc:  # a month that is not one, or not in the ledger: 2; no months yet: 1
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
+    text = render_html(data) if fmt == "html" else render_markdown(data)
+    target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    for line in headline(data):
+        console.print(line, markup=False, highlight=False)
+    where = "open it in a browser; it needs no network" if fmt == "html" else "paste it into chat or email"
+    console.print(f"wrote {target} ({len(text.encode()) / 1024:,.0f} KiB): {where}", markup=False, highlight=False)
+
+
+@app.command(rich_help_panel="Read the ledger")
+def verify(
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check every lake file against the SHA-256 recorded when it was loaded.
+
+    Names each missing or altered file and the landing file it came from; re-delivering that landing file unchanged (same SHA-256) to the next nightly rewrites it. Exit 0 when all are intact, 1 when any is missing or altered (the next build refuses to publish until then).
+    """
+    from pipeline.lake import damaged
+    from pipeline.query import run_query
+    from pipeline.store import Store
+
+    s = read_settings(settings, db)
+    con = open_read(s)
+    try:
+        checked = run_query(con, "verify_counts")[1][0]
+        problems = damaged(con, Store.for_db(s.db).lake)
+    finally:
+        con.close()
+    files, recorded = checked
+    if as_json:
+        out.print_json(json.dumps({"lake_files": files, "hashes_recorded": recorded, "damaged": [
+            {"lake_file": d.lake_file, "problem": d.problem, "kind": d.kind, "landing_file": d.landing_path}
+            for d in problems]}))
+    else:
+        for d in problems:
+            console.print(f"[red]{d.problem}:[/] {escape(d.line())}", highlight=False)
+        unrecorded = f"; {files - recorded} loaded before 0.6.0 have no hash yet (the next build records it)" \
+            if files > recorded else ""
+        state = "all intact" if not problems else f"{len(problems)} missing or altered"
+        console.print(f"{files} lake file(s) checked: {state}{unrecorded}")
+    raise typer.Exit(EXIT_FAILURE if problems else EXIT_OK)

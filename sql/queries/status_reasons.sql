@@ -1,0 +1,10 @@
+-- costledger status: the top quarantine reasons; quoted values are folded so that reasons group by
+-- kind of problem, not by value
+SELECT
+    kind,
+    regexp_replace(reason, '''[^'']*''', '''...''', 'g') AS reason,
+    count(*) AS rows
+FROM meta.quarantine
+GROUP BY ALL
+ORDER BY rows DESC, kind
+LIMIT 10
