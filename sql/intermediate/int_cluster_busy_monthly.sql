@@ -20,7 +20,7 @@ pieces AS (
         SELECT cluster_id, s, e, unnest(generate_series(date_trunc('day', s), e - INTERVAL 1 MICROSECOND, INTERVAL 1 DAY)) AS day
         FROM intervals
         WHERE date_trunc('day', s) < date_trunc('day', e - INTERVAL 1 MICROSECOND)
-    )
+    ) AS days_of_interval
 ),
 ordered AS (
     SELECT

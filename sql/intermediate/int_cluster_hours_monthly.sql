@@ -32,7 +32,7 @@ SELECT
     coalesce(rt.tokens_served, 0) AS tokens_served,
     rt.observed_tokens_per_second
 FROM clusters AS c
-JOIN intermediate.int_months_spined AS m USING (month)
+JOIN intermediate.int_months_spined USING (month)
 LEFT JOIN provisioned AS p USING (cluster_id, month)
 LEFT JOIN intermediate.int_cluster_busy_monthly AS b USING (cluster_id, month)
 LEFT JOIN intermediate.int_cluster_requests_monthly AS rt USING (cluster_id, month)

@@ -31,7 +31,7 @@ request_time AS (
 ),
 peak AS (
     SELECT cluster_id, month, max(n) AS peak_hour_requests
-    FROM (SELECT cluster_id, month, date_trunc('hour', started_at) AS hour, count(*) AS n FROM requests GROUP BY ALL)
+    FROM (SELECT cluster_id, month, date_trunc('hour', started_at) AS hour, count(*) AS n FROM requests GROUP BY ALL) AS hourly
     GROUP BY cluster_id, month
 ),
 windows AS (

@@ -26,7 +26,7 @@ SELECT
         CASE WHEN json_valid(r.tags) THEN json_extract_string(r.tags, '$."' || s.focus_cluster_tag_key || '"') END,
         p.cluster_id
     ) AS cluster_id,
-    coalesce(r.charge_class = 'correction', false) AS is_correction
+    coalesce(r.charge_class = 'correction', FALSE) AS is_correction
 FROM current_rows AS r
 CROSS JOIN settings AS s
 LEFT JOIN by_pattern AS p USING (source_file_hash, source_line)

@@ -19,5 +19,5 @@ SELECT
     CAST(g.month_start + INTERVAL 1 MONTH AS TIMESTAMP) AS month_end,
     date_diff('hour', CAST(g.month_start AS TIMESTAMP), CAST(g.month_start + INTERVAL 1 MONTH AS TIMESTAMP)) AS hours_in_month
 FROM bounds
-CROSS JOIN generate_series(CAST(bounds.lo AS TIMESTAMP), CAST(bounds.hi AS TIMESTAMP), INTERVAL 1 MONTH) AS g(month_start)
+CROSS JOIN generate_series(CAST(bounds.lo AS TIMESTAMP), CAST(bounds.hi AS TIMESTAMP), INTERVAL 1 MONTH) AS g (month_start)
 WHERE bounds.lo IS NOT NULL

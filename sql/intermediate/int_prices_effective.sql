@@ -13,7 +13,7 @@ WITH overlapping AS (
 kept AS (
     SELECT p.*
     FROM staging.stg_ledger__prices AS p
-    ANTI JOIN overlapping AS o USING (provider, model, effective_from)
+    ANTI JOIN overlapping USING (provider, model, effective_from)
 )
 SELECT
     provider,

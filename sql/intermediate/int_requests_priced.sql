@@ -18,7 +18,7 @@ keyed AS (
 ),
 matched AS (
     SELECT
-        r.* EXCLUDE (price_provider, price_model),
+        r.* EXCLUDE (price_provider, price_model),  -- noqa: RF02
         p.cache_hit_input_per_million,
         p.cache_miss_input_per_million,
         p.output_per_million,

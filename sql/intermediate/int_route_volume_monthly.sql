@@ -19,7 +19,7 @@ WITH volume AS (
 ),
 tasks AS (
     SELECT month, route, count(*) AS tasks
-    FROM (SELECT DISTINCT month, route, task_id FROM scoped.requests_of_months)
+    FROM (SELECT DISTINCT month, route, task_id FROM scoped.requests_of_months) AS task_routes
     GROUP BY month, route
 ),
 histogram AS (

@@ -122,11 +122,11 @@ SELECT
     coalesce(acc_month, last_month) AS month,
     acc_latency_ms AS accepted_latency_ms,
     slo_ms,
-    coalesce(acc_latency_ms > slo_ms, false) AS latency_violation,
-    acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, false) AS accepted,
+    coalesce(acc_latency_ms > slo_ms, FALSE) AS latency_violation,
+    acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) AS accepted,
     review_minutes,
     money_div(review_minutes * review_rate_per_hour_usd, 60) AS review_cost_usd,
     -- what the accepted attempt alone costs at the API: its own provider's price (api) or the reference price (self_hosted)
-    CASE WHEN acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, false) THEN acc_api_cost END
+    CASE WHEN acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) THEN acc_api_cost END
         AS accepted_attempt_api_cost_usd
 FROM judged

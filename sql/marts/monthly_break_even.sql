@@ -144,7 +144,7 @@ comparator AS (
 chosen AS (
     SELECT
         *,
-        NOT (coalesce(self_hosted_cost_usd, 0) = 0 AND coalesce(sh_requests, 0) = 0) AS has_self_hosted_route,
+        (coalesce(self_hosted_cost_usd, 0) <> 0 OR coalesce(sh_requests, 0) <> 0) AS has_self_hosted_route,
         -- the review part of C: on the equivalent basis the API route's review per task (the cluster's when the API
         -- accepted nothing); on the measured basis the API route's (inside the measured figure)
         CASE

@@ -25,7 +25,7 @@
 WITH routes AS (
     SELECT m.month, r.route
     FROM intermediate.int_months_spined AS m
-    CROSS JOIN (VALUES ('api'), ('self_hosted')) AS r(route)
+    CROSS JOIN (VALUES ('api'), ('self_hosted')) AS r (route)
 ),
 volume AS (
     SELECT * FROM intermediate.int_route_volume_monthly

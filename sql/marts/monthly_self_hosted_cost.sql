@@ -9,15 +9,15 @@
 -- column cost_class: 'committed' (hardware amortisation, reserved charges, FOCUS PricingCategory 'committed', operating costs: paid whatever the volume) or 'avoidable' (on-demand and other charges: capacity that could be stopped). Both are fixed: they do not grow with tasks.
 -- column is_operating_cost: True for operating costs (opex): what the infrastructure-only view leaves out.
 WITH items AS (
-    SELECT month, cluster_id, category, cost_class, amount_usd, false AS is_operating_cost
+    SELECT month, cluster_id, category, cost_class, amount_usd, FALSE AS is_operating_cost
     FROM intermediate.int_cluster_charges_split
     UNION ALL
-    SELECT month, cluster_id, 'hardware_amortisation', 'committed', amount_usd, false
+    SELECT month, cluster_id, 'hardware_amortisation', 'committed', amount_usd, FALSE
     FROM intermediate.int_hardware_amortised
     UNION ALL
-    SELECT o.month, o.cluster_id, o.category, 'committed', o.amount_usd, true
+    SELECT o.month, o.cluster_id, o.category, 'committed', o.amount_usd, TRUE
     FROM staging.stg_ledger__opex AS o
-    JOIN intermediate.int_months_spined AS m USING (month)
+    JOIN intermediate.int_months_spined USING (month)
 )
 SELECT
     month,

@@ -47,14 +47,14 @@ base AS (
     LEFT JOIN peak AS p USING (month)
 ),
 capacity_cases AS (
-    SELECT b.month, s.scenario, CAST(s.u AS DOUBLE) AS u, false AS is_measured
+    SELECT b.month, s.scenario, CAST(s.u AS DOUBLE) AS u, FALSE AS is_measured
     FROM base AS b
     CROSS JOIN (VALUES ('30% of capacity', 0.30), ('50% of capacity', 0.50), ('70% of capacity', 0.70),
-                       ('100% of capacity', 1.00)) AS s(scenario, u)
+                       ('100% of capacity', 1.00)) AS s (scenario, u)
     WHERE b.monthly_token_capacity > 0 AND b.tokens_per_task > 0
     UNION ALL
     SELECT month, 'provisioned for the observed peak (no autoscaling: average load = 1 / peak-to-average)',
-           1.0 / peak_to_average, false
+           1.0 / peak_to_average, FALSE
     FROM base
     WHERE peak_to_average > 0 AND sh_requests >= 1000 AND monthly_token_capacity > 0 AND tokens_per_task > 0
 ),
@@ -75,7 +75,7 @@ capacity_rows AS (
     JOIN base AS b USING (month)
     UNION ALL
     SELECT
-        month, 'capacity', 'measured', true, measured_share, comparator_cache_hit_rate, self_hosted_accepted_tasks,
+        month, 'capacity', 'measured', TRUE, measured_share, comparator_cache_hit_rate, self_hosted_accepted_tasks,
         fixed_cost_usd, self_hosted_variable_cost_per_accepted_task_usd, api_cost_per_accepted_task_usd,
         break_even_accepted_tasks
     FROM base
@@ -97,14 +97,14 @@ cache_cases AS (
     SELECT b.month, s.scenario, CAST(s.h AS DECIMAL(5, 4)) AS h
     FROM base AS b
     CROSS JOIN (VALUES ('cache hits 0%', 0.00), ('cache hits 25%', 0.25), ('cache hits 50%', 0.50),
-                       ('cache hits 75%', 0.75), ('cache hits 90%', 0.90)) AS s(scenario, h)
+                       ('cache hits 75%', 0.75), ('cache hits 90%', 0.90)) AS s (scenario, h)
 ),
 cache_priced AS (
     SELECT
         c.month,
         c.scenario,
         c.h,
-        b.*  EXCLUDE (month),
+        b.* EXCLUDE (month),
         CASE
             WHEN t.measured_usd > 0 AND b.api_cost_source = 'equivalent' THEN
                 CAST(b.api_equivalent_cost_per_accepted_task_usd
@@ -124,7 +124,7 @@ cache_rows AS (
         month,
         'cache_hit_rate' AS scenario_group,
         scenario,
-        false AS is_measured,
+        FALSE AS is_measured,
         measured_share AS share_of_capacity,
         CAST(h AS DOUBLE) AS api_cache_hit_rate,
         self_hosted_accepted_tasks AS tasks,

@@ -9,7 +9,7 @@ WHERE $maas_revenue_12m_usd IS NOT NULL
 UNION ALL
 SELECT
     'over 100M monthly active users or over $20M monthly revenue',
-    coalesce(CAST($monthly_active_users AS BIGINT) > 100000000, false)
-        OR coalesce(CAST($monthly_revenue_usd AS DECIMAL(38, 2)) > 20000000, false),
+    coalesce(CAST($monthly_active_users AS BIGINT) > 100000000, FALSE)
+        OR coalesce(CAST($monthly_revenue_usd AS DECIMAL(38, 2)) > 20000000, FALSE),
     'the product must prominently display "Kimi K3"'
 WHERE $monthly_active_users IS NOT NULL OR $monthly_revenue_usd IS NOT NULL

@@ -12,11 +12,11 @@ monthly AS (
 )
 SELECT
     m.rate_per_hour_usd,
-    CAST($hours AS DECIMAL(18, 6)) AS hours,
+    CAST($hours AS DECIMAL(18, 6)) AS hours,  -- noqa: RF02
     m.monthly_cost_usd,
     a.api_cost_per_task_usd,
     money_div(m.monthly_cost_usd, a.api_cost_per_task_usd) AS equivalent_api_tasks,
     CAST(round(money_div(m.monthly_cost_usd, a.api_cost_per_task_usd), -2) AS BIGINT) AS equivalent_api_tasks_rounded
 FROM monthly AS m
 CROSS JOIN api AS a
-ORDER BY m.rate_per_hour_usd, a.api_cost_per_task_usd DESC
+ORDER BY m.rate_per_hour_usd ASC, a.api_cost_per_task_usd DESC

@@ -3,8 +3,8 @@
 SELECT
     kind,
     regexp_replace(reason, '''[^'']*''', '''...''', 'g') AS reason,
-    count(*) AS rows
+    count(*) AS quarantined_rows
 FROM meta.quarantine
 GROUP BY ALL
-ORDER BY rows DESC, kind
+ORDER BY quarantined_rows DESC, kind ASC
 LIMIT 10

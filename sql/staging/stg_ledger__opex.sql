@@ -4,7 +4,7 @@
 -- description: Operating costs as loaded; cluster_id NULL = shared by all clusters.
 SELECT
     month,
-    NULLIF(cluster_id, '') AS cluster_id,
+    nullif(cluster_id, '') AS cluster_id,
     category,
     amount AS amount_usd,
     note

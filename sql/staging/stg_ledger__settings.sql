@@ -4,8 +4,8 @@
 SELECT
     max(value) FILTER (WHERE key = 'reference_api_provider') AS reference_api_provider,
     max(value) FILTER (WHERE key = 'reference_api_model') AS reference_api_model,
-    CAST(NULLIF(max(value) FILTER (WHERE key = 'slo_ms_api'), '') AS BIGINT) AS slo_ms_api,
-    CAST(NULLIF(max(value) FILTER (WHERE key = 'slo_ms_self_hosted'), '') AS BIGINT) AS slo_ms_self_hosted,
+    CAST(nullif(max(value) FILTER (WHERE key = 'slo_ms_api'), '') AS BIGINT) AS slo_ms_api,
+    CAST(nullif(max(value) FILTER (WHERE key = 'slo_ms_self_hosted'), '') AS BIGINT) AS slo_ms_self_hosted,
     CAST(max(value) FILTER (WHERE key = 'reconciliation_tolerance_pct') AS DECIMAL(18, 6)) AS reconciliation_tolerance_pct,
     CAST(max(value) FILTER (WHERE key = 'reconciliation_tolerance_usd') AS DECIMAL(38, 12)) AS reconciliation_tolerance_usd,
     CAST(max(value) FILTER (WHERE key = 'review_rate_per_hour_usd') AS DECIMAL(38, 12)) AS review_rate_per_hour_usd,
