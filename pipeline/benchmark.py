@@ -55,8 +55,14 @@ class Step:
 def run_measured(cmd: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS MiB, exit code) of a child process."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "GX_ANALYTICS_ENABLED": "false"})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "GX_ANALYTICS_ENABLED": "false"},
+    )
     assert proc.stderr is not None
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t0
@@ -83,7 +89,10 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{os.cpu_count()} cores ({cpu or platform.machine()}), {mem_kb / 2**20:.0f} GiB RAM, Python {platform.python_version()}"
+    return (
+        f"{os.cpu_count()} cores ({cpu or platform.machine()}), {mem_kb / 2**20:.0f} GiB RAM, "
+        f"Python {platform.python_version()}"
+    )
 
 
 def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log: Callable[[str], None]) -> list[Step]:
@@ -104,13 +113,25 @@ def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log:
         steps.append(Step(n, "generate", n, time.perf_counter() - t0, 0.0, 0))
 
         files = str(landing / "requests" / "*.parquet")
-        s, rss, code = run_measured([sys.executable, "-c", FLOOR_SCRIPT, str(folder / "floor.duckdb"), files, memory_limit])
+        s, rss, code = run_measured(
+            [sys.executable, "-c", FLOOR_SCRIPT, str(folder / "floor.duckdb"), files, memory_limit]
+        )
         steps.append(Step(n, "(a) floor", n, s, rss, code))
         log(f"N={n:,}: (a) floor {s:.1f} s, {rss:,.0f} MiB")
         (folder / "floor.duckdb").unlink(missing_ok=True)
 
         db = folder / "ledger.duckdb"
-        cmd = [sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db), "--settings", str(settings)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "nightly",
+            str(landing),
+            "--db",
+            str(db),
+            "--settings",
+            str(settings),
+        ]
         s, rss, code = run_measured(cmd)
         steps.append(Step(n, "(b) nightly", n, s, rss, code))
         log(f"N={n:,}: (b) nightly {s:.1f} s, {rss:,.0f} MiB, exit {code}")
@@ -123,7 +144,10 @@ def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log:
             late = write_large_sample(landing, n, months=months, late_day=True)["requests"]
             s, rss, code = run_measured(cmd)
             steps.append(Step(n, "(d) a late day inside the month", late, s, rss, code))
-            log(f"N={n:,}: (d) a late day inside the loaded month ({late:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+            log(
+                f"N={n:,}: (d) a late day inside the loaded month ({late:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit "
+                f"{code}"
+            )
     return steps
 
 
@@ -146,5 +170,7 @@ def table(steps: list[Step], command: str) -> str:
             ratio = ""
         rate = f"{s.rows / s.seconds:,.0f}" if s.seconds else ""
         rss = f"{s.peak_rss_mb:,.0f}" if s.peak_rss_mb else ""
-        lines.append(f"| {s.size:,} | {s.name} | {s.rows:,} | {s.seconds:,.1f} | {rate} | {rss} | {ratio} | {s.exit_code} |")
+        lines.append(
+            f"| {s.size:,} | {s.name} | {s.rows:,} | {s.seconds:,.1f} | {rate} | {rss} | {ratio} | {s.exit_code} |"
+        )
     return "\n".join(lines) + "\n"

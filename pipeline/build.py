@@ -95,30 +95,50 @@ def month_fingerprints(con: duckdb.DuckDBPyConnection, models: list[Model]) -> d
     """Per month, a fingerprint of every row of every mart with a ``month`` column (the marts are those
     discovered in ``sql/marts``): months whose fingerprint changes were restated."""
     marts = [m.qualified for m in models if m.layer == "marts"]
-    present = {f"marts.{t}" for (t,) in con.execute(
-        "SELECT table_name FROM duckdb_columns() WHERE schema_name = 'marts' AND column_name = 'month' "
-        "AND database_name = current_database()").fetchall()}
+    present = {
+        f"marts.{t}"
+        for (t,) in con.execute(
+            "SELECT table_name FROM duckdb_columns() WHERE schema_name = 'marts' AND column_name = 'month' "
+            "AND database_name = current_database()"
+        ).fetchall()
+    }
     parts = [f"SELECT month, CAST(t AS VARCHAR) AS row_text FROM {name} AS t" for name in marts if name in present]
     if not parts:
         return {}
-    return dict(con.execute(
-        "SELECT CAST(month AS VARCHAR), md5(string_agg(row_text, '|' ORDER BY row_text)) FROM ("
-        + " UNION ALL ".join(parts) + ") GROUP BY month").fetchall())
+    return dict(
+        con.execute(
+            "SELECT CAST(month AS VARCHAR), md5(string_agg(row_text, '|' ORDER BY row_text)) FROM ("
+            + " UNION ALL ".join(parts)
+            + ") GROUP BY month"
+        ).fetchall()
+    )
 
 
 def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) -> None:
     """A ``-- column NAME:`` comment must name a column the model has (else: the file and line)."""
-    have = {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE schema_name = ? "
-                                      "AND table_name = ? AND database_name = current_database()",
-                                      [m.layer, m.name]).fetchall()}
+    have = {
+        c
+        for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? "
+            "AND table_name = ? AND database_name = current_database()",
+            [m.layer, m.name],
+        ).fetchall()
+    }
     for col, line in m.column_lines.items():
         if col not in have:
-            raise ModelFailed(f"build rolled back: {m.path.relative_to(sql_dir.parent)}:{line}: the comment names "
-                              f"column {col}, which {m.qualified} does not have")
+            raise ModelFailed(
+                f"build rolled back: {m.path.relative_to(sql_dir.parent)}:{line}: the comment names "
+                f"column {col}, which {m.qualified} does not have"
+            )
 
 
-def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sql_dir: Path = SQL_DIR,
-          progress: Callable[[str], None] | None = None) -> BuildResult:
+def build(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    store: "Store",
+    sql_dir: Path = SQL_DIR,
+    progress: Callable[[str], None] | None = None,
+) -> BuildResult:
     """Run every model and audit in one transaction; roll back on any failure."""
     t0 = time.perf_counter()
     init_ledger(con, store.lake)
@@ -133,7 +153,6 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
     before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
     failures: list[str] = []
-    n_audits = 0
 
     def run(m: Model, sql: str) -> None:
         try:
@@ -142,8 +161,9 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
             raise KeyboardInterrupt from None  # Ctrl-C reached DuckDB first: the build rolls back, exit 130
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0]
-            raise ModelFailed(f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) "
-                              f"failed: {first}") from exc
+            raise ModelFailed(
+                f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) failed: {first}"
+            ) from exc
 
     def audit(m: Model, where: str = "true") -> None:
         """The grain audit, over the rows matching ``where`` (an incremental model: the rows just written)."""
@@ -170,11 +190,7 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
                 incremental.strategy(m, models).run(con, plan, run, audit, progress)  # type: ignore[arg-type]
             else:
                 run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
-            doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
-            con.execute(f"COMMENT ON {kind} {m.qualified} IS {_quote(doc.strip())}")
-            _check_column_docs(con, m, sql_dir)
-            for col, text in m.column_docs.items():
-                con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {_quote(text)}")
+            _comment(con, m, kind, sql_dir)
             timings.append((m.qualified, time.perf_counter() - t))
             crashpoint("build.model")
             if progress:
@@ -182,14 +198,9 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
         if plan is not None:
             incremental.finish(con, plan)
         for m in models:
-            n_audits += bool(m.unique_key and not m.key_enforced_by)
             if not m.incremental:
                 audit(m)
-        for path in audits:
-            n_audits += 1
-            rows = con.execute(path.read_text(encoding="utf-8")).fetchall()
-            if rows:
-                failures.append(f"audit {path.stem}: {len(rows)} violating row(s), e.g. {rows[0]}")
+        n_audits = _run_audits(con, models, audits, failures)
         if failures:
             raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(failures))
         crashpoint("build.before_commit")
@@ -203,6 +214,25 @@ def build(con: duckdb.DuckDBPyConnection, settings: Settings, store: "Store", sq
     return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
 
 
+def _comment(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:
+    """The model's header as COMMENTs on the table (description and grain) and its columns."""
+    doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
+    con.execute(f"COMMENT ON {kind} {m.qualified} IS {_quote(doc.strip())}")
+    _check_column_docs(con, m, sql_dir)
+    for col, text in m.column_docs.items():
+        con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {_quote(text)}")
+
+
+def _run_audits(con: duckdb.DuckDBPyConnection, models: list[Model], audits: list[Path], failures: list[str]) -> int:
+    """The queries of ``sql/audits`` (each must return no rows); returns how many audits the build ran, grain
+    audits included."""
+    for path in audits:
+        rows = con.execute(path.read_text(encoding="utf-8")).fetchall()
+        if rows:
+            failures.append(f"audit {path.stem}: {len(rows)} violating row(s), e.g. {rows[0]}")
+    return sum(bool(m.unique_key and not m.key_enforced_by) for m in models) + len(audits)
+
+
 def _check_lake(con: duckdb.DuckDBPyConnection, store: "Store", rehash: Callable[[str, str], bool]) -> None:
     """Refuse the build if a lake file is missing or one that ``rehash`` selects is altered."""
     damage = lake.damaged(con, store.lake, rehash=rehash, record=True)
@@ -211,18 +241,27 @@ def _check_lake(con: duckdb.DuckDBPyConnection, store: "Store", rehash: Callable
         raise lake.LakeDamaged(f"nothing built or published: {shown}. `costledger verify` lists them all")
 
 
-META_TABLES = ("meta.loaded_files", "meta.quarantine", "meta.rejected_files", "meta.runs", "meta.run_steps", "meta.settings")
+META_TABLES = (
+    "meta.loaded_files",
+    "meta.quarantine",
+    "meta.rejected_files",
+    "meta.runs",
+    "meta.run_steps",
+    "meta.settings",
+)
 
 
-def publication(con: duckdb.DuckDBPyConnection, store: "Store",
-                sql_dir: Path = SQL_DIR) -> tuple[list[str], list[tuple[str, str]]]:
+def publication(
+    con: duckdb.DuckDBPyConnection, store: "Store", sql_dir: Path = SQL_DIR
+) -> tuple[list[str], list[tuple[str, str]]]:
     """What a publication copies: the tables (meta, and every table model not marked ``published: no``) and
     the views as (name, CREATE VIEW): the raw views over the lake, then the staging views."""
     models = discover(sql_dir)
     tables = list(META_TABLES) + [m.qualified for m in models if m.materialized == "table" and m.published]
     views = raw_view_statements(con, store.lake)
-    views += [(m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.body}")
-              for m in models if m.materialized == "view"]
+    views += [
+        (m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.body}") for m in models if m.materialized == "view"
+    ]
     return tables, views
 
 

@@ -36,27 +36,41 @@ META_DDL = [
     # added in 0.6.0 (older ledgers gain them; NULL for files loaded before: the next build records them)
     "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS lake_sha256 VARCHAR",
     "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS relative_path VARCHAR",
-    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash, its SHA-256), in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its loaded rows; lake_sha256: that file''s SHA-256, checked by every build and by costledger verify. relative_path: the file''s identity, its path relative to its kind folder. rows_gx_validated: rows Great Expectations validated (all well-typed rows up to gx_max_rows, then a sample).'",
+    "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash, its SHA-256), "
+    "in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its "
+    "loaded rows; lake_sha256: that file''s SHA-256, checked by every build and by costledger verify. relative_path: "
+    "the file''s identity, its path relative to its kind folder. rows_gx_validated: rows Great Expectations validated "
+    "(all well-typed rows up to gx_max_rows, then a sample).'",
     """CREATE TABLE IF NOT EXISTS meta.quarantine (
         file_hash VARCHAR NOT NULL, path VARCHAR NOT NULL, kind VARCHAR NOT NULL, line BIGINT NOT NULL,
         columns VARCHAR, reason VARCHAR NOT NULL, raw_row VARCHAR)""",
-    "COMMENT ON TABLE meta.quarantine IS 'Rows not loaded, each with file, line, the columns at fault, the reason and the raw allow-listed values (JSON). Never content.'",
+    "COMMENT ON TABLE meta.quarantine IS 'Rows not loaded, each with file, line, the columns at fault, the reason and "
+    "the raw allow-listed values (JSON). Never content.'",
     """CREATE TABLE IF NOT EXISTS meta.rejected_files (
         file_hash VARCHAR, kind VARCHAR NOT NULL, path VARCHAR NOT NULL, reason VARCHAR NOT NULL,
         rejected_at TIMESTAMP NOT NULL, run_id VARCHAR)""",
-    "COMMENT ON TABLE meta.rejected_files IS 'Files rejected whole (missing column, unreadable, ...): nothing of them was loaded.'",
+    "COMMENT ON TABLE meta.rejected_files IS 'Files rejected whole (missing column, unreadable, ...): nothing of them "
+    "was loaded.'",
     """CREATE TABLE IF NOT EXISTS meta.runs (
         run_id VARCHAR NOT NULL, command VARCHAR NOT NULL, started_at TIMESTAMP NOT NULL, finished_at TIMESTAMP,
         files_seen BIGINT, files_loaded BIGINT, files_skipped BIGINT, files_rejected BIGINT,
         rows_in BIGINT, rows_loaded BIGINT, rows_quarantined BIGINT, months_changed VARCHAR,
         seconds DOUBLE, outcome VARCHAR)""",
-    "COMMENT ON TABLE meta.runs IS 'One row per ingest / build / nightly run: files seen, loaded, skipped, rejected; rows in, loaded, quarantined; the months whose marts changed; duration; outcome (NULL while running, interrupted if it died).'",
+    "COMMENT ON TABLE meta.runs IS 'One row per ingest / build / nightly run: files seen, loaded, skipped, rejected; "
+    "rows in, loaded, quarantined; the months whose marts changed; duration; outcome (NULL while running, interrupted "
+    "if it died).'",
     """CREATE TABLE IF NOT EXISTS meta.settings (key VARCHAR NOT NULL, value VARCHAR NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS meta.run_steps (
-        run_id VARCHAR NOT NULL, step VARCHAR NOT NULL, name VARCHAR NOT NULL, seconds DOUBLE NOT NULL, rows_in BIGINT)""",
-    "COMMENT ON TABLE meta.run_steps IS 'Where each run''s time went: one row per file loaded (step ingest), per model built (step build; the request models include their batches) and per publication (step publish, visible from the next publication on).'",
+        run_id VARCHAR NOT NULL, step VARCHAR NOT NULL, name VARCHAR NOT NULL, seconds DOUBLE NOT NULL,
+        rows_in BIGINT)""",
+    "COMMENT ON TABLE meta.run_steps IS 'Where each run''s time went: one row per file loaded (step ingest), per "
+    "model built (step build; the request models include their batches) and per publication (step publish, visible "
+    "from the next publication on).'",
     "CREATE TABLE IF NOT EXISTS meta.key_index (kind VARCHAR NOT NULL, key_hash UBIGINT NOT NULL)",
-    "COMMENT ON TABLE meta.key_index IS 'Hash of the natural key of every loaded row of the deduplicated kinds, written in the transaction that loads the file: ingest probes it so a new file is checked against all history without reading the lake (only rows whose hash hits are read back). Work file only; rebuilt from the lake when DuckDB (and so its hash function) changes.'",
+    "COMMENT ON TABLE meta.key_index IS 'Hash of the natural key of every loaded row of the deduplicated kinds, "
+    "written in the transaction that loads the file: ingest probes it so a new file is checked against all history "
+    "without reading the lake (only rows whose hash hits are read back). Work file only; rebuilt from the lake when "
+    "DuckDB (and so its hash function) changes.'",
     "CREATE TABLE IF NOT EXISTS meta.key_index_built (duckdb_version VARCHAR NOT NULL)",
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
 ]
@@ -71,10 +85,12 @@ def init_ledger(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
         refresh_raw_view(con, lake, kind)
     _ensure_key_index(con)
 
+
 def key_hash_sql(key: list[str], alias: str = "") -> str:
     """The expression ``meta.key_index`` stores for a row: one definition for the writes and the probe."""
     prefix = f"{alias}." if alias else ""
     return "hash(" + ", ".join(f'{prefix}"{k}"' for k in key) + ")"
+
 
 def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)build ``meta.key_index`` from the loaded rows when it was built by another DuckDB version (or never)."""
@@ -88,7 +104,9 @@ def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
         for kind, model in KINDS.items():
             key = natural_key(model)
             if key and kind not in UNDEDUPLICATED:
-                con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key)} FROM raw.{table_name(model)}", [kind])
+                con.execute(
+                    f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key)} FROM raw.{table_name(model)}", [kind]
+                )
         con.execute("DELETE FROM meta.key_index_built")
         con.execute("INSERT INTO meta.key_index_built VALUES (?)", [version])
         con.execute("COMMIT")
@@ -96,8 +114,10 @@ def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
         raise
 
-def raw_view_statements(con: duckdb.DuckDBPyConnection, lake: Path,
-                        kinds: list[str] | None = None) -> list[tuple[str, str]]:
+
+def raw_view_statements(
+    con: duckdb.DuckDBPyConnection, lake: Path, kinds: list[str] | None = None
+) -> list[tuple[str, str]]:
     """(name, CREATE VIEW) for the raw views (all, or those of ``kinds``) over the files the manifest names."""
     out = []
     for kind in kinds or list(KINDS):
@@ -112,12 +132,17 @@ def raw_view_statements(con: duckdb.DuckDBPyConnection, lake: Path,
         if literals:
             # the columns each lake file has (footers only): older files may lack a column added since
             try:
-                file_columns = [set(names) for (names,) in con.execute(
-                    f"SELECT list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name").fetchall()]
+                file_columns = [
+                    set(names)
+                    for (names,) in con.execute(
+                        f"SELECT list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name"
+                    ).fetchall()
+                ]
             except duckdb.Error:
                 literals, file_columns = _readable_footers(con, literals)
         out.append((f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns)))
     return out
+
 
 def _readable_footers(con: duckdb.DuckDBPyConnection, literals: list[str]) -> tuple[list[str], list[set[str]]]:
     """File by file, the lake files whose footer reads (a corrupt one is left out of the view, so the
@@ -131,6 +156,7 @@ def _readable_footers(con: duckdb.DuckDBPyConnection, literals: list[str]) -> tu
         kept.append(literal)
         columns.append(set(names))
     return kept, columns
+
 
 def refresh_raw_view(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> None:
     for _, stmt in raw_view_statements(con, lake, [kind]):

@@ -19,8 +19,9 @@ ROUTE_COLOURS = alt.Scale(domain=["api", "self_hosted"], range=["#1f77b4", "#d62
 def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in rows:
-        out.append({k: (float(v) if isinstance(v, Decimal) else (str(v)[:7] if k == "month" else v))
-                    for k, v in r.items()})
+        out.append(
+            {k: (float(v) if isinstance(v, Decimal) else (str(v)[:7] if k == "month" else v)) for k, v in r.items()}
+        )
     return out
 
 
@@ -28,64 +29,92 @@ def to_svg(chart: alt.TopLevelMixin) -> str:
     import vl_convert as vlc
 
     # axis and legend text of at least 11 px, legends that tell the series apart
-    chart = chart.configure_axis(labelFontSize=11, titleFontSize=12).configure_legend(
-        labelFontSize=11, titleFontSize=12, orient="bottom", labelLimit=420).configure_title(fontSize=13)
+    chart = (
+        chart.configure_axis(labelFontSize=11, titleFontSize=12)
+        .configure_legend(labelFontSize=11, titleFontSize=12, orient="bottom", labelLimit=420)
+        .configure_title(fontSize=13)
+    )
     svg = vlc.vegalite_to_svg(chart.to_json())
     # drop the XML prolog if any, so the SVG can sit inline in HTML
-    return svg[svg.index("<svg"):]
+    return svg[svg.index("<svg") :]
 
 
 def cost_per_task(rows: list[dict[str, Any]]) -> alt.Chart:
     data = [r for r in _plain(rows) if r["cost_per_accepted_task_usd"] is not None]
     # a linear axis: a log scale would flatten a 200x gap between the routes without saying so
-    return alt.Chart(alt.Data(values=data), title="Cost per accepted task (USD)").mark_line(point=True).encode(
-        x=alt.X("month:O", title="month"),
-        y=alt.Y("cost_per_accepted_task_usd:Q", title="USD per accepted task"),
-        color=alt.Color("route:N", scale=ROUTE_COLOURS, title="route"),
-        tooltip=["month:O", "route:N", "cost_per_accepted_task_usd:Q"],
-    ).properties(width=WIDTH, height=HEIGHT)
+    return (
+        alt.Chart(alt.Data(values=data), title="Cost per accepted task (USD)")
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("month:O", title="month"),
+            y=alt.Y("cost_per_accepted_task_usd:Q", title="USD per accepted task"),
+            color=alt.Color("route:N", scale=ROUTE_COLOURS, title="route"),
+            tooltip=["month:O", "route:N", "cost_per_accepted_task_usd:Q"],
+        )
+        .properties(width=WIDTH, height=HEIGHT)
+    )
 
 
 def utilisation(rows: list[dict[str, Any]]) -> alt.Chart:
     """Shares of the month: productive hours of provisioned hours, and the break-even volume's share of capacity."""
     long = []
     for r in _plain(rows):
-        for key, label in (("productive_utilisation", "productive utilisation (of provisioned hours)"),
-                           ("break_even_share_of_capacity", "break-even volume (share of capacity at the SLO)")):
+        for key, label in (
+            ("productive_utilisation", "productive utilisation (of provisioned hours)"),
+            ("break_even_share_of_capacity", "break-even volume (share of capacity at the SLO)"),
+        ):
             if r[key] is not None:
                 long.append({"month": r["month"], "series": label, "value": r[key]})
-    return alt.Chart(alt.Data(values=long), title="Utilisation and the break-even share of capacity").mark_line(
-        point=True).encode(
-        x=alt.X("month:O"),
-        y=alt.Y("value:Q", title="share (100% = all of it)", axis=alt.Axis(format="%")),
-        color=alt.Color("series:N", scale=alt.Scale(range=["#2ca02c", "#d62728"]), title=None),
-        strokeDash=alt.StrokeDash("series:N", title=None),
-    ).properties(width=WIDTH, height=HEIGHT)
+    return (
+        alt.Chart(alt.Data(values=long), title="Utilisation and the break-even share of capacity")
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("month:O"),
+            y=alt.Y("value:Q", title="share (100% = all of it)", axis=alt.Axis(format="%")),
+            color=alt.Color("series:N", scale=alt.Scale(range=["#2ca02c", "#d62728"]), title=None),
+            strokeDash=alt.StrokeDash("series:N", title=None),
+        )
+        .properties(width=WIDTH, height=HEIGHT)
+    )
 
 
 def self_hosted_categories(rows: list[dict[str, Any]]) -> alt.Chart:
     data = _plain(rows)
-    return alt.Chart(alt.Data(values=data), title="Self-hosted cost by category (USD)").mark_bar().encode(
-        x=alt.X("month:O"),
-        y=alt.Y("sum(amount_usd):Q", title="USD", stack="zero"),
-        color=alt.Color("category:N", scale=alt.Scale(scheme="tableau10")),
-        tooltip=["month:O", "category:N", "sum(amount_usd):Q"],
-    ).properties(width=WIDTH, height=HEIGHT)
+    return (
+        alt.Chart(alt.Data(values=data), title="Self-hosted cost by category (USD)")
+        .mark_bar()
+        .encode(
+            x=alt.X("month:O"),
+            y=alt.Y("sum(amount_usd):Q", title="USD", stack="zero"),
+            color=alt.Color("category:N", scale=alt.Scale(scheme="tableau10")),
+            tooltip=["month:O", "category:N", "sum(amount_usd):Q"],
+        )
+        .properties(width=WIDTH, height=HEIGHT)
+    )
 
 
 def rates(rows: list[dict[str, Any]]) -> alt.Chart:
     long = []
     for r in _plain(rows):
-        for key, label in (("acceptance_rate", "acceptance rate"), ("retry_rate", "retries per task"),
-                           ("cache_hit_rate", "cache-hit rate")):
+        for key, label in (
+            ("acceptance_rate", "acceptance rate"),
+            ("retry_rate", "retries per task"),
+            ("cache_hit_rate", "cache-hit rate"),
+        ):
             if r[key] is not None:
                 long.append({"month": r["month"], "route": r["route"], "metric": label, "value": r[key]})
-    return alt.Chart(alt.Data(values=long)).mark_line(point=True).encode(
-        x=alt.X("month:O"),
-        y=alt.Y("value:Q", title=None, axis=alt.Axis(format="%")),
-        color=alt.Color("route:N", scale=ROUTE_COLOURS),
-    ).properties(width=200, height=160).facet(column=alt.Column("metric:N", title=None)).properties(
-        title="Acceptance, retries and cache hits per route")
+    return (
+        alt.Chart(alt.Data(values=long))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("month:O"),
+            y=alt.Y("value:Q", title=None, axis=alt.Axis(format="%")),
+            color=alt.Color("route:N", scale=ROUTE_COLOURS),
+        )
+        .properties(width=200, height=160)
+        .facet(column=alt.Column("metric:N", title=None))
+        .properties(title="Acceptance, retries and cache hits per route")
+    )
 
 
 def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = None) -> alt.HConcatChart:
@@ -94,17 +123,34 @@ def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = N
         for key in ("p50_latency_ms", "p95_latency_ms"):
             if r[key] is not None:
                 long.append({"month": r["month"], "route": r["route"], "percentile": key[:3], "seconds": r[key] / 1000})
-    lines = alt.Chart(alt.Data(values=long), title="Latency (s); dotted: the SLO").mark_line(point=True).encode(
-        x="month:O", y=alt.Y("seconds:Q"), color=alt.Color("route:N", scale=ROUTE_COLOURS, title="route"),
-        strokeDash=alt.StrokeDash("percentile:N", title="percentile"),
-    ).properties(width=300, height=HEIGHT)
+    lines = (
+        alt.Chart(alt.Data(values=long), title="Latency (s); dotted: the SLO")
+        .mark_line(point=True)
+        .encode(
+            x="month:O",
+            y=alt.Y("seconds:Q"),
+            color=alt.Color("route:N", scale=ROUTE_COLOURS, title="route"),
+            strokeDash=alt.StrokeDash("percentile:N", title="percentile"),
+        )
+        .properties(width=300, height=HEIGHT)
+    )
     slos = [{"route": route, "seconds": v / 1000} for route, v in (slo_ms or {}).items() if v]
     if slos:
-        rule = alt.Chart(alt.Data(values=slos)).mark_rule(strokeDash=[2, 3], strokeWidth=2).encode(
-            y="seconds:Q", color=alt.Color("route:N", scale=ROUTE_COLOURS))
+        rule = (
+            alt.Chart(alt.Data(values=slos))
+            .mark_rule(strokeDash=[2, 3], strokeWidth=2)
+            .encode(y="seconds:Q", color=alt.Color("route:N", scale=ROUTE_COLOURS))
+        )
         lines = alt.layer(lines, rule)
-    bars = alt.Chart(alt.Data(values=_plain(rows)), title="Accepted attempts over the SLO").mark_bar().encode(
-        x=alt.X("month:O"), xOffset="route:N", y=alt.Y("latency_violations:Q", title="tasks"),
-        color=alt.Color("route:N", scale=ROUTE_COLOURS),
-    ).properties(width=240, height=HEIGHT)
+    bars = (
+        alt.Chart(alt.Data(values=_plain(rows)), title="Accepted attempts over the SLO")
+        .mark_bar()
+        .encode(
+            x=alt.X("month:O"),
+            xOffset="route:N",
+            y=alt.Y("latency_violations:Q", title="tasks"),
+            color=alt.Color("route:N", scale=ROUTE_COLOURS),
+        )
+        .properties(width=240, height=HEIGHT)
+    )
     return alt.hconcat(lines, bars)

@@ -66,8 +66,14 @@ def file_kinds(models: list[Model]) -> set[str]:
     """The kinds (raw tables) whose lake files are read incrementally: those read by the sources of the
     ``append`` and ``keys`` models' inputs (once built, only their new files are read)."""
     by_name = {m.qualified: m for m in models}
-    return {kind for m in models if m.incremental in ("append", "keys") for i in m.inputs
-            if i.source in by_name for kind in _raw_tables(by_name[i.source])}
+    return {
+        kind
+        for m in models
+        if m.incremental in ("append", "keys")
+        for i in m.inputs
+        if i.source in by_name
+        for kind in _raw_tables(by_name[i.source])
+    }
 
 
 def _literals(values: list[str]) -> str:
@@ -140,8 +146,10 @@ def fingerprint(con: duckdb.DuckDBPyConnection, models: list[Model]) -> str:
         bodies += m.body
     prices = "not built"
     if _table_exists(con, "intermediate.int_prices_effective"):
-        prices = con.execute("SELECT coalesce(md5(string_agg(CAST(p AS VARCHAR), '|' ORDER BY CAST(p AS VARCHAR))), '') "
-                             "FROM intermediate.int_prices_effective AS p").fetchall()[0][0]  # type: ignore[index]
+        prices = con.execute(
+            "SELECT coalesce(md5(string_agg(CAST(p AS VARCHAR), '|' ORDER BY CAST(p AS VARCHAR))), '') "
+            "FROM intermediate.int_prices_effective AS p"
+        ).fetchall()[0][0]  # type: ignore[index]
     h.update(prices.encode())
     for key, value in con.execute("SELECT key, value FROM meta.settings ORDER BY key, value").fetchall():
         if key in bodies:
@@ -151,8 +159,11 @@ def fingerprint(con: duckdb.DuckDBPyConnection, models: list[Model]) -> str:
 
 def _table_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
     schema, name = qualified.split(".")
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
-                            [schema, name]).fetchall()[0][0])  # type: ignore[index]
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?", [schema, name]
+        ).fetchall()[0][0]
+    )  # type: ignore[index]
 
 
 def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -> Plan:
@@ -171,7 +182,8 @@ def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -
     new = con.execute(
         "SELECT l.file_hash, l.kind, l.rows_loaded FROM meta.loaded_files AS l "
         "WHERE l.kind IN (SELECT unnest(?)) AND l.lake_file IS NOT NULL "
-        "AND l.file_hash NOT IN (SELECT file_hash FROM meta.built_files) ORDER BY l.load_seq", [kinds]
+        "AND l.file_hash NOT IN (SELECT file_hash FROM meta.built_files) ORDER BY l.load_seq",
+        [kinds],
     ).fetchall()
     return Plan(full, fp, [(f, k, n) for f, k, n in new], batch_rows)
 
@@ -180,8 +192,10 @@ def finish(con: duckdb.DuckDBPyConnection, p: Plan) -> None:
     """Record the new files as built and the state they were built from (in the build's transaction)."""
     done = [f for f, _, _ in p.new_files]
     if done:
-        con.execute(f"INSERT INTO meta.built_files SELECT file_hash, kind FROM meta.loaded_files "
-                    f"WHERE file_hash IN ({_literals(done)})")
+        con.execute(
+            f"INSERT INTO meta.built_files SELECT file_hash, kind FROM meta.loaded_files "
+            f"WHERE file_hash IN ({_literals(done)})"
+        )
     con.execute("DELETE FROM meta.build_state")
     con.execute("INSERT INTO meta.build_state VALUES (?)", [p.fingerprint])
 
@@ -204,8 +218,9 @@ class Strategy:
             if i.source not in self.by_name:
                 raise ModelHeaderError(f"{model.path}:{i.line}: input {i.name} reads {i.source}, which is not a model")
 
-    def run(self, con: duckdb.DuckDBPyConnection, p: Plan, run: Run, audit: Audit,
-            progress: Callable[[str], None] | None) -> None:
+    def run(
+        self, con: duckdb.DuckDBPyConnection, p: Plan, run: Run, audit: Audit, progress: Callable[[str], None] | None
+    ) -> None:
         raise NotImplementedError
 
     def create_empty(self, con: duckdb.DuckDBPyConnection, run: Run) -> None:
@@ -225,8 +240,10 @@ class Keys(Strategy):
         self.key = model.unique_key[0]
         appended = [i for i in model.inputs if self.by_name[i.source].incremental == "append"]
         if len(appended) != 1:
-            raise ModelHeaderError(f"{model.path}: a keys model reads exactly one append model (after whose "
-                                   f"batches it is recomputed); it reads {len(appended)}")
+            raise ModelHeaderError(
+                f"{model.path}: a keys model reads exactly one append model (after whose "
+                f"batches it is recomputed); it reads {len(appended)}"
+            )
         self.appended = appended[0]
         self.others = [i for i in model.inputs if i is not self.appended]
         self.other_kinds = {k for i in self.others for k in _raw_tables(self.by_name[i.source])}
@@ -241,39 +258,51 @@ class Keys(Strategy):
         run(self.model, f"INSERT INTO {self.model.qualified}\n{self.model.body}")
         audit(self.model, "true")
 
-    def some_rows(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str, other_files: list[str], run: Run,
-                  audit: Audit) -> None:
+    def some_rows(
+        self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str, other_files: list[str], run: Run, audit: Audit
+    ) -> None:
         """Recompute the keys of the batch's rows and of the rows of ``other_files``; collect touched months."""
         m, key, source = self.model, self.key, self.appended.source
         con.execute(f"CREATE OR REPLACE TABLE scoped.build_keys AS SELECT DISTINCT {key} FROM {source} WHERE {batch}")
         for kind in sorted(self.other_kinds):
             if other_files:
-                con.execute(f"INSERT INTO scoped.build_keys SELECT DISTINCT {key} FROM raw.{kind} "
-                            f"WHERE source_file_hash IN ({_literals(other_files)}) "
-                            f"EXCEPT SELECT {key} FROM scoped.build_keys")
+                con.execute(
+                    f"INSERT INTO scoped.build_keys SELECT DISTINCT {key} FROM raw.{kind} "
+                    f"WHERE source_file_hash IN ({_literals(other_files)}) "
+                    f"EXCEPT SELECT {key} FROM scoped.build_keys"
+                )
         in_keys = f"{key} IN (SELECT {key} FROM scoped.build_keys)"
         # the keys' rows of the appended model, collected once with the columns the model reads: the batch's own
         # rows (its row groups, found by their min/max), and earlier rows found by one pass over the key alone,
         # then fetched by row id
         cols, rows = _select(self.appended), f"scoped.{self.appended.name}_rows"
-        con.execute(f"CREATE OR REPLACE TEMP TABLE touched_rowids AS SELECT rowid AS rid FROM {source} "
-                    f"WHERE {in_keys} AND NOT ({batch})")
-        con.execute(f"CREATE OR REPLACE TABLE {rows} AS SELECT {cols} FROM {source} WHERE {batch} UNION ALL "
-                    f"SELECT {cols} FROM {source} WHERE rowid IN (SELECT rid FROM touched_rowids)")
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE touched_rowids AS SELECT rowid AS rid FROM {source} "
+            f"WHERE {in_keys} AND NOT ({batch})"
+        )
+        con.execute(
+            f"CREATE OR REPLACE TABLE {rows} AS SELECT {cols} FROM {source} WHERE {batch} UNION ALL "
+            f"SELECT {cols} FROM {source} WHERE rowid IN (SELECT rid FROM touched_rowids)"
+        )
         _define(con, self.appended.name, f"SELECT * FROM {rows}")
         for i in self.others:
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {in_keys}")
         # the keys' rows are replaced (the delete also yields the months the old rows belonged to)
         has_month = "month" in _columns(con, m.qualified)
-        old = con.execute(f"WITH d AS (DELETE FROM {m.qualified} WHERE {in_keys} RETURNING "
-                          f"{'month' if has_month else 'NULL'}) SELECT DISTINCT * FROM d").fetchall()
+        old = con.execute(
+            f"WITH d AS (DELETE FROM {m.qualified} WHERE {in_keys} RETURNING "
+            f"{'month' if has_month else 'NULL'}) SELECT DISTINCT * FROM d"
+        ).fetchall()
         run(m, f"INSERT INTO {m.qualified}\n{m.body}")
         audit(m, in_keys)
         if not p.full:
             p.touched.update(month for (month,) in old if month is not None)
             if "month" in _columns(con, rows):
-                p.touched.update(month for (month,) in con.execute(f"SELECT DISTINCT month FROM {rows}").fetchall()
-                                 if month is not None)
+                p.touched.update(
+                    month
+                    for (month,) in con.execute(f"SELECT DISTINCT month FROM {rows}").fetchall()
+                    if month is not None
+                )
 
     def clear(self, con: duckdb.DuckDBPyConnection) -> None:
         """Drop the scratch tables; the input views read nothing again."""
@@ -291,10 +320,15 @@ class Append(Strategy):
         super().__init__(model, models)
         self.kinds = {k for i in model.inputs for k in _raw_tables(self.by_name[i.source])}
         if not self.kinds:
-            raise ModelHeaderError(f"{model.path}: an append model's inputs must read raw tables (the lake files "
-                                   "whose new ones it appends)")
-        self.followers = [Keys(x, models) for x in models if x.incremental == "keys"
-                          and any(i.source == model.qualified for i in x.inputs)]
+            raise ModelHeaderError(
+                f"{model.path}: an append model's inputs must read raw tables (the lake files "
+                "whose new ones it appends)"
+            )
+        self.followers = [
+            Keys(x, models)
+            for x in models
+            if x.incremental == "keys" and any(i.source == model.qualified for i in x.inputs)
+        ]
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         m = self.model
@@ -343,8 +377,10 @@ class Months(Strategy):
             if not full and i.lookback:
                 before = sorted({_previous_month(x) for x in months} - set(months))
                 if before:
-                    where += (f" OR ({_month_filter(before)} AND {i.lookback} > "
-                              f"TIMESTAMP {_literals([months[0].isoformat()])})")
+                    where += (
+                        f" OR ({_month_filter(before)} AND {i.lookback} > "
+                        f"TIMESTAMP {_literals([months[0].isoformat()])})"
+                    )
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
         if full:
             run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
@@ -368,9 +404,14 @@ def strategy(model: Model, models: list[Model]) -> Strategy:
 
 def _columns(con: duckdb.DuckDBPyConnection, qualified: str) -> set[str]:
     schema, name = qualified.split(".")
-    return {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND "
-                                      "table_name = ? AND database_name = current_database()",
-                                      [schema, name]).fetchall()}
+    return {
+        c
+        for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND "
+            "table_name = ? AND database_name = current_database()",
+            [schema, name],
+        ).fetchall()
+    }
 
 
 def _previous_month(m: dt.date) -> dt.date:

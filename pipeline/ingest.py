@@ -83,6 +83,7 @@ class FileResult:
 
 # ---------------------------------------------------------------- typing SQL
 
+
 def _text(kind: str, col: str) -> str:
     """The column's value as trimmed text, NULL for empty (and the kind's null tokens, e.g. FOCUS 'NULL')."""
     expr = f"NULLIF(trim(CAST(i.\"{col}\" AS VARCHAR)), '')"
@@ -129,14 +130,22 @@ def native_columns(kind: str, cols: list[ColumnSpec], source_types: dict[str, st
     """Columns whose source type is already the ledger's (no parsing, no text round trip)."""
     options = READ_OPTIONS.get(kind, ReadOptions())
     return {
-        c.name for c in cols
+        c.name
+        for c in cols
         if source_types.get(c.name) in NATIVE_TYPES.get(c.duckdb_type, ())
-        and (kind, c.name) not in SPECIAL_FORMATS and c.name not in options.lower
+        and (kind, c.name) not in SPECIAL_FORMATS
+        and c.name not in options.lower
     }
 
 
-_TYPE_WORDS = {"BIGINT": "a whole number", "INTEGER": "a whole number", "TIMESTAMP": "an ISO-8601 timestamp",
-               "DATE": "a date (YYYY-MM-DD)", "BOOLEAN": "true or false", "VARCHAR": "text"}
+_TYPE_WORDS = {
+    "BIGINT": "a whole number",
+    "INTEGER": "a whole number",
+    "TIMESTAMP": "an ISO-8601 timestamp",
+    "DATE": "a date (YYYY-MM-DD)",
+    "BOOLEAN": "true or false",
+    "VARCHAR": "text",
+}
 
 
 def _type_word(kind: str, c: ColumnSpec) -> str:
@@ -170,9 +179,16 @@ def _type_checks(kind: str, cols: list[ColumnSpec], present: set[str], native: s
 
 # ---------------------------------------------------------------- ingest
 
-def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store",
-                run_id: str | None = None, options: IngestOptions = IngestOptions(),
-                identity: str | None = None) -> FileResult:
+
+def ingest_file(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    store: "Store",
+    run_id: str | None = None,
+    options: IngestOptions = IngestOptions(),
+    identity: str | None = None,
+) -> FileResult:
     """Load one file of ``kind`` into its raw table, whole or not at all.
 
     ``identity`` is the file's name for the same-name conflict check: its path relative to its
@@ -190,14 +206,88 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
     if not path.is_file():
         return _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
     file_hash = file_sha256(path)
-    already = con.execute("SELECT path, lake_file, lake_sha256 FROM meta.loaded_files WHERE file_hash = ?",
-                          [file_hash]).fetchall()
+    known = _known_file(con, kind, path, store, options, identity, file_hash, run_id, t0)
+    if known is not None:
+        return known
+    crashpoint("ingest.read")
+    try:
+        read = _read(kind, path, [c.name for c in cols], options)
+    except FileRejected as exc:
+        return _reject(con, kind, shown, file_hash, str(exc), run_id, t0)
+    present = set(read.present)
+    missing = [c.name for c in cols if c.required and c.name not in present]
+    if missing:
+        msg = (
+            f"{shown}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing (line 1 / header)"
+        )
+        return _reject(con, kind, shown, file_hash, msg, run_id, t0)
+
+    _register_incoming(con, read)
+    lake_rel = f"{table_name(model)}/{file_hash}.parquet"
+    lake_path = store.lake / lake_rel
+    tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
+    try:
+        gx_rows, native, raw_cols = _stage_checked(
+            con,
+            kind,
+            cols,
+            present,
+            key,
+            table,
+            check_existing=kind not in UNDEDUPLICATED,
+            where=shown,
+            gx_max_rows=options.gx_max_rows,
+            bounds=options.bounds,
+        )
+        if kind == "prices":
+            _quarantine_price_overlaps(con)
+        crashpoint("ingest.validated")
+        total, quarantined = con.execute(
+            "SELECT (SELECT count(*) FROM flags), (SELECT count(*) FROM verdicts)"
+        ).fetchall()[0]  # type: ignore[misc]
+        loaded = total - quarantined
+        quarantined += len(read.bad_lines)
+        good_rows = "flags f ANTI JOIN verdicts v ON v._line = f._line"
+        lake_sha = _write_lake_file(con, cols, good_rows, file_hash, tmp_path, lake_path) if loaded else None
+        lake_file = (lake_rel, lake_sha) if loaded else None
+        _commit_file(
+            con, kind, path, store, identity, file_hash, run_id, read, raw_cols, loaded, quarantined, gx_rows, lake_file
+        )
+        crashpoint("ingest.committed")
+    finally:
+        _clean_up(con, read, tmp_path)
+    assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
+    return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+
+
+def _known_file(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    store: "Store",
+    options: IngestOptions,
+    identity: str,
+    file_hash: str,
+    run_id: str | None,
+    t0: float,
+) -> FileResult | None:
+    """The result for a file seen before: skipped (same content; its lake file rewritten if damaged) or rejected
+    (same name, different content); None for a new file."""
+    shown = str(path)
+    already = con.execute(
+        "SELECT path, lake_file, lake_sha256 FROM meta.loaded_files WHERE file_hash = ?", [file_hash]
+    ).fetchall()
     if already:
         prev_path, lake_file, lake_sha = already[0]
         if lake_file and lake_damage(store.lake / lake_file, lake_sha):
             return _repair_lake_file(con, kind, path, store, file_hash, options, t0)
-        return FileResult(shown, kind, "skipped", message=f"same content already loaded from {prev_path}",
-                          seconds=time.perf_counter() - t0)
+        return FileResult(
+            shown,
+            kind,
+            "skipped",
+            message=f"same content already loaded from {prev_path}",
+            seconds=time.perf_counter() - t0,
+        )
     if kind not in UNDEDUPLICATED:
         same_name = con.execute(
             "SELECT path, file_hash FROM meta.loaded_files "
@@ -208,90 +298,104 @@ def ingest_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "S
         if same_name:
             prev_path, prev_hash = same_name[0]
             return _reject(
-                con, kind, shown, file_hash,
+                con,
+                kind,
+                shown,
+                file_hash,
                 f"{shown}: conflict: a {kind} file named {identity} was already loaded from {prev_path} "
                 f"(sha256 {prev_hash[:12]}) with different content (now sha256 {file_hash[:12]}); history is not "
                 "edited: deliver the corrections as a new file with a new name",
-                run_id, t0,
+                run_id,
+                t0,
             )
-    crashpoint("ingest.read")
+    return None
+
+
+def _commit_file(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    store: "Store",
+    identity: str,
+    file_hash: str,
+    run_id: str | None,
+    read: "ReadResult",
+    raw_cols: list[str],
+    loaded: int,
+    quarantined: int,
+    gx_rows: int,
+    lake_file: tuple[str, str] | None,
+) -> None:
+    """In one transaction: the quarantined rows (verdicts and unreadable lines), the loaded rows' keys in the
+    key index, the manifest row (with the lake file and its SHA-256) and the raw view over the lake."""
+    model = KINDS[kind]
+    cols, key, shown = canonical_columns(model), natural_key(model), str(path)
+    good_rows = "flags f ANTI JOIN verdicts v ON v._line = f._line"
+    con.execute("BEGIN TRANSACTION")
     try:
-        read = _read(kind, path, [c.name for c in cols], options)
-    except FileRejected as exc:
-        return _reject(con, kind, shown, file_hash, str(exc), run_id, t0)
-    present = set(read.present)
-    missing = [c.name for c in cols if c.required and c.name not in present]
-    if missing:
-        msg = f"{shown}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing (line 1 / header)"
-        return _reject(con, kind, shown, file_hash, msg, run_id, t0)
-
-    _register_incoming(con, read)
-    lake_rel = f"{table_name(model)}/{file_hash}.parquet"
-    lake_path = store.lake / lake_rel
-    tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
-    try:
-        gx_rows, native, raw_cols = _stage_checked(con, kind, cols, present, key, table,
-                                                   check_existing=kind not in UNDEDUPLICATED, where=shown,
-                                                   gx_max_rows=options.gx_max_rows, bounds=options.bounds)
-        if kind == "prices":
-            _quarantine_price_overlaps(con)
-        crashpoint("ingest.validated")
-        total, quarantined = con.execute(
-            "SELECT (SELECT count(*) FROM flags), (SELECT count(*) FROM verdicts)"
-        ).fetchall()[0]  # type: ignore[misc]
-        loaded = total - quarantined
-        quarantined += len(read.bad_lines)
-        good_rows = "flags f ANTI JOIN verdicts v ON v._line = f._line"
-        if loaded:
-            lake_sha = _write_lake_file(con, cols, good_rows, file_hash, tmp_path, lake_path)
-        con.execute("BEGIN TRANSACTION")
-        try:
-            # each raw value cut to 200 characters: a misaligned column cannot copy a prompt into the ledger
-            raw_json = "to_json(struct_pack(" + ", ".join(
-                f"\"{c.name}\" := left(" + (f"f._raw_{c.name}" if c.name in raw_cols else f'CAST(f."{c.name}" AS VARCHAR)')
-                + f", {RAW_VALUE_CHARS})" for c in cols) + "))"
-            con.execute(
-                f"INSERT INTO meta.quarantine SELECT ?, ?, ?, v._line, v.bad_columns, v.verdict, {raw_json} "
-                "FROM verdicts v JOIN flags f ON f._line = v._line ORDER BY v._line",
-                [file_hash, shown, kind],
+        # each raw value cut to 200 characters: a misaligned column cannot copy a prompt into the ledger
+        raw_json = (
+            "to_json(struct_pack("
+            + ", ".join(
+                f'"{c.name}" := left('
+                + (f"f._raw_{c.name}" if c.name in raw_cols else f'CAST(f."{c.name}" AS VARCHAR)')
+                + f", {RAW_VALUE_CHARS})"
+                for c in cols
             )
-            if key and kind not in UNDEDUPLICATED and loaded:
-                con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key, 'f')} FROM {good_rows}", [kind])
-            if read.bad_lines:
-                con.executemany(
-                    "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
-                    [[file_hash, shown, kind, line, reason] for line, reason in read.bad_lines],
-                )
-            con.execute(
-                "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
-                "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
-                "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
-                "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, ?, ?, ?",
-                [file_hash, kind, shown, path.stat().st_size, read.rows_in, loaded, quarantined, run_id,
-                 lake_rel if loaded else None, gx_rows, lake_sha if loaded else None, identity],
+            + "))"
+        )
+        con.execute(
+            f"INSERT INTO meta.quarantine SELECT ?, ?, ?, v._line, v.bad_columns, v.verdict, {raw_json} "
+            "FROM verdicts v JOIN flags f ON f._line = v._line ORDER BY v._line",
+            [file_hash, shown, kind],
+        )
+        if key and kind not in UNDEDUPLICATED and loaded:
+            con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key, 'f')} FROM {good_rows}", [kind])
+        if read.bad_lines:
+            con.executemany(
+                "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
+                [[file_hash, shown, kind, line, reason] for line, reason in read.bad_lines],
             )
-            refresh_raw_view(con, store.lake, kind)
-            crashpoint("ingest.before_commit")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        crashpoint("ingest.committed")
-    finally:
-        _clean_up(con, read, tmp_path)
-    assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
-    return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+        con.execute(
+            "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
+            "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
+            "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
+            "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, ?, ?, ?",
+            [
+                file_hash,
+                kind,
+                shown,
+                path.stat().st_size,
+                read.rows_in,
+                loaded,
+                quarantined,
+                run_id,
+                lake_file[0] if lake_file else None,
+                gx_rows,
+                lake_file[1] if lake_file else None,
+                identity,
+            ],
+        )
+        refresh_raw_view(con, store.lake, kind)
+        crashpoint("ingest.before_commit")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
-def _write_lake_file(con: duckdb.DuckDBPyConnection, cols: list[ColumnSpec], rows: str, file_hash: str,
-                     tmp_path: Path, lake_path: Path) -> str:
+def _write_lake_file(
+    con: duckdb.DuckDBPyConnection, cols: list[ColumnSpec], rows: str, file_hash: str, tmp_path: Path, lake_path: Path
+) -> str:
     """Write ``rows`` (a FROM clause over ``flags f``) as the file's lake Parquet: under a temporary name,
     sealed read-only, then renamed into the lake. Returns its SHA-256 for the manifest."""
     col_list = ", ".join(f'f."{c.name}"' for c in cols)
     lake_path.parent.mkdir(parents=True, exist_ok=True)
     # the file hash is hex and the folder is ours: the literal is safe (COPY cannot bind a file name)
-    con.execute(f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, f._line AS source_line "
-                f"FROM {rows}) TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)")
+    con.execute(
+        f"COPY (SELECT {col_list}, {sql_literal(file_hash)} AS source_file_hash, f._line AS source_line "
+        f"FROM {rows}) TO {sql_literal(str(tmp_path))} (FORMAT parquet, COMPRESSION zstd)"
+    )
     crashpoint("ingest.lake_written")
     lake_sha = seal(tmp_path)
     os.replace(tmp_path, lake_path)
@@ -316,16 +420,23 @@ def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:
     model: one in the current catalogue (the latest-loaded row of each key; keys this file restates are
     replaced, so not compared), or an earlier line of this file. The reason names both ranges."""
     good = "(SELECT * FROM flags f WHERE f._line NOT IN (SELECT _line FROM verdicts))"
-    rng = lambda a: (f"strftime({a}.effective_from, '%Y-%m-%d %H:%M') || ' to ' || "  # noqa: E731
-                     f"coalesce(strftime({a}.effective_to, '%Y-%m-%d %H:%M'), 'the next price')")
-    overlap = ("n.provider = o.provider AND n.model = o.model AND n.effective_from <> o.effective_from "
-               "AND ((o.effective_from < n.effective_from AND o.effective_to > n.effective_from) "
-               "OR (n.effective_from < o.effective_from AND n.effective_to > o.effective_from))")
+
+    def rng(a: str) -> str:
+        return (
+            f"strftime({a}.effective_from, '%Y-%m-%d %H:%M') || ' to ' || "
+            f"coalesce(strftime({a}.effective_to, '%Y-%m-%d %H:%M'), 'the next price')"
+        )
+
+    overlap = (
+        "n.provider = o.provider AND n.model = o.model AND n.effective_from <> o.effective_from "
+        "AND ((o.effective_from < n.effective_from AND o.effective_to > n.effective_from) "
+        "OR (n.effective_from < o.effective_from AND n.effective_to > o.effective_from))"
+    )
     con.execute(f"""
         INSERT INTO verdicts
         SELECT n._line,
-               'overlaps another price of ' || n.provider || '/' || n.model || ': this row runs ' || {rng('n')}
-               || ', the ' || o.source || ' runs ' || {rng('o')} || '; restate one of them so they do not overlap',
+               'overlaps another price of ' || n.provider || '/' || n.model || ': this row runs ' || {rng("n")}
+               || ', the ' || o.source || ' runs ' || {rng("o")} || '; restate one of them so they do not overlap',
                'effective_from, effective_to'
         FROM {good} AS n
         JOIN (
@@ -341,8 +452,15 @@ def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:
     """)
 
 
-def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, store: "Store", file_hash: str,
-                      options: IngestOptions, t0: float) -> FileResult:
+def _repair_lake_file(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    store: "Store",
+    file_hash: str,
+    options: IngestOptions,
+    t0: float,
+) -> FileResult:
     """Rewrite a missing or altered lake file from its original landing file (same SHA-256).
 
     The rows loaded from a file are its well-typed rows minus the lines ``meta.quarantine`` holds for
@@ -353,7 +471,8 @@ def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, sto
     cols = canonical_columns(model)
     shown = str(path)
     lake_rel, rows_loaded = con.execute(
-        "SELECT lake_file, rows_loaded FROM meta.loaded_files WHERE file_hash = ?", [file_hash]).fetchall()[0]
+        "SELECT lake_file, rows_loaded FROM meta.loaded_files WHERE file_hash = ?", [file_hash]
+    ).fetchall()[0]
     lake_path = store.lake / lake_rel
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     try:
@@ -362,23 +481,48 @@ def _repair_lake_file(con: duckdb.DuckDBPyConnection, kind: str, path: Path, sto
         return _reject(con, kind, shown, file_hash, f"cannot rewrite its lake file {lake_rel}: {exc}", None, t0)
     _register_incoming(con, read)
     try:
-        _stage_checked(con, kind, cols, set(read.present), natural_key(model), f"raw.{table_name(model)}",
-                       check_existing=False, where=shown, gx_max_rows=options.gx_max_rows, bounds=options.bounds)
-        good = (f"flags f ANTI JOIN (SELECT line FROM meta.quarantine WHERE file_hash = {sql_literal(file_hash)}) q "
-                "ON q.line = f._line")
+        _stage_checked(
+            con,
+            kind,
+            cols,
+            set(read.present),
+            natural_key(model),
+            f"raw.{table_name(model)}",
+            check_existing=False,
+            where=shown,
+            gx_max_rows=options.gx_max_rows,
+            bounds=options.bounds,
+        )
+        good = (
+            f"flags f ANTI JOIN (SELECT line FROM meta.quarantine WHERE file_hash = {sql_literal(file_hash)}) q "
+            "ON q.line = f._line"
+        )
         n = con.execute(f"SELECT count(*) FROM {good}").fetchall()[0][0]
         if n != rows_loaded:
-            return _reject(con, kind, shown, file_hash,
-                           f"cannot rewrite its lake file {lake_rel}: the landing file now yields {n} rows, "
-                           f"the manifest recorded {rows_loaded}", None, t0)
+            return _reject(
+                con,
+                kind,
+                shown,
+                file_hash,
+                f"cannot rewrite its lake file {lake_rel}: the landing file now yields {n} rows, "
+                f"the manifest recorded {rows_loaded}",
+                None,
+                t0,
+            )
         lake_sha = _write_lake_file(con, cols, good, file_hash, tmp_path, lake_path)
         con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [lake_sha, file_hash])
         refresh_raw_view(con, store.lake, kind)
     finally:
         _clean_up(con, read, tmp_path)
-    return FileResult(shown, kind, "repaired", rows_loaded=0,
-                      message=f"its lake file {lake_rel} was missing or altered: rewritten from this landing file "
-                              f"({rows_loaded} rows, same SHA-256 as loaded)", seconds=time.perf_counter() - t0)
+    return FileResult(
+        shown,
+        kind,
+        "repaired",
+        rows_loaded=0,
+        message=f"its lake file {lake_rel} was missing or altered: rewritten from this landing file "
+        f"({rows_loaded} rows, same SHA-256 as loaded)",
+        seconds=time.perf_counter() - t0,
+    )
 
 
 def _read(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:
@@ -404,7 +548,9 @@ def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions)
     if kind == "load-tests":
         lt_mapping = options.load_test_mapping_for(path)
         fmt, gz = detect_format(path)
-        lt_format = lt_mapping.format or (sniff_load_test(_head_bytes(path, gz, 1 << 22)) if fmt == "jsonl" else "canonical")
+        lt_format = lt_mapping.format or (
+            sniff_load_test(_head_bytes(path, gz, 1 << 22)) if fmt == "jsonl" else "canonical"
+        )
         if lt_format != "canonical":
             return read_load_test(path, lt_format, lt_mapping, allowed)
     return read_file(path, allowed, READ_OPTIONS.get(kind, ReadOptions()).rename)
@@ -435,9 +581,18 @@ def _head_bytes(path: Path, gz: bool, size: int = 1 << 16) -> bytes:
         return b""  # the reader reports the broken file
 
 
-def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str],
-                   key: list[str], table: str, check_existing: bool, where: str,
-                   gx_max_rows: int, bounds: Bounds = Bounds()) -> tuple[int, set[str], list[str]]:
+def _stage_checked(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    cols: list[ColumnSpec],
+    present: set[str],
+    key: list[str],
+    table: str,
+    check_existing: bool,
+    where: str,
+    gx_max_rows: int,
+    bounds: Bounds = Bounds(),
+) -> tuple[int, set[str], list[str]]:
     """Build temp tables ``flags`` (every row: typed columns, raw text, check flags, ``_bad``) and
     ``verdicts`` (the rows not to load: line, reason, columns at fault).
 
@@ -448,35 +603,74 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
     read back from the lake). Returns the rows GX validated, the columns read natively and the text
     columns kept raw.
     """
-    from pipeline.validate import validate
+    suite = suites(bounds)[kind]
+    native, raw_cols, type_checks = _flag_rows(con, kind, cols, present, key, suite)
+    validated = _great_expectations(con, kind, cols, type_checks, suite, where, gx_max_rows, bounds)
+    _verdicts(con, kind, cols, key, table, check_existing, type_checks, suite)
+    return validated, native, raw_cols
 
+
+def _flag_rows(
+    con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str], key: list[str], suite: list
+) -> tuple[set[str], list[str], list[tuple[str, str, str]]]:
+    """Temp table ``flags``: every row typed, its raw text where typing may fail, one flag per type check and
+    per expectation, and ``_bad``. Returns the columns read natively, the raw columns and the type checks."""
     options = READ_OPTIONS.get(kind, ReadOptions())
     source_types = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM incoming_arrow").fetchall()}
     native = native_columns(kind, cols, source_types)
     # VARCHAR columns kept as they came (trimmed, NULL tokens removed) are their own raw text
-    plain_text = {c.name for c in cols if c.duckdb_type == "VARCHAR" and c.name in present and c.name not in native
-                  and c.name not in options.lower and c.name != "currency"
-                  and not (c.name in key and not c.required)}
+    plain_text = {
+        c.name
+        for c in cols
+        if c.duckdb_type == "VARCHAR"
+        and c.name in present
+        and c.name not in native
+        and c.name not in options.lower
+        and c.name != "currency"
+        and not (c.name in key and not c.required)
+    }
     typed_parts = []
     for c in cols:
         expr = f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)
-        if c.name in key and not c.required:  # an optional key column with a default (opex.cluster_id = '' for shared costs)
+        if (
+            c.name in key and not c.required
+        ):  # an optional key column with a default (opex.cluster_id = '' for shared costs)
             expr = f"coalesce({expr}, '')"
         typed_parts.append(f'{expr} AS "{c.name}"')
     raw_cols = [c.name for c in cols if c.name not in native and c.name not in plain_text]
     raws = "".join(
-        (f", {_text(kind, n)} AS _raw_{n}" if n in present else f", CAST(NULL AS VARCHAR) AS _raw_{n}") for n in raw_cols
+        (f", {_text(kind, n)} AS _raw_{n}" if n in present else f", CAST(NULL AS VARCHAR) AS _raw_{n}")
+        for n in raw_cols
     )
     type_checks = _type_checks(kind, cols, present, native | plain_text)
-    suite = suites(bounds)[kind]
     flag_cols = [f"({p}) AS _type_{i}" for i, (_, p, _) in enumerate(type_checks)]
     flag_cols += [f'coalesce({chk.sql_bad_when()}, false) AS "_chk_{chk.name}"' for chk in suite]
-    any_flag = " OR ".join([f"_type_{i}" for i in range(len(type_checks))] + [f'"_chk_{chk.name}"' for chk in suite]) or "false"
+    any_flag = (
+        " OR ".join([f"_type_{i}" for i in range(len(type_checks))] + [f'"_chk_{chk.name}"' for chk in suite])
+        or "false"
+    )
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE flags AS SELECT *, ({any_flag}) AS _bad FROM ("
         f"SELECT *, {', '.join(flag_cols) or 'false AS _none'} FROM ("
         f"SELECT i._line, {', '.join(typed_parts)}{raws} FROM incoming_arrow i))"
     )
+
+    return native, raw_cols, type_checks
+
+
+def _great_expectations(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    cols: list[ColumnSpec],
+    type_checks: list[tuple[str, str, str]],
+    suite: list,
+    where: str,
+    gx_max_rows: int,
+    bounds: Bounds,
+) -> int:
+    """The kind's suite run by GX on the well-typed rows (all, or every step-th line beyond ``gx_max_rows``),
+    checked against the SQL flags of the same rows; returns the rows GX validated."""
+    from pipeline.validate import validate
 
     # Great Expectations on the well-typed rows (all of them, or every step-th line of a large file)
     type_ok = " AND ".join(f"NOT _type_{i}" for i in range(len(type_checks))) or "true"
@@ -484,8 +678,14 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
     step = max(1, -(-n_ok // gx_max_rows))
     # pandas holds timestamps from 1677 to 2262 only: rows beyond (infinity, year 10000) are not handed to GX;
     # they fail the plausibility bound in SQL, and GX checks that bound on every row it does get
-    in_pandas = " AND ".join(f"(\"{c.name}\" IS NULL OR \"{c.name}\" BETWEEN '1900-01-01' AND '2200-01-01')"
-                             for c in cols if c.duckdb_type in ("TIMESTAMP", "DATE")) or "true"
+    in_pandas = (
+        " AND ".join(
+            f"(\"{c.name}\" IS NULL OR \"{c.name}\" BETWEEN '1900-01-01' AND '2200-01-01')"
+            for c in cols
+            if c.duckdb_type in ("TIMESTAMP", "DATE")
+        )
+        or "true"
+    )
     sample = f"{type_ok} AND {in_pandas} AND _line % {step} = 0"
     col_list = ", ".join(f'"{c.name}"' for c in cols)
     frame = con.sql(f"SELECT _line, {col_list} FROM flags WHERE {sample}").df()
@@ -496,28 +696,26 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
             for chk, hit in zip(suite, hits):
                 if hit:
                     sql_flags[chk.name].add(line)
-    validated = validate(kind, frame, sql_flags, where, bounds)
+    return validate(kind, frame, sql_flags, where, bounds)
 
-    messages = list(type_checks) + [
-        (chk.column, f'"_chk_{chk.name}"', "'" + chk.message.replace("'", "''") + "'") for chk in suite
-    ]
-    reasons = ("array_to_string(list_filter([" + ", ".join(f"CASE WHEN {p} THEN {m} END" for _, p, m in messages)
-               + "], lambda x: x IS NOT NULL), '; ')")
-    bad_cols = ("array_to_string(list_distinct(list_filter([" + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in messages)
-                + "], lambda x: x IS NOT NULL)), ', ')")
-    if not key:  # rows without a natural key (FOCUS): nothing to deduplicate
-        con.execute(f"CREATE OR REPLACE TEMP TABLE verdicts AS SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns "
-                    "FROM flags WHERE _bad")
-        return validated, native, raw_cols
 
+def _on(a: str, b: str, key: list[str]) -> str:
+    return " AND ".join(f'{a}."{k}" = {b}."{k}"' for k in key)
+
+
+def _duplicate_sources(
+    con: duckdb.DuckDBPyConnection, kind: str, key: list[str], table: str, check_existing: bool
+) -> str:
+    """Temp table ``dup_first`` (keys more than once among the file's good rows, with their first line) and the
+    rows already loaded with one of the file's keys (the key index probed, only its hits read back from the
+    lake); returns the name of the relation holding those rows."""
     key_part = ", ".join(f'"{k}"' for k in key)
-    key_names = ", ".join(key)
     key_hash = key_hash_sql(key)
-    on = lambda a, b: " AND ".join(f'{a}."{k}" = {b}."{k}"' for k in key)  # noqa: E731
-    same = lambda a, b: " AND ".join(f'{a}."{c.name}" IS NOT DISTINCT FROM {b}."{c.name}"' for c in cols)  # noqa: E731
     # keys that occur more than once among the file's good rows, with their first line
-    con.execute(f"CREATE OR REPLACE TEMP TABLE dup_first AS SELECT {key_part}, min(_line) AS first_line "
-                f"FROM flags WHERE NOT _bad GROUP BY ALL HAVING count(*) > 1")
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE dup_first AS SELECT {key_part}, min(_line) AS first_line "
+        f"FROM flags WHERE NOT _bad GROUP BY ALL HAVING count(*) > 1"
+    )
     # keys already loaded: probe the key index (the file's hashes are the build side), then read back only those rows
     existing = f"(SELECT * FROM {table} WHERE false)"
     if check_existing:
@@ -528,8 +726,55 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
             [kind],
         )
         if con.execute("SELECT count(*) FROM hit_keys").fetchall()[0][0]:  # type: ignore[index]
-            con.execute(f"CREATE OR REPLACE TEMP TABLE existing_rows AS SELECT e.* FROM {table} e SEMI JOIN hit_keys h ON {on('e', 'h')}")
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE existing_rows AS SELECT e.* FROM {table} e SEMI JOIN hit_keys h ON "
+                f"{_on('e', 'h', key)}"
+            )
             existing = "existing_rows"
+    return existing
+
+
+def _verdicts(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    cols: list[ColumnSpec],
+    key: list[str],
+    table: str,
+    check_existing: bool,
+    type_checks: list[tuple[str, str, str]],
+    suite: list,
+) -> None:
+    """Temp table ``verdicts``: the rows not to load (bad rows, duplicates inside the file, keys already
+    loaded), with the reason and the columns at fault."""
+    messages = list(type_checks) + [
+        (chk.column, f'"_chk_{chk.name}"', "'" + chk.message.replace("'", "''") + "'") for chk in suite
+    ]
+    reasons = (
+        "array_to_string(list_filter(["
+        + ", ".join(f"CASE WHEN {p} THEN {m} END" for _, p, m in messages)
+        + "], lambda x: x IS NOT NULL), '; ')"
+    )
+    bad_cols = (
+        "array_to_string(list_distinct(list_filter(["
+        + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in messages)
+        + "], lambda x: x IS NOT NULL)), ', ')"
+    )
+    if not key:  # rows without a natural key (FOCUS): nothing to deduplicate
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE verdicts AS SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns "
+            "FROM flags WHERE _bad"
+        )
+        return
+
+    key_names = ", ".join(key)
+
+    def on(a: str, b: str) -> str:
+        return _on(a, b, key)
+
+    def same(a: str, b: str) -> str:
+        return " AND ".join(f'{a}."{c.name}" IS NOT DISTINCT FROM {b}."{c.name}"' for c in cols)
+
+    existing = _duplicate_sources(con, kind, key, table, check_existing)
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE verdicts AS
@@ -538,11 +783,12 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
         SELECT * FROM (
             SELECT c._line,
                    CASE
-                     WHEN c._line <> d.first_line AND ({same('c', 'f')})
+                     WHEN c._line <> d.first_line AND ({same("c", "f")})
                        THEN 'identical duplicate of line ' || d.first_line || ' (counted once)'
                      WHEN c._line <> d.first_line
-                       THEN 'conflict: same key ({key_names}) as line ' || d.first_line || ' with different content; not loaded'
-                     WHEN e.source_line IS NOT NULL AND ({same('c', 'e')})
+                       THEN 'conflict: same key ({key_names}) as line ' || d.first_line
+                            || ' with different content; not loaded'
+                     WHEN e.source_line IS NOT NULL AND ({same("c", "e")})
                        THEN 'identical duplicate of a row already loaded (file ' || left(e.source_file_hash, 12)
                             || ', line ' || e.source_line || '); counted once'
                      WHEN e.source_line IS NOT NULL
@@ -551,18 +797,24 @@ def _stage_checked(con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnS
                    END AS verdict,
                    '{key_names}' AS bad_columns
             FROM flags c
-            LEFT JOIN dup_first d ON {on('d', 'c')}
+            LEFT JOIN dup_first d ON {on("d", "c")}
             LEFT JOIN flags f ON f._line = d.first_line
-            LEFT JOIN {existing} e ON {on('e', 'c')}
+            LEFT JOIN {existing} e ON {on("e", "c")}
             WHERE NOT c._bad AND (d.first_line IS NOT NULL OR e.source_line IS NOT NULL)
         ) WHERE verdict IS NOT NULL
         """
     )
-    return validated, native, raw_cols
 
 
-def _reject(con: duckdb.DuckDBPyConnection, kind: str, shown: str, file_hash: str | None, message: str,
-            run_id: str | None, t0: float) -> FileResult:
+def _reject(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    shown: str,
+    file_hash: str | None,
+    message: str,
+    run_id: str | None,
+    t0: float,
+) -> FileResult:
     con.execute(
         "INSERT INTO meta.rejected_files VALUES (?, ?, ?, ?, current_localtimestamp(), ?)",
         [file_hash, kind, shown, message, run_id],

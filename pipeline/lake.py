@@ -32,8 +32,10 @@ class Damage:
     problem: str  # "missing" or "altered"
 
     def line(self) -> str:
-        return (f"lake file {self.lake_file} is {self.problem} (it holds the rows of {self.kind} file "
-                f"{self.landing_path}; re-deliver that file unchanged to rewrite it)")
+        return (
+            f"lake file {self.lake_file} is {self.problem} (it holds the rows of {self.kind} file "
+            f"{self.landing_path}; re-deliver that file unchanged to rewrite it)"
+        )
 
 
 def file_sha256(path: Path) -> str:
@@ -63,14 +65,17 @@ def lake_damage(path: Path, expected: str | None) -> str | None:
     return None
 
 
-def damaged(con: duckdb.DuckDBPyConnection, lake: Path, rehash: Callable[[str, str], bool] | None = None,
-            record: bool = False) -> list[Damage]:
+def damaged(
+    con: duckdb.DuckDBPyConnection, lake: Path, rehash: Callable[[str, str], bool] | None = None, record: bool = False
+) -> list[Damage]:
     """Every manifest lake file that is missing, and every one ``rehash(kind, file_hash)`` selects
     (default: all) whose SHA-256 differs from the manifest's. With ``record``, a file whose hash was
     never recorded gets it recorded (the caller's transaction)."""
     out: list[Damage] = []
-    rows = con.execute("SELECT file_hash, kind, path, lake_file, lake_sha256 FROM meta.loaded_files "
-                       "WHERE lake_file IS NOT NULL ORDER BY load_seq").fetchall()
+    rows = con.execute(
+        "SELECT file_hash, kind, path, lake_file, lake_sha256 FROM meta.loaded_files "
+        "WHERE lake_file IS NOT NULL ORDER BY load_seq"
+    ).fetchall()
     for file_hash, kind, landing, lake_file, expected in rows:
         path = lake / lake_file
         check = rehash is None or rehash(kind, file_hash)
@@ -78,6 +83,7 @@ def damaged(con: duckdb.DuckDBPyConnection, lake: Path, rehash: Callable[[str, s
         if problem:
             out.append(Damage(lake_file, landing, kind, problem))
         elif check and expected is None and record:
-            con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?",
-                        [file_sha256(path), file_hash])
+            con.execute(
+                "UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [file_sha256(path), file_hash]
+            )
     return out

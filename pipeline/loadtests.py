@@ -122,8 +122,10 @@ def map_record(rec: dict, fmt: str, mapping: LoadTestMapping, path: Path) -> dic
         if concurrency is None:
             raise _Unmappable("max_concurrency is null: run vllm bench serve with --max-concurrency N")
         if p95 is None:
-            raise _Unmappable("no p95_e2el_ms or p99_e2el_ms: run vllm bench serve with "
-                              "--percentile-metrics e2el --metric-percentiles 50,95")
+            raise _Unmappable(
+                "no p95_e2el_ms or p99_e2el_ms: run vllm bench serve with "
+                "--percentile-metrics e2el --metric-percentiles 50,95"
+            )
     else:
         tps = _number(rec, "total_throughput")
         if tps is None:

@@ -81,6 +81,7 @@ class LogMapping(FileMapping):
 
 # ------------------------------------------------------------------ small helpers
 
+
 def _get(obj: Any, dotted: str) -> Any:
     for part in dotted.split("."):
         if not isinstance(obj, dict):
@@ -215,8 +216,10 @@ def tokens_litellm(row: dict) -> Tokens:
     if cached_raw is None:
         cached_raw = usage.get("cache_read_input_tokens", extra.get("cache_read_input_tokens"))
     cached = _int(cached_raw, "metadata.usage_object.prompt_tokens_details.cached_tokens")
-    reasoning = _int(_get(usage, "completion_tokens_details.reasoning_tokens"),
-                     "metadata.usage_object.completion_tokens_details.reasoning_tokens")
+    reasoning = _int(
+        _get(usage, "completion_tokens_details.reasoning_tokens"),
+        "metadata.usage_object.completion_tokens_details.reasoning_tokens",
+    )
     hit, miss = _split(prompt, cached, "prompt_tokens", "cached_tokens")
     reasoning, output = _split(completion, reasoning, "completion_tokens", "reasoning_tokens")
     return _tokens(hit, miss, output, reasoning)
@@ -248,11 +251,16 @@ def tokens_sglang(meta: dict) -> Tokens:
 
 
 def _tokens(hit: int, miss: int, output: int, reasoning: int) -> Tokens:
-    return {"cache_hit_input_tokens": hit, "cache_miss_input_tokens": miss, "output_tokens": output,
-            "reasoning_tokens": reasoning}
+    return {
+        "cache_hit_input_tokens": hit,
+        "cache_miss_input_tokens": miss,
+        "output_tokens": output,
+        "reasoning_tokens": reasoning,
+    }
 
 
 # ------------------------------------------------------------------ records
+
 
 def _response(rec: dict) -> dict:
     inner = rec.get("response")
@@ -274,7 +282,11 @@ def detect(rec: dict) -> str | None:
         return "vllm"
     usage = resp.get("usage")
     if isinstance(usage, dict):
-        if resp.get("type") == "message" or "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+        if (
+            resp.get("type") == "message"
+            or "cache_read_input_tokens" in usage
+            or "cache_creation_input_tokens" in usage
+        ):
             return "anthropic"
         if "prompt_tokens" in usage:
             return "openai_chat"
@@ -283,18 +295,19 @@ def detect(rec: dict) -> str | None:
     return None
 
 
-ROUTE_DEFAULT = {"openai_chat": "api", "openai_responses": "api", "anthropic": "api", "litellm": "api",
-                 "vllm": "self_hosted", "sglang": "self_hosted"}
+ROUTE_DEFAULT = {
+    "openai_chat": "api",
+    "openai_responses": "api",
+    "anthropic": "api",
+    "litellm": "api",
+    "vllm": "self_hosted",
+    "sglang": "self_hosted",
+}
 PROVIDER_DEFAULT = {"openai_chat": "openai", "openai_responses": "openai", "anthropic": "anthropic"}
 
 
-def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None]:
-    """One log record -> canonical request columns (as text). Raises MappingError."""
-    resp = _response(rec)
-    meta = _json_obj(rec.get("metadata"))
-    if fmt == "litellm":
-        meta = {**_json_obj(meta.get("spend_logs_metadata")), **{k: v for k, v in meta.items() if k in (
-            "task_id", "attempt", "route", "provider", "cluster_id", "team", "accepted")}}
+def _tokens_and_times(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
+    """The canonical token columns, start time and latency (ms, if the format carries it) of one record."""
     tokens: Tokens
     started: str | None
     latency_ms: float | None = None
@@ -302,10 +315,14 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         usage = resp.get("usage")
         if not isinstance(usage, dict):
             raise MappingError(f"no usage object in this {fmt} record")
-        tokens = {"openai_chat": tokens_openai_chat, "openai_responses": tokens_openai_responses,
-                  "anthropic": tokens_anthropic}[fmt](usage)
-        started = _timestamp(rec.get("started_at") or rec.get("timestamp") or resp.get("created")
-                             or resp.get("created_at"))
+        tokens = {
+            "openai_chat": tokens_openai_chat,
+            "openai_responses": tokens_openai_responses,
+            "anthropic": tokens_anthropic,
+        }[fmt](usage)
+        started = _timestamp(
+            rec.get("started_at") or rec.get("timestamp") or resp.get("created") or resp.get("created_at")
+        )
     elif fmt == "litellm":
         tokens = tokens_litellm(rec)
         started = _timestamp(rec.get("startTime"))
@@ -330,11 +347,11 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
     else:
         raise MappingError(f"unknown log format {fmt!r}")
 
-    for key in ("latency_ms", "duration_ms"):
-        if rec.get(key) is not None:
-            latency_ms = float(rec[key])
-            break
-    request_id = rec.get("request_id") or rec.get("id") or resp.get("id") or _get(resp, "meta_info.id")
+    return tokens, started, latency_ms
+
+
+def _task_id(rec: dict, meta: dict, mapping: LogMapping) -> Any:
+    """The task: the mapped field, else metadata.task_id, else a ``task_id:...`` request tag (LiteLLM)."""
     tag_task = None
     tags = rec.get("request_tags")
     if isinstance(tags, str) and tags.strip().startswith("["):
@@ -344,11 +361,37 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
             tags = []
     if isinstance(tags, list):
         tag_task = next((t.split(":", 1)[1] for t in tags if isinstance(t, str) and t.startswith("task_id:")), None)
-    task_id = (_get(rec, mapping.task_id_field) if mapping.task_id_field else None) or meta.get("task_id") or tag_task
+    return (_get(rec, mapping.task_id_field) if mapping.task_id_field else None) or meta.get("task_id") or tag_task
+
+
+def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None]:
+    """One log record -> canonical request columns (as text). Raises MappingError."""
+    resp = _response(rec)
+    meta = _json_obj(rec.get("metadata"))
+    if fmt == "litellm":
+        meta = {
+            **_json_obj(meta.get("spend_logs_metadata")),
+            **{
+                k: v
+                for k, v in meta.items()
+                if k in ("task_id", "attempt", "route", "provider", "cluster_id", "team", "accepted")
+            },
+        }
+    tokens, started, latency_ms = _tokens_and_times(rec, resp, fmt)
+    for key in ("latency_ms", "duration_ms"):
+        if rec.get(key) is not None:
+            latency_ms = float(rec[key])
+            break
+    request_id = rec.get("request_id") or rec.get("id") or resp.get("id") or _get(resp, "meta_info.id")
+    task_id = _task_id(rec, meta, mapping)
     attempt = (_get(rec, mapping.attempt_field) if mapping.attempt_field else None) or meta.get("attempt")
     route = meta.get("route") or mapping.route or ROUTE_DEFAULT[fmt]
-    provider = meta.get("provider") or mapping.provider or (rec.get("custom_llm_provider") if fmt == "litellm" else None) \
+    provider = (
+        meta.get("provider")
+        or mapping.provider
+        or (rec.get("custom_llm_provider") if fmt == "litellm" else None)
         or PROVIDER_DEFAULT.get(fmt)
+    )
     accepted = meta.get("accepted")
     row: dict[str, str | None] = {
         "request_id": _text(request_id),
@@ -361,7 +404,9 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         "model": _text(resp.get("model") or rec.get("model") or mapping.model),
         "latency_ms": None if latency_ms is None else str(int(round(latency_ms))),
         "status": _status(rec, resp),
-        "accepted": None if accepted is None else ("true" if str(accepted).lower() in ("true", "1", "yes") else "false"),
+        "accepted": None
+        if accepted is None
+        else ("true" if str(accepted).lower() in ("true", "1", "yes") else "false"),
         "team": _text(meta.get("team") or mapping.team or (rec.get("team_id") if fmt == "litellm" else None)),
     }
     row.update({k: str(v) for k, v in tokens.items()})
@@ -374,9 +419,8 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-
-
 # ------------------------------------------------------------------ files
+
 
 def sniff(data: bytes, is_csv: bool) -> str:
     """The log format of a file from its first record (CSV: its header)."""
@@ -394,8 +438,9 @@ def sniff(data: bytes, is_csv: bool) -> str:
     return "canonical"
 
 
-def map_rows(records: list[tuple[int, dict]], fmt: str | None, mapping: LogMapping,
-             columns: list[str]) -> tuple[dict[str, list], list[int], list[tuple[int, str]]]:
+def map_rows(
+    records: list[tuple[int, dict]], fmt: str | None, mapping: LogMapping, columns: list[str]
+) -> tuple[dict[str, list], list[int], list[tuple[int, str]]]:
     """Map (line, record) pairs: column lists, their lines, and (line, reason) for records that cannot be mapped."""
     cols: dict[str, list] = {c: [] for c in columns}
     lines: list[int] = []
@@ -403,16 +448,30 @@ def map_rows(records: list[tuple[int, dict]], fmt: str | None, mapping: LogMappi
     for lineno, rec in records:
         record_format = fmt or detect(rec)
         if record_format in (None, "canonical"):
-            bad.append((lineno, "not a record of a known log format (openai_chat, openai_responses, anthropic, "
-                                "litellm, vllm, sglang); use --format"))
+            bad.append(
+                (
+                    lineno,
+                    "not a record of a known log format (openai_chat, openai_responses, anthropic, "
+                    "litellm, vllm, sglang); use --format",
+                )
+            )
             continue
         try:
             row = map_record(rec, record_format, mapping)
         except MappingError as exc:
             bad.append((lineno, f"{record_format}: {exc}"))
             continue
-        except (ValueError, TypeError, OverflowError, OSError, ArithmeticError, RecursionError, KeyError,
-                IndexError, AttributeError) as exc:
+        except (
+            ValueError,
+            TypeError,
+            OverflowError,
+            OSError,
+            ArithmeticError,
+            RecursionError,
+            KeyError,
+            IndexError,
+            AttributeError,
+        ) as exc:
             # a value of the wrong type or size (NaN, Infinity, 1e400 seconds, a list where a number goes):
             # the record is quarantined with the reason, never a traceback
             reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__

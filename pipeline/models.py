@@ -73,8 +73,16 @@ _HEADER = re.compile(r"^--\s*((?:column|input)\s+\w+|[a-z_]+)\s*:\s*(.*)$")
 _INPUT = re.compile(r"^(\w+\.\w+)\s*(?:\(([\w\s,]+)\))?\s*(?:,\s*lookback\s+(\w+))?$")
 
 #: The header keys a model may state (plus ``column NAME`` and ``input NAME``); any other ``-- key:`` line is an error.
-HEADER_KEYS = ("grain", "materialized", "unique_key", "description", "published", "incremental", "key_enforced_by",
-               "months_touched")
+HEADER_KEYS = (
+    "grain",
+    "materialized",
+    "unique_key",
+    "description",
+    "published",
+    "incremental",
+    "key_enforced_by",
+    "months_touched",
+)
 
 
 class ModelHeaderError(CostledgerError, ValueError):
@@ -95,8 +103,10 @@ def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
 
                 near = difflib.get_close_matches(key, HEADER_KEYS, n=1)
                 hint = f"did you mean {near[0]}? " if near else ""
-                raise ModelHeaderError(f"{path}:{number}: unknown header key {key!r}; {hint}"
-                                       f"(known: {', '.join(HEADER_KEYS)}, column NAME, input NAME)")
+                raise ModelHeaderError(
+                    f"{path}:{number}: unknown header key {key!r}; {hint}"
+                    f"(known: {', '.join(HEADER_KEYS)}, column NAME, input NAME)"
+                )
             meta[" ".join(key.split())] = (value, number)
             continue
         if in_header and line.startswith("--"):
@@ -109,44 +119,58 @@ def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
 def _parse_input(path: Path, name: str, value: str, line: int) -> Input:
     m = _INPUT.match(value)
     if not m:
-        raise ModelHeaderError(f"{path}:{line}: input {name}: expected SCHEMA.MODEL [(COLUMN, ...)] "
-                               f"[, lookback COLUMN], not {value!r}")
+        raise ModelHeaderError(
+            f"{path}:{line}: input {name}: expected SCHEMA.MODEL [(COLUMN, ...)] [, lookback COLUMN], not {value!r}"
+        )
     columns = tuple(c.strip() for c in (m.group(2) or "").split(",") if c.strip())
     return Input(name, m.group(1), columns, m.group(3), line)
 
 
-def _check_incremental(path: Path, meta: dict[str, tuple[str, int]], body: str, key: tuple[str, ...],
-                       inputs: tuple[Input, ...]) -> None:
+def _check_incremental(
+    path: Path, meta: dict[str, tuple[str, int]], body: str, key: tuple[str, ...], inputs: tuple[Input, ...]
+) -> None:
     """What each strategy needs of its model, stated in the header (file and line when not)."""
     strategy, line = meta.get("incremental", (None, 0))
     if strategy is not None and (strategy not in STRATEGIES or meta.get("materialized", ("table",))[0] != "table"):
-        raise ModelHeaderError(f"{path}:{line}: incremental must be one of {', '.join(STRATEGIES)} (tables only), "
-                               f"not {strategy!r}")
+        raise ModelHeaderError(
+            f"{path}:{line}: incremental must be one of {', '.join(STRATEGIES)} (tables only), not {strategy!r}"
+        )
     declared = {i.name for i in inputs}
     for name in sorted(set(re.findall(r"\bscoped\.(\w+)", body)) - declared):
-        number = next(n for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-                      if f"scoped.{name}" in text)
-        raise ModelHeaderError(f"{path}:{number}: the model reads scoped.{name}, which no "
-                               f"'-- input {name}: SCHEMA.MODEL' header line declares")
+        number = next(
+            n
+            for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+            if f"scoped.{name}" in text
+        )
+        raise ModelHeaderError(
+            f"{path}:{number}: the model reads scoped.{name}, which no "
+            f"'-- input {name}: SCHEMA.MODEL' header line declares"
+        )
     if strategy is None:
         if inputs or "months_touched" in meta:
             line = inputs[0].line if inputs else meta["months_touched"][1]
             raise ModelHeaderError(f"{path}:{line}: inputs and months_touched are for incremental models only")
         return
     if not inputs:
-        raise ModelHeaderError(f"{path}:{line}: an incremental model reads its inputs through scoped views; "
-                               "declare them with '-- input NAME: SCHEMA.MODEL'")
+        raise ModelHeaderError(
+            f"{path}:{line}: an incremental model reads its inputs through scoped views; "
+            "declare them with '-- input NAME: SCHEMA.MODEL'"
+        )
     for i in inputs:
         if i.lookback and strategy != "months":
             raise ModelHeaderError(f"{path}:{i.line}: lookback is for months models only")
     if "months_touched" in meta and strategy != "append":
         raise ModelHeaderError(f"{path}:{meta['months_touched'][1]}: months_touched is for append models only")
     if strategy == "months" and "month" not in key:
-        raise ModelHeaderError(f"{path}:{meta.get('unique_key', ('', line))[1]}: a months model is partitioned by "
-                               "month: its unique_key must include month")
+        raise ModelHeaderError(
+            f"{path}:{meta.get('unique_key', ('', line))[1]}: a months model is partitioned by "
+            "month: its unique_key must include month"
+        )
     if strategy == "keys" and len(key) != 1:
-        raise ModelHeaderError(f"{path}:{meta.get('unique_key', ('', line))[1]}: a keys model is recomputed by "
-                               "its key: its unique_key must be one column")
+        raise ModelHeaderError(
+            f"{path}:{meta.get('unique_key', ('', line))[1]}: a keys model is recomputed by "
+            "its key: its unique_key must be one column"
+        )
 
 
 def parse_model(layer: str, path: Path) -> Model:
@@ -154,23 +178,38 @@ def parse_model(layer: str, path: Path) -> Model:
     value = {k: v for k, (v, _) in meta.items()}
     materialized = value.get("materialized", "table")
     if materialized not in ("view", "table"):
-        raise ModelHeaderError(f"{path}:{meta['materialized'][1]}: materialized must be view or table, "
-                               f"not {materialized!r}")
+        raise ModelHeaderError(
+            f"{path}:{meta['materialized'][1]}: materialized must be view or table, not {materialized!r}"
+        )
     if "grain" not in meta:
         raise ModelHeaderError(f"{path}: every model states its grain (-- grain: one row per ...)")
     if value.get("published", "yes") not in ("yes", "no"):
-        raise ModelHeaderError(f"{path}:{meta['published'][1]}: published must be yes or no, "
-                               f"not {value['published']!r}")
+        raise ModelHeaderError(
+            f"{path}:{meta['published'][1]}: published must be yes or no, not {value['published']!r}"
+        )
     key = tuple(k.strip() for k in value.get("unique_key", "").split(",") if k.strip())
     body = "\n".join(body_lines).strip().rstrip(";")
     inputs = tuple(_parse_input(path, k.split()[1], v, line) for k, (v, line) in meta.items() if k.startswith("input "))
     _check_incremental(path, meta, body, key, inputs)
     columns = {k.split()[1]: (v, line) for k, (v, line) in meta.items() if k.startswith("column ")}
     touched = tuple(e.strip() for e in _split_top_level(value.get("months_touched", "")) if e.strip())
-    return Model(layer, path.stem, path, body, materialized, value["grain"], key, value.get("description", ""),
-                 {c: v for c, (v, _) in columns.items()}, value.get("published", "yes") != "no",
-                 value.get("incremental"), value.get("key_enforced_by"),
-                 {c: line for c, (_, line) in columns.items()}, inputs, touched)
+    return Model(
+        layer,
+        path.stem,
+        path,
+        body,
+        materialized,
+        value["grain"],
+        key,
+        value.get("description", ""),
+        {c: v for c, (v, _) in columns.items()},
+        value.get("published", "yes") != "no",
+        value.get("incremental"),
+        value.get("key_enforced_by"),
+        {c: line for c, (_, line) in columns.items()},
+        inputs,
+        touched,
+    )
 
 
 def _split_top_level(text: str) -> list[str]:

@@ -24,7 +24,17 @@ from pipeline.store import Store
 from schemas.tables import KINDS
 
 #: Load order inside a landing folder: reference data first (cosmetic: the build runs after all loads).
-KIND_ORDER = ("prices", "hardware", "cluster-charges", "focus", "opex", "load-tests", "invoices", "requests", "outcomes")
+KIND_ORDER = (
+    "prices",
+    "hardware",
+    "cluster-charges",
+    "focus",
+    "opex",
+    "load-tests",
+    "invoices",
+    "requests",
+    "outcomes",
+)
 assert set(KIND_ORDER) == set(KINDS)
 
 OnFile = Callable[[FileResult], None]
@@ -91,8 +101,15 @@ class RunSummary:
             "unknown_entries": self.unknown_entries,
             "outside_links_skipped": self.outside_links,
             "files": [
-                {"path": f.path, "kind": f.kind, "status": f.status, "rows_in": f.rows_in,
-                 "rows_loaded": f.rows_loaded, "rows_quarantined": f.rows_quarantined, "message": f.message}
+                {
+                    "path": f.path,
+                    "kind": f.kind,
+                    "status": f.status,
+                    "rows_in": f.rows_in,
+                    "rows_loaded": f.rows_loaded,
+                    "rows_quarantined": f.rows_quarantined,
+                    "message": f.message,
+                }
                 for f in self.files
             ],
         }
@@ -163,9 +180,15 @@ class Run:
     def __init__(self, store: Store, settings: Settings, command: str, log_format: str | None = None) -> None:
         self.store, self.settings = store, settings
         self.summary = RunSummary(run_id=uuid.uuid4().hex[:12], command=command)
-        self.options = IngestOptions(settings.gx_max_rows, log_format, settings.request_log_mappings,
-                                     settings.load_test_mappings, settings.bounds, settings.max_line_bytes,
-                                     settings.max_file_bytes)
+        self.options = IngestOptions(
+            settings.gx_max_rows,
+            log_format,
+            settings.request_log_mappings,
+            settings.load_test_mappings,
+            settings.bounds,
+            settings.max_line_bytes,
+            settings.max_file_bytes,
+        )
         self.t0 = time.perf_counter()
 
     def __enter__(self) -> "Run":
@@ -175,8 +198,10 @@ class Run:
             self.con = self.store.open_work(self.settings)
             self.summary.orphans_removed = len(self.store.remove_orphans(self.con))
             self.con.execute("UPDATE meta.runs SET outcome = 'interrupted' WHERE outcome IS NULL")
-            self.con.execute("INSERT INTO meta.runs (run_id, command, started_at) VALUES (?, ?, current_localtimestamp())",
-                             [self.summary.run_id, self.summary.command])
+            self.con.execute(
+                "INSERT INTO meta.runs (run_id, command, started_at) VALUES (?, ?, current_localtimestamp())",
+                [self.summary.run_id, self.summary.command],
+            )
         except BaseException:
             self._lock.__exit__(None, None, None)
             raise
@@ -210,7 +235,8 @@ class Run:
         changed = self.summary.build.months_changed
         if changed:
             self.summary.mismatches = [
-                (str(m)[:7], p) for m, p in self.con.execute(
+                (str(m)[:7], p)
+                for m, p in self.con.execute(
                     "SELECT month, provider FROM marts.monthly_reconciliation "
                     "WHERE status = 'mismatch' AND CAST(month AS VARCHAR) IN (SELECT unnest(?)) ORDER BY ALL",
                     [changed],
@@ -219,25 +245,32 @@ class Run:
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
         t = time.perf_counter()
-        changed = bool(self.summary.count("loaded") or self.summary.count("repaired") or self.summary.build.months_changed)
+        changed = bool(
+            self.summary.count("loaded") or self.summary.count("repaired") or self.summary.build.months_changed
+        )
         tables, views = publication(self.con, self.store)
-        self.summary.published = str(self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots,
-                                                        tables, views, changed))
+        self.summary.published = str(
+            self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots, tables, views, changed)
+        )
         self._step("publish", self.summary.published, time.perf_counter() - t, None)
 
     def reject_folder(self, folder: Path, nearest: str, on_file: OnFile | None) -> None:
         """A landing folder that is not a kind: its data would be silently absent, so it counts as rejected."""
         hint = f"did you mean {nearest}?" if nearest else f"the kinds are {', '.join(KIND_ORDER)}"
         message = f"{folder}: not a kind folder, nothing in it was loaded; {hint}"
-        self.con.execute("INSERT INTO meta.rejected_files VALUES (NULL, ?, ?, ?, current_localtimestamp(), ?)",
-                         [folder.name, str(folder), message, self.summary.run_id])
+        self.con.execute(
+            "INSERT INTO meta.rejected_files VALUES (NULL, ?, ?, ?, current_localtimestamp(), ?)",
+            [folder.name, str(folder), message, self.summary.run_id],
+        )
         result = FileResult(str(folder), folder.name, "rejected", message=message)
         self.summary.files.append(result)
         if on_file:
             on_file(result)
 
     def _step(self, step: str, name: str, seconds: float, rows: int | None) -> None:
-        self.con.execute("INSERT INTO meta.run_steps VALUES (?, ?, ?, ?, ?)", [self.summary.run_id, step, name, seconds, rows])
+        self.con.execute(
+            "INSERT INTO meta.run_steps VALUES (?, ?, ?, ?, ?)", [self.summary.run_id, step, name, seconds, rows]
+        )
 
     def _finish(self, outcome: str | None) -> None:
         s = self.summary
@@ -246,13 +279,31 @@ class Run:
             """UPDATE meta.runs SET finished_at = CASE WHEN ? IS NULL THEN NULL ELSE current_localtimestamp() END,
                files_seen = ?, files_loaded = ?, files_skipped = ?, files_rejected = ?, rows_in = ?, rows_loaded = ?,
                rows_quarantined = ?, months_changed = ?, seconds = ?, outcome = ? WHERE run_id = ?""",
-            [outcome, len(s.files), s.count("loaded"), s.count("skipped"), s.count("rejected"), s.rows_in,
-             s.rows_loaded, s.rows_quarantined, months, time.perf_counter() - self.t0, outcome, s.run_id],
+            [
+                outcome,
+                len(s.files),
+                s.count("loaded"),
+                s.count("skipped"),
+                s.count("rejected"),
+                s.rows_in,
+                s.rows_loaded,
+                s.rows_quarantined,
+                months,
+                time.perf_counter() - self.t0,
+                outcome,
+                s.run_id,
+            ],
         )
 
 
-def run_ingest(store: Store, settings: Settings, pairs: list[tuple[str, Path]], command: str,
-               on_file: OnFile | None = None, log_format: str | None = None) -> RunSummary:
+def run_ingest(
+    store: Store,
+    settings: Settings,
+    pairs: list[tuple[str, Path]],
+    command: str,
+    on_file: OnFile | None = None,
+    log_format: str | None = None,
+) -> RunSummary:
     """Load files without building (the published file changes at the next build or nightly)."""
     with Run(store, settings, command, log_format) as run:
         run.load(pairs, on_file)
@@ -265,8 +316,14 @@ def run_build(store: Store, settings: Settings, on_model: OnModel | None = None)
     return run.summary
 
 
-def run_nightly(store: Store, settings: Settings, landing: Path, on_file: OnFile | None = None,
-                on_model: OnModel | None = None, found: Landing | None = None) -> RunSummary:
+def run_nightly(
+    store: Store,
+    settings: Settings,
+    landing: Path,
+    on_file: OnFile | None = None,
+    on_model: OnModel | None = None,
+    found: Landing | None = None,
+) -> RunSummary:
     """Load every new file under ``landing/<kind>/``, build, publish (``found``: the folder already scanned)."""
     found = found or scan_landing(landing)
     with Run(store, settings, f"nightly {landing}") as run:

@@ -20,8 +20,9 @@ from rich.text import Text
 QUERIES = Path(__file__).resolve().parent.parent / "sql" / "queries"
 
 
-def run_query(con: duckdb.DuckDBPyConnection, name: str,
-              params: dict[str, Any] | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+def run_query(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run ``sql/queries/<name>.sql`` with bound named parameters: (column names, rows)."""
     cur = con.execute((QUERIES / f"{name}.sql").read_text(encoding="utf-8"), params or {})
     return [d[0] for d in cur.description], cur.fetchall()
@@ -45,8 +46,14 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render(names: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str, limit: int, console: Console,
-           title: str | None = None) -> None:
+def render(
+    names: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: str,
+    limit: int,
+    console: Console,
+    title: str | None = None,
+) -> None:
     if fmt == "json":
         console.print_json(json.dumps([{n: jsonable(v) for n, v in zip(names, r)} for r in rows]))
         return

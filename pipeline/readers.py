@@ -26,7 +26,13 @@ if TYPE_CHECKING:
     from pipeline.logformats import LogMapping
 
 Format = Literal["csv", "jsonl", "parquet"]
-SUFFIXES: dict[str, Format] = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
+SUFFIXES: dict[str, Format] = {
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+}
 
 
 class FileRejected(Exception):
@@ -121,12 +127,16 @@ def _raw_bytes(path: Path, gz: bool) -> bytes:
         for chunk in _chunks(path, gz):
             total += len(chunk)
             if total > lim.max_file_bytes:
-                raise FileRejected(f"{path}: larger than {lim.max_file_bytes:,} bytes{' decompressed' if gz else ''} "
-                                   "([ledger] max_file_bytes); rejected whole, nothing loaded")
+                raise FileRejected(
+                    f"{path}: larger than {lim.max_file_bytes:,} bytes{' decompressed' if gz else ''} "
+                    "([ledger] max_file_bytes); rejected whole, nothing loaded"
+                )
             run, longest_line = _scan_lines(chunk, run, lines, lim.max_line_bytes)
             if longest_line:
-                raise FileRejected(f"{path}: line {longest_line} is longer than {lim.max_line_bytes:,} bytes "
-                                   "([ledger] max_line_bytes); rejected whole, nothing loaded")
+                raise FileRejected(
+                    f"{path}: line {longest_line} is longer than {lim.max_line_bytes:,} bytes "
+                    "([ledger] max_line_bytes); rejected whole, nothing loaded"
+                )
             lines += chunk.count(b"\n")
             parts.append(chunk)
     except OSError as exc:
@@ -148,7 +158,7 @@ def _scan_lines(chunk: bytes, run: int, line: int, limit: int) -> tuple[int, int
     if run + first > limit:
         return 0, line
     if limit < _CHUNK:  # lines inside a chunk can pass a small limit: measure each (tests, tight settings)
-        for i, piece in enumerate(chunk[first + 1:].split(b"\n")[:-1], start=1):
+        for i, piece in enumerate(chunk[first + 1 :].split(b"\n")[:-1], start=1):
             if len(piece) > limit:
                 return 0, line + i
     tail = len(chunk) - chunk.rfind(b"\n") - 1
@@ -160,7 +170,9 @@ def _check_utf8(path: Path, data: bytes) -> None:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise FileRejected(f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+        raise FileRejected(
+            f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from None
 
 
 def _field_names(names: list[str], allowed: list[str], rename: dict[str, str]) -> dict[str, str]:
@@ -189,8 +201,12 @@ def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -
     except pl.exceptions.PolarsError as exc:
         raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
     # line 1 is the header, so the first data row is line 2; a blank line is not a row
-    df = (df.rename(mapping).with_row_index("_line", offset=2).with_columns(pl.col("_line").cast(pl.Int64))
-          .filter(~pl.all_horizontal(pl.exclude("_line").is_null())))
+    df = (
+        df.rename(mapping)
+        .with_row_index("_line", offset=2)
+        .with_columns(pl.col("_line").cast(pl.Int64))
+        .filter(~pl.all_horizontal(pl.exclude("_line").is_null()))
+    )
     return ReadResult(df.to_arrow(), list(mapping.values()))
 
 

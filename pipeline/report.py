@@ -37,6 +37,7 @@ class ReportError(UsageError, ValueError):
 
 # ------------------------------------------------------------------ display formatting (rounding for display only)
 
+
 def usd(value: Decimal | None, places: int = 2) -> str:
     if value is None:
         return "n/a"
@@ -61,6 +62,7 @@ def ms(value: int | None) -> str:
 
 # ------------------------------------------------------------------ data
 
+
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[dict[str, Any]]:
     cur = con.execute(sql, params or [])
     names = [d[0] for d in cur.description]
@@ -79,13 +81,16 @@ def with_macros(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def planning_table(con: duckdb.DuckDBPyConnection, rates: list[Decimal], hours: Decimal,
-                   api_costs: list[Decimal]) -> list[dict[str, Any]]:
+def planning_table(
+    con: duckdb.DuckDBPyConnection, rates: list[Decimal], hours: Decimal, api_costs: list[Decimal]
+) -> list[dict[str, Any]]:
     return query(with_macros(con), "planning_table", {"rates": rates, "hours": hours, "api_costs": api_costs})
 
 
 def resolve_month(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
-    months = [str(r[0])[:7] for r in con.execute("SELECT month FROM marts.monthly_break_even ORDER BY month").fetchall()]
+    months = [
+        str(r[0])[:7] for r in con.execute("SELECT month FROM marts.monthly_break_even ORDER BY month").fetchall()
+    ]
     if not months:
         raise NoMonths("the ledger has no months yet: load data and run `costledger build`")
     if month is not None and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
@@ -146,44 +151,72 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
     def business(key: str) -> Any:
         return s.get(key) or None
 
-    publication = _rows(con, "SELECT run_id, published_at FROM meta.publication") if _has(con, "meta", "publication") else []
+    publication = (
+        _rows(con, "SELECT run_id, published_at FROM meta.publication") if _has(con, "meta", "publication") else []
+    )
     return ReportData(
         month=m,
         generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         publication=publication[0] if publication else {"run_id": "n/a", "published_at": None},
         be=_rows(con, "SELECT * FROM marts.monthly_break_even WHERE month = ?", [first])[0],
         routes=_rows(con, "SELECT * FROM marts.monthly_route_cost WHERE month = ? ORDER BY route", [first]),
-        trend_routes=_rows(con, "SELECT * FROM marts.monthly_route_cost WHERE month <= ? ORDER BY month, route", [first]),
+        trend_routes=_rows(
+            con, "SELECT * FROM marts.monthly_route_cost WHERE month <= ? ORDER BY month, route", [first]
+        ),
         trend_be=_rows(con, "SELECT * FROM marts.monthly_break_even WHERE month <= ? ORDER BY month", [first]),
-        trend_costs=_rows(con, "SELECT * FROM marts.monthly_self_hosted_cost WHERE month <= ? ORDER BY month, category", [first]),
-        month_costs=_rows(con, "SELECT coalesce(cluster_id, '(shared)') AS cluster_id, category, amount_usd "
-                               "FROM marts.monthly_self_hosted_cost WHERE month = ? ORDER BY amount_usd DESC", [first]),
+        trend_costs=_rows(
+            con, "SELECT * FROM marts.monthly_self_hosted_cost WHERE month <= ? ORDER BY month, category", [first]
+        ),
+        month_costs=_rows(
+            con,
+            "SELECT coalesce(cluster_id, '(shared)') AS cluster_id, category, amount_usd "
+            "FROM marts.monthly_self_hosted_cost WHERE month = ? ORDER BY amount_usd DESC",
+            [first],
+        ),
         utilisation=_rows(con, "SELECT * FROM marts.monthly_utilisation WHERE month = ? ORDER BY cluster_id", [first]),
-        sensitivity=_rows(con, "SELECT * FROM marts.monthly_sensitivity WHERE month = ? "
-                               "ORDER BY scenario_group, is_measured, share_of_capacity, api_cache_hit_rate", [first]),
+        sensitivity=_rows(
+            con,
+            "SELECT * FROM marts.monthly_sensitivity WHERE month = ? "
+            "ORDER BY scenario_group, is_measured, share_of_capacity, api_cache_hit_rate",
+            [first],
+        ),
         seeds_plan=planning_table(con, SEEDS_RATES, SEEDS_HOURS, SEEDS_API_COSTS),
         measured_plan=measured_plan,
         measured_inputs=inputs[0] if inputs else {},
-        reconciliation=_rows(con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first]),
+        reconciliation=_rows(
+            con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first]
+        ),
         invoices=query(con, "invoices_of_month", {"month": first}),
-        data_quality=_rows(con, """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
+        data_quality=_rows(
+            con,
+            """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
                                           sum(rows_quarantined) AS rows_quarantined
-                                   FROM meta.loaded_files GROUP BY kind ORDER BY kind"""),
-        rejected_files=_rows(con, "SELECT kind, path, reason FROM meta.rejected_files ORDER BY rejected_at DESC LIMIT 20"),
+                                   FROM meta.loaded_files GROUP BY kind ORDER BY kind""",
+        ),
+        rejected_files=_rows(
+            con, "SELECT kind, path, reason FROM meta.rejected_files ORDER BY rejected_at DESC LIMIT 20"
+        ),
         restated=query(con, "restated_months"),
         settings=settings,
-        license=query(con, "license_checks", {
-            "maas_revenue_12m_usd": business("business_maas_revenue_12m_usd"),
-            "monthly_active_users": business("business_monthly_active_users"),
-            "monthly_revenue_usd": business("business_monthly_revenue_usd"),
-        }),
+        license=query(
+            con,
+            "license_checks",
+            {
+                "maas_revenue_12m_usd": business("business_maas_revenue_12m_usd"),
+                "monthly_active_users": business("business_monthly_active_users"),
+                "monthly_revenue_usd": business("business_monthly_revenue_usd"),
+            },
+        ),
         teams=_rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
     )
 
 
 def _has(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
-                            [schema, table]).fetchall()[0][0])
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?", [schema, table]
+        ).fetchall()[0][0]
+    )
 
 
 def add_charts(data: ReportData) -> None:
@@ -194,9 +227,19 @@ def add_charts(data: ReportData) -> None:
         "utilisation": charts.to_svg(charts.utilisation(data.trend_be)),
         "categories": charts.to_svg(charts.self_hosted_categories(data.trend_costs)),
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
-        "latency": charts.to_svg(charts.latency(data.trend_routes, {
-            route: int(v) for route, v in (("api", data.setting("slo_ms_api")), ("self_hosted", data.setting("slo_ms_self_hosted")))
-            if v})),
+        "latency": charts.to_svg(
+            charts.latency(
+                data.trend_routes,
+                {
+                    route: int(v)
+                    for route, v in (
+                        ("api", data.setting("slo_ms_api")),
+                        ("self_hosted", data.setting("slo_ms_self_hosted")),
+                    )
+                    if v
+                },
+            )
+        ),
     }
 
 
@@ -226,27 +269,40 @@ def headline(d: "ReportData") -> list[str]:
     v = be["verdict"]
     out = [f"{verdict(be)} in {m}."]
     if v == "no_self_hosted_route":
-        out.append(f"The ledger has no cluster cost and no self-hosted requests for {m}; an accepted task cost "
-                   f"{usd(be['api_measured_cost_per_accepted_task_usd'], 4)} on the API.")
+        out.append(
+            f"The ledger has no cluster cost and no self-hosted requests for {m}; an accepted task cost "
+            f"{usd(be['api_measured_cost_per_accepted_task_usd'], 4)} on the API."
+        )
         return out
     if v == "no_api_price":
-        out.append("Neither the API route accepted a task nor could the cluster's accepted attempts be priced at the "
-                   "reference API, so break-even cannot be computed (load a price list or API request logs).")
+        out.append(
+            "Neither the API route accepted a task nor could the cluster's accepted attempts be priced at the "
+            "reference API, so break-even cannot be computed (load a price list or API request logs)."
+        )
         return out
     if v == "never_breaks_even":
-        out.append(f"An accepted task costs {usd(be['api_cost_per_accepted_task_usd'], 4)} on the API, no more than the "
-                   f"{usd(be['self_hosted_variable_cost_per_accepted_task_usd'], 4)} per task the cluster spends on review "
-                   "alone: no volume pays for the cluster.")
+        out.append(
+            f"An accepted task costs {usd(be['api_cost_per_accepted_task_usd'], 4)} on the API, no more than the "
+            f"{usd(be['self_hosted_variable_cost_per_accepted_task_usd'], 4)} per task the cluster spends on review "
+            "alone: no volume pays for the cluster."
+        )
         return out
-    out.append(f"Self-hosting breaks even at {count(be['break_even_accepted_tasks'])} accepted tasks a month "
-               f"(you delivered {count(be['self_hosted_accepted_tasks'])}).")
+    out.append(
+        f"Self-hosting breaks even at {count(be['break_even_accepted_tasks'])} accepted tasks a month "
+        f"(you delivered {count(be['self_hosted_accepted_tasks'])})."
+    )
     share = be["break_even_share_of_capacity"]
     if share is None:
-        out.append(f"The cluster's capacity at {_slo(d)} is unknown (no load-test sweep and no window of the request "
-                   "log within the SLO), so whether that volume fits is not known.")
+        out.append(
+            f"The cluster's capacity at {_slo(d)} is unknown (no load-test sweep and no window of the request "
+            "log within the SLO), so whether that volume fits is not known."
+        )
     else:
-        lower = " (capacity observed in the request log: a lower bound, so this share is at most this)" \
-            if be["capacity_source"] == "observed" else ""
+        lower = (
+            " (capacity observed in the request log: a lower bound, so this share is at most this)"
+            if be["capacity_source"] == "observed"
+            else ""
+        )
         reach = "reachable" if be["break_even_reachable"] else "out of reach on this cluster"
         out.append(f"That needs {pct(share, 0)} of the cluster's measured capacity at {_slo(d)}: {reach}{lower}.")
     return out
@@ -256,14 +312,24 @@ def views(d: "ReportData") -> list[dict[str, Any]]:
     """Fully loaded, infrastructure-only and marginal break-even, side by side (figures from the mart)."""
     be = d.be
     return [
-        {"view": "fully loaded", "cost": be["fixed_cost_usd"], "includes": "hardware, cluster charges, operating costs",
-         "break_even": be["break_even_accepted_tasks"]},
-        {"view": "infrastructure only", "cost": be["infrastructure_cost_usd"],
-         "includes": "hardware and cluster charges; operating costs left out, as the seeds' planning table does",
-         "break_even": be["infrastructure_break_even_accepted_tasks"]},
-        {"view": "marginal", "cost": be["avoidable_cost_usd"],
-         "includes": "avoidable capacity only: the owned hardware is paid for",
-         "break_even": be["marginal_break_even_accepted_tasks"]},
+        {
+            "view": "fully loaded",
+            "cost": be["fixed_cost_usd"],
+            "includes": "hardware, cluster charges, operating costs",
+            "break_even": be["break_even_accepted_tasks"],
+        },
+        {
+            "view": "infrastructure only",
+            "cost": be["infrastructure_cost_usd"],
+            "includes": "hardware and cluster charges; operating costs left out, as the seeds' planning table does",
+            "break_even": be["infrastructure_break_even_accepted_tasks"],
+        },
+        {
+            "view": "marginal",
+            "cost": be["avoidable_cost_usd"],
+            "includes": "avoidable capacity only: the owned hardware is paid for",
+            "break_even": be["marginal_break_even_accepted_tasks"],
+        },
     ]
 
 
@@ -271,30 +337,52 @@ def marginal_sentence(d: "ReportData") -> str:
     be = d.be
     if be["marginal_break_even_accepted_tasks"] is None:
         return "No marginal view: there is no break-even this month."
-    return (f"The owned hardware is paid for; keeping the on-demand capacity ({usd(be['avoidable_cost_usd'], 0)} a month) "
-            f"pays from {count(be['marginal_break_even_accepted_tasks'])} accepted tasks a month.")
+    return (
+        f"The owned hardware is paid for; keeping the on-demand capacity ({usd(be['avoidable_cost_usd'], 0)} a month) "
+        f"pays from {count(be['marginal_break_even_accepted_tasks'])} accepted tasks a month."
+    )
 
 
 def steps(d: "ReportData") -> list[tuple[str, str, str]]:
     """Seed 000's five steps, computed from the data: (step, figure, how it was found)."""
     be = d.be
-    source = {"sweep": "the latest load-test sweep before month end", "observed":
-              "observed in the request log (best 5-minute window within the SLO; a lower bound)",
-              "mixed": "sweeps for some clusters, the request log for others"}.get(be["capacity_source"] or "", "unknown")
+    source = {
+        "sweep": "the latest load-test sweep before month end",
+        "observed": "observed in the request log (best 5-minute window within the SLO; a lower bound)",
+        "mixed": "sweeps for some clusters, the request log for others",
+    }.get(be["capacity_source"] or "", "unknown")
     tps = be["capacity_tokens_per_second"]
     return [
-        ("1. Capacity at the SLO", f"{count(tps)} tokens/s" if tps is not None else "unknown",
-         f"aggregate tokens per second within {_slo(d)}: {source}"),
-        ("2. Duty cycle, measured", f"{pct(be['productive_utilisation'])} productive",
-         "productive hours (accepted attempts) / provisioned hours; not assumed"),
-        ("3. Monthly token capacity and cost per token",
-         f"{count(be['monthly_token_capacity'])} tokens; {usd(be['self_hosted_cost_per_million_tokens_at_capacity'], 2)} "
-         "per million at capacity", "capacity x 3,600 x provisioned hours; fixed cost / that capacity"),
-        ("4. The API at your mix", f"{usd(be['api_cost_per_million_tokens_at_mix'], 2)} per million tokens",
-         "the cluster's own requests priced at the reference API / their tokens"
-         if be["api_cost_source"] == "equivalent" else "the API route's run-rate / its tokens"),
-        ("5. Operations", f"{usd(be['operating_cost_usd'], 0)} a month",
-         "platform engineering, on-call, ...: included in the fully loaded view, left out of the infrastructure-only one"),
+        (
+            "1. Capacity at the SLO",
+            f"{count(tps)} tokens/s" if tps is not None else "unknown",
+            f"aggregate tokens per second within {_slo(d)}: {source}",
+        ),
+        (
+            "2. Duty cycle, measured",
+            f"{pct(be['productive_utilisation'])} productive",
+            "productive hours (accepted attempts) / provisioned hours; not assumed",
+        ),
+        (
+            "3. Monthly token capacity and cost per token",
+            f"{count(be['monthly_token_capacity'])} tokens; "
+            f"{usd(be['self_hosted_cost_per_million_tokens_at_capacity'], 2)} "
+            "per million at capacity",
+            "capacity x 3,600 x provisioned hours; fixed cost / that capacity",
+        ),
+        (
+            "4. The API at your mix",
+            f"{usd(be['api_cost_per_million_tokens_at_mix'], 2)} per million tokens",
+            "the cluster's own requests priced at the reference API / their tokens"
+            if be["api_cost_source"] == "equivalent"
+            else "the API route's run-rate / its tokens",
+        ),
+        (
+            "5. Operations",
+            f"{usd(be['operating_cost_usd'], 0)} a month",
+            "platform engineering, on-call, ...: included in the fully loaded view, left out of the "
+            "infrastructure-only one",
+        ),
     ]
 
 
@@ -309,7 +397,9 @@ def _env():
         lstrip_blocks=True,
     )
     env.filters.update(usd=usd, pct=pct, count=count, ms=ms)
-    env.globals.update(verdict=verdict, headline=headline, views=views, steps=steps, marginal_sentence=marginal_sentence)
+    env.globals.update(
+        verdict=verdict, headline=headline, views=views, steps=steps, marginal_sentence=marginal_sentence
+    )
     return env
 
 
@@ -329,8 +419,7 @@ def render_markdown(data: ReportData) -> str:
 def md_cell(value: Any) -> str:
     """Text safe in a Markdown table cell: no pipes, no raw HTML."""
     text = str(value)
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-            .replace("\n", " "))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
 
 
 def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
@@ -340,8 +429,10 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     if be["break_even_accepted_tasks"] is not None:
         lines.append("Break-even, three views:")
         for v in views(d):
-            lines.append(f"  {v['view']:20} fixed cost {usd(v['cost'], 0):>12}  break-even {count(v['break_even']):>10} "
-                         f"accepted tasks  ({v['includes']})")
+            lines.append(
+                f"  {v['view']:20} fixed cost {usd(v['cost'], 0):>12}  break-even {count(v['break_even']):>10} "
+                f"accepted tasks  ({v['includes']})"
+            )
         lines += [f"  {marginal_sentence(d)}", ""]
     lines += [
         "The comparator (API cost per accepted task):",
@@ -359,16 +450,22 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     ]
     for r in d.routes:
         lines.append(
-            f"  {r['route']:12} {r['requests']:>7,} requests  {r['tasks']:>6,} tasks  {r['accepted_tasks']:>6,} accepted  "
-            f"cost {usd(r['cost_usd'])} ({r['cost_basis']})  per accepted task {usd(r['cost_per_accepted_task_usd'], 4)}  "
-            f"cache hits {pct(r['cache_hit_rate'])}  p95 {ms(r['p95_latency_ms'])}  SLO violations {r['latency_violations']}"
+            f"  {r['route']:12} {r['requests']:>7,} requests  {r['tasks']:>6,} tasks  {r['accepted_tasks']:>6,} "
+            f"accepted  cost {usd(r['cost_usd'])} ({r['cost_basis']})  "
+            f"per accepted task {usd(r['cost_per_accepted_task_usd'], 4)}  "
+            f"cache hits {pct(r['cache_hit_rate'])}  p95 {ms(r['p95_latency_ms'])}  SLO violations "
+            f"{r['latency_violations']}"
         )
     if d.reconciliation:
         lines += ["", "Invoice reconciliation:"]
         for r in d.reconciliation:
-            lines.append(f"  {r['provider']:12} invoiced {usd(r['invoiced_usd'])}  metered {usd(r['metered_usd'])}  "
-                         f"difference {usd(r['difference_usd'])}  {r['status']}")
+            lines.append(
+                f"  {r['provider']:12} invoiced {usd(r['invoiced_usd'])}  metered {usd(r['metered_usd'])}  "
+                f"difference {usd(r['difference_usd'])}  {r['status']}"
+            )
         for i in d.invoices:
-            lines.append(f"    {i['provider']} invoice {i['invoice_id']}: usage {usd(i['usage_usd'])}  credits "
-                         f"{usd(i['credits_usd'])}  tax {usd(i['tax_usd'])}  total {usd(i['total_usd'])}{i['note']}")
+            lines.append(
+                f"    {i['provider']} invoice {i['invoice_id']}: usage {usd(i['usage_usd'])}  credits "
+                f"{usd(i['credits_usd'])}  tax {usd(i['tax_usd'])}  total {usd(i['total_usd'])}{i['note']}"
+            )
     return "\n".join(lines)

@@ -55,9 +55,21 @@ PRICES = [
 ]
 COMETAPI_INVOICE_MARKUP = Decimal("1.03")
 REQUEST_COLUMNS = [
-    "request_id", "task_id", "attempt", "started_at", "route", "provider", "cluster_id", "model",
-    "cache_hit_input_tokens", "cache_miss_input_tokens", "output_tokens", "reasoning_tokens",
-    "latency_ms", "status", "team",
+    "request_id",
+    "task_id",
+    "attempt",
+    "started_at",
+    "route",
+    "provider",
+    "cluster_id",
+    "model",
+    "cache_hit_input_tokens",
+    "cache_miss_input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "latency_ms",
+    "status",
+    "team",
 ]
 TEAMS = ["search", "coding-agent", "support", "research"]
 
@@ -80,7 +92,8 @@ class Scenario:
     base_latency_ms: dict[str, int]
     opex: dict[str, Decimal]
     on_demand: str
-    """'weekly' (a burst node billed around the clock, Monday to Monday) or 'working_hours' (weekdays, on_demand_hours)."""
+    """'weekly' (a burst node billed around the clock, Monday to Monday) or 'working_hours' (weekdays,
+    on_demand_hours)."""
     sweeps: bool
     review_share: float
     """Share of tasks a person reviews (2-10 minutes each)."""
@@ -105,9 +118,15 @@ SCENARIOS: dict[str, Scenario] = {
         output=(300, 2000),
         ms_per_output_token=(9.0, 14.0),
         base_latency_ms={"api": 20_000, "self_hosted": 25_000},
-        opex={"platform_engineering": Decimal("2400"), "inference_operations": Decimal("1200"),
-              "networking": Decimal("250"), "storage": Decimal("200"), "observability": Decimal("300"),
-              "security": Decimal("150"), "on_call": Decimal("700")},
+        opex={
+            "platform_engineering": Decimal("2400"),
+            "inference_operations": Decimal("1200"),
+            "networking": Decimal("250"),
+            "storage": Decimal("200"),
+            "observability": Decimal("300"),
+            "security": Decimal("150"),
+            "on_call": Decimal("700"),
+        },
         on_demand="working_hours",
         sweeps=True,
         review_share=0.005,
@@ -127,9 +146,15 @@ SCENARIOS: dict[str, Scenario] = {
         output=(300, 3000),
         ms_per_output_token=(6.0, 11.0),
         base_latency_ms={"api": 25_000, "self_hosted": 35_000},
-        opex={"platform_engineering": Decimal("18000"), "inference_operations": Decimal("9000"),
-              "networking": Decimal("800"), "storage": Decimal("600"), "observability": Decimal("1200"),
-              "security": Decimal("500"), "on_call": Decimal("3000")},
+        opex={
+            "platform_engineering": Decimal("18000"),
+            "inference_operations": Decimal("9000"),
+            "networking": Decimal("800"),
+            "storage": Decimal("600"),
+            "observability": Decimal("1200"),
+            "security": Decimal("500"),
+            "on_call": Decimal("3000"),
+        },
         on_demand="weekly",
         sweeps=False,
         review_share=0.03,
@@ -144,12 +169,29 @@ SCENARIOS: dict[str, Scenario] = {
 #: The growth scenario's capacity sweeps: (sweep id, measured at, [(concurrency, tokens/s, p50 ms, p95 ms)]).
 #: Aggregate tokens/s counts every token the cluster processed (input, cached or not, and output).
 SWEEPS = [
-    ("k3-b200-baseline", datetime(2026, 6, 24, 14, 0), [
-        (4, 1450.0, 118_000, 150_000), (8, 2700.0, 126_000, 166_000), (16, 4700.0, 141_000, 192_000),
-        (32, 7600.0, 168_000, 236_000), (64, 10_400.0, 223_000, 331_000), (128, 12_100.0, 371_000, 548_000)]),
-    ("k3-b200-tuned", datetime(2026, 9, 20, 9, 30), [
-        (8, 3300.0, 112_000, 150_000), (16, 5900.0, 124_000, 171_000), (32, 9400.0, 149_000, 214_000),
-        (64, 12_800.0, 198_000, 287_000), (128, 14_300.0, 331_000, 502_000)]),
+    (
+        "k3-b200-baseline",
+        datetime(2026, 6, 24, 14, 0),
+        [
+            (4, 1450.0, 118_000, 150_000),
+            (8, 2700.0, 126_000, 166_000),
+            (16, 4700.0, 141_000, 192_000),
+            (32, 7600.0, 168_000, 236_000),
+            (64, 10_400.0, 223_000, 331_000),
+            (128, 12_100.0, 371_000, 548_000),
+        ],
+    ),
+    (
+        "k3-b200-tuned",
+        datetime(2026, 9, 20, 9, 30),
+        [
+            (8, 3300.0, 112_000, 150_000),
+            (16, 5900.0, 124_000, 171_000),
+            (32, 9400.0, 149_000, 214_000),
+            (64, 12_800.0, 198_000, 287_000),
+            (128, 14_300.0, 331_000, 502_000),
+        ],
+    ),
 ]
 
 
@@ -181,15 +223,49 @@ def _task_start(rng: random.Random, month: datetime, next_month: datetime) -> da
             return ts.replace(microsecond=(ts.microsecond // 1000) * 1000)
 
 
-def _requests_for_month(rng: random.Random, sc: Scenario, month: datetime, next_month: datetime,
-                        tasks: dict[str, int], counter: list[int]) -> tuple[list[dict], list[dict]]:
+def _decisions(rng: random.Random, sc: Scenario, task_id: str, last_ok: tuple[str, datetime]) -> list[dict]:
+    """A task's review decisions: usually one; now and then a rejection, then acceptance on re-review."""
+    decisions: list[dict] = []
+    decided = last_ok[1] + timedelta(minutes=rng.randint(1, 90))
+    accepted = rng.random() < 0.85
+    review = Decimal(rng.randint(2, 10)) if rng.random() < sc.review_share else None
+    if rng.random() < 0.03:
+        # first rejected, then accepted on re-review: the latest decision counts
+        decisions.append(
+            {
+                "task_id": task_id,
+                "accepted": False,
+                "decided_at": decided,
+                "request_id": None,
+                "review_minutes": None,
+                "reason": "needs changes",
+            }
+        )
+        decided, accepted = decided + timedelta(hours=2), True
+    decisions.append(
+        {
+            "task_id": task_id,
+            "accepted": accepted,
+            "decided_at": decided,
+            # name the accepted attempt on a third of the rows; otherwise the last 'ok' attempt is meant
+            "request_id": last_ok[0] if accepted and rng.random() < 0.33 else None,
+            "review_minutes": review,
+            "reason": None if accepted else rng.choice(["wrong answer", "tool call malformed", "incomplete"]),
+        }
+    )
+    return decisions
+
+
+def _requests_for_month(
+    rng: random.Random, sc: Scenario, month: datetime, next_month: datetime, tasks: dict[str, int], counter: list[int]
+) -> tuple[list[dict], list[dict]]:
     requests: list[dict] = []
     outcomes: list[dict] = []
     for route in ("api", "self_hosted"):
         for _ in range(tasks[route]):
             counter[0] += 1
             task_id = f"task-{counter[0]:07d}"
-            provider = (rng.choices(["moonshot", "cometapi"], [0.6, 0.4])[0] if route == "api" else None)
+            provider = rng.choices(["moonshot", "cometapi"], [0.6, 0.4])[0] if route == "api" else None
             t = _task_start(rng, month, next_month)
             team = rng.choice(TEAMS)
             prompt = int(rng.lognormvariate(math.log(sc.prompt_median), 0.5))
@@ -210,31 +286,30 @@ def _requests_for_month(rng: random.Random, sc: Scenario, month: datetime, next_
                     reasoning = rng.randint(*sc.reasoning)
                     latency = int(sc.base_latency_ms[route] + (out + reasoning) * rng.uniform(*sc.ms_per_output_token))
                 req_id = f"req-{month:%Y%m}-{len(requests) + 1:06d}-{route[0]}"
-                requests.append({
-                    "request_id": req_id, "task_id": task_id, "attempt": attempt, "started_at": t,
-                    "route": route, "provider": provider, "cluster_id": CLUSTER if route == "self_hosted" else None,
-                    "model": MODEL, "cache_hit_input_tokens": hit, "cache_miss_input_tokens": miss,
-                    "output_tokens": out, "reasoning_tokens": reasoning, "latency_ms": latency,
-                    "status": status, "team": team,
-                })
+                requests.append(
+                    {
+                        "request_id": req_id,
+                        "task_id": task_id,
+                        "attempt": attempt,
+                        "started_at": t,
+                        "route": route,
+                        "provider": provider,
+                        "cluster_id": CLUSTER if route == "self_hosted" else None,
+                        "model": MODEL,
+                        "cache_hit_input_tokens": hit,
+                        "cache_miss_input_tokens": miss,
+                        "output_tokens": out,
+                        "reasoning_tokens": reasoning,
+                        "latency_ms": latency,
+                        "status": status,
+                        "team": team,
+                    }
+                )
                 if status == "ok":
                     last_ok = (req_id, t + timedelta(milliseconds=latency))
                 t = t + timedelta(milliseconds=latency + rng.randint(1000, 30_000))
             assert last_ok is not None
-            decided = last_ok[1] + timedelta(minutes=rng.randint(1, 90))
-            accepted = rng.random() < 0.85
-            review = Decimal(rng.randint(2, 10)) if rng.random() < sc.review_share else None
-            if rng.random() < 0.03:
-                # first rejected, then accepted on re-review: the latest decision counts
-                outcomes.append({"task_id": task_id, "accepted": False, "decided_at": decided, "request_id": None,
-                                 "review_minutes": None, "reason": "needs changes"})
-                decided, accepted = decided + timedelta(hours=2), True
-            outcomes.append({
-                "task_id": task_id, "accepted": accepted, "decided_at": decided,
-                # name the accepted attempt on a third of the rows; otherwise the last 'ok' attempt is meant
-                "request_id": last_ok[0] if accepted and rng.random() < 0.33 else None,
-                "review_minutes": review, "reason": None if accepted else rng.choice(["wrong answer", "tool call malformed", "incomplete"]),
-            })
+            outcomes += _decisions(rng, sc, task_id, last_ok)
     requests.sort(key=lambda r: (r["started_at"], r["request_id"]))
     return requests, outcomes
 
@@ -260,27 +335,58 @@ def _invoice_lines(requests: list[dict], month: datetime, next_month: datetime, 
         amount = Decimal(qty) * unit / Decimal(1_000_000)
         if provider == "cometapi":
             amount = (amount * COMETAPI_INVOICE_MARKUP).quantize(Decimal("0.01"))
-        lines.append({
-            "provider": provider, "invoice_id": f"{provider}-{month:%Y%m}", "line_id": f"{i:03d}",
-            "period_start": f"{month:%Y-%m-%d}", "period_end": f"{next_month:%Y-%m-%d}", "line_type": line_type,
-            "model": MODEL, "quantity": qty, "unit_price_per_million": unit, "amount": amount, "currency": "USD",
-        })
+        lines.append(
+            {
+                "provider": provider,
+                "invoice_id": f"{provider}-{month:%Y%m}",
+                "line_id": f"{i:03d}",
+                "period_start": f"{month:%Y-%m-%d}",
+                "period_end": f"{next_month:%Y-%m-%d}",
+                "line_type": line_type,
+                "model": MODEL,
+                "quantity": qty,
+                "unit_price_per_million": unit,
+                "amount": amount,
+                "currency": "USD",
+            }
+        )
     if credit:
-        lines.append({
-            "provider": "moonshot", "invoice_id": f"moonshot-{month:%Y%m}", "line_id": "900",
-            "period_start": f"{month:%Y-%m-%d}", "period_end": f"{next_month:%Y-%m-%d}", "line_type": "credit",
-            "model": None, "quantity": None, "unit_price_per_million": None, "amount": Decimal("-25.00"), "currency": "USD",
-        })
+        lines.append(
+            {
+                "provider": "moonshot",
+                "invoice_id": f"moonshot-{month:%Y%m}",
+                "line_id": "900",
+                "period_start": f"{month:%Y-%m-%d}",
+                "period_end": f"{next_month:%Y-%m-%d}",
+                "line_type": "credit",
+                "model": None,
+                "quantity": None,
+                "unit_price_per_million": None,
+                "amount": Decimal("-25.00"),
+                "currency": "USD",
+            }
+        )
     if tax:
         # 8 % sales tax on moonshot's usage, on a line of its own (recoverable: not part of the run-rate)
-        usage_usd = sum((line["amount"] for line in lines if line["provider"] == "moonshot"
-                         and line["line_type"] != "credit"), Decimal(0))
-        lines.append({
-            "provider": "moonshot", "invoice_id": f"moonshot-{month:%Y%m}", "line_id": "950",
-            "period_start": f"{month:%Y-%m-%d}", "period_end": f"{next_month:%Y-%m-%d}", "line_type": "tax",
-            "model": None, "quantity": None, "unit_price_per_million": None,
-            "amount": (usage_usd * Decimal("0.08")).quantize(Decimal("0.01")), "currency": "USD",
-        })
+        usage_usd = sum(
+            (line["amount"] for line in lines if line["provider"] == "moonshot" and line["line_type"] != "credit"),
+            Decimal(0),
+        )
+        lines.append(
+            {
+                "provider": "moonshot",
+                "invoice_id": f"moonshot-{month:%Y%m}",
+                "line_id": "950",
+                "period_start": f"{month:%Y-%m-%d}",
+                "period_end": f"{next_month:%Y-%m-%d}",
+                "line_type": "tax",
+                "model": None,
+                "quantity": None,
+                "unit_price_per_million": None,
+                "amount": (usage_usd * Decimal("0.08")).quantize(Decimal("0.01")),
+                "currency": "USD",
+            }
+        )
     return lines
 
 
@@ -290,7 +396,13 @@ def _write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
         w = csv.DictWriter(fh, fieldnames=columns)
         w.writeheader()
         for r in rows:
-            w.writerow({k: (_iso(v) if isinstance(v, datetime) else ("" if v is None else v)) for k, v in r.items() if k in columns})
+            w.writerow(
+                {
+                    k: (_iso(v) if isinstance(v, datetime) else ("" if v is None else v))
+                    for k, v in r.items()
+                    if k in columns
+                }
+            )
 
 
 def _write_requests(path_stem: Path, rows: list[dict], fmt: str) -> Path:
@@ -306,18 +418,33 @@ def _write_requests(path_stem: Path, rows: list[dict], fmt: str) -> Path:
         plain.unlink()
     elif fmt == "jsonl.gz":
         path = path_stem.with_suffix(".jsonl.gz")
-        text = "".join(json.dumps({k: (_iso(v) if isinstance(v, datetime) else v) for k, v in r.items()}) + "\n"
-                       for r in rows)
+        text = "".join(
+            json.dumps({k: (_iso(v) if isinstance(v, datetime) else v) for k, v in r.items()}) + "\n" for r in rows
+        )
         # mtime=0: the same seed writes the same bytes
         path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
     else:
         path = path_stem.with_suffix(".parquet")
-        pl.DataFrame(rows, schema={
-            "request_id": pl.String, "task_id": pl.String, "attempt": pl.Int32, "started_at": pl.Datetime("ms"),
-            "route": pl.String, "provider": pl.String, "cluster_id": pl.String, "model": pl.String,
-            "cache_hit_input_tokens": pl.Int64, "cache_miss_input_tokens": pl.Int64, "output_tokens": pl.Int64,
-            "reasoning_tokens": pl.Int64, "latency_ms": pl.Int64, "status": pl.String, "team": pl.String,
-        }).write_parquet(path)
+        pl.DataFrame(
+            rows,
+            schema={
+                "request_id": pl.String,
+                "task_id": pl.String,
+                "attempt": pl.Int32,
+                "started_at": pl.Datetime("ms"),
+                "route": pl.String,
+                "provider": pl.String,
+                "cluster_id": pl.String,
+                "model": pl.String,
+                "cache_hit_input_tokens": pl.Int64,
+                "cache_miss_input_tokens": pl.Int64,
+                "output_tokens": pl.Int64,
+                "reasoning_tokens": pl.Int64,
+                "latency_ms": pl.Int64,
+                "status": pl.String,
+                "team": pl.String,
+            },
+        ).write_parquet(path)
     return path
 
 
@@ -330,53 +457,90 @@ def _on_demand_charges(sc: Scenario, first: datetime, end: datetime) -> list[dic
             days_to_monday = (7 - week_start.weekday()) % 7 or 7
             week_end = min(week_start + timedelta(days=days_to_monday), end)
             hours = Decimal(int((week_end - week_start).total_seconds() // 3600))
-            charges.append({"charge_id": f"od-{week_start:%Y%m%d}", "start": week_start, "end": week_end, "hours": hours})
+            charges.append(
+                {"charge_id": f"od-{week_start:%Y%m%d}", "start": week_start, "end": week_end, "hours": hours}
+            )
             week_start = week_end
     else:
         day = first
         while day < end:
             if day.weekday() < 5:
                 first_hour, last_hour = sc.on_demand_hours
-                charges.append({"charge_id": f"od-{day:%Y%m%d}", "start": day + timedelta(hours=first_hour),
-                                "end": day + timedelta(hours=last_hour), "hours": Decimal(last_hour - first_hour)})
+                charges.append(
+                    {
+                        "charge_id": f"od-{day:%Y%m%d}",
+                        "start": day + timedelta(hours=first_hour),
+                        "end": day + timedelta(hours=last_hour),
+                        "hours": Decimal(last_hour - first_hour),
+                    }
+                )
             day += timedelta(days=1)
-    return [{
-        "charge_id": c["charge_id"], "cluster_id": CLUSTER, "charge_start": _iso(c["start"]),
-        "charge_end": _iso(c["end"]), "kind": "on_demand", "quantity": c["hours"], "unit": "node_hour",
-        "unit_price": "60.00", "amount": c["hours"] * Decimal("60.00"), "currency": "USD",
-    } for c in charges]
+    return [
+        {
+            "charge_id": c["charge_id"],
+            "cluster_id": CLUSTER,
+            "charge_start": _iso(c["start"]),
+            "charge_end": _iso(c["end"]),
+            "kind": "on_demand",
+            "quantity": c["hours"],
+            "unit": "node_hour",
+            "unit_price": "60.00",
+            "amount": c["hours"] * Decimal("60.00"),
+            "currency": "USD",
+        }
+        for c in charges
+    ]
 
 
 def _load_tests() -> list[dict]:
-    return [{"sweep_id": sweep, "cluster_id": CLUSTER, "concurrency": c, "measured_at": _iso(at + timedelta(minutes=10 * i)),
-             "tokens_per_second": tps, "p95_latency_ms": p95, "p50_latency_ms": p50}
-            for sweep, at, points in SWEEPS for i, (c, tps, p50, p95) in enumerate(points)]
+    return [
+        {
+            "sweep_id": sweep,
+            "cluster_id": CLUSTER,
+            "concurrency": c,
+            "measured_at": _iso(at + timedelta(minutes=10 * i)),
+            "tokens_per_second": tps,
+            "p95_latency_ms": p95,
+            "p50_latency_ms": p50,
+        }
+        for sweep, at, points in SWEEPS
+        for i, (c, tps, p50, p95) in enumerate(points)
+    ]
 
 
-def write_sample(out: Path, seed: int = 7, start: str = "2026-07", months: int | None = None,
-                 tasks_per_month: int | None = None, scenario: str = "growth") -> dict[str, int]:
-    """Write a landing folder under ``out``; returns rows written per kind.
+def price_rows() -> list[dict[str, object]]:
+    """The price catalogue's rows (both samples)."""
+    return [
+        {
+            "provider": p.provider,
+            "model": MODEL,
+            "effective_from": _iso(p.effective_from),
+            "cache_hit_input_per_million": p.hit,
+            "cache_miss_input_per_million": p.miss,
+            "output_per_million": p.out,
+            "currency": "USD",
+        }
+        for p in PRICES
+    ]
 
-    ``tasks_per_month`` (tasks per route a month) overrides the scenario's volumes, ``months`` its length.
-    """
-    sc = SCENARIOS[scenario]
-    months = months or sc.months
-    rng = random.Random(seed)
-    starts = _month_starts(start, months + 1)
-    stats = {k: 0 for k in ("prices", "hardware", "cluster-charges", "opex", "load-tests", "invoices", "requests",
-                            "outcomes")}
 
-    prices = [{
-        "provider": p.provider, "model": MODEL, "effective_from": _iso(p.effective_from),
-        "cache_hit_input_per_million": p.hit, "cache_miss_input_per_million": p.miss,
-        "output_per_million": p.out, "currency": "USD",
-    } for p in PRICES]
+def _write_fixed_files(out: Path, sc: Scenario, starts: list[datetime], stats: dict[str, int]) -> None:
+    """The files that do not grow month by month: prices, hardware, cluster charges, capacity sweeps."""
+    prices = price_rows()
     _write_csv(out / "prices" / "prices.csv", prices, list(prices[0]))
     stats["prices"] = len(prices)
 
-    hardware = [{"asset_id": "b200-server-01", "cluster_id": CLUSTER, "purchase_price": "395048.00",
-                 "in_service_date": f"{starts[0]:%Y-%m-%d}", "life_months": 36, "salvage_value": "0",
-                 "currency": "USD"}]
+    hardware = [
+        {
+            "asset_id": "b200-server-01",
+            "cluster_id": CLUSTER,
+            "purchase_price": "395048.00",
+            "in_service_date": f"{starts[0]:%Y-%m-%d}",
+            "life_months": 36,
+            "salvage_value": "0",
+            "currency": "USD",
+        }
+    ]
     _write_csv(out / "hardware" / "hardware.csv", hardware, list(hardware[0]))
     stats["hardware"] = 1
 
@@ -389,15 +553,50 @@ def write_sample(out: Path, seed: int = 7, start: str = "2026-07", months: int |
         _write_csv(out / "load-tests" / "sweeps.csv", points, list(points[0]))
         stats["load-tests"] = len(points)
 
+
+def write_sample(
+    out: Path,
+    seed: int = 7,
+    start: str = "2026-07",
+    months: int | None = None,
+    tasks_per_month: int | None = None,
+    scenario: str = "growth",
+) -> dict[str, int]:
+    """Write a landing folder under ``out``; returns rows written per kind.
+
+    ``tasks_per_month`` (tasks per route a month) overrides the scenario's volumes, ``months`` its length.
+    """
+    sc = SCENARIOS[scenario]
+    months = months or sc.months
+    rng = random.Random(seed)
+    starts = _month_starts(start, months + 1)
+    stats = {
+        k: 0
+        for k in ("prices", "hardware", "cluster-charges", "opex", "load-tests", "invoices", "requests", "outcomes")
+    }
+
+    _write_fixed_files(out, sc, starts, stats)
+
     counter = [0]
     for i, (m, nm) in enumerate(zip(starts, starts[1:])):
-        opex = [{"month": f"{m:%Y-%m}", "cluster_id": CLUSTER, "category": cat, "amount": amt, "currency": "USD",
-                 "note": "sample"} for cat, amt in sc.opex.items()]
+        opex = [
+            {
+                "month": f"{m:%Y-%m}",
+                "cluster_id": CLUSTER,
+                "category": cat,
+                "amount": amt,
+                "currency": "USD",
+                "note": "sample",
+            }
+            for cat, amt in sc.opex.items()
+        ]
         _write_csv(out / "opex" / f"opex-{m:%Y-%m}.csv", opex, list(opex[0]))
         stats["opex"] += len(opex)
 
-        tasks = {"api": sc.api_tasks[min(i, len(sc.api_tasks) - 1)],
-                 "self_hosted": sc.self_hosted_tasks[min(i, len(sc.self_hosted_tasks) - 1)]}
+        tasks = {
+            "api": sc.api_tasks[min(i, len(sc.api_tasks) - 1)],
+            "self_hosted": sc.self_hosted_tasks[min(i, len(sc.self_hosted_tasks) - 1)],
+        }
         if tasks_per_month is not None:
             tasks = {"api": tasks_per_month, "self_hosted": tasks_per_month}
         requests, outcomes = _requests_for_month(rng, sc, m, nm, tasks, counter)
@@ -405,14 +604,15 @@ def write_sample(out: Path, seed: int = 7, start: str = "2026-07", months: int |
         _write_requests(out / "requests" / f"requests-{m:%Y-%m}", requests, fmt)
         stats["requests"] += len(requests)
         outcome_file = out / "outcomes" / f"outcomes-{m:%Y-%m}.csv"
-        _write_csv(outcome_file, outcomes, ["task_id", "accepted", "decided_at", "request_id", "review_minutes", "reason"])
+        _write_csv(
+            outcome_file, outcomes, ["task_id", "accepted", "decided_at", "request_id", "review_minutes", "reason"]
+        )
         if sc.gzip_outcomes:
             outcome_file.with_suffix(".csv.gz").write_bytes(gzip.compress(outcome_file.read_bytes(), mtime=0))
             outcome_file.unlink()
         stats["outcomes"] += len(outcomes)
 
-        lines = _invoice_lines(requests, m, nm, credit=(i == min(sc.credit_month, months - 1)),
-                               tax=(i == sc.tax_month))
+        lines = _invoice_lines(requests, m, nm, credit=(i == min(sc.credit_month, months - 1)), tax=(i == sc.tax_month))
         _write_csv(out / "invoices" / f"invoices-{m:%Y-%m}.csv", lines, list(lines[0]))
         stats["invoices"] += len(lines)
     return stats

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from pipeline.sample import CLUSTER, MODEL, PRICES, SCENARIOS, _iso, _month_starts, _write_csv
+from pipeline.sample import CLUSTER, MODEL, PRICES, SCENARIOS, _iso, _month_starts, _write_csv, price_rows
 
 
 def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: int) -> pl.DataFrame:
@@ -44,22 +44,24 @@ def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: 
     latency = np.where(ok, (np.where(api, 25_000, 35_000) + (output + reasoning) * rng.uniform(6, 11, n)), 180_000)
     latency = np.where(status == "error", rng.integers(300, 4000, n), latency).astype(np.int64)
     started = np.datetime64(day.replace(tzinfo=None), "ms") + (seconds * 1000).astype("timedelta64[ms]")
-    return pl.DataFrame({
-        "request_id": index,
-        "task_id": task,
-        "started_at": started,
-        "route": np.where(api, "api", "self_hosted"),
-        "provider": np.where(api, np.where(moonshot, "moonshot", "cometapi"), ""),
-        "cluster_id": np.where(api, "", CLUSTER),
-        "model": np.full(n, MODEL),
-        "cache_hit_input_tokens": hit,
-        "cache_miss_input_tokens": prompt - hit,
-        "output_tokens": output,
-        "reasoning_tokens": reasoning,
-        "latency_ms": latency,
-        "status": status,
-        "accepted": ok & (rng.random(n) < 0.85),
-    }).with_columns(
+    return pl.DataFrame(
+        {
+            "request_id": index,
+            "task_id": task,
+            "started_at": started,
+            "route": np.where(api, "api", "self_hosted"),
+            "provider": np.where(api, np.where(moonshot, "moonshot", "cometapi"), ""),
+            "cluster_id": np.where(api, "", CLUSTER),
+            "model": np.full(n, MODEL),
+            "cache_hit_input_tokens": hit,
+            "cache_miss_input_tokens": prompt - hit,
+            "output_tokens": output,
+            "reasoning_tokens": reasoning,
+            "latency_ms": latency,
+            "status": status,
+            "accepted": ok & (rng.random(n) < 0.85),
+        }
+    ).with_columns(
         pl.format("r{}", pl.col("request_id")).alias("request_id"),
         pl.format("t{}", pl.col("task_id")).alias("task_id"),
         pl.col("provider").replace("", None),
@@ -67,9 +69,16 @@ def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: 
     )
 
 
-def write_large_sample(out: Path, requests: int, months: int = 1, start: str = "2026-07", seed: int = 7,
-                       extra_day: bool = False, late_day: bool = False,
-                       progress: Callable[[int], None] | None = None) -> dict[str, int]:
+def write_large_sample(
+    out: Path,
+    requests: int,
+    months: int = 1,
+    start: str = "2026-07",
+    seed: int = 7,
+    extra_day: bool = False,
+    late_day: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
     """Write ``requests`` rows spread over ``months`` months (one Parquet file per day).
 
     ``extra_day`` writes only the day after the period, with ``requests / days`` rows: the increment of benchmark (c).
@@ -100,22 +109,48 @@ def write_large_sample(out: Path, requests: int, months: int = 1, start: str = "
         stats["requests"] += n
         if progress:
             progress(n)
-    prices = [{"provider": p.provider, "model": MODEL, "effective_from": _iso(p.effective_from),
-               "cache_hit_input_per_million": p.hit, "cache_miss_input_per_million": p.miss,
-               "output_per_million": p.out, "currency": "USD"} for p in PRICES]
+    _write_cost_files(out, days, starts, stats)
+    return stats
+
+
+def _write_cost_files(out: Path, days: list[dt.datetime], starts: list[dt.datetime], stats: dict[str, int]) -> None:
+    """Prices, a daily on-demand charge (with the extra day's), the server and each month's opex."""
+    first, end = starts[0], starts[-1]
+    prices = price_rows()
     _write_csv(out / "prices" / "prices.csv", prices, list(prices[0]))
     # daily on-demand charges (with the extra day's, so an incremental day has its charge too)
-    charges = [{"charge_id": f"od-{d:%Y%m%d}", "cluster_id": CLUSTER, "charge_start": _iso(d),
-                "charge_end": _iso(d + dt.timedelta(days=1)), "kind": "on_demand", "amount": "1440.00", "currency": "USD"}
-               for d in days + [end]]
+    charges = [
+        {
+            "charge_id": f"od-{d:%Y%m%d}",
+            "cluster_id": CLUSTER,
+            "charge_start": _iso(d),
+            "charge_end": _iso(d + dt.timedelta(days=1)),
+            "kind": "on_demand",
+            "amount": "1440.00",
+            "currency": "USD",
+        }
+        for d in days + [end]
+    ]
     _write_csv(out / "cluster-charges" / "on_demand.csv", charges, list(charges[0]))
     stats["cluster-charges"] = len(charges)
-    _write_csv(out / "hardware" / "hardware.csv", [{"asset_id": "b200-server-01", "cluster_id": CLUSTER,
-               "purchase_price": "395048.00", "in_service_date": f"{first:%Y-%m-%d}", "life_months": 36,
-               "currency": "USD"}], ["asset_id", "cluster_id", "purchase_price", "in_service_date", "life_months", "currency"])
+    _write_csv(
+        out / "hardware" / "hardware.csv",
+        [
+            {
+                "asset_id": "b200-server-01",
+                "cluster_id": CLUSTER,
+                "purchase_price": "395048.00",
+                "in_service_date": f"{first:%Y-%m-%d}",
+                "life_months": 36,
+                "currency": "USD",
+            }
+        ],
+        ["asset_id", "cluster_id", "purchase_price", "in_service_date", "life_months", "currency"],
+    )
     for m in starts[:-1]:
-        opex = [{"month": f"{m:%Y-%m}", "cluster_id": CLUSTER, "category": c, "amount": a, "currency": "USD"}
-                for c, a in SCENARIOS["small-team"].opex.items()]
+        opex = [
+            {"month": f"{m:%Y-%m}", "cluster_id": CLUSTER, "category": c, "amount": a, "currency": "USD"}
+            for c, a in SCENARIOS["small-team"].opex.items()
+        ]
         _write_csv(out / "opex" / f"opex-{m:%Y-%m}.csv", opex, list(opex[0]))
         stats["opex"] += len(opex)
-    return stats

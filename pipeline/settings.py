@@ -16,7 +16,7 @@ from datetime import date, datetime, timezone
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
 from pipeline.logformats import LOG_FORMATS, LogMapping
@@ -40,82 +40,90 @@ def setting(default: Any, toml: str, sql: bool = False, example: str | None = No
 class Settings:
     """Everything the SQL models and commands read besides the data."""
 
-    db: Path = setting(Path("ledger.duckdb"), 'ledger.db')
+    db: Path = setting(Path("ledger.duckdb"), "ledger.db")
     """The DuckDB file every command reads or writes (``--db`` overrides)."""
 
-    reference_api_provider: str = setting("moonshot", 'reference_api.provider', sql=True)
+    reference_api_provider: str = setting("moonshot", "reference_api.provider", sql=True)
     """Provider whose price prices self-hosted requests for the API-equivalent cost."""
 
-    reference_api_model: str = setting("kimi-k3", 'reference_api.model', sql=True)
+    reference_api_model: str = setting("kimi-k3", "reference_api.model", sql=True)
     """Model whose price prices self-hosted requests for the API-equivalent cost."""
 
-    slo_ms_api: int | None = setting(None, 'slo.api_ms', sql=True, example='120000')
-    """Latency SLO of the api route in ms: an accepted attempt slower than this counts as not accepted. None = no SLO."""
+    slo_ms_api: int | None = setting(None, "slo.api_ms", sql=True, example="120000")
+    """Latency SLO of the api route in ms: an accepted attempt slower than this counts as not accepted. None = no
+    SLO."""
 
-    slo_ms_self_hosted: int | None = setting(None, 'slo.self_hosted_ms', sql=True, example='120000')
+    slo_ms_self_hosted: int | None = setting(None, "slo.self_hosted_ms", sql=True, example="120000")
     """Latency SLO of the self_hosted route in ms. None = no SLO."""
 
-    reconciliation_tolerance_pct: Decimal = setting(Decimal("1.0"), 'reconciliation.tolerance_pct', sql=True)
+    reconciliation_tolerance_pct: Decimal = setting(Decimal("1.0"), "reconciliation.tolerance_pct", sql=True)
     """Invoice vs metered: a difference within this percent of the metered total is 'ok'."""
 
-    reconciliation_tolerance_usd: Decimal = setting(Decimal("1.00"), 'reconciliation.tolerance_usd', sql=True)
+    reconciliation_tolerance_usd: Decimal = setting(Decimal("1.00"), "reconciliation.tolerance_usd", sql=True)
     """Invoice vs metered: a difference within this many dollars is 'ok' whatever the percent."""
 
-    review_rate_per_hour_usd: Decimal = setting(Decimal("0"), 'review.rate_per_hour_usd', sql=True)
+    review_rate_per_hour_usd: Decimal = setting(Decimal("0"), "review.rate_per_hour_usd", sql=True)
     """Cost of one hour of human review, added to the route of the reviewed task."""
 
-    business_maas_revenue_12m_usd: Decimal | None = setting(None, 'business.maas_revenue_12m_usd', sql=True, example='0')
+    business_maas_revenue_12m_usd: Decimal | None = setting(
+        None, "business.maas_revenue_12m_usd", sql=True, example="0"
+    )
     """Model-as-a-Service revenue over the last 12 months (for the Kimi K3 license check); None = not supplied."""
 
-    business_monthly_active_users: int | None = setting(None, 'business.monthly_active_users', sql=True, example='0')
+    business_monthly_active_users: int | None = setting(None, "business.monthly_active_users", sql=True, example="0")
     """Monthly active users of the product using the model (license attribution check); None = not supplied."""
 
-    business_monthly_revenue_usd: Decimal | None = setting(None, 'business.monthly_revenue_usd', sql=True, example='0')
+    business_monthly_revenue_usd: Decimal | None = setting(None, "business.monthly_revenue_usd", sql=True, example="0")
     """Monthly revenue of the product using the model (license attribution check); None = not supplied."""
 
-    focus_cluster_tag_key: str = setting("cluster", 'focus.cluster_tag_key', sql=True)
+    focus_cluster_tag_key: str = setting("cluster", "focus.cluster_tag_key", sql=True)
     """FOCUS rows whose Tags JSON has this key belong to the cluster it names."""
 
-    focus_resource_patterns: tuple[tuple[str, str], ...] = setting((), 'focus.resource_patterns', example='{ "k3-b200-01" = "^arn:aws:ec2:.*:instance/i-0abc" }')
+    focus_resource_patterns: tuple[tuple[str, str], ...] = setting(
+        (), "focus.resource_patterns", example='{ "k3-b200-01" = "^arn:aws:ec2:.*:instance/i-0abc" }'
+    )
     """(cluster_id, regular expression on ResourceId): FOCUS rows matching belong to that cluster."""
 
-    request_log_mappings: tuple[LogMapping, ...] = setting((), '[[request_logs]]')
-    """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team or field paths a log does not carry."""
+    request_log_mappings: tuple[LogMapping, ...] = setting((), "[[request_logs]]")
+    """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team or
+    field paths a log does not carry."""
 
-    load_test_mappings: tuple[LoadTestMapping, ...] = setting((), '[[load_tests]]')
-    """[[load_tests]] entries: per file-name pattern, the format, cluster, sweep id and measurement time a benchmark result does not carry."""
+    load_test_mappings: tuple[LoadTestMapping, ...] = setting((), "[[load_tests]]")
+    """[[load_tests]] entries: per file-name pattern, the format, cluster, sweep id and measurement time a benchmark
+    result does not carry."""
 
-    gx_max_rows: int = setting(100_000, 'validation.gx_max_rows')
+    gx_max_rows: int = setting(100_000, "validation.gx_max_rows")
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
 
-    memory_limit: str = setting("4GB", 'ledger.memory_limit')
+    memory_limit: str = setting("4GB", "ledger.memory_limit")
     """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""
 
-    batch_rows: int = setting(10_000_000, 'ledger.batch_rows')
+    batch_rows: int = setting(10_000_000, "ledger.batch_rows")
     """The build folds new request rows into the request models this many at a time (bounds memory)."""
 
-    temp_directory: str = setting("", 'ledger.temp_directory')
+    temp_directory: str = setting("", "ledger.temp_directory")
     """Where DuckDB spills; '' = the ledger's state folder (<db>.d/tmp)."""
 
-    keep_snapshots: int = setting(3, 'ledger.keep_snapshots')
+    keep_snapshots: int = setting(3, "ledger.keep_snapshots")
     """Published snapshots kept for `costledger rollback` (the newest is the published file)."""
 
-    max_tokens_per_request: int = setting(10**12, 'validation.max_tokens_per_request')
+    max_tokens_per_request: int = setting(10**12, "validation.max_tokens_per_request")
     """Plausibility bound: a request whose token count (any token column) is above this is quarantined at ingest."""
 
-    max_latency_ms: int = setting(7 * 24 * 3600 * 1000, 'validation.max_latency_ms')
+    max_latency_ms: int = setting(7 * 24 * 3600 * 1000, "validation.max_latency_ms")
     """Plausibility bound: a request whose latency_ms is above this (default 7 days) is quarantined at ingest."""
 
-    earliest_date: str = setting("2000-01-01", 'validation.earliest_date')
-    """Plausibility bound: a timestamp or date before this is quarantined at ingest (none may be from 2100 on, and event times not after tomorrow)."""
+    earliest_date: str = setting("2000-01-01", "validation.earliest_date")
+    """Plausibility bound: a timestamp or date before this is quarantined at ingest (none may be from 2100 on, and
+    event times not after tomorrow)."""
 
-    max_amount: Decimal = setting(Decimal(10**12), 'validation.max_amount')
+    max_amount: Decimal = setting(Decimal(10**12), "validation.max_amount")
     """Plausibility bound: a money amount (or other decimal) beyond plus or minus this is quarantined at ingest."""
 
-    max_line_bytes: int = setting(64 * 2**20, 'ledger.max_line_bytes')
+    max_line_bytes: int = setting(64 * 2**20, "ledger.max_line_bytes")
     """A file with a single line (record) longer than this is rejected whole (protects memory from one-line bombs)."""
 
-    max_file_bytes: int = setting(64 * 2**30, 'ledger.max_file_bytes')
+    max_file_bytes: int = setting(64 * 2**30, "ledger.max_file_bytes")
     """A file whose decompressed size passes this is rejected whole (protects memory and disk from gzip bombs)."""
 
     source: str = "defaults"
@@ -125,13 +133,20 @@ class Settings:
     def bounds(self) -> Any:
         from schemas.expectations import Bounds
 
-        return Bounds(max_count=self.max_tokens_per_request, max_latency_ms=self.max_latency_ms,
-                      earliest=date.fromisoformat(self.earliest_date), max_amount=self.max_amount)
+        return Bounds(
+            max_count=self.max_tokens_per_request,
+            max_latency_ms=self.max_latency_ms,
+            earliest=date.fromisoformat(self.earliest_date),
+            max_amount=self.max_amount,
+        )
 
     def sql_rows(self) -> list[tuple[str, str]]:
         """(key, value) rows for the ``meta.settings`` table the SQL models read (the fields marked ``sql``)."""
-        rows = [(f.name, "" if getattr(self, f.name) is None else str(getattr(self, f.name)))
-                for f in fields(self) if f.metadata.get("sql")]
+        rows = [
+            (f.name, "" if getattr(self, f.name) is None else str(getattr(self, f.name)))
+            for f in fields(self)
+            if f.metadata.get("sql")
+        ]
         rows += [(f"focus_resource_pattern.{cluster}", pattern) for cluster, pattern in self.focus_resource_patterns]
         return rows
 
@@ -142,7 +157,8 @@ class Settings:
 #: TOML layout: (section, key) -> Settings field (made from the fields; [[...]] arrays are read apart)
 _TOML_KEYS: dict[tuple[str, str], str] = {
     tuple(f.metadata["toml"].split(".", 1)): f.name  # type: ignore[misc]
-    for f in fields(Settings) if f.metadata.get("toml") and not f.metadata["toml"].startswith("[[")
+    for f in fields(Settings)
+    if f.metadata.get("toml") and not f.metadata["toml"].startswith("[[")
 }
 _MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
 _UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -160,75 +176,109 @@ def memory_bytes(text: str) -> int | None:
     return int(Decimal(text.strip()[: m.start(2)].strip()) * _UNITS[unit])
 
 
-def _coerce(name: str, value: Any, where: str) -> Any:
-    default = getattr(Settings, name, None)
-    try:
-        if name == "db":
-            if not isinstance(value, str) or not value or "\x00" in value:
-                raise ValueError("a file path")
-            if Path(value).is_dir():
-                raise ValueError("a file path (this is a folder)")
-            return Path(value)
-        if name == "focus_resource_patterns":
-            if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-                raise ValueError('a table of cluster_id = "regular expression" lines')
-            for cluster, pattern in value.items():
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    raise ValueError(f"regular expressions; {cluster} = {pattern!r}: {exc}") from None
-            return tuple(sorted(value.items()))
-        if name == "memory_limit":
-            if not isinstance(value, str) or not _MEMORY.match(value.strip()):
-                raise ValueError("a size such as '4GB', '512MiB' or '80%'")
-            size = memory_bytes(value)
-            if size is not None and size < MIN_MEMORY_BYTES:
-                raise ValueError("a size of at least 256MB (DuckDB cannot build the models in less)")
-            if size is None and not 10 <= Decimal(value.strip()[:-1]) <= 100:
-                raise ValueError("a percentage between 10% and 100%")
-            return value.strip()
-        if name == "temp_directory":
-            if not isinstance(value, str) or "\x00" in value:
-                raise ValueError("a folder path")
-            if value and Path(value).exists() and not Path(value).is_dir():
-                raise ValueError("a folder path (this is a file)")
-            return value
-        if name == "earliest_date":
-            if not isinstance(value, str):
-                raise ValueError("a date YYYY-MM-DD")
-            if not "1900-01-01" <= date.fromisoformat(value).isoformat() < "2100-01-01":
-                raise ValueError("a date between 1900-01-01 and 2099-12-31")
-            return value
-        if name in ("keep_snapshots", "gx_max_rows", "batch_rows", "max_tokens_per_request", "max_latency_ms",
-                    "max_line_bytes", "max_file_bytes"):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError("a whole number of at least 1")
-            return value
-        if name == "business_monthly_active_users":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError("a whole number of users")
-            return value
-        if name.startswith("business_"):
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise ValueError("a number of dollars")
-            d = Decimal(str(value))
-            if not d.is_finite() or d < 0:
-                raise ValueError("a finite, non-negative number of dollars")
-            return d
-        if name.startswith("slo_ms_"):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError("a positive whole number of milliseconds")
-            return value
-        if isinstance(default, Decimal):
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise ValueError("a number")
-            d = Decimal(str(value))
-            if not d.is_finite() or d < 0:
-                raise ValueError("a finite, non-negative number")
-            return d
-        if not isinstance(value, str) or not value:
-            raise ValueError("a non-empty string")
+def _db_path(value: Any) -> Path:
+    if not isinstance(value, str) or not value or "\x00" in value:
+        raise ValueError("a file path")
+    if Path(value).is_dir():
+        raise ValueError("a file path (this is a folder)")
+    return Path(value)
+
+
+def _patterns(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValueError('a table of cluster_id = "regular expression" lines')
+    for cluster, pattern in value.items():
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"regular expressions; {cluster} = {pattern!r}: {exc}") from None
+    return tuple(sorted(value.items()))
+
+
+def _memory_limit(value: Any) -> str:
+    if not isinstance(value, str) or not _MEMORY.match(value.strip()):
+        raise ValueError("a size such as '4GB', '512MiB' or '80%'")
+    size = memory_bytes(value)
+    if size is not None and size < MIN_MEMORY_BYTES:
+        raise ValueError("a size of at least 256MB (DuckDB cannot build the models in less)")
+    if size is None and not 10 <= Decimal(value.strip()[:-1]) <= 100:
+        raise ValueError("a percentage between 10% and 100%")
+    return value.strip()
+
+
+def _folder(value: Any) -> str:
+    if not isinstance(value, str) or "\x00" in value:
+        raise ValueError("a folder path")
+    if value and Path(value).exists() and not Path(value).is_dir():
+        raise ValueError("a folder path (this is a file)")
+    return value
+
+
+def _date(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a date YYYY-MM-DD")
+    if not "1900-01-01" <= date.fromisoformat(value).isoformat() < "2100-01-01":
+        raise ValueError("a date between 1900-01-01 and 2099-12-31")
+    return value
+
+
+def _whole(least: int, expected: str) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(expected)
         return value
+
+    return check
+
+
+def _decimal(expected: str) -> Callable[[Any], Decimal]:
+    def check(value: Any) -> Decimal:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError(expected.replace("a finite, non-negative number", "a number"))
+        d = Decimal(str(value))
+        if not d.is_finite() or d < 0:
+            raise ValueError(expected)
+        return d
+
+    return check
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("a non-empty string")
+    return value
+
+
+#: The settings whose check is their own; every other one is checked by its declared type (``_check_for``).
+_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "db": _db_path,
+    "focus_resource_patterns": _patterns,
+    "memory_limit": _memory_limit,
+    "temp_directory": _folder,
+    "earliest_date": _date,
+    "business_monthly_active_users": _whole(0, "a whole number of users"),
+    "business_monthly_revenue_usd": _decimal("a finite, non-negative number of dollars"),
+    "slo_ms_api": _whole(1, "a positive whole number of milliseconds"),
+    "slo_ms_self_hosted": _whole(1, "a positive whole number of milliseconds"),
+}
+
+
+def _check_for(name: str) -> Callable[[Any], Any]:
+    """A setting's check: its own, else by the type it is declared with (int: at least 1; Decimal: finite and
+    not negative; str: not empty)."""
+    if name in _CHECKS:
+        return _CHECKS[name]
+    declared = {f.name: f.type for f in fields(Settings)}[name]
+    if declared in (int, "int"):
+        return _whole(1, "a whole number of at least 1")
+    if declared in (Decimal, "Decimal"):
+        return _decimal("a finite, non-negative number")
+    return _text
+
+
+def _coerce(name: str, value: Any, where: str) -> Any:
+    try:
+        return _check_for(name)(value)
     except ArithmeticError:
         raise SettingsError(f"{where}: {value!r} is not valid; expected a number") from None
     except ValueError as exc:
@@ -260,13 +310,15 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
         logs = data.pop("request_logs", [])
         if not isinstance(logs, list):
             raise SettingsError(f"{chosen}: request_logs must be an array of tables ([[request_logs]])")
-        values["request_log_mappings"] = tuple(_log_mapping(entry, f"{chosen}: request_logs[{i}]")
-                                               for i, entry in enumerate(logs))
+        values["request_log_mappings"] = tuple(
+            _log_mapping(entry, f"{chosen}: request_logs[{i}]") for i, entry in enumerate(logs)
+        )
         tests = data.pop("load_tests", [])
         if not isinstance(tests, list):
             raise SettingsError(f"{chosen}: load_tests must be an array of tables ([[load_tests]])")
-        values["load_test_mappings"] = tuple(_load_test_mapping(entry, f"{chosen}: load_tests[{i}]")
-                                             for i, entry in enumerate(tests))
+        values["load_test_mappings"] = tuple(
+            _load_test_mapping(entry, f"{chosen}: load_tests[{i}]") for i, entry in enumerate(tests)
+        )
         for section, table in data.items():
             if not isinstance(table, dict):
                 raise SettingsError(f"{chosen}: top-level key {section!r} must be a [section]")
@@ -339,11 +391,13 @@ def _field_docs() -> dict[str, str]:
     body = tree.body[0].body  # type: ignore[attr-defined]
     for node, nxt in zip(body, body[1:]):
         if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-            docs[node.target.id] = str(nxt.value.value)  # type: ignore[union-attr]
+            docs[node.target.id] = " ".join(str(nxt.value.value).split())  # type: ignore[union-attr]
     return docs
 
 
 FIELD_DOCS = _field_docs
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -371,13 +425,22 @@ def example_toml() -> str:
     out = ["# costledger settings: every key is optional; the defaults are shown (generated from pipeline/settings.py)"]
     for section, lines in sections.items():
         out += ["", f"[{section}]", *lines]
-    out += ["", "# [[request_logs]]       # per request-log file name: what the log does not say (repeat for more)",
-            '# match = "vllm-*.jsonl"', f"# format = \"vllm\"        # one of {', '.join(LOG_FORMATS)}",
-            '# route = "self_hosted"', '# cluster_id = "k3-b200-01"', '# model = "kimi-k3"',
-            '# task_id_field = "metadata.task_id"',
-            "", "# [[load_tests]]         # per load-test result file: what the benchmark output does not say",
-            '# match = "vllm-bench-*.json"', f"# format = \"vllm_bench\"  # one of {', '.join(LOAD_TEST_FORMATS)}",
-            '# cluster_id = "k3-b200-01"', '# sweep_id = "2026-10-sweep"']
+    out += [
+        "",
+        "# [[request_logs]]       # per request-log file name: what the log does not say (repeat for more)",
+        '# match = "vllm-*.jsonl"',
+        f'# format = "vllm"        # one of {", ".join(LOG_FORMATS)}',
+        '# route = "self_hosted"',
+        '# cluster_id = "k3-b200-01"',
+        '# model = "kimi-k3"',
+        '# task_id_field = "metadata.task_id"',
+        "",
+        "# [[load_tests]]         # per load-test result file: what the benchmark output does not say",
+        '# match = "vllm-bench-*.json"',
+        f'# format = "vllm_bench"  # one of {", ".join(LOAD_TEST_FORMATS)}',
+        '# cluster_id = "k3-b200-01"',
+        '# sweep_id = "2026-10-sweep"',
+    ]
     return "\n".join(out) + "\n"
 
 

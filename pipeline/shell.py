@@ -44,7 +44,8 @@ def statements(con: duckdb.DuckDBPyConnection, text: str) -> list[Any]:
             where = f"statement {number} of {len(parsed)}" if len(parsed) > 1 else "the statement"
             raise RefusedStatement(
                 f"{where} is {kind}: the ledger's SQL shell is read-only and runs only queries "
-                f"(SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, CALL); nothing was run")
+                f"(SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, CALL); nothing was run"
+            )
     return parsed
 
 

@@ -147,7 +147,8 @@ class Store:
         if free < needed:
             raise InsufficientDisk(
                 f"only {free / 2**20:,.0f} MiB free on the disk of {self.state}; this run needs about "
-                f"{needed / 2**20:,.0f} MiB (3 x {incoming_bytes / 2**20:,.1f} MiB of new files + 2 x the published file "
+                f"{needed / 2**20:,.0f} MiB (3 x {incoming_bytes / 2**20:,.1f} MiB of new files + 2 x the published "
+                f"file "
                 "+ 64 MiB). Free some space and run again: nothing was changed."
             )
 
@@ -168,8 +169,15 @@ class Store:
 
     # ------------------------------------------------------------ publishing
 
-    def publish(self, con: duckdb.DuckDBPyConnection, run_id: str, keep: int, tables: list[str],
-                views: list[tuple[str, str]], changed: bool = True) -> Path:
+    def publish(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        run_id: str,
+        keep: int,
+        tables: list[str],
+        views: list[tuple[str, str]],
+        changed: bool = True,
+    ) -> Path:
         """Write a new published file from the work file and rename it into place atomically.
 
         A run that loaded nothing and changed no month (``changed`` false) gets a snapshot marked
@@ -195,8 +203,9 @@ class Store:
         self.prune_snapshots(keep)
         return final
 
-    def _write_published(self, con: duckdb.DuckDBPyConnection, tmp: Path, run_id: str, tables: list[str],
-                         views: list[tuple[str, str]]) -> None:
+    def _write_published(
+        self, con: duckdb.DuckDBPyConnection, tmp: Path, run_id: str, tables: list[str], views: list[tuple[str, str]]
+    ) -> None:
         """The new published file's content: the given tables and (name, CREATE VIEW) views, and their comments."""
         pub = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
         try:
@@ -235,14 +244,19 @@ class Store:
                 old.unlink()
 
     def snapshot_info(self, snapshot: Path) -> dict[str, object]:
-        """What `rollback --list` shows of a snapshot: size, run, publication time, months, whether it changed anything."""
-        info: dict[str, object] = {"name": snapshot.name, "mib": snapshot.stat().st_size / 2**20,
-                                   "changed": not snapshot.stem.endswith(UNCHANGED)}
+        """What `rollback --list` shows of a snapshot: size, run, publication time, months, whether it changed
+        anything."""
+        info: dict[str, object] = {
+            "name": snapshot.name,
+            "mib": snapshot.stat().st_size / 2**20,
+            "changed": not snapshot.stem.endswith(UNCHANGED),
+        }
         try:
             con = duckdb.connect(str(snapshot), read_only=True)
             try:
                 run_id, published_at, months = con.execute(
-                    "SELECT run_id, published_at, months FROM meta.publication").fetchall()[0]
+                    "SELECT run_id, published_at, months FROM meta.publication"
+                ).fetchall()[0]
                 info.update(run_id=run_id, published_at=str(published_at)[:19], months=months)
             finally:
                 con.close()
@@ -278,9 +292,11 @@ def _comment_statements(con: duckdb.DuckDBPyConnection, published: set[str]) -> 
     """COMMENT ON statements that recreate the work file's comments on the published tables and views."""
     stmts = []
     for schema, name, kind, comment in con.execute(
-        """SELECT schema_name, table_name, 'TABLE', comment FROM duckdb_tables() WHERE comment IS NOT NULL AND database_name = current_database()
+        """SELECT schema_name, table_name, 'TABLE', comment FROM duckdb_tables()
+           WHERE comment IS NOT NULL AND database_name = current_database()
            UNION ALL
-           SELECT schema_name, view_name, 'VIEW', comment FROM duckdb_views() WHERE comment IS NOT NULL AND NOT internal AND database_name = current_database()"""
+           SELECT schema_name, view_name, 'VIEW', comment FROM duckdb_views()
+           WHERE comment IS NOT NULL AND NOT internal AND database_name = current_database()"""
     ).fetchall():
         if f"{schema}.{name}" in published:
             stmts.append(f"COMMENT ON {kind} {schema}.{name} IS {sql_literal(comment)}")

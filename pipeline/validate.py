@@ -71,7 +71,9 @@ def validate(kind: str, frame: Any, sql_flags: dict[str, set[int]], where: str, 
         _CONTEXT[key] = ctx.suites.add_or_update(gx_suite(kind, now + dt.timedelta(days=2), bounds))
     suite = _CONTEXT[key]
     batch = ctx_batch.get_batch(batch_parameters={"dataframe": frame})
-    result = batch.validate(suite, result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["_line"]})
+    result = batch.validate(
+        suite, result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["_line"]}
+    )
     for r in result.results:
         name = r.expectation_config.meta["check"]
         problem = _raised(r.exception_info)

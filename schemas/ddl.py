@@ -105,7 +105,9 @@ def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_column
         source = f"read_parquet([{', '.join(parquet_literals)}]{options})"
         select = ", ".join(
             (f'CAST("{c.name}" AS {c.duckdb_type})' if c.name in anywhere else f"CAST(NULL AS {c.duckdb_type})")
-            + f' AS "{c.name}"' for c in cols)
+            + f' AS "{c.name}"'
+            for c in cols
+        )
         return f"CREATE OR REPLACE VIEW {name} AS SELECT {select} FROM {source}"
     empty = ", ".join(f'CAST(NULL AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
     return f"CREATE OR REPLACE VIEW {name} AS SELECT {empty} WHERE false"

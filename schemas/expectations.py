@@ -63,7 +63,11 @@ class Check:
     def __post_init__(self) -> None:
         if self.expectation not in SUPPORTED:
             raise ValueError(f"{self.name}: expectation {self.expectation} has no SQL compilation")
-        cols = (self.kwargs["column_A"], self.kwargs["column_B"]) if "column_A" in self.kwargs else (self.kwargs["column"],)
+        cols = (
+            (self.kwargs["column_A"], self.kwargs["column_B"])
+            if "column_A" in self.kwargs
+            else (self.kwargs["column"],)
+        )
         object.__setattr__(self, "columns", cols)
 
     @property
@@ -119,41 +123,71 @@ def _sql_value(v: Any) -> str:
 
 
 def _non_negative(*cols: str) -> list[Check]:
-    return [Check(f"{c}_non_negative", "ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0}, f"{c} is negative")
-            for c in cols]
+    return [
+        Check(f"{c}_non_negative", "ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0}, f"{c} is negative")
+        for c in cols
+    ]
 
 
 def _in_set(name: str, column: str, values: tuple[str, ...]) -> Check:
-    return Check(name, "ExpectColumnValuesToBeInSet", {"column": column, "value_set": list(values)},
-                 f"{column} is not one of {', '.join(values)}")
+    return Check(
+        name,
+        "ExpectColumnValuesToBeInSet",
+        {"column": column, "value_set": list(values)},
+        f"{column} is not one of {', '.join(values)}",
+    )
 
 
 def _currency() -> Check:
-    return Check("currency_known", "ExpectColumnValuesToBeInSet", {"column": "currency", "value_set": list(CURRENCIES)},
-                 f"currency is not one of {', '.join(CURRENCIES)} (no exchange rate is loaded)")
+    return Check(
+        "currency_known",
+        "ExpectColumnValuesToBeInSet",
+        {"column": "currency", "value_set": list(CURRENCIES)},
+        f"currency is not one of {', '.join(CURRENCIES)} (no exchange rate is loaded)",
+    )
 
 
 def _not_future(column: str) -> Check:
-    return Check(f"{column}_not_in_future", "ExpectColumnValuesToBeBetween", {"column": column, "max_value": FUTURE},
-                 f"{column} is in the future")
+    return Check(
+        f"{column}_not_in_future",
+        "ExpectColumnValuesToBeBetween",
+        {"column": column, "max_value": FUTURE},
+        f"{column} is in the future",
+    )
 
 
 def _after(name: str, a: str, b: str, or_equal: bool, message: str) -> Check:
-    return Check(name, "ExpectColumnPairValuesAToBeGreaterThanB",
-                 {"column_A": a, "column_B": b, "or_equal": or_equal}, message)
+    return Check(
+        name, "ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": a, "column_B": b, "or_equal": or_equal}, message
+    )
 
 
 SUITES: dict[str, list[Check]] = {
     "requests": [
         _in_set("route_known", "route", ROUTES),
-        *_non_negative("cache_hit_input_tokens", "cache_miss_input_tokens", "output_tokens", "reasoning_tokens",
-                       "latency_ms"),
-        Check("attempt_positive", "ExpectColumnValuesToBeBetween", {"column": "attempt", "min_value": 1},
-              "attempt is less than 1"),
-        Check("api_has_provider", "ExpectColumnValuesToNotBeNull", {"column": "provider"},
-              "an api request has no provider", when=("route", "api")),
-        Check("self_hosted_has_cluster", "ExpectColumnValuesToNotBeNull", {"column": "cluster_id"},
-              "a self_hosted request has no cluster_id", when=("route", "self_hosted")),
+        *_non_negative(
+            "cache_hit_input_tokens", "cache_miss_input_tokens", "output_tokens", "reasoning_tokens", "latency_ms"
+        ),
+        Check(
+            "attempt_positive",
+            "ExpectColumnValuesToBeBetween",
+            {"column": "attempt", "min_value": 1},
+            "attempt is less than 1",
+        ),
+        Check(
+            "api_has_provider",
+            "ExpectColumnValuesToNotBeNull",
+            {"column": "provider"},
+            "an api request has no provider",
+            when=("route", "api"),
+        ),
+        Check(
+            "self_hosted_has_cluster",
+            "ExpectColumnValuesToNotBeNull",
+            {"column": "cluster_id"},
+            "a self_hosted request has no cluster_id",
+            when=("route", "self_hosted"),
+        ),
         _not_future("started_at"),
     ],
     "outcomes": [
@@ -168,7 +202,9 @@ SUITES: dict[str, list[Check]] = {
     ],
     "prices": [
         *_non_negative("cache_hit_input_per_million", "cache_miss_input_per_million", "output_per_million"),
-        _after("effective_ordered", "effective_to", "effective_from", False, "effective_to is not after effective_from"),
+        _after(
+            "effective_ordered", "effective_to", "effective_from", False, "effective_to is not after effective_from"
+        ),
         _currency(),
     ],
     "cluster-charges": [
@@ -180,10 +216,16 @@ SUITES: dict[str, list[Check]] = {
     ],
     "hardware": [
         *_non_negative("purchase_price", "salvage_value"),
-        Check("life_positive", "ExpectColumnValuesToBeBetween", {"column": "life_months", "min_value": 1},
-              "life_months is less than 1"),
+        Check(
+            "life_positive",
+            "ExpectColumnValuesToBeBetween",
+            {"column": "life_months", "min_value": 1},
+            "life_months is less than 1",
+        ),
         _after("salvage_below_price", "purchase_price", "salvage_value", True, "salvage_value exceeds purchase_price"),
-        _after("retired_after_service", "retired_date", "in_service_date", True, "retired_date is before in_service_date"),
+        _after(
+            "retired_after_service", "retired_date", "in_service_date", True, "retired_date is before in_service_date"
+        ),
         _currency(),
     ],
     "opex": [
@@ -191,10 +233,18 @@ SUITES: dict[str, list[Check]] = {
         _currency(),
     ],
     "load-tests": [
-        Check("concurrency_positive", "ExpectColumnValuesToBeBetween", {"column": "concurrency", "min_value": 1},
-              "concurrency is less than 1"),
-        Check("tokens_per_second_positive", "ExpectColumnValuesToBeBetween",
-              {"column": "tokens_per_second", "min_value": 0, "strict_min": True}, "tokens_per_second is not above 0"),
+        Check(
+            "concurrency_positive",
+            "ExpectColumnValuesToBeBetween",
+            {"column": "concurrency", "min_value": 1},
+            "concurrency is less than 1",
+        ),
+        Check(
+            "tokens_per_second_positive",
+            "ExpectColumnValuesToBeBetween",
+            {"column": "tokens_per_second", "min_value": 0, "strict_min": True},
+            "tokens_per_second is not above 0",
+        ),
         *_non_negative("p50_latency_ms", "output_tokens_per_second"),
         _after("p95_not_below_p50", "p95_latency_ms", "p50_latency_ms", True, "p95_latency_ms is below p50_latency_ms"),
         _not_future("measured_at"),
@@ -202,8 +252,13 @@ SUITES: dict[str, list[Check]] = {
     "focus": [
         _in_set("charge_category_known", "charge_category", FOCUS_CHARGE_CATEGORIES),
         _in_set("charge_class_known", "charge_class", ("correction",)),
-        _after("charge_period_ordered", "charge_period_end", "charge_period_start", True,
-               "charge_period_end is before charge_period_start"),
+        _after(
+            "charge_period_ordered",
+            "charge_period_end",
+            "charge_period_start",
+            True,
+            "charge_period_end is before charge_period_start",
+        ),
         _currency(),
     ],
 }
@@ -247,19 +302,36 @@ def _bound_checks(kind: str, b: Bounds) -> list[Check]:
         if t in ("TIMESTAMP", "DATE"):
             # datetimes for DATE columns too: GX sees them as pandas Timestamps, DuckDB compares a DATE with a TIMESTAMP
             lo, hi = dt.datetime.combine(b.earliest, dt.time()), dt.datetime.combine(b.latest, dt.time())
-            checks.append(Check(f"{c.name}_plausible", "ExpectColumnValuesToBeBetween",
-                                {"column": c.name, "min_value": lo, "max_value": hi},
-                                f"{c.name} is not between {b.earliest} and {b.latest} (plausibility bound)"))
+            checks.append(
+                Check(
+                    f"{c.name}_plausible",
+                    "ExpectColumnValuesToBeBetween",
+                    {"column": c.name, "min_value": lo, "max_value": hi},
+                    f"{c.name} is not between {b.earliest} and {b.latest} (plausibility bound)",
+                )
+            )
         elif t == "BIGINT" and (c.name.endswith("_tokens") or c.name == "latency_ms"):
             top = b.max_latency_ms if c.name == "latency_ms" else b.max_count
-            checks.append(Check(f"{c.name}_plausible", "ExpectColumnValuesToBeBetween",
-                                {"column": c.name, "max_value": top},
-                                f"{c.name} is above {top:,} (plausibility bound)"))
-        elif t.startswith("DECIMAL(38,"):  # money and quantities (prices per million are DECIMAL(18,6): bounded by type)
+            checks.append(
+                Check(
+                    f"{c.name}_plausible",
+                    "ExpectColumnValuesToBeBetween",
+                    {"column": c.name, "max_value": top},
+                    f"{c.name} is above {top:,} (plausibility bound)",
+                )
+            )
+        elif t.startswith(
+            "DECIMAL(38,"
+        ):  # money and quantities (prices per million are DECIMAL(18,6): bounded by type)
             top = int(b.max_amount)
-            checks.append(Check(f"{c.name}_plausible", "ExpectColumnValuesToBeBetween",
-                                {"column": c.name, "min_value": -top, "max_value": top},
-                                f"{c.name} is beyond +/-{top:,} (plausibility bound)"))
+            checks.append(
+                Check(
+                    f"{c.name}_plausible",
+                    "ExpectColumnValuesToBeBetween",
+                    {"column": c.name, "min_value": -top, "max_value": top},
+                    f"{c.name} is beyond +/-{top:,} (plausibility bound)",
+                )
+            )
     return checks
 
 

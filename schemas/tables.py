@@ -75,7 +75,8 @@ class Provenance(SQLModel):
     source_line: int = Field(
         sa_type=BigInteger,
         nullable=False,
-        description="Line of the row in its landing file (CSV: 2 is the first data row; JSONL: 1-based line; Parquet: 1-based row).",
+        description="Line of the row in its landing file (CSV: 2 is the first data row; JSONL: 1-based line; Parquet: "
+        "1-based row).",
     )
 
 
@@ -86,19 +87,37 @@ class Request(Provenance, table=True):
 
     request_id: str = Field(primary_key=True, description="Unique id of the request (natural key).")
     task_id: str = Field(nullable=False, description="The unit of business work this request is an attempt of.")
-    attempt: int | None = Field(default=None, sa_type=Integer, description="Attempt number within the task (1 = first try), if logged.")
+    attempt: int | None = Field(
+        default=None, sa_type=Integer, description="Attempt number within the task (1 = first try), if logged."
+    )
     started_at: datetime = Field(sa_type=DateTime, nullable=False, description="When the request started, UTC.")
-    route: str = Field(nullable=False, description="'api' (hosted, per-token) or 'self_hosted' (own cluster, per-hour).")
-    provider: str | None = Field(default=None, description="API provider (API rows), e.g. 'moonshot'. Matches prices.provider.")
+    route: str = Field(
+        nullable=False, description="'api' (hosted, per-token) or 'self_hosted' (own cluster, per-hour)."
+    )
+    provider: str | None = Field(
+        default=None, description="API provider (API rows), e.g. 'moonshot'. Matches prices.provider."
+    )
     cluster_id: str | None = Field(default=None, description="Cluster that served the request (self-hosted rows).")
     model: str = Field(nullable=False, description="Model name as priced in the price catalog.")
-    cache_hit_input_tokens: int = Field(sa_type=BigInteger, nullable=False, description="Prompt tokens served from a prefix cache.")
-    cache_miss_input_tokens: int = Field(sa_type=BigInteger, nullable=False, description="Prompt tokens not served from cache.")
-    output_tokens: int = Field(sa_type=BigInteger, nullable=False, description="Visible output tokens, excluding reasoning.")
-    reasoning_tokens: int = Field(sa_type=BigInteger, nullable=False, description="Hidden reasoning tokens, billed at the output rate.")
+    cache_hit_input_tokens: int = Field(
+        sa_type=BigInteger, nullable=False, description="Prompt tokens served from a prefix cache."
+    )
+    cache_miss_input_tokens: int = Field(
+        sa_type=BigInteger, nullable=False, description="Prompt tokens not served from cache."
+    )
+    output_tokens: int = Field(
+        sa_type=BigInteger, nullable=False, description="Visible output tokens, excluding reasoning."
+    )
+    reasoning_tokens: int = Field(
+        sa_type=BigInteger, nullable=False, description="Hidden reasoning tokens, billed at the output rate."
+    )
     latency_ms: int = Field(sa_type=BigInteger, nullable=False, description="Wall time of the request in milliseconds.")
     status: str = Field(nullable=False, description="'ok', 'error', 'timeout', ...: how the request ended.")
-    accepted: bool | None = Field(default=None, sa_type=Boolean, description="The task's outcome as judged on this attempt, if the log carries it.")
+    accepted: bool | None = Field(
+        default=None,
+        sa_type=Boolean,
+        description="The task's outcome as judged on this attempt, if the log carries it.",
+    )
     team: str | None = Field(default=None, description="Team that sent the request, if logged.")
 
 
@@ -108,10 +127,18 @@ class Outcome(Provenance, table=True):
     __tablename__ = "outcomes"
 
     task_id: str = Field(primary_key=True, description="The task decided on.")
-    decided_at: datetime = Field(primary_key=True, sa_type=DateTime, description="When the decision was made, UTC. The latest decision is the task's final outcome.")
+    decided_at: datetime = Field(
+        primary_key=True,
+        sa_type=DateTime,
+        description="When the decision was made, UTC. The latest decision is the task's final outcome.",
+    )
     accepted: bool = Field(sa_type=Boolean, nullable=False, description="True if the task's work was accepted.")
-    request_id: str | None = Field(default=None, description="The accepted attempt; default: the task's last 'ok' attempt.")
-    review_minutes: Decimal | None = Field(default=None, sa_type=Numeric(18, 4), description="Human review time spent on this decision, minutes.")
+    request_id: str | None = Field(
+        default=None, description="The accepted attempt; default: the task's last 'ok' attempt."
+    )
+    review_minutes: Decimal | None = Field(
+        default=None, sa_type=Numeric(18, 4), description="Human review time spent on this decision, minutes."
+    )
     reason: str | None = Field(default=None, description="Why the task was accepted or rejected.")
 
 
@@ -123,12 +150,22 @@ class InvoiceLine(Provenance, table=True):
     provider: str = Field(primary_key=True, description="API provider that issued the invoice.")
     invoice_id: str = Field(primary_key=True, description="Provider's invoice number.")
     line_id: str = Field(primary_key=True, description="Line within the invoice.")
-    period_start: datetime = Field(sa_type=DateTime, nullable=False, description="Start of the billed period, UTC (inclusive).")
-    period_end: datetime = Field(sa_type=DateTime, nullable=False, description="End of the billed period, UTC (exclusive).")
-    line_type: str = Field(nullable=False, description="input_cache_hit, input_cache_miss, output, credit, tax or other.")
+    period_start: datetime = Field(
+        sa_type=DateTime, nullable=False, description="Start of the billed period, UTC (inclusive)."
+    )
+    period_end: datetime = Field(
+        sa_type=DateTime, nullable=False, description="End of the billed period, UTC (exclusive)."
+    )
+    line_type: str = Field(
+        nullable=False, description="input_cache_hit, input_cache_miss, output, credit, tax or other."
+    )
     model: str | None = Field(default=None, description="Model the line bills, if any.")
-    quantity: Decimal | None = Field(default=None, sa_type=Numeric(38, 6), description="Billed quantity (tokens), if given.")
-    unit_price_per_million: Decimal | None = Field(default=None, sa_type=PricePerMillion, description="Price per million units, if given.")
+    quantity: Decimal | None = Field(
+        default=None, sa_type=Numeric(38, 6), description="Billed quantity (tokens), if given."
+    )
+    unit_price_per_million: Decimal | None = Field(
+        default=None, sa_type=PricePerMillion, description="Price per million units, if given."
+    )
     amount: Decimal = Field(sa_type=Money, nullable=False, description="Line amount in currency; credits are negative.")
     currency: str = Field(nullable=False, description="ISO currency code (USD).")
 
@@ -140,11 +177,23 @@ class Price(Provenance, table=True):
 
     provider: str = Field(primary_key=True, description="API provider.")
     model: str = Field(primary_key=True, description="Model name.")
-    effective_from: datetime = Field(primary_key=True, sa_type=DateTime, description="First instant the price applies, UTC.")
-    effective_to: datetime | None = Field(default=None, sa_type=DateTime, description="First instant it no longer applies (exclusive); empty = until the next price.")
-    cache_hit_input_per_million: Decimal = Field(sa_type=PricePerMillion, nullable=False, description="USD per 1M cache-hit input tokens.")
-    cache_miss_input_per_million: Decimal = Field(sa_type=PricePerMillion, nullable=False, description="USD per 1M cache-miss input tokens.")
-    output_per_million: Decimal = Field(sa_type=PricePerMillion, nullable=False, description="USD per 1M output (and reasoning) tokens.")
+    effective_from: datetime = Field(
+        primary_key=True, sa_type=DateTime, description="First instant the price applies, UTC."
+    )
+    effective_to: datetime | None = Field(
+        default=None,
+        sa_type=DateTime,
+        description="First instant it no longer applies (exclusive); empty = until the next price.",
+    )
+    cache_hit_input_per_million: Decimal = Field(
+        sa_type=PricePerMillion, nullable=False, description="USD per 1M cache-hit input tokens."
+    )
+    cache_miss_input_per_million: Decimal = Field(
+        sa_type=PricePerMillion, nullable=False, description="USD per 1M cache-miss input tokens."
+    )
+    output_per_million: Decimal = Field(
+        sa_type=PricePerMillion, nullable=False, description="USD per 1M output (and reasoning) tokens."
+    )
     currency: str = Field(nullable=False, description="ISO currency code (USD).")
 
 
@@ -156,9 +205,13 @@ class ClusterCharge(Provenance, table=True):
     charge_id: str = Field(primary_key=True, description="Unique id of the charge.")
     cluster_id: str = Field(nullable=False, description="Cluster the charge pays for.")
     charge_start: datetime = Field(sa_type=DateTime, nullable=False, description="Start of the charged period, UTC.")
-    charge_end: datetime = Field(sa_type=DateTime, nullable=False, description="End of the charged period, UTC (exclusive).")
+    charge_end: datetime = Field(
+        sa_type=DateTime, nullable=False, description="End of the charged period, UTC (exclusive)."
+    )
     kind: str = Field(nullable=False, description="on_demand, reserved or other.")
-    quantity: Decimal | None = Field(default=None, sa_type=Numeric(38, 6), description="Charged quantity in unit, if given.")
+    quantity: Decimal | None = Field(
+        default=None, sa_type=Numeric(38, 6), description="Charged quantity in unit, if given."
+    )
     unit: str | None = Field(default=None, description="node_hour or gpu_hour, if given.")
     unit_price: Decimal | None = Field(default=None, sa_type=Money, description="Price per unit, if given.")
     amount: Decimal = Field(sa_type=Money, nullable=False, description="Charged amount in currency.")
@@ -174,8 +227,12 @@ class HardwareAsset(Provenance, table=True):
     cluster_id: str = Field(nullable=False, description="Cluster the asset belongs to.")
     purchase_price: Decimal = Field(sa_type=Money, nullable=False, description="Purchase price in currency.")
     in_service_date: date = Field(sa_type=Date, nullable=False, description="First day in service.")
-    life_months: int = Field(sa_type=Integer, nullable=False, description="Useful life in months (amortisation period).")
-    salvage_value: Decimal | None = Field(default=None, sa_type=Money, description="Value at end of life; amortised = purchase_price - salvage_value.")
+    life_months: int = Field(
+        sa_type=Integer, nullable=False, description="Useful life in months (amortisation period)."
+    )
+    salvage_value: Decimal | None = Field(
+        default=None, sa_type=Money, description="Value at end of life; amortised = purchase_price - salvage_value."
+    )
     retired_date: date | None = Field(default=None, sa_type=Date, description="First day out of service, if retired.")
     currency: str = Field(nullable=False, description="ISO currency code (USD).")
 
@@ -185,9 +242,17 @@ class OpexLine(Provenance, table=True):
 
     __tablename__ = "opex"
 
-    month: date = Field(primary_key=True, sa_type=Date, description="Month the cost belongs to (first day of the month).")
-    cluster_id: str = Field(primary_key=True, default="", description="Cluster the cost belongs to; '' = shared by all clusters.")
-    category: str = Field(primary_key=True, description="platform_engineering, inference_operations, networking, storage, observability, security, on_call or other.")
+    month: date = Field(
+        primary_key=True, sa_type=Date, description="Month the cost belongs to (first day of the month)."
+    )
+    cluster_id: str = Field(
+        primary_key=True, default="", description="Cluster the cost belongs to; '' = shared by all clusters."
+    )
+    category: str = Field(
+        primary_key=True,
+        description="platform_engineering, inference_operations, networking, storage, observability, security, "
+        "on_call or other.",
+    )
     amount: Decimal = Field(sa_type=Money, nullable=False, description="Amount in currency.")
     currency: str = Field(nullable=False, description="ISO currency code (USD).")
     note: str | None = Field(default=None, description="Free-text note.")
@@ -206,29 +271,57 @@ class FocusCharge(SQLModel, table=True):
     billing_account_id: str | None = Field(default=None, description="FOCUS BillingAccountId.")
     sub_account_id: str | None = Field(default=None, description="FOCUS SubAccountId.")
     provider_name: str | None = Field(default=None, description="FOCUS ProviderName (AWS, Microsoft, ...).")
-    billing_period_start: datetime | None = Field(default=None, sa_type=DateTime, description="FOCUS BillingPeriodStart, UTC.")
-    billing_period_end: datetime | None = Field(default=None, sa_type=DateTime, description="FOCUS BillingPeriodEnd, UTC (exclusive).")
+    billing_period_start: datetime | None = Field(
+        default=None, sa_type=DateTime, description="FOCUS BillingPeriodStart, UTC."
+    )
+    billing_period_end: datetime | None = Field(
+        default=None, sa_type=DateTime, description="FOCUS BillingPeriodEnd, UTC (exclusive)."
+    )
     charge_period_start: datetime = Field(sa_type=DateTime, nullable=False, description="FOCUS ChargePeriodStart, UTC.")
-    charge_period_end: datetime = Field(sa_type=DateTime, nullable=False, description="FOCUS ChargePeriodEnd, UTC (exclusive).")
-    charge_category: str = Field(nullable=False, description="FOCUS ChargeCategory, lower-cased: usage, purchase, tax, credit, adjustment.")
-    charge_class: str | None = Field(default=None, description="FOCUS ChargeClass, lower-cased: 'correction' for corrections of earlier periods.")
-    charge_frequency: str | None = Field(default=None, description="FOCUS ChargeFrequency, lower-cased (one-time, recurring, usage-based).")
-    pricing_category: str | None = Field(default=None, description="FOCUS PricingCategory, lower-cased (standard, dynamic, committed, other): 'committed' rows are a committed self-hosted cost, the others avoidable.")
+    charge_period_end: datetime = Field(
+        sa_type=DateTime, nullable=False, description="FOCUS ChargePeriodEnd, UTC (exclusive)."
+    )
+    charge_category: str = Field(
+        nullable=False, description="FOCUS ChargeCategory, lower-cased: usage, purchase, tax, credit, adjustment."
+    )
+    charge_class: str | None = Field(
+        default=None, description="FOCUS ChargeClass, lower-cased: 'correction' for corrections of earlier periods."
+    )
+    charge_frequency: str | None = Field(
+        default=None, description="FOCUS ChargeFrequency, lower-cased (one-time, recurring, usage-based)."
+    )
+    pricing_category: str | None = Field(
+        default=None,
+        description="FOCUS PricingCategory, lower-cased (standard, dynamic, committed, other): 'committed' rows are a "
+        "committed self-hosted cost, the others avoidable.",
+    )
     charge_description: str | None = Field(default=None, description="FOCUS ChargeDescription.")
-    resource_id: str | None = Field(default=None, description="FOCUS ResourceId (used to allocate the row to a cluster).")
+    resource_id: str | None = Field(
+        default=None, description="FOCUS ResourceId (used to allocate the row to a cluster)."
+    )
     resource_name: str | None = Field(default=None, description="FOCUS ResourceName.")
     service_name: str | None = Field(default=None, description="FOCUS ServiceName.")
     service_category: str | None = Field(default=None, description="FOCUS ServiceCategory.")
     sku_id: str | None = Field(default=None, description="FOCUS SkuId.")
-    billed_cost: Decimal = Field(sa_type=Money, nullable=False, description="FOCUS BilledCost: the cash cost, what reconciles to invoices.")
-    effective_cost: Decimal | None = Field(default=None, sa_type=Money, description="FOCUS EffectiveCost: amortised cost after commitments (kept for the amortised view).")
+    billed_cost: Decimal = Field(
+        sa_type=Money, nullable=False, description="FOCUS BilledCost: the cash cost, what reconciles to invoices."
+    )
+    effective_cost: Decimal | None = Field(
+        default=None,
+        sa_type=Money,
+        description="FOCUS EffectiveCost: amortised cost after commitments (kept for the amortised view).",
+    )
     list_cost: Decimal | None = Field(default=None, sa_type=Money, description="FOCUS ListCost.")
     consumed_quantity: Decimal | None = Field(default=None, sa_type=Money, description="FOCUS ConsumedQuantity.")
     consumed_unit: str | None = Field(default=None, description="FOCUS ConsumedUnit.")
     pricing_quantity: Decimal | None = Field(default=None, sa_type=Money, description="FOCUS PricingQuantity.")
     pricing_unit: str | None = Field(default=None, description="FOCUS PricingUnit.")
-    currency: str = Field(nullable=False, default="USD", description="FOCUS BillingCurrency (USD when the file has no such column).")
-    tags: str | None = Field(default=None, description="FOCUS Tags, as JSON text (used to allocate the row to a cluster).")
+    currency: str = Field(
+        nullable=False, default="USD", description="FOCUS BillingCurrency (USD when the file has no such column)."
+    )
+    tags: str | None = Field(
+        default=None, description="FOCUS Tags, as JSON text (used to allocate the row to a cluster)."
+    )
     source_file_hash: str = Field(primary_key=True, description="SHA-256 of the landing file this row was loaded from.")
     source_line: int = Field(primary_key=True, sa_type=BigInteger, description="Line of the row in its landing file.")
 
@@ -264,6 +357,7 @@ FOCUS_COLUMNS: dict[str, str] = {
 }
 FOCUS_CHARGE_CATEGORIES: tuple[str, ...] = ("usage", "purchase", "tax", "credit", "adjustment")
 
+
 @dataclass(frozen=True)
 class ReadOptions:
     """How a kind's files differ from the canonical layout."""
@@ -287,6 +381,7 @@ READ_OPTIONS: dict[str, ReadOptions] = {
     ),
 }
 
+
 class LoadTestPoint(Provenance, table=True):
     """One point of a capacity sweep: the cluster under load at one concurrency (seed 000, step 1).
 
@@ -298,13 +393,33 @@ class LoadTestPoint(Provenance, table=True):
     __tablename__ = "load_tests"
 
     sweep_id: str = Field(primary_key=True, description="The sweep (one load-test session) this point belongs to.")
-    cluster_id: str = Field(primary_key=True, description="The cluster under test (matches cluster charges and hardware).")
-    concurrency: int = Field(primary_key=True, sa_type=Integer, description="Concurrent requests held during the point (>= 1).")
-    measured_at: datetime = Field(sa_type=DateTime, nullable=False, description="When the point was measured, UTC. A month uses the latest sweep measured before it ends.")
-    tokens_per_second: Decimal = Field(sa_type=Numeric(18, 3), nullable=False, description="Aggregate tokens per second the cluster processed (input + output, all requests).")
-    p95_latency_ms: Decimal = Field(sa_type=Numeric(18, 3), nullable=False, description="95th percentile end-to-end request latency at this concurrency, ms.")
-    p50_latency_ms: Decimal | None = Field(default=None, sa_type=Numeric(18, 3), description="Median end-to-end request latency, ms, if measured.")
-    output_tokens_per_second: Decimal | None = Field(default=None, sa_type=Numeric(18, 3), description="Output tokens per second, if measured.")
+    cluster_id: str = Field(
+        primary_key=True, description="The cluster under test (matches cluster charges and hardware)."
+    )
+    concurrency: int = Field(
+        primary_key=True, sa_type=Integer, description="Concurrent requests held during the point (>= 1)."
+    )
+    measured_at: datetime = Field(
+        sa_type=DateTime,
+        nullable=False,
+        description="When the point was measured, UTC. A month uses the latest sweep measured before it ends.",
+    )
+    tokens_per_second: Decimal = Field(
+        sa_type=Numeric(18, 3),
+        nullable=False,
+        description="Aggregate tokens per second the cluster processed (input + output, all requests).",
+    )
+    p95_latency_ms: Decimal = Field(
+        sa_type=Numeric(18, 3),
+        nullable=False,
+        description="95th percentile end-to-end request latency at this concurrency, ms.",
+    )
+    p50_latency_ms: Decimal | None = Field(
+        default=None, sa_type=Numeric(18, 3), description="Median end-to-end request latency, ms, if measured."
+    )
+    output_tokens_per_second: Decimal | None = Field(
+        default=None, sa_type=Numeric(18, 3), description="Output tokens per second, if measured."
+    )
 
 
 #: ingest kind (CLI name) -> table class

@@ -18,16 +18,24 @@ import duckdb
 
 
 def tables(con: duckdb.DuckDBPyConnection, db: str, schemas: list[str]) -> set[str]:
-    rows = con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
-                       "WHERE database_name = ? AND schema_name IN (SELECT unnest(?))", [db, schemas]).fetchall()
+    rows = con.execute(
+        "SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+        "WHERE database_name = ? AND schema_name IN (SELECT unnest(?))",
+        [db, schemas],
+    ).fetchall()
     return {r[0] for r in rows}
 
 
 def columns(con: duckdb.DuckDBPyConnection, db: str, table: str) -> list[str]:
     schema, name = table.split(".")
-    return [r[0] for r in con.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ? "
-        "ORDER BY column_index", [db, schema, name]).fetchall()]
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ? "
+            "ORDER BY column_index",
+            [db, schema, name],
+        ).fetchall()
+    ]
 
 
 def compare(before: str, after: str, schemas: list[str]) -> list[tuple[str, bool, str]]:
@@ -43,9 +51,10 @@ def compare(before: str, after: str, schemas: list[str]) -> list[tuple[str, bool
         common = [c for c in ca if c in cb]
         cols = ", ".join(f'"{c}"' for c in common)
         na, nb = (con.execute(f"SELECT count(*) FROM {side}.{table}").fetchall()[0][0] for side in ("a", "b"))
-        diff = con.execute(f"SELECT (SELECT count(*) FROM (SELECT {cols} FROM a.{table} EXCEPT ALL SELECT {cols} FROM b.{table})), "
-                           f"(SELECT count(*) FROM (SELECT {cols} FROM b.{table} EXCEPT ALL SELECT {cols} FROM a.{table}))"
-                           ).fetchall()[0]
+        diff = con.execute(
+            f"SELECT (SELECT count(*) FROM (SELECT {cols} FROM a.{table} EXCEPT ALL SELECT {cols} FROM b.{table})), "
+            f"(SELECT count(*) FROM (SELECT {cols} FROM b.{table} EXCEPT ALL SELECT {cols} FROM a.{table}))"
+        ).fetchall()[0]
         extra = sorted(set(ca) ^ set(cb))
         note = f"; columns on one side only (not compared): {', '.join(extra)}" if extra else ""
         same = na == nb and diff == (0, 0)
@@ -57,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before")
     parser.add_argument("after")
-    parser.add_argument("--schema", action="append", dest="schemas", help="schema to compare (repeatable; default marts)")
+    parser.add_argument(
+        "--schema", action="append", dest="schemas", help="schema to compare (repeatable; default marts)"
+    )
     args = parser.parse_args(argv)
     results = compare(args.before, args.after, args.schemas or ["marts"])
     for table, same, detail in results:

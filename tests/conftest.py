@@ -20,19 +20,33 @@ from pipeline.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PRICE_MOONSHOT = {
-    "provider": "moonshot", "model": "kimi-k3", "effective_from": "2026-01-01T00:00:00Z",
-    "cache_hit_input_per_million": "0.30", "cache_miss_input_per_million": "3.00",
-    "output_per_million": "15.00", "currency": "USD",
+    "provider": "moonshot",
+    "model": "kimi-k3",
+    "effective_from": "2026-01-01T00:00:00Z",
+    "cache_hit_input_per_million": "0.30",
+    "cache_miss_input_per_million": "3.00",
+    "output_per_million": "15.00",
+    "currency": "USD",
 }
 
 
 def request(request_id: str, task_id: str, started_at: str, route: str = "api", **kw: Any) -> dict[str, Any]:
     """A request row with harmless defaults; override any column with keyword arguments."""
     row = {
-        "request_id": request_id, "task_id": task_id, "attempt": kw.pop("attempt", 1), "started_at": started_at,
-        "route": route, "provider": "moonshot" if route == "api" else "", "cluster_id": "c1" if route == "self_hosted" else "",
-        "model": "kimi-k3", "cache_hit_input_tokens": 0, "cache_miss_input_tokens": 0, "output_tokens": 0,
-        "reasoning_tokens": 0, "latency_ms": 1000, "status": "ok",
+        "request_id": request_id,
+        "task_id": task_id,
+        "attempt": kw.pop("attempt", 1),
+        "started_at": started_at,
+        "route": route,
+        "provider": "moonshot" if route == "api" else "",
+        "cluster_id": "c1" if route == "self_hosted" else "",
+        "model": "kimi-k3",
+        "cache_hit_input_tokens": 0,
+        "cache_miss_input_tokens": 0,
+        "output_tokens": 0,
+        "reasoning_tokens": 0,
+        "latency_ms": 1000,
+        "status": "ok",
     }
     row.update(kw)
     return row
@@ -96,8 +110,9 @@ def demo_db(tmp_path_factory) -> Path:
     from pipeline.cli import app
 
     db = tmp_path_factory.mktemp("demo") / "ledger.duckdb"
-    res = CliRunner().invoke(app, ["nightly", str(ROOT / "sample_data"), "--db", str(db),
-                                   "--settings", str(ROOT / "costledger.toml")])
+    res = CliRunner().invoke(
+        app, ["nightly", str(ROOT / "sample_data"), "--db", str(db), "--settings", str(ROOT / "costledger.toml")]
+    )
     # exit 4: the sample's cometapi invoices are 3% above metered, beyond the 1% tolerance, in all four months
     assert res.exit_code == 4, res.output
     assert res.output.count("reconciliation mismatch: cometapi") == 4

@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import PRICE_MOONSHOT, request
 
-BIG = {"cache_miss_input_tokens": 300_000, "output_tokens": 30_000}     # $1.35 at Moonshot
-SMALL = {"cache_hit_input_tokens": 300_000, "output_tokens": 30_000}    # $0.54 at Moonshot
+BIG = {"cache_miss_input_tokens": 300_000, "output_tokens": 30_000}  # $1.35 at Moonshot
+SMALL = {"cache_hit_input_tokens": 300_000, "output_tokens": 30_000}  # $0.54 at Moonshot
 
 
 def q12(x: Decimal) -> Decimal:
@@ -19,8 +19,15 @@ def q12(x: Decimal) -> Decimal:
 
 
 def charge(cid: str, kind: str, amount: str, start: str = "2026-07-01", end: str = "2026-08-01") -> dict:
-    return {"charge_id": cid, "cluster_id": "c1", "charge_start": start, "charge_end": end, "kind": kind,
-            "amount": amount, "currency": "USD"}
+    return {
+        "charge_id": cid,
+        "cluster_id": "c1",
+        "charge_start": start,
+        "charge_end": end,
+        "kind": kind,
+        "amount": amount,
+        "currency": "USD",
+    }
 
 
 def accepted(*tasks: str, at: str = "2026-07-20T00:00:00Z", **kw) -> list[dict]:
@@ -33,14 +40,17 @@ def month(ledger, m: str = "2026-07-01") -> dict:
 
 def test_equivalent_comparator_break_even_and_observed_capacity(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("jul", "reserved", "945")])   # committed, the whole of July (744 h)
-    ledger.load("requests", [
-        request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
-        request("a2", "t2", "2026-07-01T10:00:00Z", **SMALL),
-        # two one-hour self-hosted requests, 2 hours apart, each its own 5-minute window
-        request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **BIG),
-        request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, **SMALL),
-    ])
+    ledger.load("cluster-charges", [charge("jul", "reserved", "945")])  # committed, the whole of July (744 h)
+    ledger.load(
+        "requests",
+        [
+            request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
+            request("a2", "t2", "2026-07-01T10:00:00Z", **SMALL),
+            # two one-hour self-hosted requests, 2 hours apart, each its own 5-minute window
+            request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **BIG),
+            request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, **SMALL),
+        ],
+    )
     ledger.load("outcomes", accepted("t1", "t2", "t3", "t4"))
     ledger.build()
     be = month(ledger)
@@ -56,7 +66,7 @@ def test_equivalent_comparator_break_even_and_observed_capacity(ledger):
     # break-even = $945 / ($0.945 - $0) = 1,000 accepted tasks; delivered 2 -> the API was cheaper
     assert be["break_even_accepted_tasks"] == 1000 and be["self_hosted_accepted_tasks"] == 2
     assert (be["verdict"], be["self_hosting_cheaper"]) == ("api_cheaper", False)
-    assert be["marginal_break_even_accepted_tasks"] == 0   # nothing avoidable: $0 / $0.945
+    assert be["marginal_break_even_accepted_tasks"] == 0  # nothing avoidable: $0 / $0.945
     # capacity, observed (no sweep, no SLO): each window holds one request of 330,000 tokens / 300 s = 1,100 tokens/s
     assert (be["capacity_source"], be["capacity_tokens_per_second"]) == ("observed", Decimal("1100"))
     # monthly token capacity = 1,100 x 3,600 x 744 h = 2,946,240,000 tokens
@@ -77,14 +87,21 @@ def _review_month(ledger, self_hosted_review_minutes: int) -> dict:
     Self-hosted: t3 accepted ($0.54 at the reference price). Review costs $60 an hour = $1 a minute."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("r", "reserved", "132.4"), charge("od", "on_demand", "132.4")])
-    ledger.load("requests", [
-        request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
-        request("a2", "t2", "2026-07-01T11:00:00Z", status="error", **SMALL),
-        request("a3", "t2", "2026-07-01T11:05:00Z", attempt=2, **BIG),
-        request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", **SMALL),
-    ])
-    ledger.load("outcomes", accepted("t1", review_minutes="6") + accepted("t2")
-                + accepted("t3", review_minutes=str(self_hosted_review_minutes)))
+    ledger.load(
+        "requests",
+        [
+            request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
+            request("a2", "t2", "2026-07-01T11:00:00Z", status="error", **SMALL),
+            request("a3", "t2", "2026-07-01T11:05:00Z", attempt=2, **BIG),
+            request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", **SMALL),
+        ],
+    )
+    ledger.load(
+        "outcomes",
+        accepted("t1", review_minutes="6")
+        + accepted("t2")
+        + accepted("t3", review_minutes=str(self_hosted_review_minutes)),
+    )
     ledger.build(review_rate_per_hour_usd=Decimal(60))
     return month(ledger)
 
@@ -111,7 +128,11 @@ def test_a_month_where_c_is_not_above_v_never_breaks_even(ledger):
     # same month, but the self-hosted task took 12 review minutes: V = $12 > C = $3.648
     be = _review_month(ledger, self_hosted_review_minutes=12)
     assert be["self_hosted_variable_cost_per_accepted_task_usd"] == 12
-    assert (be["verdict"], be["self_hosting_cheaper"], be["break_even_accepted_tasks"]) == ("never_breaks_even", False, None)
+    assert (be["verdict"], be["self_hosting_cheaper"], be["break_even_accepted_tasks"]) == (
+        "never_breaks_even",
+        False,
+        None,
+    )
 
 
 def test_self_hosting_cheaper_when_volume_passes_break_even(ledger):
@@ -131,9 +152,16 @@ def test_self_hosting_cheaper_when_volume_passes_break_even(ledger):
 def test_measured_fallback_when_the_cluster_accepted_nothing(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("jul", "reserved", "100")])
-    ledger.load("requests", [request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
-                             request("s1", "t2", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
-    ledger.load("outcomes", accepted("t1") + [{"task_id": "t2", "accepted": "false", "decided_at": "2026-07-20T00:00:00Z"}])
+    ledger.load(
+        "requests",
+        [
+            request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
+            request("s1", "t2", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
+        ],
+    )
+    ledger.load(
+        "outcomes", accepted("t1") + [{"task_id": "t2", "accepted": "false", "decided_at": "2026-07-20T00:00:00Z"}]
+    )
     ledger.build()
     be = month(ledger)
     # C = the API route's $1.35 / 1 task (measured); break-even $100 / $1.35 = 74.074074074074 tasks
@@ -150,22 +178,41 @@ def test_api_only_ledger_has_no_self_hosted_route(ledger):
     ledger.load("outcomes", accepted("t1"))
     ledger.build()
     be = month(ledger)
-    assert (be["verdict"], be["self_hosting_cheaper"], be["break_even_accepted_tasks"]) == ("no_self_hosted_route", None, None)
+    assert (be["verdict"], be["self_hosting_cheaper"], be["break_even_accepted_tasks"]) == (
+        "no_self_hosted_route",
+        None,
+        None,
+    )
 
 
 def test_cluster_only_ledger_uses_the_reference_price_and_without_one_has_no_api_price(ledger):
-    ledger.load("cluster-charges", [charge("jul", "reserved", "27"), charge("aug", "reserved", "27", "2026-08-01", "2026-09-01")])
-    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
-                             request("s2", "t2", "2026-08-02T10:00:00Z", route="self_hosted", **BIG)])
+    ledger.load(
+        "cluster-charges",
+        [charge("jul", "reserved", "27"), charge("aug", "reserved", "27", "2026-08-01", "2026-09-01")],
+    )
+    ledger.load(
+        "requests",
+        [
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
+            request("s2", "t2", "2026-08-02T10:00:00Z", route="self_hosted", **BIG),
+        ],
+    )
     ledger.load("outcomes", accepted("t1", "t2", at="2026-08-20T00:00:00Z"))
     # a Moonshot price only from August: July has no price at all
     ledger.load("prices", [{**PRICE_MOONSHOT, "effective_from": "2026-08-01T00:00:00Z"}])
     ledger.build()
     jul, aug = month(ledger), month(ledger, "2026-08-01")
-    assert (jul["verdict"], jul["self_hosting_cheaper"], jul["api_cost_per_accepted_task_usd"]) == ("no_api_price", None, None)
+    assert (jul["verdict"], jul["self_hosting_cheaper"], jul["api_cost_per_accepted_task_usd"]) == (
+        "no_api_price",
+        None,
+        None,
+    )
     # August: C = $1.35 (equivalent; no API route, so overhead 1); $27 / $1.35 = 20 tasks; delivered 1
-    assert (aug["api_cost_source"], aug["api_cost_per_accepted_task_usd"], aug["break_even_accepted_tasks"]) == \
-        ("equivalent", Decimal("1.35"), 20)
+    assert (aug["api_cost_source"], aug["api_cost_per_accepted_task_usd"], aug["break_even_accepted_tasks"]) == (
+        "equivalent",
+        Decimal("1.35"),
+        20,
+    )
     assert (aug["verdict"], aug["api_measured_cost_per_accepted_task_usd"]) == ("api_cheaper", None)
 
 
@@ -174,29 +221,48 @@ def test_credits_and_tax_stay_out_of_the_run_rate(ledger):
     ledger.load("cluster-charges", [charge("jul", "reserved", "100")])
     ledger.load("requests", [request("a1", "t1", "2026-07-01T10:00:00Z", **BIG)])
     ledger.load("outcomes", accepted("t1"))
-    line = {"provider": "moonshot", "invoice_id": "inv-7", "period_start": "2026-07-01", "period_end": "2026-08-01",
-            "currency": "USD"}
-    ledger.load("invoices", [{**line, "line_id": "1", "line_type": "input_cache_miss", "amount": "0.90"},
-                             {**line, "line_id": "2", "line_type": "output", "amount": "0.45"},
-                             {**line, "line_id": "3", "line_type": "credit", "amount": "-25.00"},
-                             {**line, "line_id": "4", "line_type": "tax", "amount": "0.11"}])
+    line = {
+        "provider": "moonshot",
+        "invoice_id": "inv-7",
+        "period_start": "2026-07-01",
+        "period_end": "2026-08-01",
+        "currency": "USD",
+    }
+    ledger.load(
+        "invoices",
+        [
+            {**line, "line_id": "1", "line_type": "input_cache_miss", "amount": "0.90"},
+            {**line, "line_id": "2", "line_type": "output", "amount": "0.45"},
+            {**line, "line_id": "3", "line_type": "credit", "amount": "-25.00"},
+            {**line, "line_id": "4", "line_type": "tax", "amount": "0.11"},
+        ],
+    )
     ledger.build()
     be = month(ledger)
     # run-rate = $0.90 + $0.45 = $1.35: the -$25 credit and the $0.11 tax are on lines of their own
-    assert (be["api_run_rate_usd"], be["api_credits_usd"], be["api_tax_usd"]) == (Decimal("1.35"), Decimal("-25"), Decimal("0.11"))
+    assert (be["api_run_rate_usd"], be["api_credits_usd"], be["api_tax_usd"]) == (
+        Decimal("1.35"),
+        Decimal("-25"),
+        Decimal("0.11"),
+    )
     # measured C = $1.35 / 1 (not ($1.35 - $25 + $0.11) / 1); break-even $100 / $1.35
     assert be["api_measured_cost_per_accepted_task_usd"] == Decimal("1.35")
     # the cash view keeps them: the route's cost is $1.35 - $25 + $0.11 = -$23.54
-    assert ledger.one("SELECT cost_usd FROM marts.monthly_route_cost WHERE route = 'api'")["cost_usd"] == Decimal("-23.54")
+    assert ledger.one("SELECT cost_usd FROM marts.monthly_route_cost WHERE route = 'api'")["cost_usd"] == Decimal(
+        "-23.54"
+    )
 
 
 def test_productive_hours_count_accepted_attempts_only(ledger):
     ledger.load("cluster-charges", [charge("jul", "reserved", "744")])
-    ledger.load("requests", [
-        # a one-hour attempt that failed, then a one-hour attempt that was accepted: 2 busy hours, 1 productive
-        request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, status="error"),
-        request("s2", "t1", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, attempt=2),
-    ])
+    ledger.load(
+        "requests",
+        [
+            # a one-hour attempt that failed, then a one-hour attempt that was accepted: 2 busy hours, 1 productive
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, status="error"),
+            request("s2", "t1", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, attempt=2),
+        ],
+    )
     ledger.load("outcomes", accepted("t1"))
     ledger.build()
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
@@ -205,20 +271,50 @@ def test_productive_hours_count_accepted_attempts_only(ledger):
 
 
 def _sweeps(ledger, slo_ms: int | None) -> dict:
-    ledger.load("cluster-charges", [charge("jul", "reserved", "100"), charge("aug", "reserved", "100", "2026-08-01", "2026-09-01")])
-    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=1000, **BIG),
-                             request("s2", "t2", "2026-08-02T10:00:00Z", route="self_hosted", latency_ms=1000, **BIG)])
+    ledger.load(
+        "cluster-charges",
+        [charge("jul", "reserved", "100"), charge("aug", "reserved", "100", "2026-08-01", "2026-09-01")],
+    )
+    ledger.load(
+        "requests",
+        [
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=1000, **BIG),
+            request("s2", "t2", "2026-08-02T10:00:00Z", route="self_hosted", latency_ms=1000, **BIG),
+        ],
+    )
     point = {"cluster_id": "c1"}
-    ledger.load("load-tests", [
-        # sweep A, before July: 1,000 tokens/s at p95 100 s, 1,800 at p95 200 s
-        {**point, "sweep_id": "A", "concurrency": 8, "measured_at": "2026-06-20T10:00:00Z", "tokens_per_second": "1000",
-         "p95_latency_ms": "100000", "p50_latency_ms": "80000"},
-        {**point, "sweep_id": "A", "concurrency": 16, "measured_at": "2026-06-20T10:30:00Z", "tokens_per_second": "1800",
-         "p95_latency_ms": "200000"},
-        # sweep B, measured after July ended: newer, but not for July
-        {**point, "sweep_id": "B", "concurrency": 8, "measured_at": "2026-08-05T10:00:00Z", "tokens_per_second": "2000",
-         "p95_latency_ms": "100000"},
-    ])
+    ledger.load(
+        "load-tests",
+        [
+            # sweep A, before July: 1,000 tokens/s at p95 100 s, 1,800 at p95 200 s
+            {
+                **point,
+                "sweep_id": "A",
+                "concurrency": 8,
+                "measured_at": "2026-06-20T10:00:00Z",
+                "tokens_per_second": "1000",
+                "p95_latency_ms": "100000",
+                "p50_latency_ms": "80000",
+            },
+            {
+                **point,
+                "sweep_id": "A",
+                "concurrency": 16,
+                "measured_at": "2026-06-20T10:30:00Z",
+                "tokens_per_second": "1800",
+                "p95_latency_ms": "200000",
+            },
+            # sweep B, measured after July ended: newer, but not for July
+            {
+                **point,
+                "sweep_id": "B",
+                "concurrency": 8,
+                "measured_at": "2026-08-05T10:00:00Z",
+                "tokens_per_second": "2000",
+                "p95_latency_ms": "100000",
+            },
+        ],
+    )
     ledger.build(slo_ms_self_hosted=slo_ms)
     return {str(r["month"]): r for r in ledger.rows("SELECT * FROM marts.monthly_utilisation")}
 
@@ -241,11 +337,14 @@ def test_capacity_without_an_slo_uses_every_sweep_point(ledger):
 def test_observed_capacity_keeps_only_windows_within_the_slo(ledger):
     ledger.load("cluster-charges", [charge("jul", "reserved", "100")])
     # window 10:00: 330,000 tokens, latency 10 s (fast); window 11:00: 660,000 tokens in two requests, one at 400 s
-    ledger.load("requests", [
-        request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=10_000, **BIG),
-        request("s2", "t2", "2026-07-02T11:00:00Z", route="self_hosted", latency_ms=10_000, **BIG),
-        request("s3", "t3", "2026-07-02T11:01:00Z", route="self_hosted", latency_ms=400_000, **BIG),
-    ])
+    ledger.load(
+        "requests",
+        [
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=10_000, **BIG),
+            request("s2", "t2", "2026-07-02T11:00:00Z", route="self_hosted", latency_ms=10_000, **BIG),
+            request("s3", "t3", "2026-07-02T11:01:00Z", route="self_hosted", latency_ms=400_000, **BIG),
+        ],
+    )
     ledger.build(slo_ms_self_hosted=300_000)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # 11:00 window: n = 2, p95 position = max(1, 2 - floor(2 - 1.9)) = 2 -> the 400 s request: over the SLO, left out;

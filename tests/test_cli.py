@@ -72,9 +72,11 @@ def test_demo_reconciliation_flags_the_marked_up_provider(demo_db):
 
 
 def test_nightly_twice_changes_nothing(demo_db):
-    query = ("select (select count(*) from raw.requests) r, (select count(*) from meta.loaded_files) f, "
-             "(select sum(cost_usd) from marts.monthly_route_cost) c, "
-             "(select string_agg(month || route || cost_usd, ',' order by month, route) from marts.monthly_route_cost) s")
+    query = (
+        "select (select count(*) from raw.requests) r, (select count(*) from meta.loaded_files) f, "
+        "(select sum(cost_usd) from marts.monthly_route_cost) c, "
+        "(select string_agg(month || route || cost_usd, ',' order by month, route) from marts.monthly_route_cost) s"
+    )
     before = sql_json(demo_db, query)
     res = cli("nightly", str(SAMPLE), "--db", str(demo_db), "--json", "--settings", str(ROOT / "costledger.toml"))
     assert res.exit_code == 0, res.output
@@ -100,8 +102,17 @@ def test_exit_code_3_when_a_file_is_rejected(tmp_path):
 
 
 def test_report_names_the_verdict(demo_db):
-    res = cli("report", "--month", "2026-09", "--db", str(demo_db), "--format", "text",
-              "--settings", str(ROOT / "costledger.toml"))
+    res = cli(
+        "report",
+        "--month",
+        "2026-09",
+        "--db",
+        str(demo_db),
+        "--format",
+        "text",
+        "--settings",
+        str(ROOT / "costledger.toml"),
+    )
     assert res.exit_code == 0, res.output
     assert "costledger report for 2026-09" in res.stdout and "The API was cheaper" in res.stdout
     res = cli("report", "--month", "2031-01", "--db", str(demo_db))
@@ -120,10 +131,16 @@ def test_demo_file_opens_in_the_standalone_duckdb_cli(demo_db):
     exe = exe if exe.exists() else shutil.which("duckdb")
     assert exe, "the duckdb CLI (pip package duckdb-cli) is not installed"
     version = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=True).stdout
-    query = ("select count(*) from marts.monthly_break_even; "
-             "select count(*) from staging.stg_ledger__requests; select count(*) from raw.requests;")
-    res = subprocess.run([str(exe), "-readonly", "-csv", "-noheader", str(demo_db), "-c", query],
-                         capture_output=True, text=True, env={**os.environ})
+    query = (
+        "select count(*) from marts.monthly_break_even; "
+        "select count(*) from staging.stg_ledger__requests; select count(*) from raw.requests;"
+    )
+    res = subprocess.run(
+        [str(exe), "-readonly", "-csv", "-noheader", str(demo_db), "-c", query],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+    )
     assert res.returncode == 0, f"duckdb CLI {version}: {res.stderr}"
     n = sql_json(demo_db, "select count(*) as n from raw.requests")[0]["n"]
     assert n > 0 and res.stdout.split() == ["4", str(n), str(n)], res.stdout
@@ -152,8 +169,10 @@ def test_the_readme_example_queries_run_on_the_published_ledger(demo_db):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("Example ad-hoc queries:", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
     # each statement without its comment lines (a leading "--" would read as a command-line option)
-    queries = ["\n".join(line for line in q.splitlines() if not line.lstrip().startswith("--")).strip()
-               for q in block.split(";")]
+    queries = [
+        "\n".join(line for line in q.splitlines() if not line.lstrip().startswith("--")).strip()
+        for q in block.split(";")
+    ]
     queries = [q for q in queries if q]
     assert len(queries) == 5
     for q in queries:

@@ -18,31 +18,116 @@ from pipeline.ingest import IngestOptions, ingest_file
 from pipeline.settings import Settings
 from tests.conftest import PRICE_MOONSHOT, request
 
-HOSTILE_TEXT = ["", " ", "NaN", "nan", "Infinity", "-Infinity", "infinity", "-infinity", "1e309", "-1e309",
-                "9223372036854775807", "9223372036854775808", "-9223372036854775809", "1e15", "0.1e-400",
-                "10000-01-01T00:00:00Z", "0001-01-01", "1999-12-31", "2026-02-30", "2026-07-01T25:00:00Z",
-                "[red]", "[/x]", "x" * 300, "'; DROP TABLE raw.requests; --", "１２３", "0x10", "1_000", " 12 ",
-                "true", "null", "{}", "[]", "💥", "\t", "-0", "+5", "1.5", "USD", "usd", "api", "self_hosted"]
-HOSTILE_JSON = [float("nan"), float("inf"), float("-inf"), 10**30, -(10**30), 2**63, 1e308, "text", None, True,
-                [], {}, [[[[[[]]]]]], {"a": {"b": {"c": 1}}}, "[red]", "", -1, 0.5]
+HOSTILE_TEXT = [
+    "",
+    " ",
+    "NaN",
+    "nan",
+    "Infinity",
+    "-Infinity",
+    "infinity",
+    "-infinity",
+    "1e309",
+    "-1e309",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "1e15",
+    "0.1e-400",
+    "10000-01-01T00:00:00Z",
+    "0001-01-01",
+    "1999-12-31",
+    "2026-02-30",
+    "2026-07-01T25:00:00Z",
+    "[red]",
+    "[/x]",
+    "x" * 300,
+    "'; DROP TABLE raw.requests; --",
+    "１２３",
+    "0x10",
+    "1_000",
+    " 12 ",
+    "true",
+    "null",
+    "{}",
+    "[]",
+    "💥",
+    "\t",
+    "-0",
+    "+5",
+    "1.5",
+    "USD",
+    "usd",
+    "api",
+    "self_hosted",
+]
+HOSTILE_JSON = [
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    10**30,
+    -(10**30),
+    2**63,
+    1e308,
+    "text",
+    None,
+    True,
+    [],
+    {},
+    [[[[[[]]]]]],
+    {"a": {"b": {"c": 1}}},
+    "[red]",
+    "",
+    -1,
+    0.5,
+]
 
 SEED_ROWS = {
     "requests": request("r", "t", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000, output_tokens=10),
     "prices": PRICE_MOONSHOT,
-    "invoices": {"provider": "moonshot", "invoice_id": "i", "line_id": "1", "period_start": "2026-07-01",
-                 "period_end": "2026-08-01", "line_type": "output", "amount": "1.00", "currency": "USD"},
-    "cluster-charges": {"charge_id": "c", "cluster_id": "k", "charge_start": "2026-07-01", "charge_end": "2026-08-01",
-                        "kind": "on_demand", "unit": "node_hour", "quantity": "744", "unit_price": "1", "amount": "744",
-                        "currency": "USD"},
-    "hardware": {"asset_id": "a", "cluster_id": "k", "purchase_price": "1000", "currency": "USD",
-                 "in_service_date": "2026-01-01", "life_months": "36"},
+    "invoices": {
+        "provider": "moonshot",
+        "invoice_id": "i",
+        "line_id": "1",
+        "period_start": "2026-07-01",
+        "period_end": "2026-08-01",
+        "line_type": "output",
+        "amount": "1.00",
+        "currency": "USD",
+    },
+    "cluster-charges": {
+        "charge_id": "c",
+        "cluster_id": "k",
+        "charge_start": "2026-07-01",
+        "charge_end": "2026-08-01",
+        "kind": "on_demand",
+        "unit": "node_hour",
+        "quantity": "744",
+        "unit_price": "1",
+        "amount": "744",
+        "currency": "USD",
+    },
+    "hardware": {
+        "asset_id": "a",
+        "cluster_id": "k",
+        "purchase_price": "1000",
+        "currency": "USD",
+        "in_service_date": "2026-01-01",
+        "life_months": "36",
+    },
     "opex": {"month": "2026-07", "cluster_id": "k", "category": "power", "amount": "10", "currency": "USD"},
     "outcomes": {"task_id": "t", "request_id": "r", "decided_at": "2026-07-10T11:00:00Z", "accepted": "true"},
 }
 
 # no shrinking: a failure is reported as found (each example is a real ingest, shrinking would take minutes)
-FUZZ = settings(max_examples=30, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 
 
 def _csv(rows: list[dict]) -> bytes:
@@ -73,14 +158,17 @@ class Harness:
         result = ingest_file(self.con, kind, path, self.store, options=IngestOptions(gx_max_rows=1000))
         if result.status == "loaded":
             assert result.rows_in == result.rows_loaded + result.rows_quarantined, result
-            rec = self.con.execute("SELECT rows_in, rows_loaded, rows_quarantined FROM meta.loaded_files "
-                                   "WHERE path = ?", [str(path)]).fetchall()
+            rec = self.con.execute(
+                "SELECT rows_in, rows_loaded, rows_quarantined FROM meta.loaded_files WHERE path = ?", [str(path)]
+            ).fetchall()
             assert rec == [(result.rows_in, result.rows_loaded, result.rows_quarantined)]
-            quarantined = self.con.execute("SELECT count(*) FROM meta.quarantine WHERE path = ?",
-                                           [str(path)]).fetchall()[0][0]
+            quarantined = self.con.execute(
+                "SELECT count(*) FROM meta.quarantine WHERE path = ?", [str(path)]
+            ).fetchall()[0][0]
             assert quarantined == result.rows_quarantined
-            longest = self.con.execute("SELECT max(length(raw_row)) FROM meta.quarantine WHERE path = ?",
-                                       [str(path)]).fetchall()[0][0]
+            longest = self.con.execute(
+                "SELECT max(length(raw_row)) FROM meta.quarantine WHERE path = ?", [str(path)]
+            ).fetchall()[0][0]
             # each raw value is cut to 200 characters (JSON of at most ~20 columns of 200 + names)
             assert longest is None or longest < 20 * 260
         else:
@@ -149,8 +237,12 @@ def test_mutated_json_request_logs_of_every_format(tmp_path):
     h = Harness(tmp_path)
 
     @FUZZ
-    @given(fixture=st.sampled_from(LOG_FIXTURES), choice=st.integers(0, 10_000),
-           value=st.sampled_from(HOSTILE_JSON), deep=st.booleans())
+    @given(
+        fixture=st.sampled_from(LOG_FIXTURES),
+        choice=st.integers(0, 10_000),
+        value=st.sampled_from(HOSTILE_JSON),
+        deep=st.booleans(),
+    )
     def check(fixture, choice, value, deep):
         lines = [json.loads(x) for x in fixture.read_text().splitlines() if x.strip()]
         mutated = [_mutate_json(line, choice + i, value) for i, line in enumerate(lines)]
@@ -167,9 +259,12 @@ def test_random_bytes_for_every_kind_and_format(tmp_path):
     h = Harness(tmp_path)
 
     @settings(FUZZ, max_examples=120)
-    @given(kind=st.sampled_from(sorted(SEED_ROWS) + ["load-tests", "focus"]),
-           suffix=st.sampled_from(["csv", "csv.gz", "jsonl", "jsonl.gz", "parquet", "json"]),
-           data=st.binary(max_size=2000), header=st.booleans())
+    @given(
+        kind=st.sampled_from(sorted(SEED_ROWS) + ["load-tests", "focus"]),
+        suffix=st.sampled_from(["csv", "csv.gz", "jsonl", "jsonl.gz", "parquet", "json"]),
+        data=st.binary(max_size=2000),
+        header=st.booleans(),
+    )
     def check(kind, suffix, data, header):
         if header and kind in SEED_ROWS:
             data = _csv([SEED_ROWS[kind]]) + data

@@ -25,12 +25,14 @@ def price(frm, to="", miss="3.00"):
 
 # ------------------------------------------------------------------ prices
 
+
 def test_overlapping_price_is_quarantined_naming_both_ranges_and_builds_go_on(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_csv(landing / "prices" / "a.csv", [price("2026-07-01"), price("2026-08-01", miss="2.00")])
     # 1,000,000 miss tokens on 2026-07-20 at $3.00 / 1e6 = $3.00
-    write_csv(landing / "requests" / "r.csv",
-              [request("r1", "t1", "2026-07-20T10:00:00Z", cache_miss_input_tokens=1_000_000)])
+    write_csv(
+        landing / "requests" / "r.csv", [request("r1", "t1", "2026-07-20T10:00:00Z", cache_miss_input_tokens=1_000_000)]
+    )
     assert cli("nightly", landing, "--db", db).exit_code == 0
     # a later file: 2026-07-15 to 2026-09-01 overlaps the 2026-08-01 price (the 2026-07-01 price ends at 07-15)
     write_csv(landing / "prices" / "b.csv", [price("2026-07-15", "2026-09-01", miss="1.00")])
@@ -46,8 +48,9 @@ def test_overlapping_price_is_quarantined_naming_both_ranges_and_builds_go_on(tm
 def test_a_later_price_row_with_the_same_key_restates_it(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_csv(landing / "prices" / "prices.csv", [price("2026-07-01")])
-    write_csv(landing / "requests" / "r.csv",
-              [request("r1", "t1", "2026-07-20T10:00:00Z", cache_miss_input_tokens=1_000_000)])
+    write_csv(
+        landing / "requests" / "r.csv", [request("r1", "t1", "2026-07-20T10:00:00Z", cache_miss_input_tokens=1_000_000)]
+    )
     assert cli("nightly", landing, "--db", db).exit_code == 0
     # the corrected catalogue under the same name: $2.50 instead of $3.00 -> 1,000,000 x 2.50 / 1e6 = $2.50
     write_csv(landing / "prices" / "prices.csv", [price("2026-07-01", miss="2.50")])
@@ -63,32 +66,60 @@ def test_a_later_price_row_with_the_same_key_restates_it(tmp_path):
 
 # ------------------------------------------------------------------ plausibility bounds
 
+
 def test_rows_beyond_the_plausibility_bounds_are_quarantined_not_fatal(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_csv(landing / "prices" / "p.csv", [PRICE_MOONSHOT])
-    write_csv(landing / "requests" / "r.csv", [
-        request("ok", "t0", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000),
-        request("r1", "t1", "2026-07-10T10:00:00Z", output_tokens=9223372036854775807, reasoning_tokens=1),
-        request("r2", "t2", "2026-07-10T10:00:00Z", latency_ms=9223372036854775807),
-        request("r3", "t3", "2026-07-10T10:00:00Z", latency_ms=10**15),  # 31 years
-        request("r4", "t4", "infinity"),
-        request("r5", "t5", "-infinity"),
-        request("r6", "t6", "10000-01-01T00:00:00Z"),
-        request("r7", "t7", "1999-12-31T23:59:59Z"),
-    ])
-    write_csv(landing / "cluster-charges" / "c.csv", [
-        {"charge_id": "c1", "cluster_id": "k", "charge_start": "2026-07-01", "charge_end": "infinity",
-         "kind": "on_demand", "unit": "node_hour", "quantity": "1", "unit_price": "1", "amount": "1", "currency": "USD"},
-        {"charge_id": "c2", "cluster_id": "k", "charge_start": "2026-07-01", "charge_end": "2026-07-02",
-         "kind": "on_demand", "unit": "node_hour", "quantity": "24", "unit_price": "1", "amount": "1e13",
-         "currency": "USD"},
-    ])
+    write_csv(
+        landing / "requests" / "r.csv",
+        [
+            request("ok", "t0", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000),
+            request("r1", "t1", "2026-07-10T10:00:00Z", output_tokens=9223372036854775807, reasoning_tokens=1),
+            request("r2", "t2", "2026-07-10T10:00:00Z", latency_ms=9223372036854775807),
+            request("r3", "t3", "2026-07-10T10:00:00Z", latency_ms=10**15),  # 31 years
+            request("r4", "t4", "infinity"),
+            request("r5", "t5", "-infinity"),
+            request("r6", "t6", "10000-01-01T00:00:00Z"),
+            request("r7", "t7", "1999-12-31T23:59:59Z"),
+        ],
+    )
+    write_csv(
+        landing / "cluster-charges" / "c.csv",
+        [
+            {
+                "charge_id": "c1",
+                "cluster_id": "k",
+                "charge_start": "2026-07-01",
+                "charge_end": "infinity",
+                "kind": "on_demand",
+                "unit": "node_hour",
+                "quantity": "1",
+                "unit_price": "1",
+                "amount": "1",
+                "currency": "USD",
+            },
+            {
+                "charge_id": "c2",
+                "cluster_id": "k",
+                "charge_start": "2026-07-01",
+                "charge_end": "2026-07-02",
+                "kind": "on_demand",
+                "unit": "node_hour",
+                "quantity": "24",
+                "unit_price": "1",
+                "amount": "1e13",
+                "currency": "USD",
+            },
+        ],
+    )
     res = cli("nightly", landing, "--db", db, "--json")
     assert res.exit_code == 0, res.output
     s = json.loads(res.stdout)
     # 8 request rows: 1 loaded, 7 quarantined; 2 charges: both quarantined (infinity end, 1e13 amount)
     assert (s["rows_in"], s["rows_loaded"], s["rows_quarantined"]) == (11, 2, 9)
-    reasons = {r["line"]: r["reason"] for r in rows(db, "select line, reason from meta.quarantine where kind = 'requests'")}
+    reasons = {
+        r["line"]: r["reason"] for r in rows(db, "select line, reason from meta.quarantine where kind = 'requests'")
+    }
     assert "output_tokens is above 1,000,000,000,000" in reasons[3]
     assert "latency_ms is above 604,800,000" in reasons[4] and "latency_ms is above 604,800,000" in reasons[5]
     assert all("not between 2000-01-01 and 2100-01-01" in reasons[line] for line in (6, 7, 8, 9))
@@ -99,11 +130,14 @@ def test_rows_beyond_the_plausibility_bounds_are_quarantined_not_fatal(tmp_path)
 def test_bounds_come_from_the_settings(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     (tmp_path / "s.toml").write_text('[validation]\nmax_latency_ms = 60000\nearliest_date = "2026-07-01"\n')
-    write_csv(landing / "requests" / "r.csv", [
-        request("a", "t", "2026-07-10T10:00:00Z", latency_ms=60_000),   # at the bound: loaded
-        request("b", "t", "2026-07-10T10:00:00Z", latency_ms=60_001),   # above: quarantined
-        request("c", "t", "2026-06-30T23:59:59Z"),                       # before 2026-07-01: quarantined
-    ])
+    write_csv(
+        landing / "requests" / "r.csv",
+        [
+            request("a", "t", "2026-07-10T10:00:00Z", latency_ms=60_000),  # at the bound: loaded
+            request("b", "t", "2026-07-10T10:00:00Z", latency_ms=60_001),  # above: quarantined
+            request("c", "t", "2026-06-30T23:59:59Z"),  # before 2026-07-01: quarantined
+        ],
+    )
     res = cli("nightly", landing, "--db", db, "--settings", tmp_path / "s.toml", "--json")
     s = json.loads(res.stdout)
     assert (s["rows_loaded"], s["rows_quarantined"]) == (1, 2)
@@ -113,10 +147,23 @@ def test_the_report_never_defaults_to_a_month_that_has_not_begun(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_csv(landing / "requests" / "r.csv", [request("a", "t", "2026-07-10T10:00:00Z")])
     # a reserved charge paid ahead, for a month far after today
-    write_csv(landing / "cluster-charges" / "c.csv", [
-        {"charge_id": "c1", "cluster_id": "k", "charge_start": "2099-01-01", "charge_end": "2099-02-01",
-         "kind": "reserved", "unit": "node_hour", "quantity": "744", "unit_price": "1", "amount": "744",
-         "currency": "USD"}])
+    write_csv(
+        landing / "cluster-charges" / "c.csv",
+        [
+            {
+                "charge_id": "c1",
+                "cluster_id": "k",
+                "charge_start": "2099-01-01",
+                "charge_end": "2099-02-01",
+                "kind": "reserved",
+                "unit": "node_hour",
+                "quantity": "744",
+                "unit_price": "1",
+                "amount": "744",
+                "currency": "USD",
+            }
+        ],
+    )
     assert cli("nightly", landing, "--db", db).exit_code == 0
     res = cli("report", "--db", db, "--format", "text")
     assert res.exit_code == 0, res.output
@@ -127,15 +174,21 @@ def test_the_report_never_defaults_to_a_month_that_has_not_begun(tmp_path):
 
 # ------------------------------------------------------------------ JSON fields and traceback safety
 
+
 def test_nan_infinity_and_text_in_json_token_fields_are_quarantined(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
+    head = '"model": "kimi-k3", "latency_ms": 10, "metadata": {"task_id": "T", "provider": "moonshot"}'
     lines = [
-        '{"id": "a", "created": 1782900000, "model": "kimi-k3", "latency_ms": 10, "metadata": {"task_id": "T", "provider": "moonshot"}, "usage": {"prompt_tokens": NaN, "completion_tokens": 1}}',
-        '{"id": "b", "created": 1782900000, "model": "kimi-k3", "latency_ms": 10, "metadata": {"task_id": "T", "provider": "moonshot"}, "usage": {"prompt_tokens": Infinity, "completion_tokens": 1}}',
-        '{"id": "c", "created": 1782900000, "model": "kimi-k3", "latency_ms": 10, "metadata": {"task_id": "T", "provider": "moonshot"}, "usage": {"prompt_tokens": "many", "completion_tokens": 1}}',
-        '{"id": "d", "created": NaN, "model": "kimi-k3", "latency_ms": 10, "metadata": {"task_id": "T", "provider": "moonshot"}, "usage": {"prompt_tokens": 5, "completion_tokens": 1}}',
-        '{"id": "e", "created": 1e400, "model": "kimi-k3", "latency_ms": 10, "metadata": {"task_id": "T", "provider": "moonshot"}, "usage": {"prompt_tokens": 5, "completion_tokens": 1}}',
-        '{"id": "f", "created": 1782900000, "model": "kimi-k3", "latency_ms": 10, "metadata": {"task_id": "T", "provider": "moonshot"}, "usage": {"prompt_tokens": 5, "completion_tokens": 1, "object": "chat.completion"}}',
+        '{"id": "a", "created": 1782900000, ' + head + ', "usage": {"prompt_tokens": NaN, "completion_tokens": 1}}',
+        '{"id": "b", "created": 1782900000, '
+        + head
+        + ', "usage": {"prompt_tokens": Infinity, "completion_tokens": 1}}',
+        '{"id": "c", "created": 1782900000, ' + head + ', "usage": {"prompt_tokens": "many", "completion_tokens": 1}}',
+        '{"id": "d", "created": NaN, ' + head + ', "usage": {"prompt_tokens": 5, "completion_tokens": 1}}',
+        '{"id": "e", "created": 1e400, ' + head + ', "usage": {"prompt_tokens": 5, "completion_tokens": 1}}',
+        '{"id": "f", "created": 1782900000, '
+        + head
+        + ', "usage": {"prompt_tokens": 5, "completion_tokens": 1, "object": "chat.completion"}}',
     ]
     (landing / "requests").mkdir(parents=True)
     (landing / "requests" / "chat.jsonl").write_text("\n".join(lines) + "\n")
@@ -170,8 +223,13 @@ def test_sigint_during_a_nightly_exits_130_with_a_clean_message(tmp_path):
 
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_sample(landing, seed=3, months=2, tasks_per_month=40, scenario="small-team")
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen = []
     for line in proc.stderr:  # one line per file when not on a terminal: interrupt after the first is loaded
         seen.append(line)
@@ -183,13 +241,18 @@ def test_sigint_during_a_nightly_exits_130_with_a_clean_message(tmp_path):
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
     # the next run cleans up and completes
-    res = subprocess.run([sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db)],
-                         cwd=ROOT, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode in (0, 4), res.stderr
     assert not list(db.parent.glob("**/*.costledger-tmp")) and not list(db.parent.glob("*.wal"))
 
 
 # ------------------------------------------------------------------ files and folders
+
 
 @pytest.mark.parametrize("folder", ["request", "Requests"])
 def test_a_folder_that_is_not_a_kind_is_rejected_with_a_suggestion(tmp_path, folder):
@@ -240,9 +303,11 @@ def test_a_gzip_that_inflates_to_one_huge_line_is_rejected_whole_with_bounded_me
             fh.write(co.compress(block))
         fh.write(co.compress(b'"}\n') + co.flush())
     (tmp_path / "s.toml").write_text("[ledger]\nmax_line_bytes = 16777216\n")  # 16 MiB
-    code = (f"import resource, sys; from pipeline.cli import entry; rc = entry(['nightly', {str(landing)!r}, "
-            f"'--db', {str(db)!r}, '--settings', {str(tmp_path / 's.toml')!r}]); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)")
+    code = (
+        f"import resource, sys; from pipeline.cli import entry; rc = entry(['nightly', {str(landing)!r}, "
+        f"'--db', {str(db)!r}, '--settings', {str(tmp_path / 's.toml')!r}]); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)"
+    )
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 3, res.stderr
     assert "line 1 is longer than 16,777,216 bytes" in res.stderr
@@ -251,13 +316,17 @@ def test_a_gzip_that_inflates_to_one_huge_line_is_rejected_whole_with_bounded_me
 
 # ------------------------------------------------------------------ settings
 
-@pytest.mark.parametrize("toml, key", [
-    ('[ledger]\nmemory_limit = "1KB"\n', "ledger.memory_limit"),
-    ("[reconciliation]\ntolerance_pct = nan\n", "reconciliation.tolerance_pct"),
-    ("[reconciliation]\ntolerance_usd = -inf\n", "reconciliation.tolerance_usd"),
-    ('[validation]\nearliest_date = "yesterday"\n', "validation.earliest_date"),
-    ("[ledger]\nmax_line_bytes = 0\n", "ledger.max_line_bytes"),
-])
+
+@pytest.mark.parametrize(
+    "toml, key",
+    [
+        ('[ledger]\nmemory_limit = "1KB"\n', "ledger.memory_limit"),
+        ("[reconciliation]\ntolerance_pct = nan\n", "reconciliation.tolerance_pct"),
+        ("[reconciliation]\ntolerance_usd = -inf\n", "reconciliation.tolerance_usd"),
+        ('[validation]\nearliest_date = "yesterday"\n', "validation.earliest_date"),
+        ("[ledger]\nmax_line_bytes = 0\n", "ledger.max_line_bytes"),
+    ],
+)
 def test_bad_settings_name_the_file_and_key(tmp_path, toml, key):
     path = tmp_path / "bad.toml"
     path.write_text(toml)

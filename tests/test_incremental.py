@@ -16,11 +16,20 @@ from tests.conftest import PRICE_MOONSHOT, ROOT, Ledger, request
 
 #: every table a full build and an incremental one must agree on
 COMPARED = [
-    "intermediate.int_requests_priced", "intermediate.int_tasks_resolved", "intermediate.int_requests_monthly",
-    "intermediate.int_route_volume_monthly", "intermediate.int_task_outcomes_monthly",
-    "intermediate.int_cluster_requests_monthly", "intermediate.int_cluster_busy_monthly",
-    "marts.monthly_route_cost", "marts.monthly_self_hosted_cost", "marts.monthly_utilisation",
-    "marts.monthly_break_even", "marts.monthly_reconciliation", "marts.monthly_sensitivity", "marts.monthly_team_usage",
+    "intermediate.int_requests_priced",
+    "intermediate.int_tasks_resolved",
+    "intermediate.int_requests_monthly",
+    "intermediate.int_route_volume_monthly",
+    "intermediate.int_task_outcomes_monthly",
+    "intermediate.int_cluster_requests_monthly",
+    "intermediate.int_cluster_busy_monthly",
+    "marts.monthly_route_cost",
+    "marts.monthly_self_hosted_cost",
+    "marts.monthly_utilisation",
+    "marts.monthly_break_even",
+    "marts.monthly_reconciliation",
+    "marts.monthly_sensitivity",
+    "marts.monthly_team_usage",
 ]
 
 
@@ -41,19 +50,37 @@ def assert_same_as_full_build(led: Ledger, tmp_path: Path) -> None:
 
 def test_a_retried_task_crossing_midnight_at_month_end_moves_month_when_its_retry_arrives(ledger, tmp_path):
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [{"charge_id": "c", "cluster_id": "c1", "charge_start": "2026-07-01T00:00:00Z",
-                                      "charge_end": "2026-09-01T00:00:00Z", "kind": "on_demand", "amount": "1000",
-                                      "currency": "USD"}])
+    ledger.load(
+        "cluster-charges",
+        [
+            {
+                "charge_id": "c",
+                "cluster_id": "c1",
+                "charge_start": "2026-07-01T00:00:00Z",
+                "charge_end": "2026-09-01T00:00:00Z",
+                "kind": "on_demand",
+                "amount": "1000",
+                "currency": "USD",
+            }
+        ],
+    )
     # attempt 1 of t1: a timeout from 23:59 on 31 July running 3 minutes into August (self-hosted)
-    ledger.load("requests", [
-        request("r1", "t1", "2026-07-31T23:59:00Z", route="self_hosted", status="timeout", latency_ms=180_000),
-        request("r9", "t9", "2026-07-15T10:00:00Z", cache_miss_input_tokens=1_000_000),  # an unrelated July task
-    ])
+    ledger.load(
+        "requests",
+        [
+            request("r1", "t1", "2026-07-31T23:59:00Z", route="self_hosted", status="timeout", latency_ms=180_000),
+            request("r9", "t9", "2026-07-15T10:00:00Z", cache_miss_input_tokens=1_000_000),  # an unrelated July task
+        ],
+    )
     ledger.build()
     first = ledger.one("SELECT month, accepted FROM intermediate.int_tasks_resolved WHERE task_id = 't1'")
     assert (str(first["month"]), first["accepted"]) == ("2026-07-01", False)
     # busy: 60 s in July (23:59-24:00) and 120 s in August (00:00-00:02)
-    busy = dict(ledger.con.execute("SELECT CAST(month AS VARCHAR), busy_ms FROM intermediate.int_cluster_busy_monthly").fetchall())
+    busy = dict(
+        ledger.con.execute(
+            "SELECT CAST(month AS VARCHAR), busy_ms FROM intermediate.int_cluster_busy_monthly"
+        ).fetchall()
+    )
     assert busy == {"2026-07-01": 60_000, "2026-08-01": 120_000}
     assert_same_as_full_build(ledger, tmp_path)
 
@@ -62,27 +89,44 @@ def test_a_retried_task_crossing_midnight_at_month_end_moves_month_when_its_retr
     ledger.load("requests", [request("r5", "t5", "2026-08-01T00:00:30Z", route="self_hosted", latency_ms=10_000)])
     ledger.build()
     assert ledger.one("SELECT busy_ms FROM intermediate.int_cluster_busy_monthly WHERE month = DATE '2026-08-01'") == {
-        "busy_ms": 120_000}
+        "busy_ms": 120_000
+    }
     assert_same_as_full_build(ledger, tmp_path)
 
     # the retry arrives the next night, in August, and is accepted: t1 now belongs to August
-    ledger.load("requests", [request("r2", "t1", "2026-08-01T00:10:00Z", route="self_hosted", attempt=2,
-                                     latency_ms=30_000, accepted="true")])
+    ledger.load(
+        "requests",
+        [
+            request(
+                "r2", "t1", "2026-08-01T00:10:00Z", route="self_hosted", attempt=2, latency_ms=30_000, accepted="true"
+            )
+        ],
+    )
     p = incremental.plan(ledger.con, discover(), ledger.settings.batch_rows)
     assert not p.full and len(p.batches({"requests"})) == 1
     ledger.build()
-    t1 = ledger.one("SELECT month, accepted, attempts, accepted_request_id FROM intermediate.int_tasks_resolved "
-                    "WHERE task_id = 't1'")
-    assert (str(t1["month"]), t1["accepted"], t1["attempts"], t1["accepted_request_id"]) == ("2026-08-01", True, 2, "r2")
+    t1 = ledger.one(
+        "SELECT month, accepted, attempts, accepted_request_id FROM intermediate.int_tasks_resolved "
+        "WHERE task_id = 't1'"
+    )
+    assert (str(t1["month"]), t1["accepted"], t1["attempts"], t1["accepted_request_id"]) == (
+        "2026-08-01",
+        True,
+        2,
+        "r2",
+    )
     # busy August: 120 s + 30 s (no overlap: 00:00-00:02 and 00:10-00:10:30)
     assert ledger.one("SELECT busy_ms FROM intermediate.int_cluster_busy_monthly WHERE month = DATE '2026-08-01'") == {
-        "busy_ms": 150_000}
+        "busy_ms": 150_000
+    }
     assert_same_as_full_build(ledger, tmp_path)
 
     # a later decision (outcomes file) rejects t1: only its months are recomputed, and again equal to a full build
     ledger.load("outcomes", [{"task_id": "t1", "accepted": "false", "decided_at": "2026-08-02T09:00:00Z"}])
     ledger.build()
-    assert ledger.one("SELECT accepted FROM intermediate.int_tasks_resolved WHERE task_id = 't1'") == {"accepted": False}
+    assert ledger.one("SELECT accepted FROM intermediate.int_tasks_resolved WHERE task_id = 't1'") == {
+        "accepted": False
+    }
     assert_same_as_full_build(ledger, tmp_path)
 
 
@@ -93,27 +137,49 @@ def test_nothing_new_recomputes_nothing_and_new_prices_rebuild_everything(ledger
     p = incremental.plan(ledger.con, discover(), ledger.settings.batch_rows)
     assert (p.full, p.new_files, p.months) == (False, [], [])
     # a new price from 1 July (a new file) reprices the loaded request: 1,000,000 miss x $2 / 1e6 = $2
-    ledger.load("prices", [dict(PRICE_MOONSHOT, effective_from="2026-07-01T00:00:00Z", cache_miss_input_per_million="2.00")])
+    ledger.load(
+        "prices", [dict(PRICE_MOONSHOT, effective_from="2026-07-01T00:00:00Z", cache_miss_input_per_million="2.00")]
+    )
     ledger.build()
-    assert ledger.one("SELECT metered_cost_usd FROM intermediate.int_requests_priced") == {"metered_cost_usd": Decimal("2")}
+    assert ledger.one("SELECT metered_cost_usd FROM intermediate.int_requests_priced") == {
+        "metered_cost_usd": Decimal("2")
+    }
 
 
 def test_batches_fold_files_a_few_rows_at_a_time_and_agree_with_one_pass(ledger, tmp_path):
     # batch_rows = 2: three files of 2 rows each are folded in three batches; task t1 spans the first and last
     ledger.settings = replace(ledger.settings, batch_rows=2)
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("requests", [request("a", "t1", "2026-07-01T10:00:00Z", status="error"),
-                             request("b", "t2", "2026-07-01T11:00:00Z", accepted="true")])
-    ledger.load("requests", [request("c", "t3", "2026-07-02T10:00:00Z", accepted="false"),
-                             request("d", "t4", "2026-07-02T11:00:00Z", accepted="true")])
-    ledger.load("requests", [request("e", "t1", "2026-07-03T10:00:00Z", attempt=2, accepted="true"),
-                             request("f", "t5", "2026-07-03T11:00:00Z")])
+    ledger.load(
+        "requests",
+        [
+            request("a", "t1", "2026-07-01T10:00:00Z", status="error"),
+            request("b", "t2", "2026-07-01T11:00:00Z", accepted="true"),
+        ],
+    )
+    ledger.load(
+        "requests",
+        [
+            request("c", "t3", "2026-07-02T10:00:00Z", accepted="false"),
+            request("d", "t4", "2026-07-02T11:00:00Z", accepted="true"),
+        ],
+    )
+    ledger.load(
+        "requests",
+        [
+            request("e", "t1", "2026-07-03T10:00:00Z", attempt=2, accepted="true"),
+            request("f", "t5", "2026-07-03T11:00:00Z"),
+        ],
+    )
     p = incremental.plan(ledger.con, discover(), ledger.settings.batch_rows)
     assert p.full and len(p.batches({"requests"})) == 3
     ledger.build()
     # accepted by the log: t1 (attempt e), t2, t4; t3 rejected; t5 undecided
     assert ledger.one("SELECT tasks, accepted_tasks, requests FROM marts.monthly_route_cost WHERE route = 'api'") == {
-        "tasks": 5, "accepted_tasks": 3, "requests": 6}
+        "tasks": 5,
+        "accepted_tasks": 3,
+        "requests": 6,
+    }
     assert_same_as_full_build(ledger, tmp_path)
 
 
@@ -123,11 +189,15 @@ def test_latency_percentiles_from_the_histogram_equal_quantile_disc(ledger, n):
 
     rnd = random.Random(n)
     latencies = [rnd.choice([100, 200, 250, 300, 1000, 5000, rnd.randint(1, 10_000)]) for _ in range(n)]
-    ledger.load("requests", [request(f"r{i}", f"t{i}", "2026-07-01T10:00:00Z", latency_ms=v) for i, v in enumerate(latencies)])
+    ledger.load(
+        "requests", [request(f"r{i}", f"t{i}", "2026-07-01T10:00:00Z", latency_ms=v) for i, v in enumerate(latencies)]
+    )
     ledger.build()
     got = ledger.one("SELECT p50_latency_ms, p95_latency_ms FROM intermediate.int_route_volume_monthly")
-    want = ledger.one("SELECT quantile_disc(latency_ms, 0.5) AS p50_latency_ms, quantile_disc(latency_ms, 0.95) AS p95_latency_ms "
-                      "FROM intermediate.int_requests_priced")
+    want = ledger.one(
+        "SELECT quantile_disc(latency_ms, 0.5) AS p50_latency_ms, quantile_disc(latency_ms, 0.95) AS p95_latency_ms "
+        "FROM intermediate.int_requests_priced"
+    )
     assert got == want
     # and by hand: the ceil(q x n)-th smallest value
     ordered = sorted(latencies)
@@ -155,11 +225,16 @@ def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_pat
     ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", latency_ms=1000, accepted="true")])
     ledger.build()
     assert ledger.one("SELECT accepted, latency_violation FROM intermediate.int_tasks_resolved") == {
-        "accepted": True, "latency_violation": False}
+        "accepted": True,
+        "latency_violation": False,
+    }
     # an API SLO of 500 ms: the 1,000 ms accepted attempt is now a violation, with no new file loaded
     ledger.build(slo_ms_api=500)
     assert ledger.one("SELECT accepted, latency_violation FROM intermediate.int_tasks_resolved") == {
-        "accepted": False, "latency_violation": True}
-    assert ledger.one("SELECT accepted_tasks, latency_violations FROM marts.monthly_route_cost WHERE route = 'api'") == {
-        "accepted_tasks": 0, "latency_violations": 1}
+        "accepted": False,
+        "latency_violation": True,
+    }
+    assert ledger.one(
+        "SELECT accepted_tasks, latency_violations FROM marts.monthly_route_cost WHERE route = 'api'"
+    ) == {"accepted_tasks": 0, "latency_violations": 1}
     assert_same_as_full_build(ledger, tmp_path)

@@ -17,15 +17,18 @@ def quarantine(ledger):
 
 
 def test_bad_rows_are_quarantined_with_line_column_and_reason(ledger):
-    res = ledger.load("requests", [
-        request("ok", "t1", "2026-07-01T10:00:00Z"),                                   # line 2
-        request("neg", "t2", "2026-07-01T10:00:00Z", output_tokens=-1),                # line 3
-        request("route", "t3", "2026-07-01T10:00:00Z", route="moon"),                  # line 4
-        request("frac", "t4", "2026-07-01T10:00:00Z", cache_hit_input_tokens="1.5"),  # line 5
-        request("when", "t5", "not-a-time"),                                           # line 6
-        request("noprov", "t6", "2026-07-01T10:00:00Z", provider=""),                  # line 7
-        request("future", "t7", "2099-01-01T00:00:00Z"),                               # line 8
-    ])
+    res = ledger.load(
+        "requests",
+        [
+            request("ok", "t1", "2026-07-01T10:00:00Z"),  # line 2
+            request("neg", "t2", "2026-07-01T10:00:00Z", output_tokens=-1),  # line 3
+            request("route", "t3", "2026-07-01T10:00:00Z", route="moon"),  # line 4
+            request("frac", "t4", "2026-07-01T10:00:00Z", cache_hit_input_tokens="1.5"),  # line 5
+            request("when", "t5", "not-a-time"),  # line 6
+            request("noprov", "t6", "2026-07-01T10:00:00Z", provider=""),  # line 7
+            request("future", "t7", "2099-01-01T00:00:00Z"),  # line 8
+        ],
+    )
     assert (res.status, res.rows_in, res.rows_loaded, res.rows_quarantined) == ("loaded", 7, 1, 6)
     q = quarantine(ledger)
     assert [r["line"] for r in q] == [3, 4, 5, 6, 7, 8]
@@ -59,12 +62,15 @@ def test_same_file_twice_changes_nothing(ledger):
 
 def test_duplicates_counted_once_and_conflicts_not_overwritten(ledger):
     ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)])
-    res = ledger.load("requests", [
-        request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10),  # identical to the loaded row
-        request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=99),  # same key, other content (same file)
-        request("r2", "t2", "2026-07-01T10:00:00Z"),
-        request("r2", "t2", "2026-07-01T10:00:00Z"),                    # identical within the file
-    ])
+    res = ledger.load(
+        "requests",
+        [
+            request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10),  # identical to the loaded row
+            request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=99),  # same key, other content (same file)
+            request("r2", "t2", "2026-07-01T10:00:00Z"),
+            request("r2", "t2", "2026-07-01T10:00:00Z"),  # identical within the file
+        ],
+    )
     assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (4, 1, 3)
     reasons = [r["reason"] for r in quarantine(ledger)]
     assert reasons[0].startswith("identical duplicate of a row already loaded")
@@ -81,17 +87,38 @@ def test_conflict_with_loaded_row_is_not_overwritten(ledger):
 
 
 def test_same_rows_in_csv_jsonl_gz_and_parquet_load_identically(ledger, tmp_path):
-    rows = [request(f"r{i}", "t1", "2026-07-01T10:00:00+02:00", cache_hit_input_tokens=i, accepted="true")
-            for i in range(3)]
+    rows = [
+        request(f"r{i}", "t1", "2026-07-01T10:00:00+02:00", cache_hit_input_tokens=i, accepted="true") for i in range(3)
+    ]
     csv_path = ledger.write("requests", rows, name="a.csv")
     jsonl_path = tmp_path / "b.jsonl.gz"
     with gzip.open(jsonl_path, "wt") as fh:
         for r in rows:
-            fh.write(json.dumps({**r, "request_id": "j" + r["request_id"], "accepted": True,
-                                 "provider": r["provider"] or None, "cluster_id": None}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        **r,
+                        "request_id": "j" + r["request_id"],
+                        "accepted": True,
+                        "provider": r["provider"] or None,
+                        "cluster_id": None,
+                    }
+                )
+                + "\n"
+            )
     pq_path = tmp_path / "c.parquet"
-    pl.DataFrame([{**r, "request_id": "p" + r["request_id"], "cluster_id": None, "accepted": True,
-                   "started_at": "2026-07-01T08:00:00Z"} for r in rows]).write_parquet(pq_path)
+    pl.DataFrame(
+        [
+            {
+                **r,
+                "request_id": "p" + r["request_id"],
+                "cluster_id": None,
+                "accepted": True,
+                "started_at": "2026-07-01T08:00:00Z",
+            }
+            for r in rows
+        ]
+    ).write_parquet(pq_path)
     for p in (csv_path, jsonl_path, pq_path):
         assert ingest_file(ledger.con, "requests", p, ledger.store).rows_loaded == 3
     got = ledger.rows("SELECT started_at, cache_hit_input_tokens, accepted, provider, cluster_id FROM raw.requests")
@@ -105,12 +132,17 @@ def test_same_rows_in_csv_jsonl_gz_and_parquet_load_identically(ledger, tmp_path
 
 def test_content_columns_are_never_stored(ledger):
     secret = "PROMPT-TEXT-THAT-MUST-NOT-BE-STORED"
-    path = ledger.write("requests", [{**request("r1", "t1", "2026-07-01T10:00:00Z"), "messages": secret,
-                                      "response": secret}])
+    path = ledger.write(
+        "requests", [{**request("r1", "t1", "2026-07-01T10:00:00Z"), "messages": secret, "response": secret}]
+    )
     ingest_file(ledger.con, "requests", path, ledger.store)
     ledger.con.execute("CHECKPOINT")
-    names = {r["column_name"] for r in ledger.rows(
-        "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'raw' AND table_name = 'requests'")}
+    names = {
+        r["column_name"]
+        for r in ledger.rows(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'raw' AND table_name = 'requests'"
+        )
+    }
     assert "messages" not in names and "response" not in names
     stored = [p for p in ledger.store.state.rglob("*") if p.is_file()]
     assert any(p.suffix == ".parquet" for p in stored)
@@ -148,8 +180,9 @@ def test_bad_json_line_quarantined_not_fatal(ledger, tmp_path):
 
 def test_money_keeps_its_decimals(ledger):
     # 12 integer digits and 12 decimals: just under the 1e12 plausibility bound, every digit kept
-    ledger.load("opex", [{"month": "2026-07", "category": "storage", "amount": "999999999999.123456789012",
-                          "currency": "usd"}])
+    ledger.load(
+        "opex", [{"month": "2026-07", "category": "storage", "amount": "999999999999.123456789012", "currency": "usd"}]
+    )
     row = ledger.one("SELECT month, cluster_id, amount FROM raw.opex")
     assert str(row["month"]) == "2026-07-01" and row["cluster_id"] == ""
     assert row["amount"] == Decimal("999999999999.123456789012")
@@ -162,20 +195,27 @@ def test_unknown_currency_quarantined(ledger):
 
 
 def test_numbers_near_the_decimal_limits(ledger):
-    res = ledger.load("opex", [
-        # the plausibility bound: 1e12 exactly is loaded
-        {"month": "2026-06", "category": "storage", "amount": "1000000000000", "currency": "USD"},
-        # DECIMAL(38,12) holds 26 integer digits: the largest is well-typed but beyond the 1e12 bound
-        {"month": "2026-07", "category": "storage", "amount": "99999999999999999999999999.999999999999", "currency": "USD"},
-        # 27 integer digits do not fit the type: quarantined with the type named, not wrapped or rounded
-        {"month": "2026-08", "category": "storage", "amount": "999999999999999999999999999", "currency": "USD"},
-    ])
+    res = ledger.load(
+        "opex",
+        [
+            # the plausibility bound: 1e12 exactly is loaded
+            {"month": "2026-06", "category": "storage", "amount": "1000000000000", "currency": "USD"},
+            # DECIMAL(38,12) holds 26 integer digits: the largest is well-typed but beyond the 1e12 bound
+            {
+                "month": "2026-07",
+                "category": "storage",
+                "amount": "99999999999999999999999999.999999999999",
+                "currency": "USD",
+            },
+            # 27 integer digits do not fit the type: quarantined with the type named, not wrapped or rounded
+            {"month": "2026-08", "category": "storage", "amount": "999999999999999999999999999", "currency": "USD"},
+        ],
+    )
     assert (res.rows_loaded, res.rows_quarantined) == (1, 2)
     assert ledger.one("SELECT amount FROM raw.opex")["amount"] == Decimal("1000000000000")
     q = quarantine(ledger)
     assert q[0]["reason"] == "amount is beyond +/-1,000,000,000,000 (plausibility bound)"
-    assert q[1]["reason"] == ("amount: '999999999999999999999999999' is not a decimal number "
-                              "fitting DECIMAL(38,12)")
+    assert q[1]["reason"] == ("amount: '999999999999999999999999999' is not a decimal number fitting DECIMAL(38,12)")
 
 
 def test_status_accounts_for_every_row(demo_db):
@@ -198,10 +238,13 @@ def test_status_accounts_for_every_row(demo_db):
 def test_parquet_columns_in_their_own_type_skip_the_text_round_trip(ledger, tmp_path):
     # native Parquet types (int64, bool, timestamp) are read as they are; a bad row is still quarantined with
     # its values shown as text
-    rows = [request("p1", "t1", "2026-07-01T10:00:00Z", output_tokens=5),
-            request("p2", "t2", "2026-07-01T10:00:00Z", output_tokens=-7)]
+    rows = [
+        request("p1", "t1", "2026-07-01T10:00:00Z", output_tokens=5),
+        request("p2", "t2", "2026-07-01T10:00:00Z", output_tokens=-7),
+    ]
     frame = pl.DataFrame([{**r, "provider": r["provider"] or None, "cluster_id": None} for r in rows]).with_columns(
-        pl.col("started_at").str.to_datetime(time_zone="UTC").dt.replace_time_zone(None))
+        pl.col("started_at").str.to_datetime(time_zone="UTC").dt.replace_time_zone(None)
+    )
     path = tmp_path / "native.parquet"
     frame.write_parquet(path)
     res = ingest_file(ledger.con, "requests", path, ledger.store)
@@ -214,8 +257,14 @@ def test_parquet_columns_in_their_own_type_skip_the_text_round_trip(ledger, tmp_
 
 def test_key_index_holds_one_hash_per_loaded_row_and_is_rebuilt_for_another_duckdb(ledger):
     # 3 rows in, 1 identical duplicate within the file: 2 loaded, so 2 index entries (1 outcome row: 1 entry)
-    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z"), request("r2", "t1", "2026-07-01T10:01:00Z"),
-                             request("r2", "t1", "2026-07-01T10:01:00Z")])
+    ledger.load(
+        "requests",
+        [
+            request("r1", "t1", "2026-07-01T10:00:00Z"),
+            request("r2", "t1", "2026-07-01T10:01:00Z"),
+            request("r2", "t1", "2026-07-01T10:01:00Z"),
+        ],
+    )
     assert ledger.rows("SELECT kind, count(*) AS n FROM meta.key_index GROUP BY kind") == [{"kind": "requests", "n": 2}]
     # an index written by another DuckDB version (another hash function) is thrown away and rebuilt from the lake
     ledger.con.execute("UPDATE meta.key_index_built SET duckdb_version = '0.0.1'")
@@ -224,11 +273,15 @@ def test_key_index_holds_one_hash_per_loaded_row_and_is_rebuilt_for_another_duck
     ledger.con = ledger.store.open_work(ledger.settings)
     assert ledger.one("SELECT count(*) AS n, count(DISTINCT key_hash) AS d FROM meta.key_index") == {"n": 2, "d": 2}
     # ... and still finds the loaded rows: r2 again is a duplicate of history, r3 is new
-    res = ledger.load("requests", [request("r2", "t1", "2026-07-01T10:01:00Z"), request("r3", "t2", "2026-07-01T11:00:00Z")])
+    res = ledger.load(
+        "requests", [request("r2", "t1", "2026-07-01T10:01:00Z"), request("r3", "t2", "2026-07-01T11:00:00Z")]
+    )
     assert (res.rows_loaded, res.rows_quarantined) == (1, 1)
     reasons = [r["reason"] for r in quarantine(ledger)]
     # ordered by line: the new file's line 2, then the first file's line 4
-    assert reasons[0].startswith("identical duplicate of a row already loaded") and reasons[0].endswith("line 3); counted once")
+    assert reasons[0].startswith("identical duplicate of a row already loaded") and reasons[0].endswith(
+        "line 3); counted once"
+    )
     assert reasons[1] == "identical duplicate of line 3 (counted once)" and len(reasons) == 2
 
 
@@ -239,7 +292,9 @@ def test_run_steps_say_where_the_nightly_time_went(demo_db):
 
     con = duckdb.connect(str(demo_db), read_only=True)
     first = con.execute("SELECT run_id FROM meta.runs ORDER BY started_at LIMIT 1").fetchall()[0][0]
-    steps = dict(con.execute("SELECT step, count(*) FROM meta.run_steps WHERE run_id = ? GROUP BY step", [first]).fetchall())
+    steps = dict(
+        con.execute("SELECT step, count(*) FROM meta.run_steps WHERE run_id = ? GROUP BY step", [first]).fetchall()
+    )
     # the fixture's nightly: the demo landing folder has 15 files; every model is timed once; its publication is
     # timed after the file is written, so it shows from the next publication on
     assert (steps["ingest"], steps["build"], steps.get("publish", 0) <= 1) == (20, len(discover()), True)

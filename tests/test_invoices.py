@@ -7,13 +7,23 @@ from tests.conftest import PRICE_MOONSHOT, request
 
 
 def line(invoice_id, line_id, line_type, amount, start="2026-07-01", end="2026-08-01", provider="moonshot"):
-    return {"provider": provider, "invoice_id": invoice_id, "line_id": line_id, "period_start": start,
-            "period_end": end, "line_type": line_type, "amount": amount, "currency": "USD"}
+    return {
+        "provider": provider,
+        "invoice_id": invoice_id,
+        "line_id": line_id,
+        "period_start": start,
+        "period_end": end,
+        "line_type": line_type,
+        "amount": amount,
+        "currency": "USD",
+    }
 
 
 def reconciliation(ledger):
-    return {str(r["month"])[:7]: r for r in ledger.rows(
-        "SELECT * FROM marts.monthly_reconciliation WHERE provider = 'moonshot' ORDER BY month")}
+    return {
+        str(r["month"])[:7]: r
+        for r in ledger.rows("SELECT * FROM marts.monthly_reconciliation WHERE provider = 'moonshot' ORDER BY month")
+    }
 
 
 def test_credit_note_as_its_own_invoice_adds_to_the_month(ledger):
@@ -48,23 +58,33 @@ def test_re_export_of_the_same_invoice_replaces_only_that_invoice(ledger):
 def test_quarterly_line_is_allocated_by_metered_cost(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
     # metered: Jul 1M miss = $3, Aug 2M = $6, Sep 3M = $9 -> weights 3 : 6 : 9 of 18
-    ledger.load("requests", [
-        request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000),
-        request("r2", "t2", "2026-08-10T10:00:00Z", cache_miss_input_tokens=2_000_000),
-        request("r3", "t3", "2026-09-10T10:00:00Z", cache_miss_input_tokens=3_000_000),
-    ])
+    ledger.load(
+        "requests",
+        [
+            request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000),
+            request("r2", "t2", "2026-08-10T10:00:00Z", cache_miss_input_tokens=2_000_000),
+            request("r3", "t3", "2026-09-10T10:00:00Z", cache_miss_input_tokens=3_000_000),
+        ],
+    )
     ledger.load("invoices", [line("q3", "1", "input_cache_miss", "18.60", end="2026-10-01")])
     ledger.build()
     rec = reconciliation(ledger)
     # 18.60 x 3/18 = 3.10; x 6/18 = 6.20; x 9/18 = 9.30 (sum 18.60: nothing counted twice)
     assert [rec[m]["invoiced_usd"] for m in ("2026-07", "2026-08", "2026-09")] == [
-        Decimal("3.10"), Decimal("6.20"), Decimal("9.30")]
+        Decimal("3.10"),
+        Decimal("6.20"),
+        Decimal("9.30"),
+    ]
     # each month is invoiced (none missing): 3.10 - 3.00, 6.20 - 6.00, 9.30 - 9.00
     assert [rec[m]["difference_usd"] for m in ("2026-07", "2026-08", "2026-09")] == [
-        Decimal("0.10"), Decimal("0.20"), Decimal("0.30")]
+        Decimal("0.10"),
+        Decimal("0.20"),
+        Decimal("0.30"),
+    ]
     assert all(rec[m]["allocated_from_multi_month_usd"] == rec[m]["invoiced_usd"] for m in rec)
-    spend = ledger.rows("SELECT month, cost_usd, cost_basis FROM marts.monthly_route_cost "
-                        "WHERE route = 'api' ORDER BY month")
+    spend = ledger.rows(
+        "SELECT month, cost_usd, cost_basis FROM marts.monthly_route_cost WHERE route = 'api' ORDER BY month"
+    )
     assert sum(r["cost_usd"] for r in spend) == Decimal("18.60")
     assert {r["cost_basis"] for r in spend} == {"invoice"}
 
@@ -73,8 +93,10 @@ def test_quarterly_line_with_nothing_metered_is_allocated_by_time(ledger):
     # Jul 31 days, Aug 31, Sep 30 -> 744 h, 744 h, 720 h of 2,208 h; $2,208 -> $744, $744, $720
     ledger.load("invoices", [line("q3", "1", "other", "2208", end="2026-10-01")])
     ledger.build()
-    rows = ledger.rows("SELECT month, amount_usd, allocation_basis, months_in_period "
-                       "FROM intermediate.int_invoice_lines_current ORDER BY month")
+    rows = ledger.rows(
+        "SELECT month, amount_usd, allocation_basis, months_in_period "
+        "FROM intermediate.int_invoice_lines_current ORDER BY month"
+    )
     assert [r["amount_usd"] for r in rows] == [Decimal("744"), Decimal("744"), Decimal("720")]
     assert {r["allocation_basis"] for r in rows} == {"time"} and {r["months_in_period"] for r in rows} == {3}
 

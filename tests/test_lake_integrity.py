@@ -19,24 +19,40 @@ def landed(tmp_path):
     landing, db = tmp_path / "landing", tmp_path / "ledger.duckdb"
     write_csv(landing / "prices" / "prices.csv", [PRICE_MOONSHOT])
     # July: 1,000,000 miss x $3 / 1e6 = $3.00; August: 2,000,000 x $3 / 1e6 = $6.00
-    write_csv(landing / "requests" / "r-07.csv",
-              [request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000)])
-    write_csv(landing / "requests" / "r-08.csv",
-              [request("r2", "t2", "2026-08-10T10:00:00Z", cache_miss_input_tokens=2_000_000)])
+    write_csv(
+        landing / "requests" / "r-07.csv",
+        [request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000)],
+    )
+    write_csv(
+        landing / "requests" / "r-08.csv",
+        [request("r2", "t2", "2026-08-10T10:00:00Z", cache_miss_input_tokens=2_000_000)],
+    )
     res = cli("nightly", landing, "--db", db)
     assert res.exit_code == 0, res.output
     return landing, db, Store.for_db(db)
 
 
 def lake_file(db: Path, landing_name: str) -> Path:
-    res = cli("sql", f"select lake_file from meta.loaded_files where path like '%{landing_name}'", "--db", db,
-              "--format", "json")
+    res = cli(
+        "sql",
+        f"select lake_file from meta.loaded_files where path like '%{landing_name}'",
+        "--db",
+        db,
+        "--format",
+        "json",
+    )
     return Store.for_db(db).lake / json.loads(res.stdout)[0]["lake_file"]
 
 
 def metered(db: Path) -> list:
-    res = cli("sql", "select month, metered_usd from marts.monthly_reconciliation order by month", "--db", db,
-              "--format", "json")
+    res = cli(
+        "sql",
+        "select month, metered_usd from marts.monthly_reconciliation order by month",
+        "--db",
+        db,
+        "--format",
+        "json",
+    )
     return json.loads(res.stdout)
 
 
@@ -48,8 +64,9 @@ def test_lake_files_are_read_only_and_their_hashes_recorded(landed):
     res = cli("verify", "--db", db, "--json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout) == {"lake_files": 3, "hashes_recorded": 3, "damaged": []}
-    recorded = json.loads(cli("sql", "select lake_file, lake_sha256 from meta.loaded_files", "--db", db,
-                              "--format", "json").stdout)
+    recorded = json.loads(
+        cli("sql", "select lake_file, lake_sha256 from meta.loaded_files", "--db", db, "--format", "json").stdout
+    )
     for r in recorded:  # an independent hash of each file equals the manifest's
         assert hashlib.sha256((store.lake / r["lake_file"]).read_bytes()).hexdigest() == r["lake_sha256"]
 
@@ -117,17 +134,23 @@ def test_deleted_lake_file_is_one_line_error_and_redelivery_repairs_it(landed, t
 
 def test_partitioned_exports_with_the_same_file_name_are_different_files(tmp_path):
     landing, db = tmp_path / "landing", tmp_path / "ledger.duckdb"
-    write_csv(landing / "requests" / "day=2026-07-10" / "part-0.csv",
-              [request("r1", "t1", "2026-07-10T10:00:00Z", output_tokens=10)])
-    write_csv(landing / "requests" / "day=2026-07-11" / "part-0.csv",
-              [request("r2", "t2", "2026-07-11T10:00:00Z", output_tokens=20)])
+    write_csv(
+        landing / "requests" / "day=2026-07-10" / "part-0.csv",
+        [request("r1", "t1", "2026-07-10T10:00:00Z", output_tokens=10)],
+    )
+    write_csv(
+        landing / "requests" / "day=2026-07-11" / "part-0.csv",
+        [request("r2", "t2", "2026-07-11T10:00:00Z", output_tokens=20)],
+    )
     res = cli("nightly", landing, "--db", db, "--json")
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
     assert summary["files_loaded"] == 2 and summary["files_rejected"] == 0
     # the same relative path with other content is still a conflict
-    write_csv(landing / "requests" / "day=2026-07-10" / "part-0.csv",
-              [request("r3", "t3", "2026-07-10T11:00:00Z", output_tokens=30)])
+    write_csv(
+        landing / "requests" / "day=2026-07-10" / "part-0.csv",
+        [request("r3", "t3", "2026-07-10T11:00:00Z", output_tokens=30)],
+    )
     res = cli("nightly", landing, "--db", db, "--json")
     assert res.exit_code == 3
     assert "conflict" in json.loads(res.stdout)["files"][0]["message"]

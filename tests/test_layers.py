@@ -37,7 +37,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             if dep not in graph:
                 continue
             if state.get(dep) == 1:
-                found.append(stack[stack.index(dep):] + [dep])
+                found.append(stack[stack.index(dep) :] + [dep])
             elif state.get(dep) is None:
                 visit(dep, stack + [dep])
         state[node] = 2
@@ -54,3 +54,16 @@ def test_no_import_cycle():
 
 def test_the_checker_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+def test_every_function_fits_on_a_screen():
+    """Issue #13: no function in the project's packages or scripts over 80 lines (as `ruff format` lays it out)."""
+    long = []
+    for folder in (*PACKAGES, "scripts"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                    if lines > 80:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []

@@ -33,15 +33,25 @@ TOKENS = "cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reason
 
 def load(ledger, name: str, options: IngestOptions = IngestOptions()):
     result = ingest_file(ledger.con, "requests", LOGS / name, ledger.store, options=options)
-    rows = {r["request_id"]: r for r in ledger.rows(
-        f"SELECT request_id, task_id, attempt, route, provider, cluster_id, model, status, latency_ms, team, accepted, "
-        f"started_at, {TOKENS} FROM raw.requests")}
+    rows = {
+        r["request_id"]: r
+        for r in ledger.rows(
+            f"SELECT request_id, task_id, attempt, route, provider, cluster_id, model, status, latency_ms, team, "
+            f"accepted, "
+            f"started_at, {TOKENS} FROM raw.requests"
+        )
+    }
     quarantine = ledger.rows("SELECT line, reason FROM meta.quarantine ORDER BY line")
     return result, rows, quarantine
 
 
 def tokens(row) -> tuple[int, int, int, int]:
-    return (row["cache_hit_input_tokens"], row["cache_miss_input_tokens"], row["output_tokens"], row["reasoning_tokens"])
+    return (
+        row["cache_hit_input_tokens"],
+        row["cache_miss_input_tokens"],
+        row["output_tokens"],
+        row["reasoning_tokens"],
+    )
 
 
 def test_openai_chat_completions(ledger):
@@ -50,8 +60,14 @@ def test_openai_chat_completions(ledger):
     # prompt 1200 incl. 1000 cached -> hit 1000, miss 200; completion 300 incl. 250 reasoning -> output 50
     assert tokens(rows["gw-chat-1"]) == (1000, 200, 50, 250)
     r = rows["gw-chat-1"]
-    assert (r["task_id"], r["attempt"], r["provider"], r["team"], r["latency_ms"], r["status"]) == \
-        ("T1", 1, "moonshot", "search", 4200, "ok")
+    assert (r["task_id"], r["attempt"], r["provider"], r["team"], r["latency_ms"], r["status"]) == (
+        "T1",
+        1,
+        "moonshot",
+        "search",
+        4200,
+        "ok",
+    )
     assert str(r["started_at"]) == "2026-07-01 10:00:00"
     # no details: prompt 500 all cache-miss, completion 20 all output; started at the body's `created`
     assert tokens(rows["chatcmpl-2"]) == (0, 500, 20, 0)
@@ -59,8 +75,13 @@ def test_openai_chat_completions(ledger):
     # HTTP 500 with usage: costed as an error attempt
     assert rows["gw-chat-3"]["status"] == "error" and tokens(rows["gw-chat-3"]) == (0, 800, 0, 0)
     # cached 900 > prompt 800: quarantined with the fields named, not clamped
-    assert q == [{"line": 4, "reason": "openai_chat: prompt_tokens_details.cached_tokens (900) > prompt_tokens (800): "
-                                       "the parts do not add up"}]
+    assert q == [
+        {
+            "line": 4,
+            "reason": "openai_chat: prompt_tokens_details.cached_tokens (900) > prompt_tokens (800): "
+            "the parts do not add up",
+        }
+    ]
 
 
 def test_openai_responses_api(ledger):
@@ -89,7 +110,13 @@ def test_litellm_spend_logs(ledger, name):
     assert tokens(rows["ll-1"]) == (1000, 200, 50, 250)
     r = rows["ll-1"]
     # task and attempt from spend_logs_metadata (wins over the task_id: tag); latency = endTime - startTime = 4.2 s
-    assert (r["task_id"], r["attempt"], r["provider"], r["team"], r["latency_ms"]) == ("L1", 2, "moonshot", "team-search", 4200)
+    assert (r["task_id"], r["attempt"], r["provider"], r["team"], r["latency_ms"]) == (
+        "L1",
+        2,
+        "moonshot",
+        "team-search",
+        4200,
+    )
     # Anthropic through LiteLLM: prompt 1250 already includes the 1000 cache reads: counted once, not twice
     assert tokens(rows["ll-2"]) == (1000, 250, 400, 0)
     assert rows["ll-2"]["task_id"] == "L2" and rows["ll-2"]["provider"] == "anthropic"
@@ -126,8 +153,10 @@ def test_sglang_records(ledger):
 
 def test_format_named_explicitly_and_unknown_records(ledger, tmp_path):
     weird = tmp_path / "weird.jsonl"
-    weird.write_text('{"usage": {"prompt_tokens": 5, "completion_tokens": 1}, "latency_ms": 5, "request_id": "x", '
-                     '"timestamp": "2026-07-01T00:00:00Z", "model": "m", "metadata": {"provider": "p"}}\n{"hello": 1}\n')
+    weird.write_text(
+        '{"usage": {"prompt_tokens": 5, "completion_tokens": 1}, "latency_ms": 5, "request_id": "x", '
+        '"timestamp": "2026-07-01T00:00:00Z", "model": "m", "metadata": {"provider": "p"}}\n{"hello": 1}\n'
+    )
     result = ingest_file(ledger.con, "requests", weird, ledger.store, options=IngestOptions(log_format="openai_chat"))
     assert (result.rows_loaded, result.rows_quarantined) == (1, 1)
     reason = ledger.one("SELECT reason FROM meta.quarantine")["reason"]
@@ -135,8 +164,15 @@ def test_format_named_explicitly_and_unknown_records(ledger, tmp_path):
 
 
 def test_no_content_reaches_the_ledger(ledger):
-    for name in ("openai_chat.jsonl", "openai_responses.jsonl", "anthropic.jsonl", "litellm_spendlogs.jsonl",
-                 "litellm_spendlogs.csv", "vllm.jsonl", "sglang.jsonl"):
+    for name in (
+        "openai_chat.jsonl",
+        "openai_responses.jsonl",
+        "anthropic.jsonl",
+        "litellm_spendlogs.jsonl",
+        "litellm_spendlogs.csv",
+        "vllm.jsonl",
+        "sglang.jsonl",
+    ):
         assert (LOGS / name).read_bytes().count(b"SECRET-") > 0
         ingest_file(ledger.con, "requests", LOGS / name, ledger.store, options=SELF_HOSTED)
     ledger.build()
@@ -162,9 +198,14 @@ counts = st.integers(min_value=0, max_value=10**9)
 @given(prompt=counts, cached_share=st.floats(0, 1), completion=counts, reasoning_share=st.floats(0, 1))
 def test_openai_chat_parts_add_up(prompt, cached_share, completion, reasoning_share):
     cached, reasoning = int(prompt * cached_share), int(completion * reasoning_share)
-    t = tokens_openai_chat({"prompt_tokens": prompt, "completion_tokens": completion,
-                            "prompt_tokens_details": {"cached_tokens": cached},
-                            "completion_tokens_details": {"reasoning_tokens": reasoning}})
+    t = tokens_openai_chat(
+        {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+            "completion_tokens_details": {"reasoning_tokens": reasoning},
+        }
+    )
     assert t["cache_hit_input_tokens"] + t["cache_miss_input_tokens"] == prompt
     assert t["output_tokens"] + t["reasoning_tokens"] == completion
     assert t["cache_hit_input_tokens"] == cached and t["reasoning_tokens"] == reasoning
@@ -174,17 +215,28 @@ def test_openai_chat_parts_add_up(prompt, cached_share, completion, reasoning_sh
 @given(inp=counts, cached_share=st.floats(0, 1), out=counts, reasoning_share=st.floats(0, 1))
 def test_openai_responses_parts_add_up(inp, cached_share, out, reasoning_share):
     cached, reasoning = int(inp * cached_share), int(out * reasoning_share)
-    t = tokens_openai_responses({"input_tokens": inp, "output_tokens": out,
-                                 "input_tokens_details": {"cached_tokens": cached},
-                                 "output_tokens_details": {"reasoning_tokens": reasoning}})
+    t = tokens_openai_responses(
+        {
+            "input_tokens": inp,
+            "output_tokens": out,
+            "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens_details": {"reasoning_tokens": reasoning},
+        }
+    )
     assert t["cache_hit_input_tokens"] + t["cache_miss_input_tokens"] == inp
     assert t["output_tokens"] + t["reasoning_tokens"] == out and min(t.values()) >= 0
 
 
 @given(inp=counts, read=counts, write=counts, out=counts)
 def test_anthropic_input_excludes_cache(inp, read, write, out):
-    t = tokens_anthropic({"input_tokens": inp, "cache_read_input_tokens": read, "cache_creation_input_tokens": write,
-                          "output_tokens": out})
+    t = tokens_anthropic(
+        {
+            "input_tokens": inp,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+            "output_tokens": out,
+        }
+    )
     # every input token is counted exactly once: reads are hits, the rest (incl. cache writes) misses
     assert t["cache_hit_input_tokens"] == read
     assert t["cache_hit_input_tokens"] + t["cache_miss_input_tokens"] == inp + read + write
@@ -197,9 +249,15 @@ def test_litellm_counts_cache_reads_once(prompt, cached_share, completion):
     import json
 
     # LiteLLM's usage_object repeats cache reads in several fields: they must not be added up
-    meta = {"usage_object": {"prompt_tokens": prompt, "completion_tokens": completion,
-                             "prompt_tokens_details": {"cached_tokens": cached}, "cache_read_input_tokens": cached},
-            "additional_usage_values": {"cache_read_input_tokens": cached}}
+    meta = {
+        "usage_object": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+            "cache_read_input_tokens": cached,
+        },
+        "additional_usage_values": {"cache_read_input_tokens": cached},
+    }
     t = tokens_litellm({"prompt_tokens": prompt, "completion_tokens": completion, "metadata": json.dumps(meta)})
     assert t["cache_hit_input_tokens"] == cached
     assert t["cache_hit_input_tokens"] + t["cache_miss_input_tokens"] == prompt
@@ -215,8 +273,14 @@ def test_vllm_parts_add_up(prompt, cached_share, generated):
 @given(prompt=counts, cached_share=st.floats(0, 1), completion=counts, reasoning_share=st.floats(0, 1))
 def test_sglang_parts_add_up(prompt, cached_share, completion, reasoning_share):
     cached, reasoning = int(prompt * cached_share), int(completion * reasoning_share)
-    t = tokens_sglang({"prompt_tokens": prompt, "cached_tokens": cached, "completion_tokens": completion,
-                       "reasoning_tokens": reasoning})
+    t = tokens_sglang(
+        {
+            "prompt_tokens": prompt,
+            "cached_tokens": cached,
+            "completion_tokens": completion,
+            "reasoning_tokens": reasoning,
+        }
+    )
     assert t["cache_hit_input_tokens"] + t["cache_miss_input_tokens"] == prompt
     assert t["output_tokens"] + t["reasoning_tokens"] == completion
 
@@ -226,8 +290,9 @@ def test_parts_larger_than_the_whole_are_refused(total, excess):
     with pytest.raises(MappingError, match="do not add up"):
         tokens_openai_chat({"prompt_tokens": total, "prompt_tokens_details": {"cached_tokens": total + excess}})
     with pytest.raises(MappingError, match="do not add up"):
-        tokens_openai_responses({"input_tokens": 0, "output_tokens": total,
-                                 "output_tokens_details": {"reasoning_tokens": total + excess}})
+        tokens_openai_responses(
+            {"input_tokens": 0, "output_tokens": total, "output_tokens_details": {"reasoning_tokens": total + excess}}
+        )
     with pytest.raises(MappingError, match="do not add up"):
         tokens_sglang({"prompt_tokens": total, "cached_tokens": total + excess})
 

@@ -83,17 +83,30 @@ def _line_of(path: Path, text: str) -> int:
     return path.read_text().splitlines().index(text) + 1
 
 
-@pytest.mark.parametrize("old, new, message", [
-    # the body reads a scoped view its header does not declare
-    ("-- input requests_of_months: intermediate.int_requests_priced\n", "",
-     "reads scoped.requests_of_months, which no '-- input requests_of_months: SCHEMA.MODEL' header line declares"),
-    # a months model is partitioned by month: it must be in the key
-    ("-- unique_key: month, route, provider, cluster_id, team", "-- unique_key: route, provider, cluster_id, team",
-     "a months model is partitioned by month: its unique_key must include month"),
-    ("-- incremental: months", "-- incremental: monthly", "incremental must be one of append, keys, months"),
-    ("-- input requests_of_months: intermediate.int_requests_priced",
-     "-- input requests_of_months: intermediate.int_requests_priced, lookup ended_at", "input requests_of_months: expected"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        # the body reads a scoped view its header does not declare
+        (
+            "-- input requests_of_months: intermediate.int_requests_priced\n",
+            "",
+            "reads scoped.requests_of_months, which no '-- input requests_of_months: SCHEMA.MODEL' header line "
+            "declares",
+        ),
+        # a months model is partitioned by month: it must be in the key
+        (
+            "-- unique_key: month, route, provider, cluster_id, team",
+            "-- unique_key: route, provider, cluster_id, team",
+            "a months model is partitioned by month: its unique_key must include month",
+        ),
+        ("-- incremental: months", "-- incremental: monthly", "incremental must be one of append, keys, months"),
+        (
+            "-- input requests_of_months: intermediate.int_requests_priced",
+            "-- input requests_of_months: intermediate.int_requests_priced, lookup ended_at",
+            "input requests_of_months: expected",
+        ),
+    ],
+)
 def test_an_incremental_header_its_strategy_cannot_follow_names_file_and_line(sql_copy, old, new, message):
     path = sql_copy / "intermediate" / "int_requests_monthly.sql"
     _edit(path, old, new)
@@ -121,10 +134,17 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
         text = (sql_copy / layer / f"{name}.sql").read_text()
         (sql_copy / layer / f"{name}_copy.sql").write_text(
             text.replace("scoped.requests_of_tasks", "scoped.copy_attempts").replace(
-                "-- input requests_of_tasks:", "-- input copy_attempts:"))
+                "-- input requests_of_tasks:", "-- input copy_attempts:"
+            )
+        )
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("requests", [request("r1", "t1", "2026-07-31T23:00:00Z", status="error"),
-                             request("r2", "t2", "2026-07-10T10:00:00Z", accepted="true")])
+    ledger.load(
+        "requests",
+        [
+            request("r1", "t1", "2026-07-31T23:00:00Z", status="error"),
+            request("r2", "t2", "2026-07-10T10:00:00Z", accepted="true"),
+        ],
+    )
     build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
     ledger.load("requests", [request("r3", "t1", "2026-08-01T01:00:00Z", attempt=2, accepted="true")])
     build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
@@ -135,5 +155,6 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
         copy = sorted(map(repr, ledger.con.execute(f"SELECT * FROM intermediate.{name}_copy").fetchall()))
         assert original == copy and original, name
     # by hand: t1 accepted in August by its retry r3; t2 rejected by the late decision
-    assert ledger.con.execute("SELECT task_id, CAST(month AS VARCHAR), accepted FROM intermediate.int_tasks_resolved_copy "
-                              "ORDER BY task_id").fetchall() == [("t1", "2026-08-01", True), ("t2", "2026-07-01", False)]
+    assert ledger.con.execute(
+        "SELECT task_id, CAST(month AS VARCHAR), accepted FROM intermediate.int_tasks_resolved_copy ORDER BY task_id"
+    ).fetchall() == [("t1", "2026-08-01", True), ("t2", "2026-07-01", False)]

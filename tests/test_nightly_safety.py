@@ -28,15 +28,38 @@ from tests.conftest import ROOT
 
 runner = CliRunner()
 SETTINGS = ROOT / "costledger.toml"
-AUGUST = ("requests/requests-2026-08.jsonl.gz", "outcomes/outcomes-2026-08.csv", "opex/opex-2026-08.csv",
-          "invoices/invoices-2026-08.csv")
+AUGUST = (
+    "requests/requests-2026-08.jsonl.gz",
+    "outcomes/outcomes-2026-08.csv",
+    "opex/opex-2026-08.csv",
+    "invoices/invoices-2026-08.csv",
+)
 
 CRASH_POINTS = [
-    "ingest.read#1", "ingest.read#3", "ingest.validated#1", "ingest.validated#2", "ingest.lake_written#1",
-    "ingest.lake_written#2", "ingest.lake_renamed#1", "ingest.lake_renamed#2", "ingest.before_commit#1",
-    "ingest.before_commit#2", "ingest.committed#1", "ingest.committed#3", "run.file_done#2", "build.model#1",
-    "build.model#10", "build.model#23", "build.before_commit", "build.committed", "run.before_publish",
-    "publish.table#1", "publish.table#6", "publish.written", "publish.snapshot_renamed", "publish.renamed",
+    "ingest.read#1",
+    "ingest.read#3",
+    "ingest.validated#1",
+    "ingest.validated#2",
+    "ingest.lake_written#1",
+    "ingest.lake_written#2",
+    "ingest.lake_renamed#1",
+    "ingest.lake_renamed#2",
+    "ingest.before_commit#1",
+    "ingest.before_commit#2",
+    "ingest.committed#1",
+    "ingest.committed#3",
+    "run.file_done#2",
+    "build.model#1",
+    "build.model#10",
+    "build.model#23",
+    "build.before_commit",
+    "build.committed",
+    "run.before_publish",
+    "publish.table#1",
+    "publish.table#6",
+    "publish.written",
+    "publish.snapshot_renamed",
+    "publish.renamed",
 ]
 
 
@@ -66,9 +89,23 @@ def nightly_process(landing: Path, db: Path, crash_at: str | None = None) -> sub
     if crash_at:
         env["COSTLEDGER_CRASH_AT"] = crash_at
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db), "--settings", str(SETTINGS),
-         "--json"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "nightly",
+            str(landing),
+            "--db",
+            str(db),
+            "--settings",
+            str(SETTINGS),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
     )
 
 
@@ -148,7 +185,8 @@ def test_readers_never_blocked_and_never_see_half_a_build(landings, reference, t
                     bad = con.execute(
                         """SELECT count(*) FROM marts.monthly_break_even b
                            JOIN marts.monthly_route_cost r ON r.month = b.month AND r.route = 'self_hosted'
-                           WHERE r.cost_usd <> b.self_hosted_cost_usd""").fetchone()[0]
+                           WHERE r.cost_usd <> b.self_hosted_cost_usd"""
+                    ).fetchone()[0]
                     n_routes = con.execute("SELECT count(*) FROM marts.monthly_route_cost").fetchone()[0]
                     if bad or n_routes != 2 * months:
                         results["errors"].append(f"inconsistent read: run {run_id}")
@@ -158,9 +196,12 @@ def test_readers_never_blocked_and_never_see_half_a_build(landings, reference, t
                 results["reads"] += 1
                 results[phase] += 1
                 if duckdb_cli.exists() and results["reads"] % 10 == 0:
-                    cli = subprocess.run([str(duckdb_cli), "-readonly", str(db), "-c",
-                                          "select count(*) from marts.monthly_break_even"],
-                                         capture_output=True, text=True, timeout=60)
+                    cli = subprocess.run(
+                        [str(duckdb_cli), "-readonly", str(db), "-c", "select count(*) from marts.monthly_break_even"],
+                        capture_output=True,
+                        text=True,
+                        timeout=60,
+                    )
                     if cli.returncode != 0:
                         results["errors"].append(f"duckdb CLI: {cli.stderr.strip()}")
                     results["cli_reads"] += 1
@@ -198,13 +239,23 @@ def test_same_name_different_content_is_a_conflict(tmp_path, landings):
     assert res.exit_code == 3
     assert "conflict" in res.output and "opex-2026-07.csv" in res.output
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT sum(amount) FROM raw.opex WHERE category = 'platform_engineering'").fetchone()[0] == 18000
+    assert (
+        con.execute("SELECT sum(amount) FROM raw.opex WHERE category = 'platform_engineering'").fetchone()[0] == 18000
+    )
     con.close()
 
 
 def test_newer_invoice_export_replaces_the_period(ledger):
-    line = {"provider": "p", "invoice_id": "p-07", "line_id": "1", "period_start": "2026-07-01",
-            "period_end": "2026-08-01", "line_type": "output", "amount": "10.00", "currency": "USD"}
+    line = {
+        "provider": "p",
+        "invoice_id": "p-07",
+        "line_id": "1",
+        "period_start": "2026-07-01",
+        "period_end": "2026-08-01",
+        "line_type": "output",
+        "amount": "10.00",
+        "currency": "USD",
+    }
     ledger.load("invoices", [line, {**line, "line_id": "2", "amount": "5.00"}])
     # a later export of the open period: line 1 restated, line 2 gone, line 3 new -> 12 + 1 = 13, not 10 + 5 + 12 + 1
     ledger.load("invoices", [{**line, "amount": "12.00"}, {**line, "line_id": "3", "amount": "1.00"}])

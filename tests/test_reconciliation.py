@@ -4,36 +4,60 @@ from decimal import Decimal
 
 from tests.conftest import PRICE_MOONSHOT, request
 
-PRICE_COMET = {**PRICE_MOONSHOT, "provider": "cometapi", "cache_hit_input_per_million": "2.40",
-               "cache_miss_input_per_million": "2.40", "output_per_million": "12.00"}
+PRICE_COMET = {
+    **PRICE_MOONSHOT,
+    "provider": "cometapi",
+    "cache_hit_input_per_million": "2.40",
+    "cache_miss_input_per_million": "2.40",
+    "output_per_million": "12.00",
+}
 PRICE_OTHER = {**PRICE_MOONSHOT, "provider": "other"}
 
 
 def line(provider, line_id, line_type, amount, month="2026-07"):
-    return {"provider": provider, "invoice_id": f"{provider}-{month}", "line_id": line_id,
-            "period_start": f"{month}-01", "period_end": "2026-08-01", "line_type": line_type,
-            "amount": amount, "currency": "USD"}
+    return {
+        "provider": provider,
+        "invoice_id": f"{provider}-{month}",
+        "line_id": line_id,
+        "period_start": f"{month}-01",
+        "period_end": "2026-08-01",
+        "line_type": line_type,
+        "amount": amount,
+        "currency": "USD",
+    }
 
 
 def test_each_reconciliation_status(ledger):
     ledger.load("prices", [PRICE_MOONSHOT, PRICE_COMET, PRICE_OTHER])
-    ledger.load("requests", [
-        # moonshot: 300,000 miss x $3 / 1e6 + 30,000 out x $15 / 1e6 = $1.35
-        request("m", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000, output_tokens=30_000),
-        # cometapi: 100,000 x $2.40 / 1e6 = $0.24 + 10,000 x $12 / 1e6 = $0.12 -> $0.36
-        request("c", "t2", "2026-07-01T10:00:00Z", provider="cometapi", cache_hit_input_tokens=100_000,
-                output_tokens=10_000),
-        # other: $3.00, never invoiced
-        request("o", "t3", "2026-07-01T10:00:00Z", provider="other", cache_miss_input_tokens=1_000_000),
-    ])
-    ledger.load("invoices", [
-        line("moonshot", "1", "input_cache_miss", "0.90"),
-        line("moonshot", "2", "output", "0.45"),
-        line("moonshot", "3", "credit", "-1.00"),
-        line("moonshot", "4", "tax", "0.10"),
-        line("cometapi", "1", "output", "0.50"),
-        line("ghost", "1", "output", "7.00"),
-    ])
+    ledger.load(
+        "requests",
+        [
+            # moonshot: 300,000 miss x $3 / 1e6 + 30,000 out x $15 / 1e6 = $1.35
+            request("m", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000, output_tokens=30_000),
+            # cometapi: 100,000 x $2.40 / 1e6 = $0.24 + 10,000 x $12 / 1e6 = $0.12 -> $0.36
+            request(
+                "c",
+                "t2",
+                "2026-07-01T10:00:00Z",
+                provider="cometapi",
+                cache_hit_input_tokens=100_000,
+                output_tokens=10_000,
+            ),
+            # other: $3.00, never invoiced
+            request("o", "t3", "2026-07-01T10:00:00Z", provider="other", cache_miss_input_tokens=1_000_000),
+        ],
+    )
+    ledger.load(
+        "invoices",
+        [
+            line("moonshot", "1", "input_cache_miss", "0.90"),
+            line("moonshot", "2", "output", "0.45"),
+            line("moonshot", "3", "credit", "-1.00"),
+            line("moonshot", "4", "tax", "0.10"),
+            line("cometapi", "1", "output", "0.50"),
+            line("ghost", "1", "output", "7.00"),
+        ],
+    )
     ledger.build(reconciliation_tolerance_usd=Decimal("0.01"), reconciliation_tolerance_pct=Decimal("1"))
     rec = {r["provider"]: r for r in ledger.rows("SELECT * FROM marts.monthly_reconciliation")}
     # moonshot: usage lines 0.90 + 0.45 = 1.35 = metered; credit and tax shown apart

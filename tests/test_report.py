@@ -26,17 +26,37 @@ XSS = "<script>alert(1)</script>"
 def small_ledger(ledger):
     """July 2026 from test_break_even: C = $0.945 (equivalent), F = $945, break-even 1,000, 2 self-hosted tasks."""
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [{"charge_id": "jul", "cluster_id": "c1", "charge_start": "2026-07-01",
-                                     "charge_end": "2026-08-01", "kind": "reserved", "amount": "945", "currency": "USD"}])
-    big, small = {"cache_miss_input_tokens": 300_000, "output_tokens": 30_000}, {"cache_hit_input_tokens": 300_000, "output_tokens": 30_000}
-    ledger.load("requests", [
-        request("a1", "t1", "2026-07-01T10:00:00Z", team=XSS, **big),
-        request("a2", "t2", "2026-07-01T10:00:00Z", **small),
-        request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **big),
-        request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, **small),
-    ])
-    ledger.load("outcomes", [{"task_id": t, "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"}
-                             for t in ("t1", "t2", "t3", "t4")])
+    ledger.load(
+        "cluster-charges",
+        [
+            {
+                "charge_id": "jul",
+                "cluster_id": "c1",
+                "charge_start": "2026-07-01",
+                "charge_end": "2026-08-01",
+                "kind": "reserved",
+                "amount": "945",
+                "currency": "USD",
+            }
+        ],
+    )
+    big, small = (
+        {"cache_miss_input_tokens": 300_000, "output_tokens": 30_000},
+        {"cache_hit_input_tokens": 300_000, "output_tokens": 30_000},
+    )
+    ledger.load(
+        "requests",
+        [
+            request("a1", "t1", "2026-07-01T10:00:00Z", team=XSS, **big),
+            request("a2", "t2", "2026-07-01T10:00:00Z", **small),
+            request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **big),
+            request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, **small),
+        ],
+    )
+    ledger.load(
+        "outcomes",
+        [{"task_id": t, "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"} for t in ("t1", "t2", "t3", "t4")],
+    )
     ledger.settings = replace(ledger.settings, business_maas_revenue_12m_usd=Decimal("25000000"))
     ledger.build()
     return ledger.publish()
@@ -79,8 +99,20 @@ def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, 
         ledger.load("requests", [request("a1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000)])
         want = ("no_self_hosted_route", "No self-hosted route in 2026-07.")
     else:  # a cluster and its requests, no price list at all: nothing to compare with
-        ledger.load("cluster-charges", [{"charge_id": "jul", "cluster_id": "c1", "charge_start": "2026-07-01",
-                                         "charge_end": "2026-08-01", "kind": "reserved", "amount": "945", "currency": "USD"}])
+        ledger.load(
+            "cluster-charges",
+            [
+                {
+                    "charge_id": "jul",
+                    "cluster_id": "c1",
+                    "charge_start": "2026-07-01",
+                    "charge_end": "2026-08-01",
+                    "kind": "reserved",
+                    "amount": "945",
+                    "currency": "USD",
+                }
+            ],
+        )
         ledger.load("requests", [request("s1", "t1", "2026-07-01T10:00:00Z", route="self_hosted")])
         want = ("no_api_price", "No verdict: there is no API price to compare with in 2026-07.")
     ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"}])
@@ -88,7 +120,11 @@ def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, 
     con = connect_read(ledger.publish())
     data = gather(con, "2026-07")
     assert (data.be["verdict"], data.be["self_hosting_cheaper"]) == (want[0], None)
-    assert want[1] in _words(render_html(data)) and want[1] in render_markdown(data) and want[1] in plain_report(con, "2026-07")
+    assert (
+        want[1] in _words(render_html(data))
+        and want[1] in render_markdown(data)
+        and want[1] in plain_report(con, "2026-07")
+    )
     assert "Self-hosting was cheaper" not in render_html(data)
 
 
@@ -103,7 +139,9 @@ def test_data_driven_strings_are_escaped(small_ledger):
 
 
 def test_html_is_self_contained(demo_db):
-    res = runner.invoke(app, ["report", "--month", "2026-09", "--db", str(demo_db), "--out", str(ARTIFACTS / "report-2026-09.html")])
+    res = runner.invoke(
+        app, ["report", "--month", "2026-09", "--db", str(demo_db), "--out", str(ARTIFACTS / "report-2026-09.html")]
+    )
     assert res.exit_code == 0, res.output
     html = (ARTIFACTS / "report-2026-09.html").read_text()
     assert html.count("<svg") >= 5
@@ -115,7 +153,9 @@ def test_html_is_self_contained(demo_db):
 
 def test_markdown_version_has_the_same_verdict(demo_db, tmp_path):
     out = tmp_path / "r.md"
-    res = runner.invoke(app, ["report", "--month", "2026-09", "--db", str(demo_db), "--format", "md", "--out", str(out)])
+    res = runner.invoke(
+        app, ["report", "--month", "2026-09", "--db", str(demo_db), "--format", "md", "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     md = out.read_text()
     assert md.startswith("# Self-hosted vs API: break-even report for 2026-09")
@@ -124,20 +164,41 @@ def test_markdown_version_has_the_same_verdict(demo_db, tmp_path):
 
 
 def test_scenario_reproduces_the_seeds_table():
-    res = runner.invoke(app, ["scenario", "--rate-per-hour", "80", "120", "160", "--hours", "730",
-                              "--api-cost-per-task", "1.35", "0.54", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "scenario",
+            "--rate-per-hour",
+            "80,120",
+            "--rate-per-hour",
+            "160",
+            "--hours",
+            "730",
+            "--api-cost-per-task",
+            "1.35,0.54",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     import json
 
     rows = json.loads(res.stdout)
-    got = {(r["rate_per_hour_usd"][:-7], r["api_cost_per_task_usd"][:4]): (r["monthly_cost_usd"].split(".")[0],
-                                                                          r["equivalent_api_tasks_rounded"]) for r in rows}
+    got = {
+        (r["rate_per_hour_usd"][:-7], r["api_cost_per_task_usd"][:4]): (
+            r["monthly_cost_usd"].split(".")[0],
+            r["equivalent_api_tasks_rounded"],
+        )
+        for r in rows
+    }
     # the seeds: 730 h x $80 / $120 / $160 = $58,400 / $87,600 / $116,800, the cost of about
     # 43,300 / 64,900 / 86,500 requests at $1.35 or 108,100 / 162,200 / 216,300 at $0.54
     assert got == {
-        ("80", "1.35"): ("58400", 43300), ("80", "0.54"): ("58400", 108100),
-        ("120", "1.35"): ("87600", 64900), ("120", "0.54"): ("87600", 162200),
-        ("160", "1.35"): ("116800", 86500), ("160", "0.54"): ("116800", 216300),
+        ("80", "1.35"): ("58400", 43300),
+        ("80", "0.54"): ("58400", 108100),
+        ("120", "1.35"): ("87600", 64900),
+        ("120", "0.54"): ("87600", 162200),
+        ("160", "1.35"): ("116800", 86500),
+        ("160", "0.54"): ("116800", 216300),
     }
 
 
@@ -152,14 +213,32 @@ def test_report_renders_in_headless_chromium(demo_db, tmp_path):
     assert res.exit_code == 0, res.output
     shot = ARTIFACTS / "report-2026-10.png"
     shot.unlink(missing_ok=True)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
-    shot_run = subprocess.run([chromium(), *flags, "--window-size=1280,2200", f"--screenshot={shot}", html.as_uri()],
-                              capture_output=True, text=True, timeout=120)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    shot_run = subprocess.run(
+        [chromium(), *flags, "--window-size=1280,2200", f"--screenshot={shot}", html.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 50_000, shot_run.stderr[-2000:]
-    dom_run = subprocess.run([chromium(), *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
+    dom_run = subprocess.run(
+        [chromium(), *flags, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120
+    )
     assert dom_run.returncode == 0, dom_run.stderr[-2000:]
     assert dom_run.stdout.count("<svg") >= 5 and "Self-hosting was cheaper in 2026-10" in dom_run.stdout
-    console = [line for line in (shot_run.stderr + dom_run.stderr).splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    console = [
+        line for line in (shot_run.stderr + dom_run.stderr).splitlines() if "CONSOLE" in line or "Uncaught" in line
+    ]
     assert console == [], console

@@ -7,64 +7,89 @@ from tests.conftest import PRICE_MOONSHOT, request
 
 def test_seeds_example_cache_miss_and_cache_hit(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("requests", [
-        # 300,000 x $3.00 / 1e6 = $0.90 input + 30,000 x $15.00 / 1e6 = $0.45 output -> $1.35
-        request("miss", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000, output_tokens=30_000),
-        # 300,000 x $0.30 / 1e6 = $0.09 input + $0.45 output -> $0.54
-        request("hit", "t2", "2026-07-01T11:00:00Z", cache_hit_input_tokens=300_000, output_tokens=30_000),
-    ])
+    ledger.load(
+        "requests",
+        [
+            # 300,000 x $3.00 / 1e6 = $0.90 input + 30,000 x $15.00 / 1e6 = $0.45 output -> $1.35
+            request("miss", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000, output_tokens=30_000),
+            # 300,000 x $0.30 / 1e6 = $0.09 input + $0.45 output -> $0.54
+            request("hit", "t2", "2026-07-01T11:00:00Z", cache_hit_input_tokens=300_000, output_tokens=30_000),
+        ],
+    )
     ledger.build()
-    costs = {r["request_id"]: r["metered_cost_usd"] for r in ledger.rows(
-        "SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")}
+    costs = {
+        r["request_id"]: r["metered_cost_usd"]
+        for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
+    }
     assert costs == {"miss": Decimal("1.35"), "hit": Decimal("0.54")}
 
 
 def test_reasoning_tokens_billed_at_output_rate_and_one_token_is_exact(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("requests", [
-        # (1,000 output + 2,000 reasoning) x $15 / 1e6 = $0.045
-        request("r", "t1", "2026-07-01T10:00:00Z", output_tokens=1000, reasoning_tokens=2000),
-        # one cache-hit token: $0.30 / 1e6 = $0.0000003, seven decimal places, not rounded away
-        request("one", "t2", "2026-07-01T10:00:00Z", cache_hit_input_tokens=1),
-    ])
+    ledger.load(
+        "requests",
+        [
+            # (1,000 output + 2,000 reasoning) x $15 / 1e6 = $0.045
+            request("r", "t1", "2026-07-01T10:00:00Z", output_tokens=1000, reasoning_tokens=2000),
+            # one cache-hit token: $0.30 / 1e6 = $0.0000003, seven decimal places, not rounded away
+            request("one", "t2", "2026-07-01T10:00:00Z", cache_hit_input_tokens=1),
+        ],
+    )
     ledger.build()
-    costs = {r["request_id"]: r["metered_cost_usd"] for r in ledger.rows(
-        "SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")}
+    costs = {
+        r["request_id"]: r["metered_cost_usd"]
+        for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
+    }
     assert costs["r"] == Decimal("0.045")
     assert costs["one"] == Decimal("0.0000003")
 
 
 def test_price_in_force_at_request_time(ledger):
-    ledger.load("prices", [
-        PRICE_MOONSHOT,
-        {**PRICE_MOONSHOT, "effective_from": "2026-08-16T00:00:00Z", "cache_miss_input_per_million": "2.50"},
-    ])
-    ledger.load("requests", [
-        # before the change: 1,000,000 x $3.00 / 1e6 = $3.00
-        request("before", "t1", "2026-08-15T23:59:59Z", cache_miss_input_tokens=1_000_000),
-        # from the change on: 1,000,000 x $2.50 / 1e6 = $2.50
-        request("after", "t2", "2026-08-16T00:00:00Z", cache_miss_input_tokens=1_000_000),
-    ])
+    ledger.load(
+        "prices",
+        [
+            PRICE_MOONSHOT,
+            {**PRICE_MOONSHOT, "effective_from": "2026-08-16T00:00:00Z", "cache_miss_input_per_million": "2.50"},
+        ],
+    )
+    ledger.load(
+        "requests",
+        [
+            # before the change: 1,000,000 x $3.00 / 1e6 = $3.00
+            request("before", "t1", "2026-08-15T23:59:59Z", cache_miss_input_tokens=1_000_000),
+            # from the change on: 1,000,000 x $2.50 / 1e6 = $2.50
+            request("after", "t2", "2026-08-16T00:00:00Z", cache_miss_input_tokens=1_000_000),
+        ],
+    )
     ledger.build()
-    costs = {r["request_id"]: r["metered_cost_usd"] for r in ledger.rows(
-        "SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")}
+    costs = {
+        r["request_id"]: r["metered_cost_usd"]
+        for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
+    }
     assert costs == {"before": Decimal("3.00"), "after": Decimal("2.50")}
 
 
 def test_request_without_price_is_unpriced_not_free(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("requests", [
-        request("priced", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=1_000_000),  # $3.00
-        request("unknown", "t2", "2026-07-01T10:00:00Z", provider="nobody", cache_miss_input_tokens=1_000_000),
-        # before the first moonshot price (2026-01-01): no price either
-        request("too-early", "t3", "2025-12-31T23:00:00Z", cache_miss_input_tokens=1_000_000),
-    ])
+    ledger.load(
+        "requests",
+        [
+            request("priced", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=1_000_000),  # $3.00
+            request("unknown", "t2", "2026-07-01T10:00:00Z", provider="nobody", cache_miss_input_tokens=1_000_000),
+            # before the first moonshot price (2026-01-01): no price either
+            request("too-early", "t3", "2025-12-31T23:00:00Z", cache_miss_input_tokens=1_000_000),
+        ],
+    )
     ledger.build()
-    rows = {r["request_id"]: r for r in ledger.rows(
-        "SELECT request_id, is_priced, metered_cost_usd FROM intermediate.int_requests_priced")}
+    rows = {
+        r["request_id"]: r
+        for r in ledger.rows("SELECT request_id, is_priced, metered_cost_usd FROM intermediate.int_requests_priced")
+    }
     assert rows["unknown"]["is_priced"] is False and rows["unknown"]["metered_cost_usd"] is None
     assert rows["too-early"]["is_priced"] is False and rows["too-early"]["metered_cost_usd"] is None
-    july = ledger.one("SELECT unpriced_requests, cost_usd FROM marts.monthly_route_cost "
-                      "WHERE route = 'api' AND month = DATE '2026-07-01'")
+    july = ledger.one(
+        "SELECT unpriced_requests, cost_usd FROM marts.monthly_route_cost "
+        "WHERE route = 'api' AND month = DATE '2026-07-01'"
+    )
     # metered total holds only the priced request; the unpriced one is counted, not priced at 0
     assert july == {"unpriced_requests": 1, "cost_usd": Decimal("3.00")}

@@ -9,37 +9,97 @@ from tests.conftest import PRICE_MOONSHOT, request
 
 # DOMAIN.md, "Outputs": mart -> the columns the contract names (marts may carry more after them)
 CONTRACT = {
-    "monthly_route_cost": ["month", "route", "requests", "tasks", "accepted_tasks", "cache_hit_input_tokens",
-                           "cache_miss_input_tokens", "output_tokens", "reasoning_tokens", "cache_hit_rate",
-                           "cost_usd", "cost_basis", "cost_per_accepted_task_usd", "p50_latency_ms",
-                           "p95_latency_ms", "latency_violations"],
+    "monthly_route_cost": [
+        "month",
+        "route",
+        "requests",
+        "tasks",
+        "accepted_tasks",
+        "cache_hit_input_tokens",
+        "cache_miss_input_tokens",
+        "output_tokens",
+        "reasoning_tokens",
+        "cache_hit_rate",
+        "cost_usd",
+        "cost_basis",
+        "cost_per_accepted_task_usd",
+        "p50_latency_ms",
+        "p95_latency_ms",
+        "latency_violations",
+    ],
     "monthly_self_hosted_cost": ["month", "cluster_id", "category", "amount_usd"],
-    "monthly_utilisation": ["month", "cluster_id", "provisioned_hours", "busy_hours", "productive_hours",
-                            "productive_utilisation", "peak_to_average", "capacity_tokens_per_second", "capacity_source",
-                            "tokens_served", "token_utilisation"],
-    "monthly_break_even": ["month", "self_hosted_cost_usd", "fixed_cost_usd", "committed_cost_usd", "avoidable_cost_usd",
-                           "api_cost_per_accepted_task_usd", "api_cost_source", "api_measured_cost_per_accepted_task_usd",
-                           "api_equivalent_cost_per_accepted_task_usd", "api_overhead_factor",
-                           "self_hosted_variable_cost_per_accepted_task_usd", "break_even_accepted_tasks",
-                           "marginal_break_even_accepted_tasks", "self_hosted_accepted_tasks", "verdict",
-                           "self_hosting_cheaper", "productive_utilisation", "capacity_tokens_per_second", "capacity_source",
-                           "monthly_token_capacity", "break_even_share_of_capacity", "break_even_reachable",
-                           "self_hosted_cost_per_million_tokens_at_capacity", "api_cost_per_million_tokens_at_mix",
-                           "api_credits_usd", "api_tax_usd"],
+    "monthly_utilisation": [
+        "month",
+        "cluster_id",
+        "provisioned_hours",
+        "busy_hours",
+        "productive_hours",
+        "productive_utilisation",
+        "peak_to_average",
+        "capacity_tokens_per_second",
+        "capacity_source",
+        "tokens_served",
+        "token_utilisation",
+    ],
+    "monthly_break_even": [
+        "month",
+        "self_hosted_cost_usd",
+        "fixed_cost_usd",
+        "committed_cost_usd",
+        "avoidable_cost_usd",
+        "api_cost_per_accepted_task_usd",
+        "api_cost_source",
+        "api_measured_cost_per_accepted_task_usd",
+        "api_equivalent_cost_per_accepted_task_usd",
+        "api_overhead_factor",
+        "self_hosted_variable_cost_per_accepted_task_usd",
+        "break_even_accepted_tasks",
+        "marginal_break_even_accepted_tasks",
+        "self_hosted_accepted_tasks",
+        "verdict",
+        "self_hosting_cheaper",
+        "productive_utilisation",
+        "capacity_tokens_per_second",
+        "capacity_source",
+        "monthly_token_capacity",
+        "break_even_share_of_capacity",
+        "break_even_reachable",
+        "self_hosted_cost_per_million_tokens_at_capacity",
+        "api_cost_per_million_tokens_at_mix",
+        "api_credits_usd",
+        "api_tax_usd",
+    ],
     "monthly_reconciliation": ["month", "provider", "invoiced_usd", "metered_usd", "difference_usd", "status"],
 }
-MONEY = {"cost_usd", "cost_per_accepted_task_usd", "amount_usd", "self_hosted_cost_usd", "fixed_cost_usd",
-         "committed_cost_usd", "avoidable_cost_usd", "api_measured_cost_per_accepted_task_usd",
-         "api_equivalent_cost_per_accepted_task_usd", "self_hosted_variable_cost_per_accepted_task_usd",
-         "self_hosted_cost_per_million_tokens_at_capacity", "api_cost_per_million_tokens_at_mix", "api_credits_usd",
-         "api_tax_usd", "api_cost_per_accepted_task_usd", "invoiced_usd", "metered_usd", "difference_usd"}
+MONEY = {
+    "cost_usd",
+    "cost_per_accepted_task_usd",
+    "amount_usd",
+    "self_hosted_cost_usd",
+    "fixed_cost_usd",
+    "committed_cost_usd",
+    "avoidable_cost_usd",
+    "api_measured_cost_per_accepted_task_usd",
+    "api_equivalent_cost_per_accepted_task_usd",
+    "self_hosted_variable_cost_per_accepted_task_usd",
+    "self_hosted_cost_per_million_tokens_at_capacity",
+    "api_cost_per_million_tokens_at_mix",
+    "api_credits_usd",
+    "api_tax_usd",
+    "api_cost_per_accepted_task_usd",
+    "invoiced_usd",
+    "metered_usd",
+    "difference_usd",
+}
 
 
 def test_raw_tables_match_the_sqlmodel_classes(ledger):
     for model in KINDS.values():
         got = ledger.rows(
             "SELECT column_name, data_type, comment FROM duckdb_columns() "
-            "WHERE schema_name = 'raw' AND table_name = ? ORDER BY column_index", [table_name(model)])
+            "WHERE schema_name = 'raw' AND table_name = ? ORDER BY column_index",
+            [table_name(model)],
+        )
         want = columns(model)
         assert [g["column_name"] for g in got] == [c.name for c in want], table_name(model)
         assert [g["data_type"] for g in got] == [c.duckdb_type for c in want], table_name(model)
@@ -60,8 +120,9 @@ def test_every_model_states_grain_and_marts_are_audited():
         assert m.path.stem == m.name
     marts = [m for m in models if m.layer == "marts"]
     # the contract's five marts, plus the report's sensitivity and team usage marts and unallocated FOCUS cost
-    assert sorted(m.name for m in marts) == sorted([*CONTRACT, "monthly_sensitivity", "monthly_team_usage",
-                                                    "monthly_unallocated_cloud_cost"])
+    assert sorted(m.name for m in marts) == sorted(
+        [*CONTRACT, "monthly_sensitivity", "monthly_team_usage", "monthly_unallocated_cloud_cost"]
+    )
     assert all(m.unique_key for m in marts)
 
 
@@ -70,8 +131,11 @@ def test_marts_keep_the_contract_with_comments_and_decimal_money(ledger):
     ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z", cache_miss_input_tokens=10)])
     ledger.build()
     for mart, cols in CONTRACT.items():
-        got = ledger.rows("SELECT column_name, data_type, comment FROM duckdb_columns() "
-                          "WHERE schema_name = 'marts' AND table_name = ? ORDER BY column_index", [mart])
+        got = ledger.rows(
+            "SELECT column_name, data_type, comment FROM duckdb_columns() "
+            "WHERE schema_name = 'marts' AND table_name = ? ORDER BY column_index",
+            [mart],
+        )
         assert [g["column_name"] for g in got][: len(cols)] == cols, mart
         for g in got:
             assert g["comment"], f"marts.{mart}.{g['column_name']} has no COMMENT"
@@ -95,7 +159,9 @@ def test_failed_audit_rolls_back_the_whole_build(ledger, tmp_path):
     ledger.build()
     before = ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost")
     # a model tree whose audit always fails
-    sql_dir = one_mart_tree(tmp_path, "-- grain: one row per nothing\n-- unique_key: x\nSELECT 1 AS x UNION ALL SELECT 1")
+    sql_dir = one_mart_tree(
+        tmp_path, "-- grain: one row per nothing\n-- unique_key: x\nSELECT 1 AS x UNION ALL SELECT 1"
+    )
     with pytest.raises(AuditFailed, match="not unique"):
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)
     # the published mart is the one from before, not the broken one
@@ -109,6 +175,8 @@ def test_a_failing_model_is_named_and_rolls_back(ledger, tmp_path):
     ledger.build()
     before = ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost")
     sql_dir = one_mart_tree(tmp_path, "-- grain: one row per x\nSELECT no_such_column FROM raw.requests")
-    with pytest.raises(ModelFailed, match=r"model marts.monthly_route_cost \(sql/marts/monthly_route_cost.sql\) failed"):
+    with pytest.raises(
+        ModelFailed, match=r"model marts.monthly_route_cost \(sql/marts/monthly_route_cost.sql\) failed"
+    ):
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)
     assert ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost") == before

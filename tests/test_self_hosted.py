@@ -6,66 +6,128 @@ from tests.conftest import request
 
 
 def charge(charge_id, start, end, amount, kind="on_demand", cluster="c1"):
-    return {"charge_id": charge_id, "cluster_id": cluster, "charge_start": start, "charge_end": end,
-            "kind": kind, "amount": amount, "currency": "USD"}
+    return {
+        "charge_id": charge_id,
+        "cluster_id": cluster,
+        "charge_start": start,
+        "charge_end": end,
+        "kind": kind,
+        "amount": amount,
+        "currency": "USD",
+    }
 
 
 def test_charge_spanning_two_months_is_split_by_hours(ledger):
-    ledger.load("cluster-charges", [
-        # 20:00 Jul 31 -> 08:00 Aug 1: 4 h in July, 8 h in August; $30 -> $10 + $20
-        charge("even", "2026-07-31T20:00:00Z", "2026-08-01T08:00:00Z", "30"),
-        # 23:00 Jul 31 -> 02:00 Aug 1: 1 h of 3 in July; $10 -> $3.333333333333 + $6.666666666667 (adds up to $10)
-        charge("thirds", "2026-07-31T23:00:00Z", "2026-08-01T02:00:00Z", "10", kind="reserved"),
-    ])
+    ledger.load(
+        "cluster-charges",
+        [
+            # 20:00 Jul 31 -> 08:00 Aug 1: 4 h in July, 8 h in August; $30 -> $10 + $20
+            charge("even", "2026-07-31T20:00:00Z", "2026-08-01T08:00:00Z", "30"),
+            # 23:00 Jul 31 -> 02:00 Aug 1: 1 h of 3 in July; $10 -> $3.333333333333 + $6.666666666667 (adds up to $10)
+            charge("thirds", "2026-07-31T23:00:00Z", "2026-08-01T02:00:00Z", "10", kind="reserved"),
+        ],
+    )
     ledger.build()
-    got = {(r["charge_id"], str(r["month"])): r["amount_usd"] for r in ledger.rows(
-        "SELECT charge_id, month, amount_usd FROM intermediate.int_cluster_charges_split")}
-    assert got == {
-        ("even", "2026-07-01"): Decimal("10"), ("even", "2026-08-01"): Decimal("20"),
-        ("thirds", "2026-07-01"): Decimal("3.333333333333"), ("thirds", "2026-08-01"): Decimal("6.666666666667"),
+    got = {
+        (r["charge_id"], str(r["month"])): r["amount_usd"]
+        for r in ledger.rows("SELECT charge_id, month, amount_usd FROM intermediate.int_cluster_charges_split")
     }
-    mart = {(str(r["month"]), r["category"]): r["amount_usd"] for r in ledger.rows(
-        "SELECT month, category, amount_usd FROM marts.monthly_self_hosted_cost")}
+    assert got == {
+        ("even", "2026-07-01"): Decimal("10"),
+        ("even", "2026-08-01"): Decimal("20"),
+        ("thirds", "2026-07-01"): Decimal("3.333333333333"),
+        ("thirds", "2026-08-01"): Decimal("6.666666666667"),
+    }
+    mart = {
+        (str(r["month"]), r["category"]): r["amount_usd"]
+        for r in ledger.rows("SELECT month, category, amount_usd FROM marts.monthly_self_hosted_cost")
+    }
     assert mart == {
-        ("2026-07-01", "cluster_on_demand"): Decimal("10"), ("2026-08-01", "cluster_on_demand"): Decimal("20"),
+        ("2026-07-01", "cluster_on_demand"): Decimal("10"),
+        ("2026-08-01", "cluster_on_demand"): Decimal("20"),
         ("2026-07-01", "cluster_reserved"): Decimal("3.333333333333"),
         ("2026-08-01", "cluster_reserved"): Decimal("6.666666666667"),
     }
 
 
 def test_straight_line_amortisation_with_salvage_and_retirement(ledger):
-    ledger.load("hardware", [{
-        # (120,000 - 12,000) / 36 months = 3,000 a month, from the in-service month (full-month convention)
-        "asset_id": "srv", "cluster_id": "c1", "purchase_price": "120000", "salvage_value": "12000",
-        "in_service_date": "2026-07-15", "life_months": 36, "retired_date": "2026-09-01", "currency": "USD",
-    }])
+    ledger.load(
+        "hardware",
+        [
+            {
+                # (120,000 - 12,000) / 36 months = 3,000 a month, from the in-service month (full-month convention)
+                "asset_id": "srv",
+                "cluster_id": "c1",
+                "purchase_price": "120000",
+                "salvage_value": "12000",
+                "in_service_date": "2026-07-15",
+                "life_months": 36,
+                "retired_date": "2026-09-01",
+                "currency": "USD",
+            }
+        ],
+    )
     # the month spine runs from the first to the last month with activity (opex here): July to September.
     # The server is retired on Sep 1, so September has no amortisation.
-    ledger.load("opex", [{"month": "2026-07", "category": "on_call", "amount": "500", "currency": "USD"},
-                         {"month": "2026-09", "category": "on_call", "amount": "500", "currency": "USD"}])
+    ledger.load(
+        "opex",
+        [
+            {"month": "2026-07", "category": "on_call", "amount": "500", "currency": "USD"},
+            {"month": "2026-09", "category": "on_call", "amount": "500", "currency": "USD"},
+        ],
+    )
     ledger.build()
-    amort = {str(r["month"]): r["amount_usd"] for r in ledger.rows(
-        "SELECT month, amount_usd FROM marts.monthly_self_hosted_cost WHERE category = 'hardware_amortisation'")}
+    amort = {
+        str(r["month"]): r["amount_usd"]
+        for r in ledger.rows(
+            "SELECT month, amount_usd FROM marts.monthly_self_hosted_cost WHERE category = 'hardware_amortisation'"
+        )
+    }
     assert amort == {"2026-07-01": Decimal("3000"), "2026-08-01": Decimal("3000")}
-    prov = {str(r["month"]): r["provisioned_hours"] for r in ledger.rows(
-        "SELECT month, provisioned_hours FROM marts.monthly_utilisation")}
+    prov = {
+        str(r["month"]): r["provisioned_hours"]
+        for r in ledger.rows("SELECT month, provisioned_hours FROM marts.monthly_utilisation")
+    }
     # in service from Jul 15 00:00: 17 days x 24 = 408 h in July; all of August: 31 x 24 = 744 h; retired Sep 1
     assert prov["2026-07-01"] == Decimal("408") and prov["2026-08-01"] == Decimal("744")
     assert prov.get("2026-09-01", Decimal(0)) == 0
-    shared = ledger.one("SELECT cluster_id, amount_usd FROM marts.monthly_self_hosted_cost "
-                        "WHERE category = 'on_call' AND month = DATE '2026-09-01'")
+    shared = ledger.one(
+        "SELECT cluster_id, amount_usd FROM marts.monthly_self_hosted_cost "
+        "WHERE category = 'on_call' AND month = DATE '2026-09-01'"
+    )
     assert shared == {"cluster_id": None, "amount_usd": Decimal("500")}
 
 
 def test_amortisation_thirds_add_up_exactly(ledger):
     # $100 over 3 months: 33.333333333333, 33.333333333334, 33.333333333333 (telescoping: sums to $100 exactly)
-    ledger.load("hardware", [{"asset_id": "a", "cluster_id": "c1", "purchase_price": "100",
-                              "in_service_date": "2026-07-01", "life_months": 3, "currency": "USD"}])
-    ledger.load("opex", [{"month": "2026-07", "category": "other", "amount": "1", "currency": "USD"},
-                         {"month": "2026-10", "category": "other", "amount": "1", "currency": "USD"}])
+    ledger.load(
+        "hardware",
+        [
+            {
+                "asset_id": "a",
+                "cluster_id": "c1",
+                "purchase_price": "100",
+                "in_service_date": "2026-07-01",
+                "life_months": 3,
+                "currency": "USD",
+            }
+        ],
+    )
+    ledger.load(
+        "opex",
+        [
+            {"month": "2026-07", "category": "other", "amount": "1", "currency": "USD"},
+            {"month": "2026-10", "category": "other", "amount": "1", "currency": "USD"},
+        ],
+    )
     ledger.build()
-    amounts = [r["amount_usd"] for r in ledger.rows(
-        "SELECT amount_usd FROM marts.monthly_self_hosted_cost WHERE category = 'hardware_amortisation' ORDER BY month")]
+    amounts = [
+        r["amount_usd"]
+        for r in ledger.rows(
+            "SELECT amount_usd FROM marts.monthly_self_hosted_cost WHERE category = 'hardware_amortisation' ORDER BY "
+            "month"
+        )
+    ]
     assert amounts == [Decimal("33.333333333333"), Decimal("33.333333333334"), Decimal("33.333333333333")]
     assert sum(amounts) == Decimal("100")
 
@@ -73,19 +135,27 @@ def test_amortisation_thirds_add_up_exactly(ledger):
 def test_overlapping_requests_count_once_and_productive_share(ledger):
     # provisioned all of July 2026: 31 x 24 = 744 h
     ledger.load("cluster-charges", [charge("jul", "2026-07-01T00:00:00Z", "2026-08-01T00:00:00Z", "744")])
-    ledger.load("requests", [
-        request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000),  # 10:00-11:00
-        request("s2", "t2", "2026-07-02T10:30:00Z", route="self_hosted", latency_ms=3_600_000),  # 10:30-11:30
-        request("s3", "t3", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=1_800_000),  # 12:00-12:30
-    ])
-    ledger.load("outcomes", [
-        {"task_id": "t1", "accepted": "true", "decided_at": "2026-07-03T00:00:00Z"},
-        {"task_id": "t2", "accepted": "false", "decided_at": "2026-07-03T00:00:00Z"},
-        {"task_id": "t3", "accepted": "true", "decided_at": "2026-07-03T00:00:00Z"},
-    ])
+    ledger.load(
+        "requests",
+        [
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000),  # 10:00-11:00
+            request("s2", "t2", "2026-07-02T10:30:00Z", route="self_hosted", latency_ms=3_600_000),  # 10:30-11:30
+            request("s3", "t3", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=1_800_000),  # 12:00-12:30
+        ],
+    )
+    ledger.load(
+        "outcomes",
+        [
+            {"task_id": "t1", "accepted": "true", "decided_at": "2026-07-03T00:00:00Z"},
+            {"task_id": "t2", "accepted": "false", "decided_at": "2026-07-03T00:00:00Z"},
+            {"task_id": "t3", "accepted": "true", "decided_at": "2026-07-03T00:00:00Z"},
+        ],
+    )
     ledger.build()
-    u = ledger.one("SELECT provisioned_hours, busy_hours, productive_hours, productive_utilisation, "
-                   "peak_to_average FROM marts.monthly_utilisation")
+    u = ledger.one(
+        "SELECT provisioned_hours, busy_hours, productive_hours, productive_utilisation, "
+        "peak_to_average FROM marts.monthly_utilisation"
+    )
     # busy: [10:00, 11:30] + [12:00, 12:30] = 1.5 h + 0.5 h = 2.0 h (the 30 min overlap counts once)
     assert u["provisioned_hours"] == Decimal("744") and u["busy_hours"] == Decimal("2")
     # accepted share of request time: (60 + 30) / (60 + 60 + 30) = 0.6 -> productive 2.0 x 0.6 = 1.2 h

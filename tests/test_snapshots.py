@@ -22,7 +22,9 @@ def test_empty_nightlies_keep_the_real_snapshots(tmp_path):
             w.writerow(row)
 
     def nightly():
-        res = CliRunner().invoke(app, ["nightly", str(landing), "--db", str(db), "--settings", str(tmp_path / "s.toml")])
+        res = CliRunner().invoke(
+            app, ["nightly", str(landing), "--db", str(db), "--settings", str(tmp_path / "s.toml")]
+        )
         assert res.exit_code == 0, res.output
 
     deliver("a.csv", "a")

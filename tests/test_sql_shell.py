@@ -30,24 +30,31 @@ def lake_digest(store):
 
 def test_reads_work_including_the_raw_views_over_the_lake(published):
     db, _ = published
-    res = sql(db, "select count(*) as n from raw.requests; select round(sum(metered_usd), 2) as m from marts.monthly_reconciliation")
+    res = sql(
+        db,
+        "select count(*) as n from raw.requests; select round(sum(metered_usd), 2) as m from "
+        "marts.monthly_reconciliation",
+    )
     # one request; metered 1,000,000 x $3 / 1e6 = $3.00; both statements shown
     assert res.exit_code == 0, res.output
     assert "n\n1\n" in res.output and "m\n3.00\n" in res.output
 
 
-@pytest.mark.parametrize("statement", [
-    "COPY (SELECT 1) TO '{lake}/requests/evil.parquet'",
-    "COPY (SELECT 1) TO '{tmp}/out.csv'",
-    "EXPORT DATABASE '{tmp}/export'",
-    "ATTACH '{work}' AS w",
-    "INSTALL httpfs",
-    "LOAD httpfs",
-    "SET enable_external_access = true",
-    "PRAGMA enable_profiling",
-    "CREATE TEMP TABLE t AS SELECT 1",
-    "SELECT 1; COPY (SELECT 1) TO '{tmp}/second.csv'",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "COPY (SELECT 1) TO '{lake}/requests/evil.parquet'",
+        "COPY (SELECT 1) TO '{tmp}/out.csv'",
+        "EXPORT DATABASE '{tmp}/export'",
+        "ATTACH '{work}' AS w",
+        "INSTALL httpfs",
+        "LOAD httpfs",
+        "SET enable_external_access = true",
+        "PRAGMA enable_profiling",
+        "CREATE TEMP TABLE t AS SELECT 1",
+        "SELECT 1; COPY (SELECT 1) TO '{tmp}/second.csv'",
+    ],
+)
 def test_writing_statements_are_refused_and_nothing_runs(published, tmp_path, statement):
     db, store = published
     before = lake_digest(store)
@@ -61,11 +68,14 @@ def test_writing_statements_are_refused_and_nothing_runs(published, tmp_path, st
     assert not (tmp_path / "export").exists()
 
 
-@pytest.mark.parametrize("statement", [
-    "SELECT * FROM read_csv('/etc/passwd')",
-    "SELECT * FROM read_text('{work}')",
-    "SELECT * FROM query('COPY (SELECT 1) TO ''{tmp}/q.csv''')",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT * FROM read_text('{work}')",
+        "SELECT * FROM query('COPY (SELECT 1) TO ''{tmp}/q.csv''')",
+    ],
+)
 def test_files_outside_the_lake_cannot_be_read(published, tmp_path, statement):
     db, store = published
     res = sql(db, statement.format(work=store.work_db, tmp=tmp_path))

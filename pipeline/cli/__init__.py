@@ -42,8 +42,16 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, metavar="", help="Print the version and exit.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", metavar="", help="On an unexpected error, print the Python traceback (also: COSTLEDGER_DEBUG=1).")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, metavar="", help="Print the version and exit."),
+    ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", metavar="", help="On an unexpected error, print the Python traceback (also: COSTLEDGER_DEBUG=1)."
+        ),
+    ] = False,
 ) -> None:
     """A cost ledger for running large LLMs: hosted API vs your own GPU cluster, month by month."""
 
@@ -96,8 +104,9 @@ def entry(argv: list[str] | None = None) -> int:
             return _unexpected(exc, debug)
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:
-        console.print("interrupted: nothing half-done was published (the next run cleans up and carries on)",
-                      highlight=False)
+        console.print(
+            "interrupted: nothing half-done was published (the next run cleans up and carries on)", highlight=False
+        )
     return code if isinstance(code, int) else EXIT_OK
 
 

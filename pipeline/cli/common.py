@@ -16,15 +16,30 @@ from rich.markup import escape
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_DISK = 0, 1, 2, 3, 4, 6  # busy (5): LedgerBusy.exit_code
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_DISK = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    6,
+)  # busy (5): LedgerBusy.exit_code
 
 DbOpt = Annotated[
     Optional[Path],
-    typer.Option("--db", help="DuckDB ledger file. Default: settings file \\[ledger] db, then ./ledger.duckdb.", show_default=False),
+    typer.Option(
+        "--db",
+        help="DuckDB ledger file. Default: settings file \\[ledger] db, then ./ledger.duckdb.",
+        show_default=False,
+    ),
 ]
 SettingsOpt = Annotated[
     Optional[Path],
-    typer.Option("--settings", help="Settings TOML file. Default: $COSTLEDGER_SETTINGS, then ./costledger.toml if present.", show_default=False),
+    typer.Option(
+        "--settings",
+        help="Settings TOML file. Default: $COSTLEDGER_SETTINGS, then ./costledger.toml if present.",
+        show_default=False,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", metavar="", help="Print a machine-readable JSON summary on stdout.")]
 
@@ -63,8 +78,10 @@ def file_line(result) -> None:
         if result.status == "loaded"
         else result.message
     )
-    console.print(f"  [{colour}]{result.status:8}[/] {result.kind:15} {escape(result.path)}  [dim]{escape(detail)}[/]",
-                  highlight=False)
+    console.print(
+        f"  [{colour}]{result.status:8}[/] {result.kind:15} {escape(result.path)}  [dim]{escape(detail)}[/]",
+        highlight=False,
+    )
 
 
 def summary(run, as_json: bool) -> None:
@@ -73,7 +90,8 @@ def summary(run, as_json: bool) -> None:
         return
     d = run.as_dict()
     console.print(
-        f"[bold]{escape(d['command'])}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} skipped "
+        f"[bold]{escape(d['command'])}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} "
+        f"skipped "
         f"(already loaded), {d['files_rejected']} rejected; rows: {d['rows_in']} in = {d['rows_loaded']} loaded + "
         f"{d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
     )
@@ -87,13 +105,19 @@ def summary(run, as_json: bool) -> None:
     if run.orphans_removed:
         console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
     for month, provider in run.mismatches:
-        console.print(f"[yellow]reconciliation mismatch:[/] {escape(provider)} {month} (see marts.monthly_reconciliation)")
+        console.print(
+            f"[yellow]reconciliation mismatch:[/] {escape(provider)} {month} (see marts.monthly_reconciliation)"
+        )
     for name in run.unknown_entries:
-        console.print(f"[yellow]warning:[/] landing entry {escape(repr(name))} is a file, not a kind folder; ignored",
-                      highlight=False)
+        console.print(
+            f"[yellow]warning:[/] landing entry {escape(repr(name))} is a file, not a kind folder; ignored",
+            highlight=False,
+        )
     for link in run.outside_links:
-        console.print(f"[yellow]warning:[/] {escape(link)} is a link that leads out of the landing folder; skipped",
-                      highlight=False)
+        console.print(
+            f"[yellow]warning:[/] {escape(link)} is a link that leads out of the landing folder; skipped",
+            highlight=False,
+        )
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
 
@@ -124,8 +148,10 @@ def writer(fn, *args, **kwargs):
     except (OSError, duckdb.IOException) as exc:
         if not disk_full(exc):
             raise
-        error(f"the disk is full ({str(exc).splitlines()[0]}); nothing half-done was published. "
-               "Free some space and run again.")
+        error(
+            f"the disk is full ({str(exc).splitlines()[0]}); nothing half-done was published. "
+            "Free some space and run again."
+        )
         raise typer.Exit(EXIT_DISK) from None
 
 
@@ -144,8 +170,14 @@ class Progress:
         self.quiet = quiet
         self.bar = None
         if not quiet and console.is_terminal:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), console=console, transient=True)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
             self.files = self.bar.add_task("loading files", total=total_files)
             self.models = self.bar.add_task("building models", total=None, visible=False)
 
@@ -168,5 +200,3 @@ class Progress:
         if self.bar:
             self.bar.update(self.models, visible=True, description=f"building {name}")
             self.bar.advance(self.models)
-
-

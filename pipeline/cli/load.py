@@ -9,24 +9,49 @@ from typing import Annotated, Literal, Optional
 import typer
 from rich.markup import escape
 
-from pipeline.cli.common import (EXIT_FAILURE, EXIT_MISMATCH, EXIT_OK, DbOpt, JsonOpt, Progress, SettingsOpt,
-                                 console, error, exit_for, read_settings, open_read, out, summary, writer)
+from pipeline.cli.common import (
+    EXIT_FAILURE,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    DbOpt,
+    JsonOpt,
+    Progress,
+    SettingsOpt,
+    console,
+    error,
+    exit_for,
+    read_settings,
+    open_read,
+    out,
+    summary,
+    writer,
+)
 
 app = typer.Typer(rich_help_panel="Load and build")
 
 
 @app.command(rich_help_panel="Load and build")
 def ingest(
-    kind: Annotated[str, typer.Argument(help="requests, outcomes, invoices, prices, cluster-charges, hardware, opex or focus.")],
+    kind: Annotated[
+        str, typer.Argument(help="requests, outcomes, invoices, prices, cluster-charges, hardware, opex or focus.")
+    ],
     files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
     db: DbOpt = None,
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
-    log_format: Annotated[Optional[str], typer.Option("--format", help="requests only: canonical, openai_chat, openai_responses, anthropic, litellm, vllm or sglang. Default: the settings' \\[\\[request_logs]] entry for the file, else detected from the content.", show_default=False)] = None,
+    log_format: Annotated[
+        Optional[str],
+        typer.Option(
+            "--format",
+            help="requests only: canonical, openai_chat, openai_responses, anthropic, litellm, vllm or sglang. "
+            "Default: the settings' \\[\\[request_logs]] entry for the file, else detected from the content.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
 
-    KIND is requests, outcomes, invoices, prices, cluster-charges, hardware, opex or focus (FOCUS 1.0-1.2 cloud billing).
+    KIND: requests, outcomes, invoices, prices, cluster-charges, hardware, opex, focus (FOCUS 1.0-1.2).
     """
     from pipeline.logformats import LOG_FORMATS
 
@@ -42,8 +67,15 @@ def ingest(
         raise typer.Exit(2)
     s = read_settings(settings, db)
     with Progress(len(files), as_json) as progress:
-        run = writer(run_ingest, Store.for_db(s.db), s, [(kind, f) for f in files], f"ingest {kind}",
-                      on_file=progress.on_file, log_format=log_format)
+        run = writer(
+            run_ingest,
+            Store.for_db(s.db),
+            s,
+            [(kind, f) for f in files],
+            f"ingest {kind}",
+            on_file=progress.on_file,
+            log_format=log_format,
+        )
     summary(run, as_json)
     if not as_json:
         console.print("loaded into the work file; run `costledger build` to rebuild and publish")
@@ -65,15 +97,27 @@ def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
 
 @app.command(rich_help_panel="Load and build")
 def nightly(
-    landing_dir: Annotated[Path, typer.Argument(help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, hardware/, opex/, focus/.")],
+    landing_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, "
+            "hardware/, opex/, focus/."
+        ),
+    ],
     db: DbOpt = None,
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
-    report: Annotated[bool, typer.Option("--report/--no-report", metavar="", help="Print the latest month's plain report at the end.")] = False,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", metavar="", help="Print the latest month's plain report at the end.")
+    ] = False,
 ) -> None:
     """Load every new file of a landing folder, build, and publish atomically. Safe to run twice.
 
-    Exit codes: 0 all well; 1 failure (nothing new published); 3 a file or folder was rejected whole (the rest was published); 4 a reconciliation mismatch in a month this run changed; 5 another process is writing; 6 disk full; 130 interrupted.
+    Exit codes:
+    0 all well; 1 failure (nothing new published);
+    3 a file or folder was rejected whole (the rest was published);
+    4 a reconciliation mismatch in a month this run changed;
+    5 another process is writing; 6 disk full; 130 interrupted.
     """
     from pipeline.nightly import run_nightly, scan_landing
     from pipeline.store import Store
@@ -84,8 +128,15 @@ def nightly(
         raise typer.Exit(EXIT_FAILURE)
     found = scan_landing(landing_dir)  # once: its files are the progress bar's total and what the run loads
     with Progress(len(found.pairs) + len(found.unknown_folders), as_json) as progress:
-        run = writer(run_nightly, Store.for_db(s.db), s, landing_dir, on_file=progress.on_file,
-                      on_model=progress.on_model, found=found)
+        run = writer(
+            run_nightly,
+            Store.for_db(s.db),
+            s,
+            landing_dir,
+            on_file=progress.on_file,
+            on_model=progress.on_model,
+            found=found,
+        )
     summary(run, as_json)
     if report and not as_json:
         from pipeline.report import plain_report
@@ -98,18 +149,53 @@ def nightly(
 
 @app.command(rich_help_panel="Load and build")
 def sample(
-    out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")] = Path("sample_data"),
+    out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")] = Path(
+        "sample_data"
+    ),
     seed: Annotated[int, typer.Option(help="Random seed: the same seed writes the same files.")] = 7,
     start: Annotated[str, typer.Option(help="First month, YYYY-MM.")] = "2026-07",
-    months: Annotated[Optional[int], typer.Option(help="Number of months (default: the scenario's; large mode: 3).", show_default=False)] = None,
-    tasks_per_month: Annotated[Optional[int], typer.Option(help="Tasks per month per route, overriding the scenario's volumes.", show_default=False)] = None,
-    scenario: Annotated[Literal["growth", "small-team"], typer.Option(help="growth: self-hosted volume grows past break-even (the bundled sample_data); small-team: 1,200 tasks a route a month, the API cheaper every month.")] = "growth",
-    requests: Annotated[Optional[int], typer.Option("--requests", help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).", show_default=False)] = None,
-    fmt: Annotated[Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")] = "parquet",
-    extra_day: Annotated[bool, typer.Option("--extra-day", metavar="", help="Large mode: write only the day after the period (a one-day increment).")] = False,
-    late_day: Annotated[bool, typer.Option("--late-day", metavar="", help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).")] = False,
+    months: Annotated[
+        Optional[int],
+        typer.Option(help="Number of months (default: the scenario's; large mode: 3).", show_default=False),
+    ] = None,
+    tasks_per_month: Annotated[
+        Optional[int],
+        typer.Option(help="Tasks per month per route, overriding the scenario's volumes.", show_default=False),
+    ] = None,
+    scenario: Annotated[
+        Literal["growth", "small-team"],
+        typer.Option(
+            help="growth: self-hosted volume grows past break-even (the bundled sample_data); small-team: 1,200 tasks "
+            "a route a month, the API cheaper every month."
+        ),
+    ] = "growth",
+    requests: Annotated[
+        Optional[int],
+        typer.Option(
+            "--requests",
+            help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[
+        Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")
+    ] = "parquet",
+    extra_day: Annotated[
+        bool,
+        typer.Option(
+            "--extra-day", metavar="", help="Large mode: write only the day after the period (a one-day increment)."
+        ),
+    ] = False,
+    late_day: Annotated[
+        bool,
+        typer.Option(
+            "--late-day",
+            metavar="",
+            help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).",
+        ),
+    ] = False,
 ) -> None:
-    """Write a realistic landing folder: two API providers, one self-hosted cluster with its capacity sweeps, invoices, opex.
+    """Write a realistic landing folder: two API providers, one self-hosted cluster, sweeps, invoices, opex.
 
     With --requests N: large benchmark data, streamed to one Parquet file per day.
     """
@@ -117,14 +203,18 @@ def sample(
         from pipeline.sample_large import write_large_sample
 
         t0 = time.perf_counter()
-        stats = write_large_sample(out_dir, requests, months=months or 3, start=start, seed=seed, extra_day=extra_day, late_day=late_day)
+        stats = write_large_sample(
+            out_dir, requests, months=months or 3, start=start, seed=seed, extra_day=extra_day, late_day=late_day
+        )
         for kind, n in stats.items():
             console.print(f"  {kind:16} {n:>12,} rows")
         console.print(f"wrote {escape(str(out_dir))} in {time.perf_counter() - t0:.1f} s", highlight=False)
         return
     from pipeline.sample import write_sample
 
-    stats = write_sample(out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month, scenario=scenario)
+    stats = write_sample(
+        out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month, scenario=scenario
+    )
     for kind, n in stats.items():
         console.print(f"  {kind:16} {n:>8} rows")
     console.print(f"wrote {escape(str(out_dir))}", highlight=False)

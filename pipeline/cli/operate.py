@@ -8,8 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from pipeline.cli.common import (EXIT_FAILURE, DbOpt, JsonOpt, SettingsOpt,
-                                 console, error, read_settings, out, writer)
+from pipeline.cli.common import EXIT_FAILURE, DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
 
 app = typer.Typer(rich_help_panel="Operate")
 
@@ -18,7 +17,9 @@ app = typer.Typer(rich_help_panel="Operate")
 def rollback(
     db: DbOpt = None,
     settings: SettingsOpt = None,
-    to: Annotated[Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")] = None,
+    to: Annotated[
+        Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")
+    ] = None,
     list_: Annotated[bool, typer.Option("--list", metavar="", help="List the kept snapshots and exit.")] = False,
 ) -> None:
     """Publish an earlier snapshot again (the next build or nightly publishes a new one)."""
@@ -29,14 +30,20 @@ def rollback(
     snaps = store.snapshot_list()
     if list_:
         current = s.db.stat().st_ino if s.db.exists() else None
-        out.print("  snapshot (* = published)                           published at         run           months  MiB  ",
-                  markup=False, highlight=False)
+        out.print(
+            "  snapshot (* = published)                           published at         run           months  MiB  ",
+            markup=False,
+            highlight=False,
+        )
         for snap in snaps:
             i = store.snapshot_info(snap)
             note = "" if i["changed"] else "  (loaded nothing, changed no month)"
-            out.print(f"{'*' if snap.stat().st_ino == current else ' '} {snap.name:50} {i['published_at']:20} "
-                      f"{i['run_id']:13} {i['months'] if i['months'] is not None else '?':>6} {i['mib']:5.1f}{note}",
-                      markup=False, highlight=False)
+            out.print(
+                f"{'*' if snap.stat().st_ino == current else ' '} {snap.name:50} {i['published_at']:20} "
+                f"{i['run_id']:13} {i['months'] if i['months'] is not None else '?':>6} {i['mib']:5.1f}{note}",
+                markup=False,
+                highlight=False,
+            )
         return
     target = store.snapshots / to if to else None
     with store.writer_lock():
@@ -45,9 +52,22 @@ def rollback(
 
 
 @app.command("settings", rich_help_panel="Operate")
-def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annotated[bool, typer.Option("--example", metavar="", help="Print an example settings file instead.")] = False,
-                 as_json: JsonOpt = False,
-                 markdown: Annotated[bool, typer.Option("--markdown", metavar="", help="Print the README's settings table (generated from the settings' declarations).")] = False) -> None:
+def settings_cmd(
+    settings: SettingsOpt = None,
+    db: DbOpt = None,
+    example: Annotated[
+        bool, typer.Option("--example", metavar="", help="Print an example settings file instead.")
+    ] = False,
+    as_json: JsonOpt = False,
+    markdown: Annotated[
+        bool,
+        typer.Option(
+            "--markdown",
+            metavar="",
+            help="Print the README's settings table (generated from the settings' declarations).",
+        ),
+    ] = False,
+) -> None:
     """Show the settings in force (and where they came from), or an example settings file."""
     from rich.table import Table
     from rich.text import Text
@@ -67,8 +87,15 @@ def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annota
         raise typer.Exit(EXIT_FAILURE) from None
     docs = FIELD_DOCS()
     if as_json:
-        out.print_json(json.dumps({k: {"value": v if isinstance(v, (int, str, type(None))) else str(v),
-                                        "from": origins[k]} for k, v in s.as_dict().items() if k != "source"}))
+        out.print_json(
+            json.dumps(
+                {
+                    k: {"value": v if isinstance(v, (int, str, type(None))) else str(v), "from": origins[k]}
+                    for k, v in s.as_dict().items()
+                    if k != "source"
+                }
+            )
+        )
         return
     table = Table(title=Text(f"settings (file: {s.source})"))
     for col in ("setting", "value", "from", "meaning"):
@@ -81,20 +108,34 @@ def settings_cmd(settings: SettingsOpt = None, db: DbOpt = None, example: Annota
 
 @app.command(rich_help_panel="Operate")
 def benchmark(
-    sizes: Annotated[list[int], typer.Option("--size", help="Request rows; repeat for several sizes (default 1M, 10M, 100M).")] = [1_000_000, 10_000_000, 100_000_000],
-    work: Annotated[Path, typer.Option(help="Scratch folder for the generated data and ledgers (large).")] = Path("bench-work"),
-    out_file: Annotated[Path, typer.Option("--out", help="Markdown file the result table is written to.")] = Path("benchmarks/results.md"),
+    sizes: Annotated[
+        list[int], typer.Option("--size", help="Request rows; repeat for several sizes (default 1M, 10M, 100M).")
+    ] = [1_000_000, 10_000_000, 100_000_000],
+    work: Annotated[Path, typer.Option(help="Scratch folder for the generated data and ledgers (large).")] = Path(
+        "bench-work"
+    ),
+    out_file: Annotated[Path, typer.Option("--out", help="Markdown file the result table is written to.")] = Path(
+        "benchmarks/results.md"
+    ),
     months: Annotated[int, typer.Option(help="Months the rows are spread over.")] = 1,
     memory_limit: Annotated[str, typer.Option(help="DuckDB memory_limit for the floor and the nightly.")] = "3GB",
 ) -> None:
-    """Measure the nightly against DuckDB's own floor at each size, then a one-day increment and a late file (not a test)."""
+    """Measure the nightly against DuckDB's own floor at each size, a one-day increment and a late file.
+
+    A benchmark, not a test: it writes large data under --work."""
     from pipeline.benchmark import benchmark as run_benchmark
     from pipeline.benchmark import table
 
-    command = "costledger benchmark " + " ".join(f"--size {n}" for n in sizes) + f" --months {months} --memory-limit {memory_limit}"
+    command = (
+        "costledger benchmark "
+        + " ".join(f"--size {n}" for n in sizes)
+        + f" --months {months} --memory-limit {memory_limit}"
+    )
     steps = run_benchmark(sorted(sizes), work, months, memory_limit, lambda m: console.print(m))
     text = table(steps, command)
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
     out.print(text, markup=False, highlight=False)
-    console.print(f"wrote {out_file}; the data and ledgers stay in {work} (delete it when done)", markup=False, highlight=False)
+    console.print(
+        f"wrote {out_file}; the data and ledgers stay in {work} (delete it when done)", markup=False, highlight=False
+    )

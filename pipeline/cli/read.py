@@ -9,15 +9,26 @@ from typing import Annotated, Literal, Optional
 import typer
 from rich.markup import escape
 
-from pipeline.cli.common import (EXIT_FAILURE, EXIT_OK, EXIT_USAGE, DbOpt, JsonOpt, SettingsOpt,
-                                 console, error, read_settings, open_read, out)
+from pipeline.cli.common import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    DbOpt,
+    JsonOpt,
+    SettingsOpt,
+    console,
+    error,
+    read_settings,
+    open_read,
+    out,
+)
 
 app = typer.Typer(rich_help_panel="Read the ledger")
 
 
 @app.command(rich_help_panel="Read the ledger")
 def sql(
-    query: Annotated[str, typer.Argument(help="A SQL query, e.g. \"select * from marts.monthly_break_even\".")],
+    query: Annotated[str, typer.Argument(help='A SQL query, e.g. "select * from marts.monthly_break_even".')],
     db: DbOpt = None,
     settings: SettingsOpt = None,
     fmt: Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="Output format.")] = "table",
@@ -58,7 +69,7 @@ def status(
     as_json: JsonOpt = False,
     files: Annotated[int, typer.Option(help="How many of the latest files to list.")] = 20,
 ) -> None:
-    """Per kind and per file: rows in, loaded, quarantined, the top quarantine reasons and the latest run's slowest steps."""
+    """Per kind and per file: rows in, loaded, quarantined; top quarantine reasons; the latest run's slowest steps."""
     import duckdb
 
     from pipeline.query import render, run_query
@@ -78,13 +89,19 @@ def status(
     if as_json:
         from pipeline.query import jsonable
 
-        out.print_json(json.dumps({
-            "kinds": [dict(zip(names, r)) for r in kinds],
-            "files": [{k: jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
-            "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
-            "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
-            "slowest_steps_of_latest_run": [{"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest],
-        }))
+        out.print_json(
+            json.dumps(
+                {
+                    "kinds": [dict(zip(names, r)) for r in kinds],
+                    "files": [{k: jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
+                    "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
+                    "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
+                    "slowest_steps_of_latest_run": [
+                        {"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest
+                    ],
+                }
+            )
+        )
         return
     render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
     render(file_names, file_rows, "table", files, out, title=f"Latest {files} files")
@@ -92,17 +109,37 @@ def status(
     if rejected:
         render(["kind", "path", "reason"], rejected, "table", 100, out, title="Rejected files (latest)")
     if slowest:
-        render(["step", "name", "seconds", "rows_in"], slowest, "table", 10, out,
-               title="Slowest steps of the latest run (meta.run_steps)")
+        render(
+            ["step", "name", "seconds", "rows_in"],
+            slowest,
+            "table",
+            10,
+            out,
+            title="Slowest steps of the latest run (meta.run_steps)",
+        )
 
 
 @app.command(rich_help_panel="Read the ledger")
 def report(
-    month: Annotated[Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")] = None,
+    month: Annotated[
+        Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")
+    ] = None,
     db: DbOpt = None,
     settings: SettingsOpt = None,
-    fmt: Annotated[Literal["html", "md", "text"], typer.Option("--format", help="html: self-contained file with charts (opens offline); md: Markdown for chat and email; text: print to the terminal.")] = "html",
-    out_file: Annotated[Optional[Path], typer.Option("--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False)] = None,
+    fmt: Annotated[
+        Literal["html", "md", "text"],
+        typer.Option(
+            "--format",
+            help="html: self-contained file with charts (opens offline); md: Markdown for chat and email; text: print "
+            "to the terminal.",
+        ),
+    ] = "html",
+    out_file: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust.
 
@@ -138,7 +175,9 @@ def verify(
 ) -> None:
     """Check every lake file against the SHA-256 recorded when it was loaded.
 
-    Names each missing or altered file and the landing file it came from; re-delivering that landing file unchanged (same SHA-256) to the next nightly rewrites it. Exit 0 when all are intact, 1 when any is missing or altered (the next build refuses to publish until then).
+    Names each missing or altered file and the landing file it came from.
+    Re-delivering that landing file unchanged (same SHA-256) to the next nightly rewrites it.
+    Exit 0 when all are intact, 1 when any is missing or altered (no build publishes until then).
     """
     from pipeline.lake import damaged
     from pipeline.query import run_query
@@ -153,14 +192,26 @@ def verify(
         con.close()
     files, recorded = checked
     if as_json:
-        out.print_json(json.dumps({"lake_files": files, "hashes_recorded": recorded, "damaged": [
-            {"lake_file": d.lake_file, "problem": d.problem, "kind": d.kind, "landing_file": d.landing_path}
-            for d in problems]}))
+        out.print_json(
+            json.dumps(
+                {
+                    "lake_files": files,
+                    "hashes_recorded": recorded,
+                    "damaged": [
+                        {"lake_file": d.lake_file, "problem": d.problem, "kind": d.kind, "landing_file": d.landing_path}
+                        for d in problems
+                    ],
+                }
+            )
+        )
     else:
         for d in problems:
             console.print(f"[red]{d.problem}:[/] {escape(d.line())}", highlight=False)
-        unrecorded = f"; {files - recorded} loaded before 0.6.0 have no hash yet (the next build records it)" \
-            if files > recorded else ""
+        unrecorded = (
+            f"; {files - recorded} loaded before 0.6.0 have no hash yet (the next build records it)"
+            if files > recorded
+            else ""
+        )
         state = "all intact" if not problems else f"{len(problems)} missing or altered"
         console.print(f"{files} lake file(s) checked: {state}{unrecorded}")
     raise typer.Exit(EXIT_FAILURE if problems else EXIT_OK)
