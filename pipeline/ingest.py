@@ -416,9 +416,10 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
 
 
 def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:
-    """Quarantine the file's price rows whose time range overlaps another price of the same provider and
-    model: one in the current catalogue (the latest-loaded row of each key; keys this file restates are
-    replaced, so not compared), or an earlier line of this file. The reason names both ranges."""
+    """Quarantine the file's price rows whose time range overlaps another price of the same provider, model,
+    service tier and min_input_tokens: one in the current catalogue (the latest-loaded row of each key; keys
+    this file restates are replaced, so not compared), or an earlier line of this file. The reason names both
+    ranges."""
     good = "(SELECT * FROM flags f WHERE f._line NOT IN (SELECT _line FROM verdicts))"
 
     def rng(a: str) -> str:
@@ -428,25 +429,32 @@ def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:
         )
 
     overlap = (
-        "n.provider = o.provider AND n.model = o.model AND n.effective_from <> o.effective_from "
+        "n.provider = o.provider AND n.model = o.model AND n.service_tier = o.service_tier "
+        "AND n.min_input_tokens = o.min_input_tokens AND n.effective_from <> o.effective_from "
         "AND ((o.effective_from < n.effective_from AND o.effective_to > n.effective_from) "
         "OR (n.effective_from < o.effective_from AND n.effective_to > o.effective_from))"
     )
     con.execute(f"""
         INSERT INTO verdicts
         SELECT n._line,
-               'overlaps another price of ' || n.provider || '/' || n.model || ': this row runs ' || {rng("n")}
+               'overlaps another price of ' || n.provider || '/' || n.model
+               || CASE WHEN n.service_tier <> 'standard' OR n.min_input_tokens > 0
+                  THEN ' (' || n.service_tier || ', from ' || n.min_input_tokens || ' input tokens)' ELSE '' END
+               || ': this row runs ' || {rng("n")}
                || ', the ' || o.source || ' runs ' || {rng("o")} || '; restate one of them so they do not overlap',
                'effective_from, effective_to'
         FROM {good} AS n
         JOIN (
-            SELECT c.provider, c.model, c.effective_from, c.effective_to, 'loaded price' AS source, NULL AS _line
+            SELECT c.provider, c.model, c.service_tier, c.min_input_tokens, c.effective_from, c.effective_to,
+                   'loaded price' AS source, NULL AS _line
             FROM raw.prices AS c JOIN meta.loaded_files AS l ON l.file_hash = c.source_file_hash
-            WHERE (c.provider, c.model, c.effective_from) NOT IN (SELECT provider, model, effective_from FROM {good})
-            QUALIFY row_number() OVER (PARTITION BY c.provider, c.model, c.effective_from
-                                       ORDER BY l.load_seq DESC, c.source_line DESC) = 1
+            WHERE (c.provider, c.model, c.service_tier, c.min_input_tokens, c.effective_from) NOT IN
+                  (SELECT provider, model, service_tier, min_input_tokens, effective_from FROM {good})
+            QUALIFY row_number() OVER (PARTITION BY c.provider, c.model, c.service_tier, c.min_input_tokens,
+                                       c.effective_from ORDER BY l.load_seq DESC, c.source_line DESC) = 1
             UNION ALL
-            SELECT provider, model, effective_from, effective_to, 'price on line ' || _line, _line FROM {good}
+            SELECT provider, model, service_tier, min_input_tokens, effective_from, effective_to,
+                   'price on line ' || _line, _line FROM {good}
         ) AS o ON {overlap} AND (o._line IS NULL OR o._line < n._line)
         QUALIFY row_number() OVER (PARTITION BY n._line ORDER BY o._line NULLS FIRST) = 1
     """)
@@ -627,15 +635,13 @@ def _flag_rows(
         and c.name not in native
         and c.name not in options.lower
         and c.name != "currency"
-        and not (c.name in key and not c.required)
+        and c.default is None
     }
     typed_parts = []
     for c in cols:
         expr = f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)
-        if (
-            c.name in key and not c.required
-        ):  # an optional key column with a default (opex.cluster_id = '' for shared costs)
-            expr = f"coalesce({expr}, '')"
+        if c.default_sql is not None:  # an optional column with a default (opex.cluster_id '' = shared costs)
+            expr = f"coalesce({expr}, {c.default_sql})"
         typed_parts.append(f'{expr} AS "{c.name}"')
     raw_cols = [c.name for c in cols if c.name not in native and c.name not in plain_text]
     raws = "".join(

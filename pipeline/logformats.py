@@ -197,12 +197,27 @@ def tokens_openai_responses(usage: dict) -> Tokens:
 
 
 def tokens_anthropic(usage: dict) -> Tokens:
+    """Anthropic usage: ``input_tokens`` EXCLUDES cache reads and writes (add them, never subtract). Writes are kept
+    apart by lifetime (``cache_creation.ephemeral_5m_input_tokens`` / ``ephemeral_1h_input_tokens``; a bare
+    ``cache_creation_input_tokens`` is a 5-minute write); ``server_tool_use.web_search_requests`` are web searches."""
     inp = _int(usage.get("input_tokens"), "usage.input_tokens")
     read = _int(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
-    write = _int(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens")
     out = _int(usage.get("output_tokens"), "usage.output_tokens")
-    # input_tokens EXCLUDES cache reads and writes: add them, never subtract
-    return _tokens(read, inp + write, out, 0)
+    creation = usage.get("cache_creation")
+    if isinstance(creation, dict):
+        write_5m = _int(creation.get("ephemeral_5m_input_tokens"), "usage.cache_creation.ephemeral_5m_input_tokens")
+        write_1h = _int(creation.get("ephemeral_1h_input_tokens"), "usage.cache_creation.ephemeral_1h_input_tokens")
+        total = usage.get("cache_creation_input_tokens")
+        if total is not None and _int(total, "usage.cache_creation_input_tokens") != write_5m + write_1h:
+            raise MappingError(
+                f"usage.cache_creation_input_tokens ({total}) is not ephemeral_5m + ephemeral_1h "
+                f"({write_5m} + {write_1h})"
+            )
+    else:
+        write_5m = _int(usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens")
+        write_1h = 0
+    searches = _int(_get(usage, "server_tool_use.web_search_requests"), "usage.server_tool_use.web_search_requests")
+    return _tokens(read, inp, out, 0, write_5m=write_5m, write_1h=write_1h, web_search_calls=searches)
 
 
 def tokens_litellm(row: dict) -> Tokens:
@@ -250,12 +265,17 @@ def tokens_sglang(meta: dict) -> Tokens:
     return _tokens(hit, miss, output, reasoning)
 
 
-def _tokens(hit: int, miss: int, output: int, reasoning: int) -> Tokens:
+def _tokens(
+    hit: int, miss: int, output: int, reasoning: int, write_5m: int = 0, write_1h: int = 0, web_search_calls: int = 0
+) -> Tokens:
     return {
         "cache_hit_input_tokens": hit,
         "cache_miss_input_tokens": miss,
+        "cache_write_5m_input_tokens": write_5m,
+        "cache_write_1h_input_tokens": write_1h,
         "output_tokens": output,
         "reasoning_tokens": reasoning,
+        "web_search_calls": web_search_calls,
     }
 
 
@@ -364,6 +384,18 @@ def _task_id(rec: dict, meta: dict, mapping: LogMapping) -> Any:
     return (_get(rec, mapping.task_id_field) if mapping.task_id_field else None) or meta.get("task_id") or tag_task
 
 
+#: Providers' names for their default tier (OpenAI says "default"; Anthropic "standard").
+_TIER_NAMES = {"default": "standard", "auto": "standard"}
+
+
+def _service_tier(resp: dict, rec: dict) -> str | None:
+    """The billed tier a response reports (``service_tier``, in OpenAI and Anthropic bodies), if any."""
+    tier = resp.get("service_tier") or _get(resp, "usage.service_tier") or rec.get("service_tier")
+    if not isinstance(tier, str) or not tier.strip():
+        return None
+    return _TIER_NAMES.get(tier.strip().lower(), tier.strip().lower())
+
+
 def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None]:
     """One log record -> canonical request columns (as text). Raises MappingError."""
     resp = _response(rec)
@@ -404,6 +436,7 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         "model": _text(resp.get("model") or rec.get("model") or mapping.model),
         "latency_ms": None if latency_ms is None else str(int(round(latency_ms))),
         "status": _status(rec, resp),
+        "service_tier": _service_tier(resp, rec),
         "accepted": None
         if accepted is None
         else ("true" if str(accepted).lower() in ("true", "1", "yes") else "false"),

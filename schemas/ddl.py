@@ -31,6 +31,17 @@ class ColumnSpec:
     required: bool
     primary_key: bool
     description: str
+    default: object = None
+    """The value an optional column takes when a file leaves it out or empty (``Field(default=...)``), if any."""
+
+    @property
+    def default_sql(self) -> str | None:
+        """The default as a SQL literal of the column's type (None: the column has none, it stays NULL)."""
+        if self.default is None:
+            return None
+        if isinstance(self.default, str):
+            return "'" + self.default.replace("'", "''") + "'"
+        return f"CAST({self.default} AS {self.duckdb_type})"
 
 
 def duckdb_type(sa_type: TypeEngine) -> str:
@@ -64,6 +75,7 @@ def columns(model: type[SQLModel]) -> list[ColumnSpec]:
                 required=field.is_required(),
                 primary_key=bool(col.primary_key),
                 description=field.description or "",
+                default=None if field.is_required() else field.default,
             )
         )
     canonical = [c for c in specs if c.name not in PROVENANCE_COLUMNS]
@@ -103,14 +115,18 @@ def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_column
         anywhere = set.union(*file_columns) if file_columns else everywhere
         options = "" if all(c.name in everywhere for c in cols) else ", union_by_name = true"
         source = f"read_parquet([{', '.join(parquet_literals)}]{options})"
-        select = ", ".join(
-            (f'CAST("{c.name}" AS {c.duckdb_type})' if c.name in anywhere else f"CAST(NULL AS {c.duckdb_type})")
-            + f' AS "{c.name}"'
-            for c in cols
-        )
+        select = ", ".join(_column_sql(c, c.name in anywhere) for c in cols)
         return f"CREATE OR REPLACE VIEW {name} AS SELECT {select} FROM {source}"
     empty = ", ".join(f'CAST(NULL AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
     return f"CREATE OR REPLACE VIEW {name} AS SELECT {empty} WHERE false"
+
+
+def _column_sql(c: ColumnSpec, in_files: bool) -> str:
+    """A raw view's column: typed; in files written before it existed, its default (else NULL)."""
+    value = f'CAST("{c.name}" AS {c.duckdb_type})' if in_files else f"CAST(NULL AS {c.duckdb_type})"
+    if c.default_sql is not None:
+        value = f"coalesce({value}, {c.default_sql})"
+    return f'{value} AS "{c.name}"'
 
 
 def comment_sql(model: type[SQLModel]) -> list[str]:

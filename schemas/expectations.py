@@ -34,6 +34,7 @@ from schemas.tables import (
     LINE_TYPES,
     OPEX_CATEGORIES,
     ROUTES,
+    SERVICE_TIERS,
 )
 
 #: A ``max_value`` meaning "the end of tomorrow, UTC": a timestamp later than that is in the future, bad input.
@@ -165,8 +166,16 @@ def _after(name: str, a: str, b: str, or_equal: bool, message: str) -> Check:
 SUITES: dict[str, list[Check]] = {
     "requests": [
         _in_set("route_known", "route", ROUTES),
+        _in_set("service_tier_known", "service_tier", SERVICE_TIERS),
         *_non_negative(
-            "cache_hit_input_tokens", "cache_miss_input_tokens", "output_tokens", "reasoning_tokens", "latency_ms"
+            "cache_hit_input_tokens",
+            "cache_miss_input_tokens",
+            "cache_write_5m_input_tokens",
+            "cache_write_1h_input_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+            "web_search_calls",
+            "latency_ms",
         ),
         Check(
             "attempt_positive",
@@ -188,6 +197,13 @@ SUITES: dict[str, list[Check]] = {
             "a self_hosted request has no cluster_id",
             when=("route", "self_hosted"),
         ),
+        Check(
+            "self_hosted_has_latency",
+            "ExpectColumnValuesToNotBeNull",
+            {"column": "latency_ms"},
+            "a self_hosted request has no latency_ms (the cluster's busy time needs it)",
+            when=("route", "self_hosted"),
+        ),
         _not_future("started_at"),
     ],
     "outcomes": [
@@ -201,7 +217,16 @@ SUITES: dict[str, list[Check]] = {
         _currency(),
     ],
     "prices": [
-        *_non_negative("cache_hit_input_per_million", "cache_miss_input_per_million", "output_per_million"),
+        _in_set("service_tier_known", "service_tier", SERVICE_TIERS),
+        *_non_negative(
+            "cache_hit_input_per_million",
+            "cache_miss_input_per_million",
+            "cache_write_5m_per_million",
+            "cache_write_1h_per_million",
+            "output_per_million",
+            "web_search_per_call",
+            "min_input_tokens",
+        ),
         _after(
             "effective_ordered", "effective_to", "effective_from", False, "effective_to is not after effective_from"
         ),

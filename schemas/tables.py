@@ -33,7 +33,9 @@ Money = Numeric(38, 12)
 PricePerMillion = Numeric(18, 6)
 
 Route = Literal["api", "self_hosted"]
-LineType = Literal["input_cache_hit", "input_cache_miss", "output", "credit", "tax", "other"]
+LineType = Literal[
+    "input_cache_hit", "input_cache_miss", "input_cache_write", "output", "tool", "credit", "tax", "other"
+]
 ChargeKind = Literal["on_demand", "reserved", "other"]
 OpexCategory = Literal[
     "platform_engineering",
@@ -47,7 +49,18 @@ OpexCategory = Literal[
 ]
 
 ROUTES: tuple[str, ...] = ("api", "self_hosted")
-LINE_TYPES: tuple[str, ...] = ("input_cache_hit", "input_cache_miss", "output", "credit", "tax", "other")
+LINE_TYPES: tuple[str, ...] = (
+    "input_cache_hit",
+    "input_cache_miss",
+    "input_cache_write",
+    "output",
+    "tool",
+    "credit",
+    "tax",
+    "other",
+)
+#: Provider service tiers a request is billed at (prices are keyed by them).
+SERVICE_TIERS: tuple[str, ...] = ("standard", "batch", "flex", "priority")
 CHARGE_KINDS: tuple[str, ...] = ("on_demand", "reserved", "other")
 CHARGE_UNITS: tuple[str, ...] = ("node_hour", "gpu_hour")
 OPEX_CATEGORIES: tuple[str, ...] = (
@@ -111,7 +124,31 @@ class Request(Provenance, table=True):
     reasoning_tokens: int = Field(
         sa_type=BigInteger, nullable=False, description="Hidden reasoning tokens, billed at the output rate."
     )
-    latency_ms: int = Field(sa_type=BigInteger, nullable=False, description="Wall time of the request in milliseconds.")
+    cache_write_5m_input_tokens: int = Field(
+        default=0,
+        sa_type=BigInteger,
+        description="Prompt tokens written to the provider's prompt cache with a 5-minute lifetime (Anthropic, "
+        "Bedrock); priced at the 5-minute cache-write rate, never as cache-miss input. Default 0.",
+    )
+    cache_write_1h_input_tokens: int = Field(
+        default=0,
+        sa_type=BigInteger,
+        description="Prompt tokens written to the prompt cache with a 1-hour lifetime; priced at the 1-hour "
+        "cache-write rate. Default 0.",
+    )
+    web_search_calls: int = Field(
+        default=0, sa_type=BigInteger, description="Web searches the request ran, billed per call. Default 0."
+    )
+    service_tier: str = Field(
+        default="standard",
+        description="Service tier the request was billed at: standard (default), batch, flex or priority.",
+    )
+    latency_ms: int | None = Field(
+        default=None,
+        sa_type=BigInteger,
+        description="Wall time of the request in milliseconds. Optional on api rows (response bodies carry none: "
+        "left out of latency percentiles and SLO checks, counted as latency_unknown); self_hosted rows need it.",
+    )
     status: str = Field(nullable=False, description="'ok', 'error', 'timeout', ...: how the request ended.")
     accepted: bool | None = Field(
         default=None,
@@ -180,6 +217,18 @@ class Price(Provenance, table=True):
     effective_from: datetime = Field(
         primary_key=True, sa_type=DateTime, description="First instant the price applies, UTC."
     )
+    service_tier: str = Field(
+        primary_key=True,
+        default="standard",
+        description="Service tier the price applies to: standard (default), batch, flex or priority.",
+    )
+    min_input_tokens: int = Field(
+        primary_key=True,
+        default=0,
+        sa_type=BigInteger,
+        description="Long-context tier: the price applies to requests with at least this many input tokens (hit + "
+        "miss + cache writes); the row with the largest one not above the request's input wins. Default 0.",
+    )
     effective_to: datetime | None = Field(
         default=None,
         sa_type=DateTime,
@@ -191,8 +240,21 @@ class Price(Provenance, table=True):
     cache_miss_input_per_million: Decimal = Field(
         sa_type=PricePerMillion, nullable=False, description="USD per 1M cache-miss input tokens."
     )
+    cache_write_5m_per_million: Decimal | None = Field(
+        default=None,
+        sa_type=PricePerMillion,
+        description="Per 1M tokens written to the cache with a 5-minute lifetime; empty = the cache-miss price.",
+    )
+    cache_write_1h_per_million: Decimal | None = Field(
+        default=None,
+        sa_type=PricePerMillion,
+        description="Per 1M tokens written to the cache with a 1-hour lifetime; empty = the cache-miss price.",
+    )
     output_per_million: Decimal = Field(
         sa_type=PricePerMillion, nullable=False, description="USD per 1M output (and reasoning) tokens."
+    )
+    web_search_per_call: Decimal | None = Field(
+        default=0, sa_type=PricePerMillion, description="Per web search call (not per token). Default 0."
     )
     currency: str = Field(nullable=False, description="ISO currency code (USD).")
 

@@ -38,7 +38,8 @@ def load(ledger, name: str, options: IngestOptions = IngestOptions()):
         for r in ledger.rows(
             f"SELECT request_id, task_id, attempt, route, provider, cluster_id, model, status, latency_ms, team, "
             f"accepted, "
-            f"started_at, {TOKENS} FROM raw.requests"
+            f"started_at, service_tier, web_search_calls, cache_write_5m_input_tokens, cache_write_1h_input_tokens, "
+            f"{TOKENS} FROM raw.requests"
         )
     }
     quarantine = ledger.rows("SELECT line, reason FROM meta.quarantine ORDER BY line")
@@ -96,8 +97,13 @@ def test_openai_responses_api(ledger):
 def test_anthropic_messages(ledger):
     result, rows, q = load(ledger, "anthropic.jsonl")
     assert result.rows_loaded == 2 and q == []
-    # input_tokens 50 EXCLUDES cache reads (1000) and writes (200): hit 1000, miss 50 + 200 = 250; output 400
-    assert tokens(rows["gw-ant-1"]) == (1000, 250, 400, 0)
+    # input_tokens 50 EXCLUDES cache reads (1000) and writes (200): hit 1000, miss 50, output 400, and the bare
+    # cache_creation_input_tokens 200 is a 5-minute cache write (priced at its own rate, not as a miss)
+    assert tokens(rows["gw-ant-1"]) == (1000, 50, 400, 0)
+    assert (rows["gw-ant-1"]["cache_write_5m_input_tokens"], rows["gw-ant-1"]["cache_write_1h_input_tokens"]) == (
+        200,
+        0,
+    )
     assert rows["gw-ant-1"]["provider"] == "anthropic" and rows["gw-ant-1"]["route"] == "api"
     assert tokens(rows["gw-ant-2"]) == (0, 700, 30, 0) and rows["gw-ant-2"]["attempt"] == 2
 
@@ -237,9 +243,13 @@ def test_anthropic_input_excludes_cache(inp, read, write, out):
             "output_tokens": out,
         }
     )
-    # every input token is counted exactly once: reads are hits, the rest (incl. cache writes) misses
-    assert t["cache_hit_input_tokens"] == read
-    assert t["cache_hit_input_tokens"] + t["cache_miss_input_tokens"] == inp + read + write
+    # every input token is counted exactly once: reads are hits, input_tokens misses, writes 5-minute writes
+    assert (t["cache_hit_input_tokens"], t["cache_miss_input_tokens"], t["cache_write_5m_input_tokens"]) == (
+        read,
+        inp,
+        write,
+    )
+    assert t["cache_write_1h_input_tokens"] == 0
     assert t["output_tokens"] == out and t["reasoning_tokens"] == 0
 
 
@@ -306,3 +316,46 @@ def test_detection():
     assert detect({"meta_info": {"prompt_tokens": 1}}) == "sglang"
     assert detect({"cache_hit_input_tokens": 1}) == "canonical"
     assert detect({"foo": 1}) is None
+
+
+@given(inp=counts, read=counts, w5=counts, w1=counts, searches=counts)
+def test_anthropic_cache_writes_by_lifetime_and_web_searches(inp, read, w5, w1, searches):
+    usage = {
+        "input_tokens": inp,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": w5 + w1,
+        "cache_creation": {"ephemeral_5m_input_tokens": w5, "ephemeral_1h_input_tokens": w1},
+        "output_tokens": 7,
+        "server_tool_use": {"web_search_requests": searches},
+    }
+    t = tokens_anthropic(usage)
+    assert (t["cache_write_5m_input_tokens"], t["cache_write_1h_input_tokens"], t["web_search_calls"]) == (
+        w5,
+        w1,
+        searches,
+    )
+    # the four input columns add up to everything Anthropic billed as input, each token once
+    assert (
+        sum(
+            t[c]
+            for c in (
+                "cache_hit_input_tokens",
+                "cache_miss_input_tokens",
+                "cache_write_5m_input_tokens",
+                "cache_write_1h_input_tokens",
+            )
+        )
+        == inp + read + w5 + w1
+    )
+
+
+def test_anthropic_cache_creation_total_that_disagrees_with_its_parts_is_a_mapping_error():
+    from pipeline.logformats import MappingError
+
+    usage = {
+        "input_tokens": 1,
+        "cache_creation_input_tokens": 10,
+        "cache_creation": {"ephemeral_5m_input_tokens": 3, "ephemeral_1h_input_tokens": 4},
+    }  # 3 + 4 != 10
+    with pytest.raises(MappingError, match=r"cache_creation_input_tokens \(10\) is not ephemeral_5m \+ ephemeral_1h"):
+        tokens_anthropic(usage)

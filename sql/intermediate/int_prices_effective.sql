@@ -1,30 +1,74 @@
--- grain: one row per provider x model x effective_from
+-- grain: one row per provider x model x service_tier x min_input_tokens x valid_from (a price band in force over a span of time)
 -- materialized: table
--- unique_key: provider, model, effective_from
--- description: Each price with the instant it stops applying: its effective_to, else the next price's effective_from, else never. A price whose range overlaps an earlier-loaded one of the same provider and model is left out (ingest quarantines such rows; this keeps a ledger loaded before that check buildable), so no request ever matches two prices.
+-- unique_key: provider, model, service_tier, min_input_tokens, valid_from
+-- description: The prices in force, as bands a request matches by equality and ranges: for each (provider, model, service_tier), time is cut at every instant a price starts or stops; within each span, each min_input_tokens level in force covers input token counts from its min_input_tokens up to the next level's (the long-context tiers). A price runs from effective_from to its effective_to, else the next price of the same level, else forever. A price whose range overlaps an earlier-loaded one of the same level is left out (ingest quarantines such rows; this keeps a ledger loaded before that check buildable), so no request ever matches two prices.
+-- column valid_from: First instant of the span (inclusive).
+-- column valid_until: End of the span (exclusive).
+-- column max_input_tokens: The band covers requests with min_input_tokens <= input tokens < max_input_tokens.
+-- column effective_from: When the price row itself took effect (its key in the price catalogue).
 WITH overlapping AS (
-    SELECT DISTINCT CASE WHEN a.loaded_seq >= b.loaded_seq THEN a.effective_from ELSE b.effective_from END AS effective_from,
-        a.provider, a.model
+    SELECT DISTINCT
+        a.provider,
+        a.model,
+        a.service_tier,
+        a.min_input_tokens,
+        CASE WHEN a.loaded_seq >= b.loaded_seq THEN a.effective_from ELSE b.effective_from END AS effective_from
     FROM staging.stg_ledger__prices AS a
-    JOIN staging.stg_ledger__prices AS b
-        ON a.provider = b.provider AND a.model = b.model AND a.effective_from < b.effective_from
-        AND a.effective_to > b.effective_from
+    INNER JOIN staging.stg_ledger__prices AS b
+        ON
+            a.provider = b.provider AND a.model = b.model AND a.service_tier = b.service_tier
+            AND a.min_input_tokens = b.min_input_tokens AND a.effective_from < b.effective_from
+            AND a.effective_to > b.effective_from
 ),
-kept AS (
-    SELECT p.*
+levels AS (
+    SELECT
+        p.* EXCLUDE (loaded_seq, effective_to),  -- noqa: RF02
+        coalesce(
+            p.effective_to,
+            lead(p.effective_from) OVER (
+                PARTITION BY p.provider, p.model, p.service_tier, p.min_input_tokens ORDER BY p.effective_from
+            ),
+            TIMESTAMP '9999-12-31 00:00:00'
+        ) AS effective_until
     FROM staging.stg_ledger__prices AS p
-    ANTI JOIN overlapping USING (provider, model, effective_from)
+    ANTI JOIN overlapping USING (provider, model, service_tier, min_input_tokens, effective_from)
+),
+instants AS (
+    SELECT DISTINCT provider, model, service_tier, unnest([effective_from, effective_until]) AS t
+    FROM levels
+),
+spans AS (
+    SELECT
+        provider,
+        model,
+        service_tier,
+        t AS valid_from,
+        lead(t) OVER (PARTITION BY provider, model, service_tier ORDER BY t) AS valid_until
+    FROM instants
 )
 SELECT
-    provider,
-    model,
-    effective_from,
+    l.provider,
+    l.model,
+    l.service_tier,
+    l.min_input_tokens,
     coalesce(
-        effective_to,
-        lead(effective_from) OVER (PARTITION BY provider, model ORDER BY effective_from),
-        TIMESTAMP '9999-12-31 00:00:00'
-    ) AS effective_until,
-    cache_hit_input_per_million,
-    cache_miss_input_per_million,
-    output_per_million
-FROM kept
+        lead(l.min_input_tokens) OVER (
+            PARTITION BY l.provider, l.model, l.service_tier, s.valid_from ORDER BY l.min_input_tokens
+        ),
+        9223372036854775807
+    ) AS max_input_tokens,
+    s.valid_from,
+    s.valid_until,
+    l.effective_from,
+    l.cache_hit_input_per_million,
+    l.cache_miss_input_per_million,
+    l.cache_write_5m_per_million,
+    l.cache_write_1h_per_million,
+    l.output_per_million,
+    l.web_search_per_call
+FROM spans AS s
+INNER JOIN levels AS l
+    ON
+        s.provider = l.provider AND s.model = l.model AND s.service_tier = l.service_tier
+        AND l.effective_from <= s.valid_from AND s.valid_until <= l.effective_until
+WHERE s.valid_until IS NOT NULL

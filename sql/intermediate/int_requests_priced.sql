@@ -5,53 +5,75 @@
 -- input requests_new: staging.stg_ledger__requests
 -- months_touched: month, CAST(date_trunc('month', ended_at - INTERVAL 1 MICROSECOND) AS DATE)
 -- unique_key: request_id
--- description: Every request priced once. API requests at their own provider's price in force at started_at (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
+-- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 keyed AS (
-    -- the price row that applies: own provider and model for api rows, the reference ones for self-hosted rows
+    -- the price row that applies: own provider and model for api rows, the reference ones for self-hosted rows;
+    -- the request's service tier; the long-context band of its input tokens (hit + miss + cache writes)
     SELECT
         r.*,
         CASE WHEN r.route = 'api' THEN r.provider ELSE s.reference_api_provider END AS price_provider,
-        CASE WHEN r.route = 'api' THEN r.model ELSE s.reference_api_model END AS price_model
+        CASE WHEN r.route = 'api' THEN r.model ELSE s.reference_api_model END AS price_model,
+        r.cache_hit_input_tokens + r.cache_miss_input_tokens + r.cache_write_5m_input_tokens
+        + r.cache_write_1h_input_tokens AS input_tokens
     FROM scoped.requests_new AS r
     CROSS JOIN settings AS s
 ),
 matched AS (
     SELECT
-        r.* EXCLUDE (price_provider, price_model),  -- noqa: RF02
+        r.* EXCLUDE (price_provider, price_model, input_tokens),  -- noqa: RF02
         p.cache_hit_input_per_million,
         p.cache_miss_input_per_million,
+        p.cache_write_5m_per_million,
+        p.cache_write_1h_per_million,
         p.output_per_million,
+        p.web_search_per_call,
+        p.min_input_tokens AS price_min_input_tokens,
         p.provider AS priced_provider,
         p.effective_from AS price_effective_from
     FROM keyed AS r
     LEFT JOIN intermediate.int_prices_effective AS p
-        ON p.provider = r.price_provider
-        AND p.model = r.price_model
-        AND r.started_at >= p.effective_from
-        AND r.started_at < p.effective_until
+        ON
+            r.price_provider = p.provider
+            AND r.price_model = p.model
+            AND r.service_tier = p.service_tier
+            AND r.started_at >= p.valid_from
+            AND r.started_at < p.valid_until
+            AND r.input_tokens >= p.min_input_tokens
+            AND r.input_tokens < p.max_input_tokens
 ),
 costed AS (
     SELECT
         *,
-        -- DOMAIN.md: hit x price_hit / 1e6 + miss x price_miss / 1e6 + (output + reasoning) x price_out / 1e6, exact at scale 12
+        -- DOMAIN.md: (hit x price_hit + miss x price_miss + write_5m x price_write_5m + write_1h x price_write_1h
+        -- + (output + reasoning) x price_out) / 1e6 + web_search_calls x price_per_search, exact at scale 12
         CAST(
-            CAST(cache_hit_input_tokens AS DECIMAL(20, 0)) * cache_hit_input_per_million * CAST(0.000001 AS DECIMAL(7, 6))
-            + CAST(cache_miss_input_tokens AS DECIMAL(20, 0)) * cache_miss_input_per_million * CAST(0.000001 AS DECIMAL(7, 6))
-            + CAST(output_tokens + reasoning_tokens AS DECIMAL(20, 0)) * output_per_million * CAST(0.000001 AS DECIMAL(7, 6))
+            (
+                CAST(cache_hit_input_tokens AS DECIMAL(20, 0)) * cache_hit_input_per_million
+                + CAST(cache_miss_input_tokens AS DECIMAL(20, 0)) * cache_miss_input_per_million
+                + CAST(cache_write_5m_input_tokens AS DECIMAL(20, 0)) * cache_write_5m_per_million
+                + CAST(cache_write_1h_input_tokens AS DECIMAL(20, 0)) * cache_write_1h_per_million
+                + CAST(output_tokens + reasoning_tokens AS DECIMAL(20, 0)) * output_per_million
+            ) * CAST(0.000001 AS DECIMAL(7, 6))
+            + CAST(web_search_calls AS DECIMAL(20, 0)) * web_search_per_call
             AS DECIMAL(38, 12)
         ) AS priced_cost_usd
     FROM matched
 )
 SELECT
     request_id, task_id, attempt, started_at, ended_at, month, route, provider, cluster_id, model,
-    cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reasoning_tokens,
+    cache_hit_input_tokens, cache_miss_input_tokens, cache_write_5m_input_tokens, cache_write_1h_input_tokens,
+    output_tokens, reasoning_tokens, web_search_calls, service_tier,
     latency_ms, status, accepted, team, source_file_hash,
     priced_provider IS NOT NULL AS is_priced,
     price_effective_from,
+    price_min_input_tokens,
     cache_hit_input_per_million,
     cache_miss_input_per_million,
+    cache_write_5m_per_million,
+    cache_write_1h_per_million,
     output_per_million,
+    web_search_per_call,
     CASE WHEN route = 'api' THEN priced_cost_usd END AS metered_cost_usd,
     CASE WHEN route = 'self_hosted' THEN priced_cost_usd END AS api_equivalent_cost_usd
 FROM costed

@@ -3,7 +3,7 @@
 -- incremental: months
 -- input requests_of_months: intermediate.int_requests_priced
 -- unique_key: month, route
--- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles (DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). Incremental: only months touched by new data are recomputed.
+-- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles over the requests with a latency (latency_unknown counts the others; DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). Incremental: only months touched by new data are recomputed.
 WITH volume AS (
     SELECT
         month,
@@ -13,7 +13,11 @@ WITH volume AS (
         sum(cache_miss_input_tokens) AS cache_miss_input_tokens,
         sum(output_tokens) AS output_tokens,
         sum(reasoning_tokens) AS reasoning_tokens,
-        count(*) FILTER (WHERE route = 'api' AND NOT is_priced) AS unpriced_requests
+        sum(cache_write_5m_input_tokens) AS cache_write_5m_input_tokens,
+        sum(cache_write_1h_input_tokens) AS cache_write_1h_input_tokens,
+        sum(web_search_calls) AS web_search_calls,
+        count(*) FILTER (WHERE route = 'api' AND NOT is_priced) AS unpriced_requests,
+        count(*) FILTER (WHERE latency_ms IS NULL) AS latency_unknown
     FROM scoped.requests_of_months
     GROUP BY month, route
 ),

@@ -15,13 +15,17 @@
 -- column cost_usd: The route's monthly cost in USD (exact DECIMAL), including review cost.
 -- column cost_basis: api: 'invoice' (every provider's invoice loaded), 'metered' (none), 'mixed' (some). self_hosted: 'cluster_billing'.
 -- column cost_per_accepted_task_usd: cost_usd / accepted_tasks, rounded to 1e-12; NULL when no task was accepted.
--- column p50_latency_ms: Median request latency in ms (all requests of the route-month).
+-- column p50_latency_ms: Median request latency in ms (the route-month's requests with a latency).
 -- column p95_latency_ms: 95th percentile request latency in ms.
 -- column latency_violations: Tasks judged accepted whose accepted attempt was slower than the route's SLO (not counted as accepted).
 -- column review_cost_usd: Human review cost included in cost_usd (review minutes x review rate).
 -- column unpriced_requests: API requests with no price for their provider, model and time (excluded from metered cost, never priced at 0).
 -- column acceptance_rate: accepted_tasks / tasks; NULL without tasks.
 -- column retry_rate: extra attempts per task: requests / tasks - 1; NULL without tasks.
+-- column latency_unknown: Requests logged without a latency (api response bodies carry none): left out of the percentiles and the SLO check.
+-- column cache_write_5m_input_tokens: Prompt tokens written to a provider's cache with a 5-minute lifetime.
+-- column cache_write_1h_input_tokens: Prompt tokens written to a provider's cache with a 1-hour lifetime.
+-- column web_search_calls: Web searches the route's requests ran (billed per call).
 WITH routes AS (
     SELECT m.month, r.route
     FROM intermediate.int_months_spined AS m
@@ -73,7 +77,11 @@ costed AS (
         v.p95_latency_ms,
         coalesce(o.latency_violations, 0) AS latency_violations,
         CAST(coalesce(o.review_cost_usd, 0) AS DECIMAL(38, 12)) AS review_cost_usd,
-        coalesce(v.unpriced_requests, 0) AS unpriced_requests
+        coalesce(v.unpriced_requests, 0) AS unpriced_requests,
+        coalesce(v.latency_unknown, 0) AS latency_unknown,
+        coalesce(v.cache_write_5m_input_tokens, 0) AS cache_write_5m_input_tokens,
+        coalesce(v.cache_write_1h_input_tokens, 0) AS cache_write_1h_input_tokens,
+        coalesce(v.web_search_calls, 0) AS web_search_calls
     FROM routes AS r
     LEFT JOIN volume AS v USING (month, route)
     LEFT JOIN outcomes AS o USING (month, route)
@@ -100,5 +108,9 @@ SELECT
     review_cost_usd,
     unpriced_requests,
     CASE WHEN tasks > 0 THEN accepted_tasks / tasks END AS acceptance_rate,
-    CASE WHEN tasks > 0 THEN requests / tasks - 1 END AS retry_rate
+    CASE WHEN tasks > 0 THEN requests / tasks - 1 END AS retry_rate,
+    latency_unknown,
+    cache_write_5m_input_tokens,
+    cache_write_1h_input_tokens,
+    web_search_calls
 FROM costed

@@ -87,7 +87,7 @@ token_cost AS (
         route,
         sum(a_all_miss_usd) AS a_usd,
         sum(b_hit_saving_usd) AS b_usd,
-        sum(c_output_usd) AS c_usd,
+        sum(c_not_read_input_usd) AS c_usd,
         sum(CASE WHEN route = 'api' THEN metered_usd ELSE api_equivalent_usd END) AS measured_usd
     FROM intermediate.int_requests_monthly
     WHERE requests > unpriced_requests

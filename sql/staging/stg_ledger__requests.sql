@@ -2,7 +2,7 @@
 -- materialized: view
 -- unique_key: request_id
 -- key_enforced_by: ingest (meta.key_index: a row whose key is loaded already is quarantined)
--- description: Requests as loaded, with month and end time derived (rename, cast, unit conversion only).
+-- description: Requests as loaded, with month and end time derived (rename, cast, unit conversion only). ended_at is NULL when latency_ms is (api rows may lack it).
 SELECT
     request_id,
     task_id,
@@ -16,8 +16,12 @@ SELECT
     model,
     cache_hit_input_tokens,
     cache_miss_input_tokens,
+    cache_write_5m_input_tokens,
+    cache_write_1h_input_tokens,
     output_tokens,
     reasoning_tokens,
+    web_search_calls,
+    service_tier,
     latency_ms,
     status,
     accepted,
