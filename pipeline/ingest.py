@@ -34,7 +34,7 @@ from pipeline.logformats import LogMapping, sniff
 from pipeline.readers import FileRejected, Limits, ReadResult, detect_format, limited, read_file, read_request_log
 from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name
 from schemas.expectations import SPECIAL_FORMATS, Bounds, suites
-from schemas.tables import KINDS, READ_OPTIONS, ReadOptions
+from schemas.tables import FX_DATE_COLUMNS, KINDS, LEDGER_CURRENCY, READ_OPTIONS, ReadOptions
 
 if TYPE_CHECKING:
     from pipeline.store import Store
@@ -241,6 +241,8 @@ def ingest_file(
         )
         if kind == "prices":
             _quarantine_price_overlaps(con)
+        if kind in FX_DATE_COLUMNS:
+            _quarantine_without_rate(con, FX_DATE_COLUMNS[kind])
         crashpoint("ingest.validated")
         total, quarantined = con.execute(
             "SELECT (SELECT count(*) FROM flags), (SELECT count(*) FROM verdicts)"
@@ -413,6 +415,25 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
         con.unregister("incoming_arrow")
     for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
         con.execute(f"DROP TABLE IF EXISTS {temp}")
+
+
+def _quarantine_without_rate(con: duckdb.DuckDBPyConnection, date_column: str) -> None:
+    """Quarantine the file's rows in a currency other than USD that has no ``fx`` rate on or before the row's
+    date: an amount is never converted at 1."""
+    con.execute(
+        f"""
+        INSERT INTO verdicts
+        SELECT f._line,
+               'no fx rate for ' || f.currency || ' on or before ' || CAST(CAST(f."{date_column}" AS DATE) AS VARCHAR)
+               || ' (load one as an fx file: currency, date, usd_per_unit); an amount is never converted at 1',
+               'currency'
+        FROM flags AS f
+        WHERE NOT f._bad AND f._line NOT IN (SELECT _line FROM verdicts) AND f.currency <> ?
+          AND NOT EXISTS (SELECT 1 FROM raw.fx AS x
+                          WHERE x.currency = f.currency AND x.date <= CAST(f."{date_column}" AS DATE))
+    """,
+        [LEDGER_CURRENCY],
+    )
 
 
 def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:

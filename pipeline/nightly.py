@@ -23,8 +23,10 @@ from pipeline.settings import Settings
 from pipeline.store import Store
 from schemas.tables import KINDS
 
-#: Load order inside a landing folder: reference data first (cosmetic: the build runs after all loads).
+#: Load order inside a landing folder: reference data first (exchange rates before the amounts they convert,
+#: which ingest checks have a rate; otherwise cosmetic: the build runs after all loads).
 KIND_ORDER = (
+    "fx",
     "prices",
     "hardware",
     "cluster-charges",

@@ -29,7 +29,6 @@ from schemas.tables import (
     KINDS,
     CHARGE_KINDS,
     CHARGE_UNITS,
-    CURRENCIES,
     FOCUS_CHARGE_CATEGORIES,
     LINE_TYPES,
     OPEX_CATEGORIES,
@@ -139,15 +138,6 @@ def _in_set(name: str, column: str, values: tuple[str, ...]) -> Check:
     )
 
 
-def _currency() -> Check:
-    return Check(
-        "currency_known",
-        "ExpectColumnValuesToBeInSet",
-        {"column": "currency", "value_set": list(CURRENCIES)},
-        f"currency is not one of {', '.join(CURRENCIES)} (no exchange rate is loaded)",
-    )
-
-
 def _not_future(column: str) -> Check:
     return Check(
         f"{column}_not_in_future",
@@ -214,7 +204,6 @@ SUITES: dict[str, list[Check]] = {
         _in_set("line_type_known", "line_type", LINE_TYPES),
         _after("period_ordered", "period_end", "period_start", False, "period_end is not after period_start"),
         *_non_negative("quantity", "unit_price_per_million"),
-        _currency(),
     ],
     "prices": [
         _in_set("service_tier_known", "service_tier", SERVICE_TIERS),
@@ -230,14 +219,12 @@ SUITES: dict[str, list[Check]] = {
         _after(
             "effective_ordered", "effective_to", "effective_from", False, "effective_to is not after effective_from"
         ),
-        _currency(),
     ],
     "cluster-charges": [
         _in_set("kind_known", "kind", CHARGE_KINDS),
         _in_set("unit_known", "unit", CHARGE_UNITS),
         _after("charge_ordered", "charge_end", "charge_start", False, "charge_end is not after charge_start"),
         *_non_negative("quantity", "unit_price"),
-        _currency(),
     ],
     "hardware": [
         *_non_negative("purchase_price", "salvage_value"),
@@ -251,11 +238,17 @@ SUITES: dict[str, list[Check]] = {
         _after(
             "retired_after_service", "retired_date", "in_service_date", True, "retired_date is before in_service_date"
         ),
-        _currency(),
     ],
     "opex": [
         _in_set("category_known", "category", OPEX_CATEGORIES),
-        _currency(),
+    ],
+    "fx": [
+        Check(
+            "usd_per_unit_positive",
+            "ExpectColumnValuesToBeBetween",
+            {"column": "usd_per_unit", "min_value": 0, "strict_min": True},
+            "usd_per_unit is not above 0",
+        ),
     ],
     "load-tests": [
         Check(
@@ -284,7 +277,6 @@ SUITES: dict[str, list[Check]] = {
             True,
             "charge_period_end is before charge_period_start",
         ),
-        _currency(),
     ],
 }
 
@@ -297,7 +289,7 @@ SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices", "focus"})
 
 #: Kinds whose rows are restated by key: a later-loaded row with the same natural key replaces the
 #: earlier one (not a conflict), and a file of the same name with new content is a correction, not a conflict.
-RESTATING_KINDS: frozenset[str] = frozenset({"prices"})
+RESTATING_KINDS: frozenset[str] = frozenset({"prices", "fx"})
 
 
 @dataclass(frozen=True)

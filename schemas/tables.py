@@ -73,8 +73,9 @@ OPEX_CATEGORIES: tuple[str, ...] = (
     "on_call",
     "other",
 )
-#: Currencies the ledger accepts. Everything is USD until an exchange-rate source lands.
-CURRENCIES: tuple[str, ...] = ("USD",)
+#: The ledger's currency: amounts in any other convert through the ``fx`` kind (a row without a rate on or before
+#: its date is quarantined, never converted at 1).
+LEDGER_CURRENCY = "USD"
 
 
 class Provenance(SQLModel):
@@ -485,6 +486,32 @@ class LoadTestPoint(Provenance, table=True):
 
 
 #: ingest kind (CLI name) -> table class
+_date = date  # the fx table has a column named ``date``
+
+
+class FxRate(Provenance, table=True):
+    """An exchange rate: USD per unit of a currency, in force from its date until the currency's next rate."""
+
+    __tablename__ = "fx"
+
+    currency: str = Field(primary_key=True, description="ISO currency code, e.g. CNY or EUR.")
+    date: _date = Field(primary_key=True, sa_type=Date, description="The date the rate is for (in force from then on).")
+    usd_per_unit: Decimal = Field(
+        sa_type=Money, nullable=False, description="US dollars per one unit of the currency (e.g. 0.138912 for CNY)."
+    )
+
+
+#: For each kind with money in a ``currency``: the column whose date picks the exchange rate (the latest ``fx``
+#: date on or before it). Prices are converted per request, at the request's date (this one only has to have a rate).
+FX_DATE_COLUMNS: dict[str, str] = {
+    "prices": "effective_from",
+    "invoices": "period_start",
+    "cluster-charges": "charge_start",
+    "hardware": "in_service_date",
+    "opex": "month",
+    "focus": "charge_period_start",
+}
+
 KINDS: dict[str, type[SQLModel]] = {
     "requests": Request,
     "outcomes": Outcome,
@@ -495,4 +522,5 @@ KINDS: dict[str, type[SQLModel]] = {
     "opex": OpexLine,
     "focus": FocusCharge,
     "load-tests": LoadTestPoint,
+    "fx": FxRate,
 }

@@ -33,7 +33,10 @@ app = typer.Typer(rich_help_panel="Load and build")
 @app.command(rich_help_panel="Load and build")
 def ingest(
     kind: Annotated[
-        str, typer.Argument(help="requests, outcomes, invoices, prices, cluster-charges, hardware, opex or focus.")
+        str,
+        typer.Argument(
+            help="requests, outcomes, invoices, prices, fx, cluster-charges, hardware, opex, focus or load-tests."
+        ),
     ],
     files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
     db: DbOpt = None,
@@ -51,7 +54,7 @@ def ingest(
 ) -> None:
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
 
-    KIND: requests, outcomes, invoices, prices, cluster-charges, hardware, opex, focus (FOCUS 1.0-1.2).
+    KIND: requests, outcomes, invoices, prices, fx, cluster-charges, hardware, opex, focus (FOCUS 1.0-1.2), load-tests.
     """
     from pipeline.logformats import LOG_FORMATS
 
@@ -101,7 +104,7 @@ def nightly(
         Path,
         typer.Argument(
             help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, "
-            "hardware/, opex/, focus/."
+            "hardware/, opex/, focus/, load-tests/, fx/."
         ),
     ],
     db: DbOpt = None,

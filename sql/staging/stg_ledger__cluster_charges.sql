@@ -1,16 +1,17 @@
 -- grain: one row per cluster charge
 -- materialized: view
 -- unique_key: charge_id
--- description: Cluster charges as loaded, with their length in seconds.
+-- description: Cluster charges as loaded, with their length in seconds. Amounts in another currency are converted to USD at the fx rate of the charge start.
 SELECT
-    charge_id,
-    cluster_id,
-    charge_start,
-    charge_end,
-    date_diff('second', charge_start, charge_end) AS charge_seconds,
-    kind,
-    quantity,
-    unit,
-    unit_price,
-    amount AS amount_usd
-FROM raw.cluster_charges
+    t.charge_id,
+    t.cluster_id,
+    t.charge_start,
+    t.charge_end,
+    date_diff('second', t.charge_start, t.charge_end) AS charge_seconds,
+    t.kind,
+    t.quantity,
+    t.unit,
+    t.unit_price,
+    CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd
+FROM raw.cluster_charges AS t
+ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.charge_start AS DATE) >= fx.date

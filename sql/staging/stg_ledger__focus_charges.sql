@@ -1,24 +1,26 @@
 -- grain: one row per FOCUS billing row per loaded export
 -- materialized: view
 -- unique_key: source_file_hash, source_line
--- description: FOCUS cloud billing rows as loaded (BilledCost = cash cost, EffectiveCost = amortised cost), with the length of their charge period.
+-- description: FOCUS cloud billing rows as loaded (BilledCost = cash cost, EffectiveCost = amortised cost), with the length of their charge period. Costs in another billing currency are converted to USD at the fx rate of the charge period start.
 SELECT
-    source_file_hash,
-    source_line,
-    coalesce(billing_account_id, '') AS billing_account_id,
-    provider_name,
-    coalesce(billing_period_start, CAST(date_trunc('month', charge_period_start) AS TIMESTAMP)) AS billing_period_start,
-    charge_period_start,
-    charge_period_end,
-    date_diff('second', charge_period_start, charge_period_end) AS charge_seconds,
-    charge_category,
-    charge_class,
-    charge_frequency,
-    pricing_category,
-    resource_id,
-    service_name,
-    service_category,
-    billed_cost AS billed_cost_usd,
-    effective_cost AS effective_cost_usd,
-    tags
-FROM raw.focus_charges
+    t.source_file_hash,
+    t.source_line,
+    coalesce(t.billing_account_id, '') AS billing_account_id,
+    t.provider_name,
+    coalesce(t.billing_period_start, CAST(date_trunc('month', t.charge_period_start) AS TIMESTAMP)) AS billing_period_start,
+    t.charge_period_start,
+    t.charge_period_end,
+    date_diff('second', t.charge_period_start, t.charge_period_end) AS charge_seconds,
+    t.charge_category,
+    t.charge_class,
+    t.charge_frequency,
+    t.pricing_category,
+    t.resource_id,
+    t.service_name,
+    t.service_category,
+    CAST(t.billed_cost * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS billed_cost_usd,
+    CAST(t.effective_cost * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS effective_cost_usd,
+    t.tags
+FROM raw.focus_charges AS t
+ASOF LEFT JOIN staging.stg_ledger__fx AS fx
+    ON t.currency = fx.currency AND CAST(t.charge_period_start AS DATE) >= fx.date

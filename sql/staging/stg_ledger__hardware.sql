@@ -1,13 +1,14 @@
 -- grain: one row per owned asset
 -- materialized: view
 -- unique_key: asset_id
--- description: Owned hardware as loaded.
+-- description: Owned hardware as loaded. Prices in another currency are converted to USD at the fx rate of the in-service date.
 SELECT
-    asset_id,
-    cluster_id,
-    purchase_price AS purchase_price_usd,
-    coalesce(salvage_value, 0) AS salvage_value_usd,
-    in_service_date,
-    life_months,
-    retired_date
-FROM raw.hardware
+    t.asset_id,
+    t.cluster_id,
+    CAST(t.purchase_price * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS purchase_price_usd,
+    CAST(coalesce(t.salvage_value, 0) * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS salvage_value_usd,
+    t.in_service_date,
+    t.life_months,
+    t.retired_date
+FROM raw.hardware AS t
+ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.in_service_date AS DATE) >= fx.date

@@ -1,18 +1,19 @@
 -- grain: one row per invoice line per loaded export (a newer export of the period repeats its lines)
 -- materialized: view
 -- unique_key: provider, invoice_id, line_id, source_file_hash
--- description: Invoice lines as loaded; the month is the month the billed period starts in.
+-- description: Invoice lines as loaded; the month is the month the billed period starts in. Amounts in another currency are converted to USD at the fx rate of the period start (the latest on or before it).
 SELECT
-    provider,
-    invoice_id,
-    line_id,
-    period_start,
-    period_end,
-    CAST(date_trunc('month', period_start) AS DATE) AS month,
-    line_type,
-    model,
-    quantity,
-    unit_price_per_million,
-    amount AS amount_usd,
-    source_file_hash
-FROM raw.invoices
+    t.provider,
+    t.invoice_id,
+    t.line_id,
+    t.period_start,
+    t.period_end,
+    CAST(date_trunc('month', t.period_start) AS DATE) AS month,
+    t.line_type,
+    t.model,
+    t.quantity,
+    t.unit_price_per_million,
+    CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd,
+    t.source_file_hash
+FROM raw.invoices AS t
+ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.period_start AS DATE) >= fx.date

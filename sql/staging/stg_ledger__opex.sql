@@ -1,11 +1,12 @@
 -- grain: one row per month x cluster x category
 -- materialized: view
 -- unique_key: month, cluster_id, category
--- description: Operating costs as loaded; cluster_id NULL = shared by all clusters.
+-- description: Operating costs as loaded; cluster_id NULL = shared by all clusters. Amounts in another currency are converted to USD at the fx rate of the month's first day.
 SELECT
-    month,
-    nullif(cluster_id, '') AS cluster_id,
-    category,
-    amount AS amount_usd,
-    note
-FROM raw.opex
+    t.month,
+    nullif(t.cluster_id, '') AS cluster_id,
+    t.category,
+    CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd,
+    t.note
+FROM raw.opex AS t
+ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.month AS DATE) >= fx.date

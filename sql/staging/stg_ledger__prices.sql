@@ -1,7 +1,7 @@
 -- grain: one row per provider x model x service_tier x min_input_tokens x effective_from
 -- materialized: view
 -- unique_key: provider, model, service_tier, min_input_tokens, effective_from
--- description: The current price catalogue, USD per million tokens: for each key the latest-loaded row (a later price file restates a row by repeating its key; the earlier row stays in raw.prices). Cache-write prices default to the cache-miss price.
+-- description: The current price catalogue, per million tokens in the row's currency: for each key the latest-loaded row (a later price file restates a row by repeating its key; the earlier row stays in raw.prices). Cache-write prices default to the cache-miss price.
 -- column loaded_seq: Load order of the file the row came from (meta.loaded_files.load_seq).
 SELECT
     p.provider,
@@ -16,6 +16,7 @@ SELECT
     coalesce(p.cache_write_1h_per_million, p.cache_miss_input_per_million) AS cache_write_1h_per_million,
     p.output_per_million,
     p.web_search_per_call,
+    p.currency,
     f.load_seq AS loaded_seq
 FROM raw.prices AS p
 INNER JOIN meta.loaded_files AS f ON p.source_file_hash = f.file_hash

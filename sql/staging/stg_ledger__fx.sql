@@ -1,0 +1,11 @@
+-- grain: one row per currency x date
+-- materialized: view
+-- unique_key: currency, date
+-- description: Exchange rates, US dollars per unit of a currency, each in force from its date until the currency's next one: for each (currency, date) the latest-loaded row (a later fx file restates a rate by repeating its key).
+SELECT
+    x.currency,
+    x.date,
+    x.usd_per_unit
+FROM raw.fx AS x
+INNER JOIN meta.loaded_files AS f ON x.source_file_hash = f.file_hash
+QUALIFY row_number() OVER (PARTITION BY x.currency, x.date ORDER BY f.load_seq DESC, x.source_line DESC) = 1
