@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 import duckdb
 
+from pipeline.billing import BillingMapping, read_billing_export, sniff_billing
 from pipeline.catalog import UNDEDUPLICATED, key_hash_sql, refresh_raw_view, sql_literal
 from pipeline.faults import crashpoint
 from pipeline.lake import file_sha256, lake_damage, seal
@@ -52,9 +53,11 @@ class IngestOptions:
 
     gx_max_rows: int = 100_000
     log_format: str | None = None
-    """Request-log format for every file (None: the matching [[request_logs]] entry, else detected)."""
+    """Format of every file: a request-log format for requests, a billing export format for invoices (None: the
+    matching [[request_logs]] / [[billing_exports]] entry, else detected)."""
     log_mappings: tuple[LogMapping, ...] = ()
     load_test_mappings: tuple[LoadTestMapping, ...] = ()
+    billing_mappings: tuple[BillingMapping, ...] = ()
     bounds: Bounds = Bounds()
     """Plausibility bounds: values beyond them are quarantined."""
     max_line_bytes: int = 64 * 2**20
@@ -65,6 +68,9 @@ class IngestOptions:
 
     def load_test_mapping_for(self, path: Path) -> LoadTestMapping:
         return next((m for m in self.load_test_mappings if m.applies_to(path)), LoadTestMapping())
+
+    def billing_mapping_for(self, path: Path) -> BillingMapping:
+        return next((m for m in self.billing_mappings if m.applies_to(path)), BillingMapping())
 
 
 @dataclass(frozen=True)
@@ -574,6 +580,14 @@ def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions)
                 log_format = "canonical"
         if log_format != "canonical":
             return read_request_log(path, log_format, mapping, allowed)
+    if kind == "invoices":
+        b_mapping = options.billing_mapping_for(path)
+        fmt, gz = detect_format(path)
+        b_format = options.log_format or b_mapping.format
+        if b_format is None and fmt == "jsonl":
+            b_format = sniff_billing(_head_bytes(path, gz))
+        if b_format not in (None, "canonical"):
+            return read_billing_export(path, b_format, b_mapping.provider, allowed)
     if kind == "load-tests":
         lt_mapping = options.load_test_mapping_for(path)
         fmt, gz = detect_format(path)

@@ -187,6 +187,7 @@ class Run:
             log_format,
             settings.request_log_mappings,
             settings.load_test_mappings,
+            settings.billing_mappings,
             settings.bounds,
             settings.max_line_bytes,
             settings.max_file_bytes,

@@ -18,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
+from pipeline.billing import BILLING_FORMATS, BillingMapping
 from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
 from pipeline.logformats import LOG_FORMATS, LogMapping
 from pipeline.errors import CostledgerError
@@ -91,6 +92,10 @@ class Settings:
     load_test_mappings: tuple[LoadTestMapping, ...] = setting((), "[[load_tests]]")
     """[[load_tests]] entries: per file-name pattern, the format, cluster, sweep id and measurement time a benchmark
     result does not carry."""
+
+    billing_mappings: tuple[BillingMapping, ...] = setting((), "[[billing_exports]]")
+    """[[billing_exports]] entries: per file-name pattern, the export format (openai_costs, anthropic_costs) and the
+    provider its lines are invoices of."""
 
     gx_max_rows: int = setting(100_000, "validation.gx_max_rows")
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
@@ -307,18 +312,17 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             data = tomllib.loads(chosen.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{chosen}: not valid TOML: {exc}") from None
-        logs = data.pop("request_logs", [])
-        if not isinstance(logs, list):
-            raise SettingsError(f"{chosen}: request_logs must be an array of tables ([[request_logs]])")
-        values["request_log_mappings"] = tuple(
-            _log_mapping(entry, f"{chosen}: request_logs[{i}]") for i, entry in enumerate(logs)
-        )
-        tests = data.pop("load_tests", [])
-        if not isinstance(tests, list):
-            raise SettingsError(f"{chosen}: load_tests must be an array of tables ([[load_tests]])")
-        values["load_test_mappings"] = tuple(
-            _load_test_mapping(entry, f"{chosen}: load_tests[{i}]") for i, entry in enumerate(tests)
-        )
+        for toml_key, name, parse in (
+            ("request_logs", "request_log_mappings", _log_mapping),
+            ("load_tests", "load_test_mappings", _load_test_mapping),
+            ("billing_exports", "billing_mappings", _billing_mapping),
+        ):
+            entries = data.pop(toml_key, [])
+            if not isinstance(entries, list):
+                raise SettingsError(f"{chosen}: {toml_key} must be an array of tables ([[{toml_key}]])")
+            values[name] = tuple(parse(e, f"{chosen}: {toml_key}[{i}]") for i, e in enumerate(entries))
+            if entries:
+                origins[name] = f"{chosen}: [[{toml_key}]]"
         for section, table in data.items():
             if not isinstance(table, dict):
                 raise SettingsError(f"{chosen}: top-level key {section!r} must be a [section]")
@@ -329,10 +333,6 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
                     raise SettingsError(f"{chosen}: unknown setting {section}.{key} (known: {known})")
                 values[name] = _coerce(name, value, f"{chosen}: {section}.{key}")
                 origins[name] = f"{chosen}: {section}.{key}"
-        if logs:
-            origins["request_log_mappings"] = f"{chosen}: [[request_logs]]"
-        if tests:
-            origins["load_test_mappings"] = f"{chosen}: [[load_tests]]"
         source = str(chosen)
     env_db = os.environ.get("COSTLEDGER_DB")
     if env_db:
@@ -346,8 +346,8 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
 
 
 def _file_entry(entry: Any, where: str, cls: type, formats: tuple[str, ...]) -> dict[str, str]:
-    """The checks every per-file settings entry ([[request_logs]], [[load_tests]]) shares: a table of the
-    class's keys, non-empty strings, a known format."""
+    """The checks every per-file settings entry ([[request_logs]], [[load_tests]], [[billing_exports]]) shares: a
+    table of the class's keys, non-empty strings, a known format."""
     if not isinstance(entry, dict):
         raise SettingsError(f"{where}: must be a table")
     known = {f.name for f in fields(cls)}
@@ -379,6 +379,10 @@ def _load_test_mapping(entry: Any, where: str) -> LoadTestMapping:
         except ValueError:
             raise SettingsError(f"{where}: measured_at {entry['measured_at']!r} is not an ISO-8601 timestamp") from None
     return LoadTestMapping(**entry)
+
+
+def _billing_mapping(entry: Any, where: str) -> BillingMapping:
+    return BillingMapping(**_file_entry(entry, where, BillingMapping, BILLING_FORMATS))
 
 
 def _field_docs() -> dict[str, str]:
@@ -440,6 +444,11 @@ def example_toml() -> str:
         f'# format = "vllm_bench"  # one of {", ".join(LOAD_TEST_FORMATS)}',
         '# cluster_id = "k3-b200-01"',
         '# sweep_id = "2026-10-sweep"',
+        "",
+        "# [[billing_exports]]    # per provider billing export (read as invoices): format and provider",
+        '# match = "openai-costs-*.json"',
+        f'# format = "openai_costs" # one of {", ".join(BILLING_FORMATS)}',
+        '# provider = "openai"',
     ]
     return "\n".join(out) + "\n"
 

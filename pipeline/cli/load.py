@@ -46,8 +46,9 @@ def ingest(
         Optional[str],
         typer.Option(
             "--format",
-            help="requests only: canonical, openai_chat, openai_responses, anthropic, litellm, vllm or sglang. "
-            "Default: the settings' \\[\\[request_logs]] entry for the file, else detected from the content.",
+            help="requests: canonical, openai_chat, openai_responses, anthropic, litellm, vllm or sglang; invoices: "
+            "canonical, openai_costs or anthropic_costs. Default: the settings' \\[\\[request_logs]] or "
+            "\\[\\[billing_exports]] entry for the file, else detected from the content.",
             show_default=False,
         ),
     ] = None,
@@ -56,6 +57,7 @@ def ingest(
 
     KIND: requests, outcomes, invoices, prices, fx, cluster-charges, hardware, opex, focus (FOCUS 1.0-1.2), load-tests.
     """
+    from pipeline.billing import BILLING_FORMATS
     from pipeline.logformats import LOG_FORMATS
 
     from pipeline.nightly import run_ingest
@@ -65,8 +67,12 @@ def ingest(
     if kind not in KINDS:
         error(f"unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
         raise typer.Exit(2)
-    if log_format is not None and (kind != "requests" or log_format not in LOG_FORMATS):
-        error(f"--format applies to requests only and is one of: {', '.join(LOG_FORMATS)}")
+    formats = {"requests": LOG_FORMATS, "invoices": ("canonical", *BILLING_FORMATS)}
+    if log_format is not None and log_format not in formats.get(kind, ()):
+        error(
+            f"--format applies to requests ({', '.join(LOG_FORMATS)}) and invoices "
+            f"({', '.join(formats['invoices'])}) only"
+        )
         raise typer.Exit(2)
     s = read_settings(settings, db)
     with Progress(len(files), as_json) as progress:

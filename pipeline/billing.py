@@ -1,0 +1,189 @@
+"""Provider billing exports read as invoices (issue #12): the OpenAI Costs API and the Anthropic cost report.
+
+Ingest layer, like ``pipeline.logformats``: a file is detected from its content (or named by ``--format`` or a
+``[[billing_exports]]`` settings entry) and each cost result becomes one canonical invoice line:
+
+``openai_costs``      ``GET /v1/organization/costs`` pages: ``data[]`` daily buckets (``start_time``,
+                      ``end_time``: Unix seconds), each with ``results[]`` of ``organization.costs.result``:
+                      ``amount.value`` in dollars (``amount.currency`` lower case), ``line_item``, ``project_id``.
+``anthropic_costs``   ``GET /v1/organizations/cost_report``: ``data[]`` buckets (``starting_at``, ``ending_at``:
+                      RFC 3339), each with ``results[]``: ``amount`` in cents as a decimal string, ``currency``,
+                      ``cost_type``, ``token_type``, ``model``, ``service_tier``, ``context_window``,
+                      ``workspace_id``.
+
+The snapshot unit is the provider's month: every line of a bucket starting in month M belongs to the invoice
+``<provider>-costs-<M>``, so a later export of the same month replaces it (invoices are snapshots per invoice).
+A file may hold one page object, an array of pages, or one page per line. The line's ``source_line`` is its
+result's position in the file (1-based, across buckets), named in every quarantine reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pipeline.logformats import FileMapping
+from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format, json_lines
+
+BILLING_FORMATS = ("openai_costs", "anthropic_costs")
+DEFAULT_PROVIDER = {"openai_costs": "openai", "anthropic_costs": "anthropic"}
+
+
+@dataclass(frozen=True)
+class BillingMapping(FileMapping):
+    """Per-file values a billing export does not carry ([[billing_exports]] in the settings)."""
+
+    provider: str | None = None
+    """The provider its lines are invoices of (default: openai / anthropic)."""
+
+
+class _Unmappable(ValueError):
+    """A cost result that cannot become an invoice line (its reason is quarantined)."""
+
+
+def sniff_billing(head: bytes) -> str | None:
+    """The export format a file's first bytes show, if any."""
+    if b'"organization.costs.result"' in head:
+        return "openai_costs"
+    if b'"cost_type"' in head or (b'"starting_at"' in head and b'"results"' in head and b'"amount"' in head):
+        return "anthropic_costs"
+    return None
+
+
+def _pages(text: str) -> tuple[list[dict], list[tuple[int, str]]]:
+    """The page objects of a file: one JSON document (an object or an array of them), else one per line."""
+    try:
+        whole = json.loads(text, parse_float=str, parse_int=str)
+    except (json.JSONDecodeError, RecursionError):
+        records, bad = json_lines(text, numbers_as_text=True)
+        return [r for _, r in records], bad
+    if isinstance(whole, dict):
+        return [whole], []
+    if isinstance(whole, list) and all(isinstance(p, dict) for p in whole):
+        return whole, []
+    return [], [(1, "not a cost report page (a JSON object with data[]) or an array of them")]
+
+
+def _decimal(value: Any, field: str) -> Decimal:
+    try:
+        d = Decimal(str(value))
+    except InvalidOperation:
+        raise _Unmappable(f"{field} is not a number: {str(value)[:40]!r}") from None
+    if not d.is_finite():
+        raise _Unmappable(f"{field} is not a finite number: {value}")
+    return d
+
+
+def _instant(value: Any, field: str) -> dt.datetime:
+    """Unix seconds (OpenAI) or RFC 3339 (Anthropic), as naive UTC."""
+    try:
+        if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
+            parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            if parsed.tzinfo is not None:
+                parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return parsed
+        return dt.datetime.fromtimestamp(int(value), dt.timezone.utc).replace(tzinfo=None)
+    except (TypeError, ValueError, OverflowError, OSError):
+        raise _Unmappable(f"{field} is not a time: {str(value)[:40]!r}") from None
+
+
+def _openai_line_type(item: Any) -> str:
+    text = str(item or "").lower()
+    if "cached" in text:
+        return "input_cache_hit"
+    if "input" in text:
+        return "input_cache_miss"
+    if "output" in text:
+        return "output"
+    if "search" in text or "tool" in text:
+        return "tool"
+    return "other"
+
+
+_ANTHROPIC_TOKEN_TYPES = {
+    "uncached_input_tokens": "input_cache_miss",
+    "cache_read_input_tokens": "input_cache_hit",
+    "cache_creation.ephemeral_5m_input_tokens": "input_cache_write",
+    "cache_creation.ephemeral_1h_input_tokens": "input_cache_write",
+    "output_tokens": "output",
+}
+
+
+def _line(fmt: str, result: dict) -> dict[str, str | None]:
+    """One cost result -> the invoice columns it sets (amount in the currency's units, line type, model)."""
+    if fmt == "openai_costs":
+        amount = result.get("amount")
+        if not isinstance(amount, dict) or amount.get("value") is None:
+            raise _Unmappable("no amount.value")
+        return {
+            "amount": str(_decimal(amount["value"], "amount.value")),
+            "currency": str(amount.get("currency") or "usd").upper(),
+            "line_type": _openai_line_type(result.get("line_item")),
+            "model": None,
+        }
+    if result.get("amount") is None:
+        raise _Unmappable("no amount")
+    cost_type = result.get("cost_type")
+    if cost_type in ("web_search", "code_execution"):
+        line_type = "tool"
+    else:
+        line_type = _ANTHROPIC_TOKEN_TYPES.get(str(result.get("token_type")), "other")
+    return {
+        "amount": str(_decimal(result["amount"], "amount") / 100),  # cents -> dollars, exact
+        "currency": str(result.get("currency") or "USD").upper(),
+        "line_type": line_type,
+        "model": result.get("model"),
+    }
+
+
+def _bucket_times(fmt: str, bucket: dict) -> tuple[dt.datetime, dt.datetime]:
+    start_key, end_key = ("start_time", "end_time") if fmt == "openai_costs" else ("starting_at", "ending_at")
+    return _instant(bucket.get(start_key), start_key), _instant(bucket.get(end_key), end_key)
+
+
+def read_billing_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) -> ReadResult:
+    """A provider's cost export mapped onto the canonical invoice columns (one line per cost result)."""
+    kind, gz = detect_format(path)
+    if kind == "parquet":
+        raise FileRejected(f"{path}: {fmt} exports are JSON, not Parquet")
+    data = _raw_bytes(path, gz)
+    _check_utf8(path, data)
+    pages, bad = _pages(data.decode("utf-8"))
+    provider = provider or DEFAULT_PROVIDER[fmt]
+    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
+    lines: list[int] = []
+    n = 0
+    for page in pages:
+        buckets = page.get("data")
+        if not isinstance(buckets, list):
+            bad.append((n + 1, "a page without a data[] list of buckets"))
+            continue
+        for bucket in buckets:
+            results = bucket.get("results") if isinstance(bucket, dict) else None
+            for i, result in enumerate(results if isinstance(results, list) else []):
+                n += 1
+                try:
+                    start, end = _bucket_times(fmt, bucket)
+                    row = _line(fmt, result if isinstance(result, dict) else {})
+                except _Unmappable as exc:
+                    bad.append((n, f"{fmt} result {n}: {exc}"))
+                    continue
+                row |= {
+                    "provider": provider,
+                    "invoice_id": f"{provider}-costs-{start:%Y-%m}",
+                    "line_id": f"{start:%Y-%m-%dT%H:%M}/{i + 1}",
+                    "period_start": start.isoformat(),
+                    "period_end": end.isoformat(),
+                }
+                lines.append(n)
+                for c in allowed:
+                    cols[c].append(row.get(c))
+    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
+    arrays["_line"] = pa.array(lines, type=pa.int64())
+    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))

@@ -1,0 +1,98 @@
+"""Provider billing exports read as invoices (issue #12): the OpenAI Costs API and the Anthropic cost report,
+detected from their content; hand-written fixtures in tests/fixtures/billing, figures worked by hand."""
+
+from __future__ import annotations
+
+import shutil
+from decimal import Decimal
+
+from pipeline.ingest import IngestOptions, ingest_file
+from tests.conftest import ROOT, cli
+
+BILLING = ROOT / "tests" / "fixtures" / "billing"
+
+
+def lines(ledger) -> list[dict]:
+    return ledger.rows(
+        "SELECT provider, invoice_id, line_id, CAST(period_start AS VARCHAR) AS start, line_type, model, amount_usd "
+        "FROM staging.stg_ledger__invoices ORDER BY invoice_id, line_id"
+    )
+
+
+def test_openai_costs_pages_become_one_invoice_per_month(ledger):
+    result = ingest_file(ledger.con, "invoices", BILLING / "openai_costs.json", ledger.store)
+    # 6 results: 5 with an amount, 1 without (quarantined, named by its position in the file)
+    assert (result.rows_in, result.rows_loaded, result.rows_quarantined) == (6, 5, 1)
+    reason = ledger.one("SELECT line, reason FROM meta.quarantine")
+    assert reason == {"line": 5, "reason": "openai_costs result 5: no amount.value"}
+    ledger.build()
+    got = lines(ledger)
+    assert [(r["invoice_id"], r["line_type"], r["amount_usd"]) for r in got] == [
+        ("openai-costs-2026-07", "input_cache_miss", Decimal("1.25")),  # "gpt-5, input"
+        ("openai-costs-2026-07", "input_cache_hit", Decimal("0.5")),  # "gpt-5, cached input"
+        ("openai-costs-2026-07", "output", Decimal("3.75")),  # "gpt-5, output"
+        ("openai-costs-2026-07", "tool", Decimal("0.1")),  # "web search tool calls"
+        ("openai-costs-2026-08", "output", Decimal("2")),  # the 1 August bucket: August's invoice
+    ]
+    assert {r["provider"] for r in got} == {"openai"} and got[0]["start"] == "2026-07-30 00:00:00"
+    # July: 1.25 + 0.5 + 3.75 + 0.1 = 5.60
+    assert ledger.one(
+        "SELECT sum(amount_usd) AS july FROM staging.stg_ledger__invoices WHERE month = DATE '2026-07-01'"
+    ) == {"july": Decimal("5.6")}
+
+
+def test_anthropic_cost_report_amounts_are_cents_and_token_types_become_line_types(ledger):
+    result = ingest_file(ledger.con, "invoices", BILLING / "anthropic_cost_report.json", ledger.store)
+    assert (result.rows_loaded, result.rows_quarantined) == (5, 1)
+    assert (
+        "anthropic_costs result 6: amount is not a number: 'lots'"
+        in ledger.one("SELECT reason FROM meta.quarantine")["reason"]
+    )
+    ledger.build()
+    got = [(r["line_type"], r["model"], r["amount_usd"]) for r in lines(ledger)]
+    assert got == [
+        ("input_cache_miss", "claude-sonnet-4", Decimal("123.455")),  # "12345.5" cents
+        ("input_cache_hit", "claude-sonnet-4", Decimal("2.5")),  # "250" cents
+        ("input_cache_write", "claude-sonnet-4", Decimal("10")),  # "1000" cents, a 1-hour cache write
+        ("output", "claude-sonnet-4", Decimal("40")),  # "4000" cents
+        ("tool", None, Decimal("1")),  # web_search "100" cents
+    ]
+    # 123.455 + 2.5 + 10 + 40 + 1 = 176.955
+    assert sum(a for _, _, a in got) == Decimal("176.955")
+
+
+def test_a_later_export_of_the_same_month_replaces_it(ledger, tmp_path):
+    first = tmp_path / "anthropic-2026-07-a.json"
+    shutil.copy(BILLING / "anthropic_cost_report.json", first)
+    ingest_file(ledger.con, "invoices", first, ledger.store)
+    # the month exported again later: only the output line, now 5000 cents
+    later = tmp_path / "anthropic-2026-07-b.json"
+    later.write_text(
+        '{"data": [{"starting_at": "2026-07-01T00:00:00Z", "ending_at": "2026-07-02T00:00:00Z", "results": '
+        '[{"currency": "USD", "amount": "5000", "cost_type": "tokens", "model": "claude-sonnet-4", '
+        '"token_type": "output_tokens"}]}]}'
+    )
+    ingest_file(ledger.con, "invoices", later, ledger.store)
+    ledger.build()
+    assert ledger.rows("SELECT invoice_id, amount_usd FROM intermediate.int_invoice_lines_current") == [
+        {"invoice_id": "anthropic-costs-2026-07", "amount_usd": Decimal("50")}
+    ]
+
+
+def test_the_provider_comes_from_a_billing_exports_entry_and_format_can_be_named(ledger, tmp_path):
+    from pipeline.billing import BillingMapping
+
+    path = tmp_path / "azure-openai-costs.json"
+    shutil.copy(BILLING / "openai_costs.json", path)
+    options = IngestOptions(billing_mappings=(BillingMapping(match="azure-*.json", provider="azure_openai"),))
+    assert ingest_file(ledger.con, "invoices", path, ledger.store, options=options).rows_loaded == 5
+    assert ledger.one("SELECT DISTINCT provider FROM raw.invoices") == {"provider": "azure_openai"}
+    # through the settings file and the command line
+    landing, db = tmp_path / "landing", tmp_path / "l.duckdb"
+    (landing / "invoices").mkdir(parents=True)
+    shutil.copy(BILLING / "openai_costs.json", landing / "invoices" / "azure-2026-07.json")
+    (tmp_path / "s.toml").write_text('[[billing_exports]]\nmatch = "azure-*"\nprovider = "azure_openai"\n')
+    res = cli("nightly", landing, "--db", db, "--settings", tmp_path / "s.toml")
+    assert res.exit_code == 0, res.output
+    bad = cli("ingest", "invoices", path, "--db", db, "--format", "openai_chat")
+    assert bad.exit_code == 2 and "invoices (canonical, openai_costs, anthropic_costs)" in bad.output
