@@ -1,4 +1,5 @@
-"""Provider billing exports read as invoices (issue #12): the OpenAI Costs API and the Anthropic cost report.
+"""Provider exports (issue #12): cost exports read as invoices (the OpenAI Costs API, the Anthropic cost report)
+and usage exports read as usage lines (the OpenAI completions usage API, the Anthropic usage report).
 
 Ingest layer, like ``pipeline.logformats``: a file is detected from its content (or named by ``--format`` or a
 ``[[billing_exports]]`` settings entry) and each cost result becomes one canonical invoice line:
@@ -10,6 +11,13 @@ Ingest layer, like ``pipeline.logformats``: a file is detected from its content 
                       RFC 3339), each with ``results[]``: ``amount`` in cents as a decimal string, ``currency``,
                       ``cost_type``, ``token_type``, ``model``, ``service_tier``, ``context_window``,
                       ``workspace_id``.
+
+``openai_usage``      ``GET /v1/organization/usage/completions`` pages: results of
+                      ``organization.usage.completions.result``: ``input_tokens`` (INCLUDES
+                      ``input_cached_tokens``), ``output_tokens``, ``num_model_requests``.
+``anthropic_usage``   ``GET /v1/organizations/usage_report/messages``: results with ``uncached_input_tokens``,
+                      ``cache_read_input_tokens``, ``cache_creation.ephemeral_5m/1h_input_tokens``,
+                      ``output_tokens``.
 
 The snapshot unit is the provider's month: every line of a bucket starting in month M belongs to the invoice
 ``<provider>-costs-<M>``, so a later export of the same month replaces it (invoices are snapshots per invoice).
@@ -32,7 +40,9 @@ from pipeline.logformats import FileMapping
 from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format, json_lines
 
 BILLING_FORMATS = ("openai_costs", "anthropic_costs")
-DEFAULT_PROVIDER = {"openai_costs": "openai", "anthropic_costs": "anthropic"}
+USAGE_FORMATS = ("openai_usage", "anthropic_usage")
+DEFAULT_PROVIDER = {"openai_costs": "openai", "anthropic_costs": "anthropic", "openai_usage": "openai",
+                    "anthropic_usage": "anthropic"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,15 @@ def sniff_billing(head: bytes) -> str | None:
         return "openai_costs"
     if b'"cost_type"' in head or (b'"starting_at"' in head and b'"results"' in head and b'"amount"' in head):
         return "anthropic_costs"
+    return None
+
+
+def sniff_usage(head: bytes) -> str | None:
+    """The usage export format a file's first bytes show, if any."""
+    if b'"organization.usage.completions.result"' in head:
+        return "openai_usage"
+    if b'"uncached_input_tokens":' in head or b'"uncached_input_tokens" :' in head:
+        return "anthropic_usage"
     return None
 
 
@@ -143,12 +162,72 @@ def _line(fmt: str, result: dict) -> dict[str, str | None]:
 
 
 def _bucket_times(fmt: str, bucket: dict) -> tuple[dt.datetime, dt.datetime]:
-    start_key, end_key = ("start_time", "end_time") if fmt == "openai_costs" else ("starting_at", "ending_at")
+    start_key, end_key = ("start_time", "end_time") if fmt.startswith("openai") else ("starting_at", "ending_at")
     return _instant(bucket.get(start_key), start_key), _instant(bucket.get(end_key), end_key)
 
 
-def read_billing_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) -> ReadResult:
-    """A provider's cost export mapped onto the canonical invoice columns (one line per cost result)."""
+def _invoice_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: str) -> list[dict[str, str | None]]:
+    """A cost result as one invoice line of the provider's month."""
+    return [
+        _line(fmt, result)
+        | {
+            "provider": provider,
+            "invoice_id": f"{provider}-costs-{start:%Y-%m}",
+            "line_id": f"{start:%Y-%m-%dT%H:%M}/{i}",
+        }
+    ]
+
+
+def _count(result: dict, path: str) -> int:
+    value: Any = result
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if value is None:
+        return 0
+    try:
+        n = int(str(value))
+    except ValueError:
+        raise _Unmappable(f"{path} is not a whole number: {str(value)[:40]!r}") from None
+    if n < 0:
+        raise _Unmappable(f"{path} is negative: {n}")
+    return n
+
+
+def _usage_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: str) -> list[dict[str, str | None]]:
+    """A usage result as one row per token type (the request log's token columns; output includes reasoning)."""
+    if fmt == "openai_usage":
+        total, cached = _count(result, "input_tokens"), _count(result, "input_cached_tokens")
+        if cached > total:
+            raise _Unmappable(f"input_cached_tokens ({cached}) > input_tokens ({total})")
+        counts = {
+            "input_cache_hit": cached,  # input_tokens INCLUDES the cached ones
+            "input_cache_miss": total - cached,
+            "output": _count(result, "output_tokens"),
+            "requests": _count(result, "num_model_requests"),
+        }
+    else:
+        counts = {
+            "input_cache_hit": _count(result, "cache_read_input_tokens"),
+            "input_cache_miss": _count(result, "uncached_input_tokens"),
+            "input_cache_write_5m": _count(result, "cache_creation.ephemeral_5m_input_tokens"),
+            "input_cache_write_1h": _count(result, "cache_creation.ephemeral_1h_input_tokens"),
+            "output": _count(result, "output_tokens"),
+        }
+    model = result.get("model")
+    return [
+        {
+            "provider": provider,
+            "line_id": f"{i}/{token_type}",
+            "model": None if model is None else str(model),
+            "token_type": token_type,
+            "quantity": str(n),
+        }  # fmt: skip
+        for token_type, n in counts.items()
+    ]
+
+
+def read_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) -> ReadResult:
+    """A provider's cost export (as invoice lines) or usage export (as usage lines), one result at a time."""
     kind, gz = detect_format(path)
     if kind == "parquet":
         raise FileRejected(f"{path}: {fmt} exports are JSON, not Parquet")
@@ -156,6 +235,7 @@ def read_billing_export(path: Path, fmt: str, provider: str | None, allowed: lis
     _check_utf8(path, data)
     pages, bad = _pages(data.decode("utf-8"))
     provider = provider or DEFAULT_PROVIDER[fmt]
+    rows_of = _usage_rows if fmt in USAGE_FORMATS else _invoice_rows
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []
     n = 0
@@ -166,24 +246,20 @@ def read_billing_export(path: Path, fmt: str, provider: str | None, allowed: lis
             continue
         for bucket in buckets:
             results = bucket.get("results") if isinstance(bucket, dict) else None
-            for i, result in enumerate(results if isinstance(results, list) else []):
+            for i, result in enumerate(results if isinstance(results, list) else [], start=1):
                 n += 1
                 try:
                     start, end = _bucket_times(fmt, bucket)
-                    row = _line(fmt, result if isinstance(result, dict) else {})
+                    rows = rows_of(fmt, result if isinstance(result, dict) else {}, start, i, provider)
                 except _Unmappable as exc:
                     bad.append((n, f"{fmt} result {n}: {exc}"))
                     continue
-                row |= {
-                    "provider": provider,
-                    "invoice_id": f"{provider}-costs-{start:%Y-%m}",
-                    "line_id": f"{start:%Y-%m-%dT%H:%M}/{i + 1}",
-                    "period_start": start.isoformat(),
-                    "period_end": end.isoformat(),
-                }
-                lines.append(n)
-                for c in allowed:
-                    cols[c].append(row.get(c))
+                times = {"period_start": start.isoformat(), "period_end": end.isoformat(),
+                         "bucket_start": start.isoformat(), "bucket_end": end.isoformat()}  # fmt: skip
+                for row in rows:
+                    lines.append(n)
+                    for c in allowed:
+                        cols[c].append((row | times).get(c))
     arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
     arrays["_line"] = pa.array(lines, type=pa.int64())
     return ReadResult(pa.table(arrays), list(allowed), sorted(bad))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 import duckdb
 
-from pipeline.billing import BillingMapping, read_billing_export, sniff_billing
+from pipeline.billing import BillingMapping, read_export, sniff_billing, sniff_usage
 from pipeline.catalog import UNDEDUPLICATED, key_hash_sql, refresh_raw_view, sql_literal
 from pipeline.faults import crashpoint
 from pipeline.lake import file_sha256, lake_damage, seal
@@ -580,14 +580,14 @@ def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions)
                 log_format = "canonical"
         if log_format != "canonical":
             return read_request_log(path, log_format, mapping, allowed)
-    if kind == "invoices":
+    if kind in ("invoices", "usage"):
         b_mapping = options.billing_mapping_for(path)
         fmt, gz = detect_format(path)
         b_format = options.log_format or b_mapping.format
         if b_format is None and fmt == "jsonl":
-            b_format = sniff_billing(_head_bytes(path, gz))
+            b_format = (sniff_billing if kind == "invoices" else sniff_usage)(_head_bytes(path, gz))
         if b_format not in (None, "canonical"):
-            return read_billing_export(path, b_format, b_mapping.provider, allowed)
+            return read_export(path, b_format, b_mapping.provider, allowed)
     if kind == "load-tests":
         lt_mapping = options.load_test_mapping_for(path)
         fmt, gz = detect_format(path)

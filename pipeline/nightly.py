@@ -34,6 +34,7 @@ KIND_ORDER = (
     "opex",
     "load-tests",
     "invoices",
+    "usage",
     "requests",
     "outcomes",
 )

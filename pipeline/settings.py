@@ -18,7 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.billing import BILLING_FORMATS, BillingMapping
+from pipeline.billing import BILLING_FORMATS, USAGE_FORMATS, BillingMapping
 from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
 from pipeline.logformats import LOG_FORMATS, LogMapping
 from pipeline.errors import CostledgerError
@@ -94,8 +94,8 @@ class Settings:
     result does not carry."""
 
     billing_mappings: tuple[BillingMapping, ...] = setting((), "[[billing_exports]]")
-    """[[billing_exports]] entries: per file-name pattern, the export format (openai_costs, anthropic_costs) and the
-    provider its lines are invoices of."""
+    """[[billing_exports]] entries: per file-name pattern, the export format (openai_costs, anthropic_costs for
+    invoices; openai_usage, anthropic_usage for usage) and the provider it is an export of."""
 
     gx_max_rows: int = setting(100_000, "validation.gx_max_rows")
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
@@ -382,7 +382,7 @@ def _load_test_mapping(entry: Any, where: str) -> LoadTestMapping:
 
 
 def _billing_mapping(entry: Any, where: str) -> BillingMapping:
-    return BillingMapping(**_file_entry(entry, where, BillingMapping, BILLING_FORMATS))
+    return BillingMapping(**_file_entry(entry, where, BillingMapping, BILLING_FORMATS + USAGE_FORMATS))
 
 
 def _field_docs() -> dict[str, str]:

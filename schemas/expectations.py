@@ -34,6 +34,7 @@ from schemas.tables import (
     OPEX_CATEGORIES,
     ROUTES,
     SERVICE_TIERS,
+    USAGE_TOKEN_TYPES,
 )
 
 #: A ``max_value`` meaning "the end of tomorrow, UTC": a timestamp later than that is in the future, bad input.
@@ -242,6 +243,11 @@ SUITES: dict[str, list[Check]] = {
     "opex": [
         _in_set("category_known", "category", OPEX_CATEGORIES),
     ],
+    "usage": [
+        _in_set("token_type_known", "token_type", USAGE_TOKEN_TYPES),
+        *_non_negative("quantity"),
+        _after("bucket_ordered", "bucket_end", "bucket_start", False, "bucket_end is not after bucket_start"),
+    ],
     "fx": [
         Check(
             "usd_per_unit_positive",
@@ -285,7 +291,7 @@ SPECIAL_FORMATS: dict[tuple[str, str], str] = {("opex", "month"): "year_month"}
 
 #: Kinds whose files are snapshots of a billing period: a newer file replaces the
 #: older one's lines for the same (provider, month) instead of adding to them.
-SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices", "focus"})
+SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices", "focus", "usage"})
 
 #: Kinds whose rows are restated by key: a later-loaded row with the same natural key replaces the
 #: earlier one (not a conflict), and a file of the same name with new content is a correction, not a conflict.

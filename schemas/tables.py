@@ -486,6 +486,35 @@ class LoadTestPoint(Provenance, table=True):
 
 
 #: ingest kind (CLI name) -> table class
+#: What a provider's usage export counts (``usage.token_type``): the request log's token columns, and requests.
+USAGE_TOKEN_TYPES: tuple[str, ...] = (
+    "input_cache_hit",
+    "input_cache_miss",
+    "input_cache_write_5m",
+    "input_cache_write_1h",
+    "output",
+    "requests",
+)
+
+
+class UsageLine(Provenance, table=True):
+    """Tokens (or requests) a provider reports for one time bucket: its usage export, to check the logs against."""
+
+    __tablename__ = "usage"
+
+    provider: str = Field(primary_key=True, description="API provider whose usage export this is.")
+    bucket_start: datetime = Field(primary_key=True, sa_type=DateTime, description="Start of the bucket, UTC.")
+    line_id: str = Field(primary_key=True, description="The line within the bucket (result and token type).")
+    bucket_end: datetime = Field(sa_type=DateTime, nullable=False, description="End of the bucket (exclusive), UTC.")
+    model: str | None = Field(default=None, description="Model, when the export is grouped by model.")
+    token_type: str = Field(
+        nullable=False,
+        description="input_cache_hit, input_cache_miss, input_cache_write_5m, input_cache_write_1h, output (incl. "
+        "reasoning) or requests.",
+    )
+    quantity: int = Field(sa_type=BigInteger, nullable=False, description="Tokens (or requests) reported.")
+
+
 _date = date  # the fx table has a column named ``date``
 
 
@@ -523,4 +552,5 @@ KINDS: dict[str, type[SQLModel]] = {
     "focus": FocusCharge,
     "load-tests": LoadTestPoint,
     "fx": FxRate,
+    "usage": UsageLine,
 }

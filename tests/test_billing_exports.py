@@ -96,3 +96,62 @@ def test_the_provider_comes_from_a_billing_exports_entry_and_format_can_be_named
     assert res.exit_code == 0, res.output
     bad = cli("ingest", "invoices", path, "--db", db, "--format", "openai_chat")
     assert bad.exit_code == 2 and "invoices (canonical, openai_costs, anthropic_costs)" in bad.output
+
+
+# ------------------------------------------------------------------ usage exports and their reconciliation
+
+PRICE_OPENAI = {"provider": "openai", "model": "gpt-5", "effective_from": "2026-01-01T00:00:00Z",
+                "cache_hit_input_per_million": "0.125", "cache_miss_input_per_million": "1.25",
+                "output_per_million": "10.00", "currency": "USD"}  # fmt: skip
+
+
+def usage(ledger) -> dict[tuple[str, str], dict]:
+    rows = ledger.rows(
+        "SELECT provider, token_type, reported, logged, difference, difference_pct, status "
+        "FROM marts.monthly_usage_reconciliation WHERE month = DATE '2026-07-01'"
+    )
+    return {(r["provider"], r["token_type"]): r for r in rows}
+
+
+def test_usage_exports_reconcile_against_the_logs_and_show_a_dropped_log(ledger):
+    from tests.conftest import request
+
+    result = ingest_file(ledger.con, "usage", BILLING / "openai_usage.json", ledger.store)
+    # 3 results x 4 token types; the third says 11 cached of 10 input tokens: quarantined, named
+    assert (result.rows_loaded, result.rows_quarantined) == (8, 1)
+    assert (
+        "openai_usage result 3: input_cached_tokens (11) > input_tokens (10)"
+        in ledger.one("SELECT reason FROM meta.quarantine")["reason"]
+    )
+    assert ingest_file(ledger.con, "usage", BILLING / "anthropic_usage.json", ledger.store).rows_loaded == 5
+    ledger.load("prices", [PRICE_OPENAI])
+    kw = {"provider": "openai", "model": "gpt-5"}
+    ledger.load(
+        "requests",
+        [
+            request("r1", "t1", "2026-07-10T10:00:00Z", cache_hit_input_tokens=800, cache_miss_input_tokens=200,
+                    output_tokens=400, reasoning_tokens=100, **kw),
+            request("r2", "t2", "2026-07-11T10:00:00Z", cache_miss_input_tokens=2000, output_tokens=100, **kw),
+        ]
+        + [request(f"z{i}", f"z{i}", "2026-07-11T11:00:00Z", **kw) for i in range(4)],
+    )  # fmt: skip
+    ledger.build()
+    got = usage(ledger)
+    # OpenAI reports: hit 800; miss (1000 - 800) + (2000 - 0) = 2200; output 500 + 100 = 600; requests 5 + 2 = 7.
+    # The logs: hit 800; miss 200 + 2000 = 2200; output (400 + 100 reasoning) + 100 = 600: all ok.
+    for token_type, n in (("input_cache_hit", 800), ("input_cache_miss", 2200), ("output", 600)):
+        assert got[("openai", token_type)] == {
+            "provider": "openai", "token_type": token_type, "reported": n, "logged": n, "difference": 0,
+            "difference_pct": Decimal("0"), "status": "ok"}  # fmt: skip
+    # 6 requests logged of the 7 counted: one was dropped; -1 / 7 = -14.2857 %
+    assert got[("openai", "requests")] == {
+        "provider": "openai", "token_type": "requests", "reported": 7, "logged": 6, "difference": -1,
+        "difference_pct": Decimal("-14.2857"), "status": "logs_missing"}  # fmt: skip
+    # Anthropic: nothing logged at all; its export has no request counts, so there is no requests row
+    assert {k[1]: (v["reported"], v["status"]) for k, v in got.items() if k[0] == "anthropic"} == {
+        "input_cache_miss": (100, "logs_missing"),
+        "input_cache_hit": (50, "logs_missing"),
+        "input_cache_write_5m": (30, "logs_missing"),
+        "input_cache_write_1h": (20, "logs_missing"),
+        "output": (70, "logs_missing"),
+    }

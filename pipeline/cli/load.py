@@ -35,7 +35,7 @@ def ingest(
     kind: Annotated[
         str,
         typer.Argument(
-            help="requests, outcomes, invoices, prices, fx, cluster-charges, hardware, opex, focus or load-tests."
+            help="requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests."
         ),
     ],
     files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
@@ -47,17 +47,18 @@ def ingest(
         typer.Option(
             "--format",
             help="requests: canonical, openai_chat, openai_responses, anthropic, litellm, vllm or sglang; invoices: "
-            "canonical, openai_costs or anthropic_costs. Default: the settings' \\[\\[request_logs]] or "
-            "\\[\\[billing_exports]] entry for the file, else detected from the content.",
+            "canonical, openai_costs or anthropic_costs; usage: openai_usage or anthropic_usage. Default: the "
+            "settings' \\[\\[request_logs]] or \\[\\[billing_exports]] entry for the file, else detected from the "
+            "content.",
             show_default=False,
         ),
     ] = None,
 ) -> None:
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
 
-    KIND: requests, outcomes, invoices, prices, fx, cluster-charges, hardware, opex, focus (FOCUS 1.0-1.2), load-tests.
+    KIND: requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests.
     """
-    from pipeline.billing import BILLING_FORMATS
+    from pipeline.billing import BILLING_FORMATS, USAGE_FORMATS
     from pipeline.logformats import LOG_FORMATS
 
     from pipeline.nightly import run_ingest
@@ -67,11 +68,15 @@ def ingest(
     if kind not in KINDS:
         error(f"unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
         raise typer.Exit(2)
-    formats = {"requests": LOG_FORMATS, "invoices": ("canonical", *BILLING_FORMATS)}
+    formats = {
+        "requests": LOG_FORMATS,
+        "invoices": ("canonical", *BILLING_FORMATS),
+        "usage": ("canonical", *USAGE_FORMATS),
+    }
     if log_format is not None and log_format not in formats.get(kind, ()):
         error(
-            f"--format applies to requests ({', '.join(LOG_FORMATS)}) and invoices "
-            f"({', '.join(formats['invoices'])}) only"
+            f"--format applies to requests ({', '.join(LOG_FORMATS)}), invoices ({', '.join(formats['invoices'])}) "
+            f"and usage ({', '.join(formats['usage'])}) only"
         )
         raise typer.Exit(2)
     s = read_settings(settings, db)
@@ -110,7 +115,7 @@ def nightly(
         Path,
         typer.Argument(
             help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, "
-            "hardware/, opex/, focus/, load-tests/, fx/."
+            "hardware/, opex/, focus/, load-tests/, fx/, usage/."
         ),
     ],
     db: DbOpt = None,
