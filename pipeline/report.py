@@ -124,6 +124,8 @@ class ReportData:
     measured_inputs: dict[str, Any]
     reconciliation: list[dict[str, Any]]
     invoices: list[dict[str, Any]]
+    usage: list[dict[str, Any]]
+    """Provider usage exports against the logs (marts.monthly_usage_reconciliation), for this month."""
     data_quality: list[dict[str, Any]]
     rejected_files: list[dict[str, Any]]
     restated: list[dict[str, Any]]
@@ -187,6 +189,13 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first]
         ),
         invoices=query(con, "invoices_of_month", {"month": first}),
+        usage=_rows(
+            con,
+            "SELECT * FROM marts.monthly_usage_reconciliation WHERE month = ? ORDER BY provider, token_type",
+            [first],
+        )
+        if _has(con, "marts", "monthly_usage_reconciliation")
+        else [],
         data_quality=_rows(
             con,
             """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
@@ -467,5 +476,13 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
             lines.append(
                 f"    {i['provider']} invoice {i['invoice_id']}: usage {usd(i['usage_usd'])}  credits "
                 f"{usd(i['credits_usd'])}  tax {usd(i['tax_usd'])}  total {usd(i['total_usd'])}{i['note']}"
+            )
+    if d.usage:
+        lines += ["", "Provider usage exports vs request logs:"]
+        for u in d.usage:
+            reported = "not in export" if u["reported"] is None else count(u["reported"])
+            lines.append(
+                f"  {u['provider']:12} {u['token_type']:22} reported {reported}  logged {count(u['logged'])}  "
+                f"{u['status']}"
             )
     return "\n".join(lines)

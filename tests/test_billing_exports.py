@@ -155,3 +155,12 @@ def test_usage_exports_reconcile_against_the_logs_and_show_a_dropped_log(ledger)
         "input_cache_write_1h": (20, "logs_missing"),
         "output": (70, "logs_missing"),
     }
+    # and the report's trust section shows them, in every format
+    from pipeline.report import gather, plain_report, render_html, render_markdown
+
+    assert "  openai       requests               reported 7  logged 6  logs_missing" in plain_report(
+        ledger.con, "2026-07"
+    )
+    data = gather(ledger.con, "2026-07")
+    assert "| openai | requests | 7 | 6 | -1 | logs_missing |" in render_markdown(data)
+    assert "Provider usage exports vs request logs</h3>" in render_html(data)
