@@ -47,7 +47,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-LOG_FORMATS = ("canonical", "openai_chat", "openai_responses", "anthropic", "litellm", "vllm", "sglang")
+LOG_FORMATS = (
+    "canonical",
+    "openai_chat",
+    "openai_responses",
+    "openai_batch",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    "openrouter",
+    "litellm",
+    "vllm",
+    "sglang",
+)
 CANONICAL_MARKERS = ("cache_hit_input_tokens", "cache_miss_input_tokens")
 
 
@@ -151,7 +163,7 @@ def _seconds(value: Any) -> float | None:
 
 def _status(rec: dict, resp: dict) -> str:
     raw = rec.get("status", resp.get("status") if isinstance(resp.get("status"), str) else None)
-    code = rec.get("status_code")
+    code = rec.get("status_code", _get(rec, "response.status_code"))
     if rec.get("error") or resp.get("error"):
         return "error"
     if isinstance(raw, str):
@@ -255,6 +267,32 @@ def tokens_vllm(rec: dict) -> Tokens:
     return _tokens(hit, miss, generated, 0)
 
 
+def tokens_gemini(usage: dict) -> Tokens:
+    """Gemini / Vertex ``usageMetadata``: ``promptTokenCount`` INCLUDES ``cachedContentTokenCount``; output is
+    ``candidatesTokenCount``, reasoning ``thoughtsTokenCount`` (apart from it)."""
+    prompt = _int(usage.get("promptTokenCount"), "usageMetadata.promptTokenCount")
+    cached = _int(usage.get("cachedContentTokenCount"), "usageMetadata.cachedContentTokenCount")
+    hit, miss = _split(prompt, cached, "promptTokenCount", "cachedContentTokenCount")
+    output = _int(usage.get("candidatesTokenCount"), "usageMetadata.candidatesTokenCount")
+    reasoning = _int(usage.get("thoughtsTokenCount"), "usageMetadata.thoughtsTokenCount")
+    return _tokens(hit, miss, output, reasoning)
+
+
+def tokens_bedrock(rec: dict) -> Tokens:
+    """Bedrock model invocation logs: ``input.inputTokenCount`` is the uncached input (it EXCLUDES cache reads and
+    writes), ``input.cacheReadInputTokenCount``, ``input.cacheWriteInputTokenCount`` (a 5-minute write),
+    ``output.outputTokenCount``."""
+    inp = rec.get("input") if isinstance(rec.get("input"), dict) else {}
+    out = rec.get("output") if isinstance(rec.get("output"), dict) else {}
+    return _tokens(
+        _int(inp.get("cacheReadInputTokenCount"), "input.cacheReadInputTokenCount"),
+        _int(inp.get("inputTokenCount"), "input.inputTokenCount"),
+        _int(out.get("outputTokenCount"), "output.outputTokenCount"),
+        0,
+        write_5m=_int(inp.get("cacheWriteInputTokenCount"), "input.cacheWriteInputTokenCount"),
+    )
+
+
 def tokens_sglang(meta: dict) -> Tokens:
     prompt = _int(meta.get("prompt_tokens"), "meta_info.prompt_tokens")
     cached = _int(meta.get("cached_tokens"), "meta_info.cached_tokens")
@@ -283,9 +321,15 @@ def _tokens(
 
 
 def _response(rec: dict) -> dict:
+    """The response body of a record: the record itself, its ``response``, or (OpenAI Batch output) its
+    ``response.body``."""
     inner = rec.get("response")
-    if isinstance(inner, dict) and ("usage" in inner or "meta_info" in inner):
-        return inner
+    if isinstance(inner, dict):
+        body = inner.get("body")
+        if isinstance(body, dict) and "usage" in body:
+            return body
+        if "usage" in inner or "meta_info" in inner or "usageMetadata" in inner:
+            return inner
     return rec
 
 
@@ -295,7 +339,15 @@ def detect(rec: dict) -> str | None:
         return "canonical"
     if "startTime" in rec and ("spend" in rec or "call_type" in rec):
         return "litellm"
+    if rec.get("schemaType") == "ModelInvocationLog" or (
+        "modelId" in rec and isinstance(rec.get("input"), dict) and "inputTokenCount" in rec["input"]
+    ):
+        return "bedrock"
+    if "custom_id" in rec and isinstance(rec.get("response"), dict) and "body" in rec["response"]:
+        return "openai_batch"
     resp = _response(rec)
+    if isinstance(resp.get("usageMetadata"), dict):
+        return "gemini"
     if isinstance(resp.get("meta_info"), dict):
         return "sglang"
     if "num_cached_tokens" in rec or "prompt_token_ids" in rec or "num_prompt_tokens" in rec:
@@ -309,13 +361,17 @@ def detect(rec: dict) -> str | None:
         ):
             return "anthropic"
         if "prompt_tokens" in usage:
-            return "openai_chat"
+            return "openrouter" if "cost" in usage else "openai_chat"
         if "input_tokens" in usage:
             return "openai_responses"
     return None
 
 
 ROUTE_DEFAULT = {
+    "openai_batch": "api",
+    "gemini": "api",
+    "bedrock": "api",
+    "openrouter": "api",
     "openai_chat": "api",
     "openai_responses": "api",
     "anthropic": "api",
@@ -323,55 +379,88 @@ ROUTE_DEFAULT = {
     "vllm": "self_hosted",
     "sglang": "self_hosted",
 }
-PROVIDER_DEFAULT = {"openai_chat": "openai", "openai_responses": "openai", "anthropic": "anthropic"}
+PROVIDER_DEFAULT = {
+    "openai_chat": "openai",
+    "openai_responses": "openai",
+    "openai_batch": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "bedrock": "bedrock",
+    "openrouter": "openrouter",
+}
+
+
+def _api_body(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
+    usage = resp.get("usage")
+    if not isinstance(usage, dict):
+        raise MappingError(f"no usage object in this {fmt} record")
+    mapper = {"anthropic": tokens_anthropic, "openai_responses": tokens_openai_responses}.get(fmt, tokens_openai_chat)
+    if fmt == "openai_batch" and resp.get("object") == "response":
+        mapper = tokens_openai_responses
+    started = _timestamp(rec.get("started_at") or rec.get("timestamp") or resp.get("created") or resp.get("created_at"))
+    return mapper(usage), started, None
+
+
+def _litellm(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
+    start_s, end_s = _seconds(rec.get("startTime")), _seconds(rec.get("endTime"))
+    latency = (end_s - start_s) * 1000 if start_s is not None and end_s is not None else None
+    return tokens_litellm(rec), _timestamp(rec.get("startTime")), latency
+
+
+def _vllm(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
+    metrics = rec.get("metrics") if isinstance(rec.get("metrics"), dict) else {}
+    arrival, finished = metrics.get("arrival_time"), metrics.get("finished_time") or metrics.get("last_token_time")
+    latency = (float(finished) - float(arrival)) * 1000 if arrival is not None and finished is not None else None
+    return tokens_vllm(rec), _timestamp(rec.get("started_at") or rec.get("timestamp") or arrival), latency
+
+
+def _sglang(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
+    info = resp.get("meta_info")
+    if not isinstance(info, dict):
+        raise MappingError("no meta_info object in this sglang record")
+    latency = float(info["e2e_latency"]) * 1000 if info.get("e2e_latency") is not None else None
+    return tokens_sglang(info), _timestamp(rec.get("started_at") or rec.get("timestamp")), latency
+
+
+def _gemini(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
+    usage = resp.get("usageMetadata")
+    if not isinstance(usage, dict):
+        raise MappingError("no usageMetadata object in this gemini record")
+    started = _timestamp(rec.get("started_at") or rec.get("timestamp") or resp.get("createTime"))
+    return tokens_gemini(usage), started, None
+
+
+def _bedrock(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
+    out = rec.get("output") if isinstance(rec.get("output"), dict) else {}
+    latency = _get(out, "outputBodyJson.metrics.latencyMs")  # Converse responses carry it
+    return tokens_bedrock(rec), _timestamp(rec.get("timestamp")), None if latency is None else float(latency)
+
+
+#: Per log format: (record, its response body, format) -> (tokens, start time, latency in ms if it has one).
+_READERS = {
+    "openai_chat": _api_body,
+    "openai_responses": _api_body,
+    "anthropic": _api_body,
+    "openrouter": _api_body,
+    "openai_batch": _api_body,
+    "litellm": _litellm,
+    "vllm": _vllm,
+    "sglang": _sglang,
+    "gemini": _gemini,
+    "bedrock": _bedrock,
+}
 
 
 def _tokens_and_times(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
     """The canonical token columns, start time and latency (ms, if the format carries it) of one record."""
-    tokens: Tokens
-    started: str | None
-    latency_ms: float | None = None
-    if fmt in ("openai_chat", "openai_responses", "anthropic"):
-        usage = resp.get("usage")
-        if not isinstance(usage, dict):
-            raise MappingError(f"no usage object in this {fmt} record")
-        tokens = {
-            "openai_chat": tokens_openai_chat,
-            "openai_responses": tokens_openai_responses,
-            "anthropic": tokens_anthropic,
-        }[fmt](usage)
-        started = _timestamp(
-            rec.get("started_at") or rec.get("timestamp") or resp.get("created") or resp.get("created_at")
-        )
-    elif fmt == "litellm":
-        tokens = tokens_litellm(rec)
-        started = _timestamp(rec.get("startTime"))
-        start_s, end_s = _seconds(rec.get("startTime")), _seconds(rec.get("endTime"))
-        if start_s is not None and end_s is not None:
-            latency_ms = (end_s - start_s) * 1000
-    elif fmt == "vllm":
-        tokens = tokens_vllm(rec)
-        metrics = rec.get("metrics") if isinstance(rec.get("metrics"), dict) else {}
-        arrival, finished = metrics.get("arrival_time"), metrics.get("finished_time") or metrics.get("last_token_time")
-        started = _timestamp(rec.get("started_at") or rec.get("timestamp") or arrival)
-        if arrival is not None and finished is not None:
-            latency_ms = (float(finished) - float(arrival)) * 1000
-    elif fmt == "sglang":
-        info = resp.get("meta_info")
-        if not isinstance(info, dict):
-            raise MappingError("no meta_info object in this sglang record")
-        tokens = tokens_sglang(info)
-        started = _timestamp(rec.get("started_at") or rec.get("timestamp"))
-        if info.get("e2e_latency") is not None:
-            latency_ms = float(info["e2e_latency"]) * 1000
-    else:
+    if fmt not in _READERS:
         raise MappingError(f"unknown log format {fmt!r}")
-
-    return tokens, started, latency_ms
+    return _READERS[fmt](rec, resp, fmt)
 
 
 def _task_id(rec: dict, meta: dict, mapping: LogMapping) -> Any:
-    """The task: the mapped field, else metadata.task_id, else a ``task_id:...`` request tag (LiteLLM)."""
+    """The task: the mapped field, else metadata.task_id, else a ``task_id:...`` request tag (LiteLLM), else the
+    batch request's ``custom_id``."""
     tag_task = None
     tags = rec.get("request_tags")
     if isinstance(tags, str) and tags.strip().startswith("["):
@@ -381,7 +470,8 @@ def _task_id(rec: dict, meta: dict, mapping: LogMapping) -> Any:
             tags = []
     if isinstance(tags, list):
         tag_task = next((t.split(":", 1)[1] for t in tags if isinstance(t, str) and t.startswith("task_id:")), None)
-    return (_get(rec, mapping.task_id_field) if mapping.task_id_field else None) or meta.get("task_id") or tag_task
+    mapped = _get(rec, mapping.task_id_field) if mapping.task_id_field else None
+    return mapped or meta.get("task_id") or tag_task or rec.get("custom_id")
 
 
 #: Providers' names for their default tier (OpenAI says "default"; Anthropic "standard").
@@ -414,7 +504,15 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         if rec.get(key) is not None:
             latency_ms = float(rec[key])
             break
-    request_id = rec.get("request_id") or rec.get("id") or resp.get("id") or _get(resp, "meta_info.id")
+    request_id = (
+        rec.get("request_id")
+        or _get(rec, "response.request_id")
+        or rec.get("requestId")
+        or rec.get("id")
+        or resp.get("id")
+        or resp.get("responseId")
+        or _get(resp, "meta_info.id")
+    )
     task_id = _task_id(rec, meta, mapping)
     attempt = (_get(rec, mapping.attempt_field) if mapping.attempt_field else None) or meta.get("attempt")
     route = meta.get("route") or mapping.route or ROUTE_DEFAULT[fmt]
@@ -433,10 +531,14 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         "route": route,
         "provider": _text(provider) if route == "api" else None,
         "cluster_id": _text(meta.get("cluster_id") or mapping.cluster_id) if route == "self_hosted" else None,
-        "model": _text(resp.get("model") or rec.get("model") or mapping.model),
+        "model": _text(
+            resp.get("model") or resp.get("modelVersion") or rec.get("model") or rec.get("modelId") or mapping.model
+        ),
         "latency_ms": None if latency_ms is None else str(int(round(latency_ms))),
         "status": _status(rec, resp),
-        "service_tier": _service_tier(resp, rec),
+        "service_tier": "batch" if fmt == "openai_batch" else _service_tier(resp, rec),
+        # what the provider says the request cost (OpenRouter's usage.cost), kept next to our metered cost
+        "reported_cost_usd": _text(_get(resp, "usage.cost")) if fmt == "openrouter" else None,
         "accepted": None
         if accepted is None
         else ("true" if str(accepted).lower() in ("true", "1", "yes") else "false"),
@@ -484,8 +586,7 @@ def map_rows(
             bad.append(
                 (
                     lineno,
-                    "not a record of a known log format (openai_chat, openai_responses, anthropic, "
-                    "litellm, vllm, sglang); use --format",
+                    f"not a record of a known log format ({', '.join(LOG_FORMATS[1:])}); use --format",
                 )
             )
             continue

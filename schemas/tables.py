@@ -157,6 +157,12 @@ class Request(Provenance, table=True):
         description="The task's outcome as judged on this attempt, if the log carries it.",
     )
     team: str | None = Field(default=None, description="Team that sent the request, if logged.")
+    reported_cost_usd: Decimal | None = Field(
+        default=None,
+        sa_type=Money,
+        description="What the provider says the request cost (OpenRouter's usage.cost), if the log has it; kept "
+        "next to the metered cost, never used in its place.",
+    )
 
 
 class Outcome(Provenance, table=True):

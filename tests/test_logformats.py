@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from decimal import Decimal
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -178,6 +180,10 @@ def test_no_content_reaches_the_ledger(ledger):
         "litellm_spendlogs.csv",
         "vllm.jsonl",
         "sglang.jsonl",
+        "gemini.jsonl",
+        "bedrock.jsonl",
+        "openrouter.jsonl",
+        "openai_batch.jsonl",
     ):
         assert (LOGS / name).read_bytes().count(b"SECRET-") > 0
         ingest_file(ledger.con, "requests", LOGS / name, ledger.store, options=SELF_HOSTED)
@@ -359,3 +365,48 @@ def test_anthropic_cache_creation_total_that_disagrees_with_its_parts_is_a_mappi
     }  # 3 + 4 != 10
     with pytest.raises(MappingError, match=r"cache_creation_input_tokens \(10\) is not ephemeral_5m \+ ephemeral_1h"):
         tokens_anthropic(usage)
+
+
+def extras(row) -> tuple:
+    return (row["cache_write_5m_input_tokens"], row["service_tier"], row["provider"], row["model"], row["latency_ms"])
+
+
+def test_gemini_usage_metadata(ledger):
+    result, rows, q = load(ledger, "gemini.jsonl")
+    assert (result.rows_loaded, len(q)) == (1, 1)
+    # promptTokenCount 1200 INCLUDES cachedContentTokenCount 1000: hit 1000, miss 200; output = candidates 300,
+    # reasoning = thoughts 150 (apart from it)
+    assert tokens(rows["gem-1"]) == (1000, 200, 300, 150)
+    assert extras(rows["gem-1"]) == (0, "standard", "google", "gemini-2.5-pro", 3000)
+    assert q[0]["reason"] == "gemini: cachedContentTokenCount (20) > promptTokenCount (10): the parts do not add up"
+
+
+def test_bedrock_invocation_logs_with_their_content_dropped(ledger):
+    result, rows, q = load(ledger, "bedrock.jsonl")
+    assert (result.rows_loaded, q) == (1, [])
+    # inputTokenCount 500 is the uncached input: miss 500; cache reads 2000 hits; 300 cache writes (5 minutes);
+    # output 250; latency from the Converse response's metrics (4200 ms)
+    assert tokens(rows["br-1"]) == (2000, 500, 250, 0)
+    assert extras(rows["br-1"]) == (300, "standard", "bedrock", "anthropic.claude-sonnet-4", 4200)
+    assert rows["br-1"]["task_id"] == "br-1"  # no task in the log: the request is its own task
+
+
+def test_openrouter_keeps_the_reported_cost_next_to_the_metered_one(ledger):
+    result, rows, q = load(ledger, "openrouter.jsonl")
+    assert (result.rows_loaded, q) == (1, [])
+    # prompt 1000 incl. 600 cached; completion 400 incl. 100 reasoning
+    assert tokens(rows["or-1"]) == (600, 400, 300, 100)
+    assert extras(rows["or-1"])[2:4] == ("openrouter", "moonshotai/kimi-k2")
+    assert ledger.one("SELECT reported_cost_usd FROM raw.requests") == {"reported_cost_usd": Decimal("0.00123456")}
+
+
+def test_openai_batch_output_is_the_batch_tier(ledger):
+    result, rows, q = load(ledger, "openai_batch.jsonl")
+    # the failed request (status 400) has no usage: quarantined with the reason, its body's text never stored
+    assert (result.rows_loaded, len(q)) == (1, 1) and q[0]["reason"] == (
+        "openai_batch: no usage object in this openai_batch record"
+    )
+    # prompt 800, none cached; completion 200 incl. 50 reasoning; response.request_id, custom_id as the task
+    assert tokens(rows["req_b1"]) == (0, 800, 150, 50)
+    assert extras(rows["req_b1"]) == (0, "batch", "openai", "gpt-5", None)
+    assert rows["req_b1"]["task_id"] == "task-B1" and str(rows["req_b1"]["started_at"]) == "2026-07-06 00:00:00"

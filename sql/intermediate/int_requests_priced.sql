@@ -64,7 +64,7 @@ SELECT
     request_id, task_id, attempt, started_at, ended_at, month, route, provider, cluster_id, model,
     cache_hit_input_tokens, cache_miss_input_tokens, cache_write_5m_input_tokens, cache_write_1h_input_tokens,
     output_tokens, reasoning_tokens, web_search_calls, service_tier,
-    latency_ms, status, accepted, team, source_file_hash,
+    latency_ms, status, accepted, team, reported_cost_usd, source_file_hash,
     priced_provider IS NOT NULL AS is_priced,
     price_effective_from,
     price_min_input_tokens,

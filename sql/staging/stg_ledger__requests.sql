@@ -26,5 +26,6 @@ SELECT
     status,
     accepted,
     team,
+    reported_cost_usd,
     source_file_hash
 FROM raw.requests
