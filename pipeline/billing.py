@@ -21,8 +21,8 @@ Ingest layer, like ``pipeline.logformats``: a file is detected from its content 
 
 The snapshot unit is the provider's month: every line of a bucket starting in month M belongs to the invoice
 ``<provider>-costs-<M>``, so a later export of the same month replaces it (invoices are snapshots per invoice).
-A file may hold one page object, an array of pages, or one page per line. The line's ``source_line`` is its
-result's position in the file (1-based, across buckets), named in every quarantine reason.
+A file may hold one page object, an array of pages, or one page per line. A row's ``source_line`` is its
+position among the rows the file gives (1-based); a quarantine reason also names the result's position.
 """
 
 from __future__ import annotations
@@ -238,11 +238,12 @@ def read_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) 
     rows_of = _usage_rows if fmt in USAGE_FORMATS else _invoice_rows
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []
-    n = 0
+    n = line = 0  # n counts results (named in reasons); line counts rows (a usage result gives several)
     for page in pages:
         buckets = page.get("data")
         if not isinstance(buckets, list):
-            bad.append((n + 1, "a page without a data[] list of buckets"))
+            line += 1
+            bad.append((line, "a page without a data[] list of buckets"))
             continue
         for bucket in buckets:
             results = bucket.get("results") if isinstance(bucket, dict) else None
@@ -252,12 +253,14 @@ def read_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) 
                     start, end = _bucket_times(fmt, bucket)
                     rows = rows_of(fmt, result if isinstance(result, dict) else {}, start, i, provider)
                 except _Unmappable as exc:
-                    bad.append((n, f"{fmt} result {n}: {exc}"))
+                    line += 1
+                    bad.append((line, f"{fmt} result {n}: {exc}"))
                     continue
                 times = {"period_start": start.isoformat(), "period_end": end.isoformat(),
                          "bucket_start": start.isoformat(), "bucket_end": end.isoformat()}  # fmt: skip
                 for row in rows:
-                    lines.append(n)
+                    line += 1
+                    lines.append(line)
                     for c in allowed:
                         cols[c].append((row | times).get(c))
     arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}

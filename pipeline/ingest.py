@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 import duckdb
 
+from pipeline.pricelists import PriceListMapping, read_price_list, sniff_price_list
 from pipeline.billing import BillingMapping, read_export, sniff_billing, sniff_usage
 from pipeline.catalog import UNDEDUPLICATED, key_hash_sql, refresh_raw_view, sql_literal
 from pipeline.faults import crashpoint
@@ -58,6 +59,7 @@ class IngestOptions:
     log_mappings: tuple[LogMapping, ...] = ()
     load_test_mappings: tuple[LoadTestMapping, ...] = ()
     billing_mappings: tuple[BillingMapping, ...] = ()
+    price_list_mappings: tuple[PriceListMapping, ...] = ()
     bounds: Bounds = Bounds()
     """Plausibility bounds: values beyond them are quarantined."""
     max_line_bytes: int = 64 * 2**20
@@ -71,6 +73,9 @@ class IngestOptions:
 
     def billing_mapping_for(self, path: Path) -> BillingMapping:
         return next((m for m in self.billing_mappings if m.applies_to(path)), BillingMapping())
+
+    def price_list_mapping_for(self, path: Path) -> PriceListMapping:
+        return next((m for m in self.price_list_mappings if m.applies_to(path)), PriceListMapping())
 
 
 @dataclass(frozen=True)
@@ -588,6 +593,14 @@ def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions)
             b_format = (sniff_billing if kind == "invoices" else sniff_usage)(_head_bytes(path, gz))
         if b_format not in (None, "canonical"):
             return read_export(path, b_format, b_mapping.provider, allowed)
+    if kind == "prices":
+        p_mapping = options.price_list_mapping_for(path)
+        fmt, gz = detect_format(path)
+        p_format = options.log_format or p_mapping.format
+        if p_format is None and fmt == "jsonl":
+            p_format = sniff_price_list(_head_bytes(path, gz))
+        if p_format not in (None, "canonical"):
+            return read_price_list(path, p_format, p_mapping, allowed)
     if kind == "load-tests":
         lt_mapping = options.load_test_mapping_for(path)
         fmt, gz = detect_format(path)

@@ -189,6 +189,7 @@ class Run:
             settings.request_log_mappings,
             settings.load_test_mappings,
             settings.billing_mappings,
+            settings.price_list_mappings,
             settings.bounds,
             settings.max_line_bytes,
             settings.max_file_bytes,

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from pipeline.billing import BILLING_FORMATS, USAGE_FORMATS, BillingMapping
 from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
+from pipeline.pricelists import PRICE_LIST_FORMATS, PriceListMapping
 from pipeline.logformats import LOG_FORMATS, LogMapping
 from pipeline.errors import CostledgerError
 
@@ -96,6 +97,10 @@ class Settings:
     billing_mappings: tuple[BillingMapping, ...] = setting((), "[[billing_exports]]")
     """[[billing_exports]] entries: per file-name pattern, the export format (openai_costs, anthropic_costs for
     invoices; openai_usage, anthropic_usage for usage) and the provider it is an export of."""
+
+    price_list_mappings: tuple[PriceListMapping, ...] = setting((), "[[price_lists]]")
+    """[[price_lists]] entries: per file-name pattern, a price list's format (litellm), effective_from and
+    currency (a LiteLLM file has no dates)."""
 
     gx_max_rows: int = setting(100_000, "validation.gx_max_rows")
     """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
@@ -316,6 +321,7 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             ("request_logs", "request_log_mappings", _log_mapping),
             ("load_tests", "load_test_mappings", _load_test_mapping),
             ("billing_exports", "billing_mappings", _billing_mapping),
+            ("price_lists", "price_list_mappings", _price_list_mapping),
         ):
             entries = data.pop(toml_key, [])
             if not isinstance(entries, list):
@@ -385,6 +391,19 @@ def _billing_mapping(entry: Any, where: str) -> BillingMapping:
     return BillingMapping(**_file_entry(entry, where, BillingMapping, BILLING_FORMATS + USAGE_FORMATS))
 
 
+def _price_list_mapping(entry: Any, where: str) -> PriceListMapping:
+    entry = _file_entry(entry, where, PriceListMapping, PRICE_LIST_FORMATS)
+    if entry.get("effective_from"):
+        try:
+            ts = datetime.fromisoformat(entry["effective_from"].replace("Z", "+00:00"))
+        except ValueError:
+            raise SettingsError(
+                f"{where}: effective_from {entry['effective_from']!r} is not an ISO-8601 date"
+            ) from None
+        entry = {**entry, "effective_from": ts.isoformat()}
+    return PriceListMapping(**entry)
+
+
 def _field_docs() -> dict[str, str]:
     """Field docstrings, for ``costledger settings`` (read from this module's source)."""
     import ast
@@ -449,6 +468,11 @@ def example_toml() -> str:
         '# match = "openai-costs-*.json"',
         f'# format = "openai_costs" # one of {", ".join(BILLING_FORMATS)}',
         '# provider = "openai"',
+        "",
+        "# [[price_lists]]        # a price list other than the canonical CSV (LiteLLM's JSON has no dates)",
+        '# match = "model_prices_and_context_window.json"',
+        '# format = "litellm"',
+        '# effective_from = "2026-07-01"',
     ]
     return "\n".join(out) + "\n"
 

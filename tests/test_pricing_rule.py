@@ -10,7 +10,7 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import PRICE_MOONSHOT, request
+from tests.conftest import PRICE_MOONSHOT, ROOT, request
 
 # An Anthropic-like price list (USD per 1M tokens; per call for web search): writes at 1.25x (5 min) and 2x (1 h)
 # the input price, batch at half price, a long-context level from 200,000 input tokens.
@@ -270,3 +270,44 @@ def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_and_sea
         [list(rows)],
     )
     assert {r["request_id"]: r["metered_cost_usd"] for r in got} == {rid: oracle(req) for rid, req in rows.items()}
+
+
+# ------------------------------------------------------------------ LiteLLM's price list
+
+LITELLM = ROOT / "tests" / "fixtures" / "prices" / "litellm_model_prices.json"
+
+
+def test_a_litellm_price_list_becomes_per_million_rows_by_tier_and_level(ledger):
+    from pipeline.ingest import IngestOptions, ingest_file
+    from pipeline.pricelists import PriceListMapping
+
+    # no dates in the file: rejected whole, naming the settings entry to add
+    rejected = ingest_file(ledger.con, "prices", LITELLM, ledger.store)
+    assert rejected.status == "rejected" and "add a [[price_lists]] entry" in rejected.message
+    options = IngestOptions(price_list_mappings=(PriceListMapping(match="litellm_*", effective_from="2026-07-01"),))
+    result = ingest_file(ledger.con, "prices", LITELLM, ledger.store, options=options)
+    # gpt-5: standard and batch; claude-sonnet-4: base and 200k levels; the embedding model has no output price
+    # (skipped); broken-model's input price is not a number (quarantined, named)
+    assert (result.rows_loaded, result.rows_quarantined) == (4, 1)
+    assert ledger.one("SELECT reason FROM meta.quarantine")["reason"] == (
+        "litellm entry broken-model: broken-model.input_cost_per_token is not a number: 'free'"
+    )
+    ledger.build()
+    got = {
+        (r["provider"], r["model"], r["service_tier"], r["min_input_tokens"]): (
+            r["cache_hit_input_per_million"], r["cache_miss_input_per_million"], r["cache_write_5m_per_million"],
+            r["cache_write_1h_per_million"], r["output_per_million"])
+        for r in ledger.rows("SELECT * FROM staging.stg_ledger__prices")
+    }  # fmt: skip
+    D = Decimal
+    assert got == {
+        # per token x 1e6: 1.25e-06 -> 1.25, 1.25e-07 -> 0.125, 1e-05 -> 10; writes default to the miss price
+        ("openai", "gpt-5", "standard", 0): (D("0.125"), D("1.25"), D("1.25"), D("1.25"), D("10")),
+        # batch: 6.25e-07 -> 0.625, 5e-06 -> 5; no batch cache-read price: the batch input price, not the standard one
+        ("openai", "gpt-5", "batch", 0): (D("0.625"), D("0.625"), D("0.625"), D("0.625"), D("5")),
+        # the "anthropic/" prefix dropped; writes 3.75e-06 -> 3.75 (5 minutes), 6e-06 -> 6 (1 hour)
+        ("anthropic", "claude-sonnet-4", "standard", 0): (D("0.3"), D("3"), D("3.75"), D("6"), D("15")),
+        # from 200,000 input tokens: 6e-06 -> 6, 6e-07 -> 0.6, 2.25e-05 -> 22.5; no long-context write price given:
+        # the level's own miss price
+        ("anthropic", "claude-sonnet-4", "standard", 200_000): (D("0.6"), D("6"), D("6"), D("6"), D("22.5")),
+    }

@@ -46,10 +46,10 @@ def ingest(
         Optional[str],
         typer.Option(
             "--format",
-            help="requests: canonical, openai_chat, openai_responses, anthropic, litellm, vllm or sglang; invoices: "
-            "canonical, openai_costs or anthropic_costs; usage: openai_usage or anthropic_usage. Default: the "
-            "settings' \\[\\[request_logs]] or \\[\\[billing_exports]] entry for the file, else detected from the "
-            "content.",
+            help="requests: canonical, openai_chat, openai_responses, openai_batch, anthropic, gemini, bedrock, "
+            "openrouter, litellm, vllm or sglang; invoices: canonical, openai_costs or anthropic_costs; usage: "
+            "openai_usage or anthropic_usage; prices: litellm. Default: the settings' entry for the file "
+            "(\\[\\[request_logs]], \\[\\[billing_exports]], \\[\\[price_lists]]), else detected from the content.",
             show_default=False,
         ),
     ] = None,
@@ -59,6 +59,7 @@ def ingest(
     KIND: requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests.
     """
     from pipeline.billing import BILLING_FORMATS, USAGE_FORMATS
+    from pipeline.pricelists import PRICE_LIST_FORMATS
     from pipeline.logformats import LOG_FORMATS
 
     from pipeline.nightly import run_ingest
@@ -72,11 +73,12 @@ def ingest(
         "requests": LOG_FORMATS,
         "invoices": ("canonical", *BILLING_FORMATS),
         "usage": ("canonical", *USAGE_FORMATS),
+        "prices": ("canonical", *PRICE_LIST_FORMATS),
     }
     if log_format is not None and log_format not in formats.get(kind, ()):
         error(
-            f"--format applies to requests ({', '.join(LOG_FORMATS)}), invoices ({', '.join(formats['invoices'])}) "
-            f"and usage ({', '.join(formats['usage'])}) only"
+            f"--format applies to requests ({', '.join(LOG_FORMATS)}), invoices ({', '.join(formats['invoices'])}), "
+            f"usage ({', '.join(formats['usage'])}) and prices ({', '.join(formats['prices'])}) only"
         )
         raise typer.Exit(2)
     s = read_settings(settings, db)

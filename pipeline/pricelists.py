@@ -1,0 +1,139 @@
+"""Price lists other than the canonical one (issue #12): LiteLLM's ``model_prices_and_context_window.json``.
+
+Ingest layer, like ``pipeline.billing``. Many teams already maintain that file; each model entry becomes price
+rows of the canonical ``prices`` kind:
+
+* per-token costs become per-million (exactly: the JSON numbers are read as decimal text, never as floats);
+* ``input_cost_per_token`` -> cache-miss, ``cache_read_input_token_cost`` -> cache-hit (default: the input
+  price), ``cache_creation_input_token_cost`` -> 5-minute cache writes, ``..._above_1hr`` -> 1-hour writes,
+  ``output_cost_per_token`` -> output (and reasoning);
+* ``*_batches`` -> rows of service tier ``batch``; ``*_above_<N>k_tokens`` -> a long-context level with
+  ``min_input_tokens`` N x 1000. A price a tier or level does not give falls back to its own input price (cache
+  reads), the cache-miss price (writes, in staging), or the base output price: never to a cheaper one guessed;
+* ``litellm_provider`` -> provider (a ``provider/`` prefix of the key is dropped from the model name).
+
+The file has no dates, so a ``[[price_lists]]`` settings entry names its ``effective_from`` (without one the file
+is rejected, naming the entry to add). Entries without an input and an output price (embeddings, images,
+``sample_spec``) are skipped, counted in the reason of nothing: they are not prices of tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pipeline.logformats import FileMapping
+from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format
+
+PRICE_LIST_FORMATS = ("litellm",)
+_LEVEL = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost)_above_(\d+)k_tokens$")
+_MILLION = Decimal(1_000_000)
+
+
+@dataclass(frozen=True)
+class PriceListMapping(FileMapping):
+    """What a price list does not say ([[price_lists]] in the settings)."""
+
+    effective_from: str | None = None
+    """When its prices apply from (ISO-8601; required for a LiteLLM file)."""
+    currency: str | None = None
+    """The currency of its prices (default USD)."""
+
+
+def sniff_price_list(head: bytes) -> str | None:
+    if b'"litellm_provider"' in head and b"_cost_per_token" in head:
+        return "litellm"
+    return None
+
+
+def _per_million(value: Any, where: str) -> str:
+    try:
+        d = Decimal(str(value))
+    except InvalidOperation:
+        raise ValueError(f"{where} is not a number: {str(value)[:40]!r}") from None
+    if not d.is_finite() or d < 0:
+        raise ValueError(f"{where} is not a finite, non-negative number: {value}")
+    return format((d * _MILLION).normalize(), "f")
+
+
+def _rows_of(key: str, entry: dict, effective_from: str, currency: str) -> list[dict[str, str | None]]:
+    """The price rows of one model entry: standard and batch tiers, each base level and long-context level."""
+    if entry.get("input_cost_per_token") is None or entry.get("output_cost_per_token") is None:
+        return []
+    provider = str(entry.get("litellm_provider") or key.split("/")[0])
+    model = key[len(provider) + 1 :] if key.startswith(provider + "/") else key
+    levels = {0} | {int(m.group(2)) * 1000 for k in entry for m in [_LEVEL.match(k)] if m}
+    rows = []
+    for tier, suffix in (("standard", ""), ("batch", "_batches")):
+        if tier == "batch" and entry.get(f"input_cost_per_token{suffix}") is None:
+            continue
+        for level in sorted(levels):
+            above = f"_above_{level // 1000}k_tokens" if level else ""
+
+            def price(name: str, fallback: str | None = None) -> str | None:
+                # a batch price only from a *_batches key: the standard one is not the batch one
+                names = (f"{name}{above}{suffix}", f"{name}{suffix}{above}") if suffix else (f"{name}{above}",)
+                for candidate in names:
+                    if entry.get(candidate) is not None:
+                        return _per_million(entry[candidate], f"{key}.{candidate}")
+                return fallback
+
+            miss = price("input_cost_per_token") or _per_million(entry["input_cost_per_token"], key)
+            rows.append({
+                "provider": provider, "model": model, "effective_from": effective_from, "service_tier": tier,
+                "min_input_tokens": str(level), "cache_miss_input_per_million": miss,
+                "cache_hit_input_per_million": price("cache_read_input_token_cost", miss),
+                "cache_write_5m_per_million": price("cache_creation_input_token_cost"),
+                "cache_write_1h_per_million": price("cache_creation_input_token_cost_above_1hr"),
+                "output_per_million": price("output_cost_per_token")
+                or _per_million(entry["output_cost_per_token"], key),
+                "currency": currency,
+            })  # fmt: skip
+    return rows
+
+
+def read_price_list(path: Path, fmt: str, mapping: PriceListMapping, allowed: list[str]) -> ReadResult:
+    """A LiteLLM price file mapped onto the canonical price columns (one line per price row)."""
+    kind, gz = detect_format(path)
+    if kind == "parquet":
+        raise FileRejected(f"{path}: a {fmt} price list is JSON, not Parquet")
+    if not mapping.effective_from:
+        raise FileRejected(
+            f"{path}: a LiteLLM price list carries no dates; add a [[price_lists]] entry with match = "
+            f'"{path.name}" and effective_from = "YYYY-MM-DD" to the settings'
+        )
+    data = _raw_bytes(path, gz)
+    _check_utf8(path, data)
+    try:
+        models = json.loads(data.decode("utf-8"), parse_float=str, parse_int=str)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise FileRejected(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(models, dict):
+        raise FileRejected(f"{path}: a LiteLLM price list is a JSON object of model entries")
+    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
+    lines: list[int] = []
+    bad: list[tuple[int, str]] = []
+    line = 0  # one line per price row (and per unreadable entry): an entry may give several rows
+    for key, entry in models.items():
+        if key == "sample_spec" or not isinstance(entry, dict):
+            continue
+        try:
+            rows = _rows_of(key, entry, mapping.effective_from, mapping.currency or "USD")
+        except ValueError as exc:
+            line += 1
+            bad.append((line, f"litellm entry {key}: {exc}"))
+            continue
+        for row in rows:
+            line += 1
+            lines.append(line)
+            for c in allowed:
+                cols[c].append(row.get(c))
+    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
+    arrays["_line"] = pa.array(lines, type=pa.int64())
+    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))
