@@ -29,7 +29,7 @@ import gzip
 import json
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
@@ -105,6 +105,10 @@ class Scenario:
     """Request log file formats, month by month (repeating): every reader is exercised."""
     gzip_outcomes: bool
     """Outcome files as .csv.gz (keeps a large sample small)."""
+    provider_exports: bool = False
+    """Moonshot's usage exports every month (OpenAI usage format; the last month counts requests its gateway did
+    not log) and its last invoice as an OpenAI Costs export, instead of CSV lines (costledger.toml maps the files
+    to the provider)."""
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -135,6 +139,7 @@ SCENARIOS: dict[str, Scenario] = {
         tax_month=3,
         request_formats=("csv.gz", "jsonl.gz", "parquet", "parquet"),
         gzip_outcomes=True,
+        provider_exports=True,
     ),
     "small-team": Scenario(
         months=3,
@@ -312,6 +317,85 @@ def _requests_for_month(
             outcomes += _decisions(rng, sc, task_id, last_ok)
     requests.sort(key=lambda r: (r["started_at"], r["request_id"]))
     return requests, outcomes
+
+
+def _json_with_exact_numbers(obj: object) -> str:
+    """JSON with Decimal values written as exact numbers (the readers parse numbers as decimal text)."""
+    marks: dict[str, str] = {}
+
+    def mark(value: object) -> str:
+        key = f"__decimal_{len(marks)}__"
+        marks[key] = format(value, "f")
+        return key
+
+    text = json.dumps(obj, default=mark, indent=1)
+    for key, number in marks.items():
+        text = text.replace(f'"{key}"', number)
+    return text
+
+
+def _write_provider_exports(out: Path, requests: list[dict], month: datetime, dropped: int, costs: bool) -> None:
+    """Moonshot's usage export for the month (daily buckets; ``dropped`` requests of 10,000 input and 2,000 output
+    tokens on the last day are counted by the provider but were never logged), and if ``costs`` its Costs export
+    (daily amounts per line item, exactly the metered ones: their sum is the month's usage lines)."""
+    days: dict[datetime, dict[str, Decimal]] = {}
+    for r in requests:
+        if r["provider"] != "moonshot":
+            continue
+        day = r["started_at"].replace(hour=0, minute=0, second=0, microsecond=0)
+        d = days.setdefault(
+            day, dict.fromkeys(("hit", "miss", "out", "n", "hit_usd", "miss_usd", "out_usd"), Decimal(0))
+        )
+        p = _price_at("moonshot", r["started_at"])
+        out_tokens = r["output_tokens"] + r["reasoning_tokens"]
+        d["hit"] += r["cache_hit_input_tokens"]
+        d["miss"] += r["cache_miss_input_tokens"]
+        d["out"] += out_tokens
+        d["n"] += 1
+        d["hit_usd"] += Decimal(r["cache_hit_input_tokens"]) * p.hit / Decimal(1_000_000)
+        d["miss_usd"] += Decimal(r["cache_miss_input_tokens"]) * p.miss / Decimal(1_000_000)
+        d["out_usd"] += Decimal(out_tokens) * p.out / Decimal(1_000_000)
+    ordered = sorted(days)
+    if dropped and ordered:
+        last = days[ordered[-1]]
+        last["miss"] += 10_000 * dropped
+        last["out"] += 2_000 * dropped
+        last["n"] += dropped
+
+    def bucket(day: datetime, results: list[dict]) -> dict:
+        start = int(day.replace(tzinfo=timezone.utc).timestamp())
+        return {"object": "bucket", "start_time": start, "end_time": start + 86_400, "results": results}
+
+    usage = [
+        bucket(
+            day,
+            [
+                {
+                    "object": "organization.usage.completions.result",
+                    "model": MODEL,
+                    "input_tokens": int(d["hit"] + d["miss"]),
+                    "input_cached_tokens": int(d["hit"]),
+                    "output_tokens": int(d["out"]),
+                    "num_model_requests": int(d["n"]),
+                }
+            ],
+        )  # fmt: skip
+        for day, d in sorted(days.items())
+    ]
+    page = {"object": "page", "data": usage, "has_more": False, "next_page": None}
+    (out / "usage").mkdir(parents=True, exist_ok=True)
+    (out / "usage" / f"moonshot-usage-{month:%Y-%m}.json").write_text(_json_with_exact_numbers(page) + "\n")
+    if not costs:
+        return
+    results = [
+        bucket(day, [{"object": "organization.costs.result", "amount": {"value": d[key], "currency": "usd"},
+                      "line_item": f"{MODEL}, {item}", "project_id": None}
+                     for key, item in (("miss_usd", "input"), ("hit_usd", "cached input"), ("out_usd", "output"))])
+        for day, d in sorted(days.items())
+    ]  # fmt: skip
+    page = {"object": "page", "data": results, "has_more": False, "next_page": None}
+    (out / "invoices").mkdir(parents=True, exist_ok=True)
+    (out / "invoices" / f"moonshot-costs-{month:%Y-%m}.json").write_text(_json_with_exact_numbers(page) + "\n")
 
 
 def _invoice_lines(requests: list[dict], month: datetime, next_month: datetime, credit: bool, tax: bool) -> list[dict]:
@@ -613,6 +697,11 @@ def write_sample(
         stats["outcomes"] += len(outcomes)
 
         lines = _invoice_lines(requests, m, nm, credit=(i == min(sc.credit_month, months - 1)), tax=(i == sc.tax_month))
+        if sc.provider_exports:
+            last = i == months - 1
+            _write_provider_exports(out, requests, m, dropped=37 if last else 0, costs=last)
+            if last:  # the export replaces Moonshot's usage lines; its tax line stays an invoice of its own
+                lines = [x for x in lines if x["provider"] != "moonshot" or x["line_type"] in ("credit", "tax")]
         _write_csv(out / "invoices" / f"invoices-{m:%Y-%m}.csv", lines, list(lines[0]))
         stats["invoices"] += len(lines)
     return stats
