@@ -42,10 +42,11 @@ def test_bad_rows_are_quarantined_with_line_column_and_reason(ledger):
 
 
 def test_missing_required_column_rejects_file_whole(ledger, tmp_path):
-    rows = [{k: v for k, v in request("r1", "t1", "2026-07-01T10:00:00Z").items() if k != "latency_ms"}]
+    # (latency_ms, required before 0.7.0, is optional now: api response bodies carry none)
+    rows = [{k: v for k, v in request("r1", "t1", "2026-07-01T10:00:00Z").items() if k != "status"}]
     res = ledger.load("requests", rows)
     assert res.status == "rejected"
-    assert "latency_ms" in res.message and "requests-" in res.message
+    assert "required column status missing" in res.message and "requests-" in res.message
     assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 0}
     assert ledger.one("SELECT count(*) AS n FROM meta.loaded_files") == {"n": 0}
     assert ledger.one("SELECT count(*) AS n FROM meta.rejected_files")["n"] == 1
