@@ -1,11 +1,11 @@
 """DOMAIN.md's pricing rule (issue #12): service tiers, long-context tiers (min_input_tokens), cache writes at
-their own rates (default: the cache-miss price), web searches per call. Hand-worked cases, then a property:
+their own rates (default: the cache-miss price), web searches per call, other currencies. Hand-worked cases, then a
 the metered cost of generated requests equals a Python Decimal recomputation of the rule."""
 
 from __future__ import annotations
 
 import itertools
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -209,7 +209,17 @@ def test_a_self_hosted_row_needs_a_latency_an_api_row_does_not(ledger):
 
 # ------------------------------------------------------------------ property: a Decimal oracle
 
-PRICE_ROWS = [STANDARD, BATCH, LONG, {**BATCH, "min_input_tokens": "200000", "cache_miss_input_per_million": "3.00"}]
+# a model priced in CNY (Moonshot's mainland platform), converted at the rate in force on the request's date
+PRICE_CNY = {**STANDARD, "model": "kimi-k3-cn", "cache_miss_input_per_million": "21.00",
+             "cache_write_5m_per_million": "26.25", "web_search_per_call": "0.07", "currency": "CNY"}  # fmt: skip
+RATES = {"2026-01-01": Decimal("0.14"), "2026-07-05": Decimal("0.1375")}
+PRICE_ROWS = [
+    STANDARD,
+    BATCH,
+    LONG,
+    {**BATCH, "min_input_tokens": "200000", "cache_miss_input_per_million": "3.00"},
+    PRICE_CNY,
+]
 
 
 def oracle(req: dict) -> Decimal | None:
@@ -220,6 +230,7 @@ def oracle(req: dict) -> Decimal | None:
     levels = [
         p for p in PRICE_ROWS
         if p.get("service_tier", "standard") == req["service_tier"] and int(p.get("min_input_tokens", 0)) <= inputs
+        and p["model"] == req["model"]
     ]  # fmt: skip
     if not levels:
         return None
@@ -232,7 +243,11 @@ def oracle(req: dict) -> Decimal | None:
         + req["cache_write_1h_input_tokens"] * Decimal(p.get("cache_write_1h_per_million", miss))
         + (req["output_tokens"] + req["reasoning_tokens"]) * Decimal(p["output_per_million"])
     )
-    return per_million / Decimal(1_000_000) + req["web_search_calls"] * Decimal(p.get("web_search_per_call", "0"))
+    usd = per_million / Decimal(1_000_000) + req["web_search_calls"] * Decimal(p.get("web_search_per_call", "0"))
+    if p["currency"] != "USD":  # the latest rate on or before the request's date
+        usd *= RATES[max(d for d in RATES if d <= req["started_at"][:10])]
+    # stored at 12 decimals (a converted price can carry more): rounded once, half away from zero
+    return usd.quantize(Decimal("1e-12"), rounding=ROUND_HALF_UP)
 
 
 counts = st.integers(min_value=0, max_value=400_000)
@@ -247,6 +262,8 @@ requests_strategy = st.lists(
             "reasoning_tokens": counts,
             "web_search_calls": st.integers(min_value=0, max_value=50),
             "service_tier": st.sampled_from(["standard", "batch", "flex"]),
+            "model": st.sampled_from(["kimi-k3", "kimi-k3", "kimi-k3-cn"]),
+            "started_at": st.sampled_from(["2026-07-02T10:00:00Z", "2026-07-10T10:00:00Z"]),
         }
     ),
     min_size=1,
@@ -257,11 +274,12 @@ _ids = itertools.count()
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(batch=requests_strategy)
-def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_and_searches(ledger, batch):
+def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_searches_and_currencies(ledger, batch):
     if not ledger.rows("SELECT 1 FROM raw.prices LIMIT 1"):
-        ledger.load("prices", PRICE_ROWS)
+        ledger.load("fx", [{"currency": "CNY", "date": d, "usd_per_unit": str(r)} for d, r in RATES.items()])
+        assert ledger.load("prices", PRICE_ROWS).rows_loaded == len(PRICE_ROWS)
     rows = {f"p{next(_ids)}": req for req in batch}
-    result = ledger.load("requests", [request(rid, rid, "2026-07-02T10:00:00Z", **req) for rid, req in rows.items()])
+    result = ledger.load("requests", [request(rid, rid, **req) for rid, req in rows.items()])
     assert result.rows_loaded == len(rows)
     ledger.build()
     got = ledger.rows(
