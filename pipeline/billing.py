@@ -34,10 +34,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 
 from pipeline.logformats import FileMapping
-from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format, json_lines
+from pipeline.readers import _check_utf8, detect_format, FileRejected, json_lines, mapped_result, _raw_bytes, ReadResult
 
 BILLING_FORMATS = ("openai_costs", "anthropic_costs")
 USAGE_FORMATS = ("openai_usage", "anthropic_usage")
@@ -263,6 +262,4 @@ def read_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) 
                     lines.append(line)
                     for c in allowed:
                         cols[c].append((row | times).get(c))
-    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
-    arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))
+    return mapped_result(cols, lines, allowed, bad)

@@ -32,10 +32,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 
 from pipeline.logformats import FileMapping
-from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format, json_lines
+from pipeline.readers import _check_utf8, detect_format, FileRejected, json_lines, mapped_result, _raw_bytes, ReadResult
 
 LOAD_TEST_FORMATS = ("canonical", "vllm_bench", "sglang_bench")
 
@@ -184,6 +183,4 @@ def read_load_test(path: Path, fmt: str, mapping: LoadTestMapping, allowed: list
         lines.append(lineno)
         for c in allowed:
             cols[c].append(row.get(c))
-    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
-    arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))
+    return mapped_result(cols, lines, allowed, bad)

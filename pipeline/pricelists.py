@@ -26,10 +26,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 
 from pipeline.logformats import FileMapping
-from pipeline.readers import FileRejected, ReadResult, _check_utf8, _raw_bytes, detect_format
+from pipeline.readers import _check_utf8, detect_format, FileRejected, mapped_result, _raw_bytes, ReadResult
 
 PRICE_LIST_FORMATS = ("litellm",)
 _LEVEL = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost)_above_(\d+)k_tokens$")
@@ -134,6 +133,4 @@ def read_price_list(path: Path, fmt: str, mapping: PriceListMapping, allowed: li
             lines.append(line)
             for c in allowed:
                 cols[c].append(row.get(c))
-    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
-    arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))
+    return mapped_result(cols, lines, allowed, bad)

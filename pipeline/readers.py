@@ -288,6 +288,15 @@ def read_file(path: Path, allowed: list[str], rename: dict[str, str] | None = No
     return read_parquet(path, allowed, rename)
 
 
+def mapped_result(
+    cols: dict[str, list], lines: list[int], allowed: list[str], bad: list[tuple[int, str]]
+) -> ReadResult:
+    """The result of a reader that maps records onto the canonical columns (all of them, as text), one line each."""
+    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
+    arrays["_line"] = pa.array(lines, type=pa.int64())
+    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))
+
+
 def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:
     """A real-world request log (see ``pipeline.logformats``) mapped onto the canonical request columns."""
     from pipeline.logformats import map_rows
@@ -315,6 +324,4 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
         else:
             records, bad = json_lines(data.decode("utf-8"), numbers_as_text=False)
     cols, lines, unmapped = map_rows(records, log_format, mapping, allowed)
-    arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
-    arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(pa.table(arrays), list(allowed), sorted(bad + unmapped))
+    return mapped_result(cols, lines, allowed, bad + unmapped)
