@@ -55,6 +55,9 @@ class RunSummary:
     outside_links: list[str] = field(default_factory=list)
     mismatches: list[tuple[str, str]] = field(default_factory=list)
     """(month, provider) reconciliation mismatches in months this run changed."""
+    usage_gaps: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """(month, provider, token type, status) where a usage export and the logs disagree, in months this run
+    changed (marts.monthly_usage_reconciliation: logs_missing or logs_extra)."""
     published: str | None = None
     orphans_removed: int = 0
 
@@ -77,7 +80,7 @@ class RunSummary:
     def outcome(self) -> str:
         if self.count("rejected"):
             return "files_rejected"
-        if self.mismatches:
+        if self.mismatches or self.usage_gaps:
             return "reconciliation_mismatch"
         return "ok"
 
@@ -99,6 +102,9 @@ class RunSummary:
             "audits_passed": self.build.audits if self.build else 0,
             "months_changed": self.build.months_changed if self.build else [],
             "reconciliation_mismatches": [{"month": m, "provider": p} for m, p in self.mismatches],
+            "usage_mismatches": [
+                {"month": m, "provider": p, "token_type": t, "status": s} for m, p, t, s in self.usage_gaps
+            ],
             "published": self.published,
             "orphans_removed": self.orphans_removed,
             "unknown_entries": self.unknown_entries,
@@ -244,6 +250,15 @@ class Run:
                 for m, p in self.con.execute(
                     "SELECT month, provider FROM marts.monthly_reconciliation "
                     "WHERE status = 'mismatch' AND CAST(month AS VARCHAR) IN (SELECT unnest(?)) ORDER BY ALL",
+                    [changed],
+                ).fetchall()
+            ]
+            self.summary.usage_gaps = [
+                (str(m)[:7], p, t, s)
+                for m, p, t, s in self.con.execute(
+                    "SELECT month, provider, token_type, status FROM marts.monthly_usage_reconciliation "
+                    "WHERE status IN ('logs_missing', 'logs_extra') AND CAST(month AS VARCHAR) IN (SELECT unnest(?)) "
+                    "ORDER BY ALL",
                     [changed],
                 ).fetchall()
             ]

@@ -164,3 +164,20 @@ def test_usage_exports_reconcile_against_the_logs_and_show_a_dropped_log(ledger)
     data = gather(ledger.con, "2026-07")
     assert "| openai | requests | 7 | 6 | -1 | logs_missing |" in render_markdown(data)
     assert "Provider usage exports vs request logs</h3>" in render_html(data)
+
+
+def test_a_nightly_names_a_usage_gap_and_exits_4(tmp_path):
+    import json
+
+    landing, db = tmp_path / "landing", tmp_path / "l.duckdb"
+    (landing / "usage").mkdir(parents=True)
+    shutil.copy(BILLING / "anthropic_usage.json", landing / "usage" / "anthropic-2026-07.json")
+    # the export counts Anthropic tokens; no request log at all: every token type is logs_missing
+    res = cli("nightly", landing, "--db", db, "--json")
+    assert res.exit_code == 4, res.output
+    gaps = json.loads(res.stdout)["usage_mismatches"]
+    assert {g["token_type"] for g in gaps} == {
+        "input_cache_hit", "input_cache_miss", "input_cache_write_5m", "input_cache_write_1h", "output"
+    } and {g["status"] for g in gaps} == {"logs_missing"}  # fmt: skip
+    res = cli("nightly", landing, "--db", db)  # nothing new: no month changed, so nothing to name, exit 0
+    assert res.exit_code == 0, res.output

@@ -5,7 +5,8 @@ Exit codes (documented in the README):
   1  failure: bad settings, unreadable ledger, a build audit failed (nothing new published)
   2  usage error (unknown option, missing argument)
   3  one or more files were rejected whole; everything else loaded, built and published
-  4  a reconciliation mismatch in a month this run changed; everything loaded, built and published
+  4  a reconciliation mismatch (invoice or usage export vs logs) in a month this run changed; everything
+     loaded, built and published
   5  another costledger process is writing this ledger (nothing done)
   6  not enough free disk space, or the disk filled while writing (nothing half-done published)
   130 interrupted (Ctrl-C)

@@ -108,6 +108,12 @@ def summary(run, as_json: bool) -> None:
         console.print(
             f"[yellow]reconciliation mismatch:[/] {escape(provider)} {month} (see marts.monthly_reconciliation)"
         )
+    for month, provider, token_type, status in run.usage_gaps:
+        console.print(
+            f"[yellow]usage export vs logs:[/] {escape(provider)} {month} {token_type}: {status} "
+            "(see marts.monthly_usage_reconciliation)",
+            highlight=False,
+        )
     for name in run.unknown_entries:
         console.print(
             f"[yellow]warning:[/] landing entry {escape(repr(name))} is a file, not a kind folder; ignored",
@@ -125,7 +131,7 @@ def summary(run, as_json: bool) -> None:
 def exit_for(run) -> None:
     if run.count("rejected"):
         raise typer.Exit(EXIT_REJECTED)
-    raise typer.Exit(EXIT_MISMATCH if run.mismatches else EXIT_OK)
+    raise typer.Exit(EXIT_MISMATCH if run.mismatches or run.usage_gaps else EXIT_OK)
 
 
 def writer(fn, *args, **kwargs):

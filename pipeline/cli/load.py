@@ -108,7 +108,7 @@ def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
     with Progress(0, False) as progress:
         run = writer(run_build, Store.for_db(s.db), s, on_model=progress.on_model)
     summary(run, False)
-    raise typer.Exit(EXIT_MISMATCH if run.mismatches else EXIT_OK)
+    raise typer.Exit(EXIT_MISMATCH if run.mismatches or run.usage_gaps else EXIT_OK)
 
 
 @app.command(rich_help_panel="Load and build")
@@ -132,7 +132,7 @@ def nightly(
     Exit codes:
     0 all well; 1 failure (nothing new published);
     3 a file or folder was rejected whole (the rest was published);
-    4 a reconciliation mismatch in a month this run changed;
+    4 a reconciliation mismatch (invoice or usage export vs logs) in a month this run changed;
     5 another process is writing; 6 disk full; 130 interrupted.
     """
     from pipeline.nightly import run_nightly, scan_landing
