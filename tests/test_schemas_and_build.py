@@ -119,9 +119,16 @@ def test_every_model_states_grain_and_marts_are_audited():
         assert m.grain.startswith("one row"), m.path
         assert m.path.stem == m.name
     marts = [m for m in models if m.layer == "marts"]
-    # the contract's five marts, plus the report's sensitivity and team usage marts and unallocated FOCUS cost
+    # the contract's five marts, plus the report's sensitivity and team usage marts, unallocated FOCUS cost and
+    # the usage-export reconciliation (issue #12)
     assert sorted(m.name for m in marts) == sorted(
-        [*CONTRACT, "monthly_sensitivity", "monthly_team_usage", "monthly_unallocated_cloud_cost"]
+        [
+            *CONTRACT,
+            "monthly_sensitivity",
+            "monthly_team_usage",
+            "monthly_unallocated_cloud_cost",
+            "monthly_usage_reconciliation",
+        ]
     )
     assert all(m.unique_key for m in marts)
 
