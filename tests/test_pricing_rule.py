@@ -272,7 +272,7 @@ requests_strategy = st.lists(
 _ids = itertools.count()
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(batch=requests_strategy)
 def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_searches_and_currencies(ledger, batch):
     if not ledger.rows("SELECT 1 FROM raw.prices LIMIT 1"):
