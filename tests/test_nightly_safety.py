@@ -35,28 +35,25 @@ AUGUST = (
     "invoices/invoices-2026-08.csv",
 )
 
+#: Every phase once in the run's first file; the states with earlier files already committed (a later file's
+#: commit, a crash after the third commit) once each; the build's first and a late model; the publication's steps.
+#: (The repeats of each ingest phase in a later file were dropped in 0.7.0: they reach the same states as these.)
 CRASH_POINTS = [
     "ingest.read#1",
-    "ingest.read#3",
     "ingest.validated#1",
-    "ingest.validated#2",
     "ingest.lake_written#1",
-    "ingest.lake_written#2",
     "ingest.lake_renamed#1",
-    "ingest.lake_renamed#2",
     "ingest.before_commit#1",
     "ingest.before_commit#2",
     "ingest.committed#1",
     "ingest.committed#3",
     "run.file_done#2",
     "build.model#1",
-    "build.model#10",
     "build.model#23",
     "build.before_commit",
     "build.committed",
     "run.before_publish",
     "publish.table#1",
-    "publish.table#6",
     "publish.written",
     "publish.snapshot_renamed",
     "publish.renamed",
