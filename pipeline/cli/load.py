@@ -27,7 +27,7 @@ from pipeline.cli.common import (
     writer,
 )
 
-app = typer.Typer(rich_help_panel="Load and build")
+app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
 @app.command(rich_help_panel="Load and build")

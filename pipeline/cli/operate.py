@@ -10,7 +10,7 @@ import typer
 
 from pipeline.cli.common import EXIT_FAILURE, DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
 
-app = typer.Typer(rich_help_panel="Operate")
+app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
 @app.command(rich_help_panel="Operate")

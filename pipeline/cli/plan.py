@@ -10,7 +10,7 @@ import typer
 
 from pipeline.cli.common import EXIT_USAGE, JsonOpt, console, error, out
 
-app = typer.Typer(rich_help_panel="Plan")
+app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
 def _amounts(values: list[str] | None, default: str, flag: str) -> list[Decimal]:

@@ -23,7 +23,7 @@ from pipeline.cli.common import (
     out,
 )
 
-app = typer.Typer(rich_help_panel="Read the ledger")
+app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
 @app.command(rich_help_panel="Read the ledger")
