@@ -28,15 +28,22 @@ position among the rows the file gives (1-based); a quarantine reason also names
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 
-from pipeline.logformats import FileMapping
-from pipeline.readers import _check_utf8, detect_format, FileRejected, json_lines, mapped_result, _raw_bytes, ReadResult
+from pipeline.logformats import FileMapping, _get
+from pipeline.readers import (
+    FileRejected,
+    ReadResult,
+    _check_utf8,
+    _raw_bytes,
+    detect_format,
+    finite_decimal,
+    json_document,
+    mapped_result,
+)
 
 BILLING_FORMATS = ("openai_costs", "anthropic_costs")
 USAGE_FORMATS = ("openai_usage", "anthropic_usage")
@@ -76,26 +83,8 @@ def sniff_usage(head: bytes) -> str | None:
 
 def _pages(text: str) -> tuple[list[dict], list[tuple[int, str]]]:
     """The page objects of a file: one JSON document (an object or an array of them), else one per line."""
-    try:
-        whole = json.loads(text, parse_float=str, parse_int=str)
-    except (json.JSONDecodeError, RecursionError):
-        records, bad = json_lines(text, numbers_as_text=True)
-        return [r for _, r in records], bad
-    if isinstance(whole, dict):
-        return [whole], []
-    if isinstance(whole, list) and all(isinstance(p, dict) for p in whole):
-        return whole, []
-    return [], [(1, "not a cost report page (a JSON object with data[]) or an array of them")]
-
-
-def _decimal(value: Any, field: str) -> Decimal:
-    try:
-        d = Decimal(str(value))
-    except InvalidOperation:
-        raise _Unmappable(f"{field} is not a number: {str(value)[:40]!r}") from None
-    if not d.is_finite():
-        raise _Unmappable(f"{field} is not a finite number: {value}")
-    return d
+    records, bad = json_document(text, "not a cost report page (a JSON object with data[]) or an array of them")
+    return [r for _, r in records], bad
 
 
 def _instant(value: Any, field: str) -> dt.datetime:
@@ -140,7 +129,7 @@ def _line(fmt: str, result: dict) -> dict[str, str | None]:
         if not isinstance(amount, dict) or amount.get("value") is None:
             raise _Unmappable("no amount.value")
         return {
-            "amount": str(_decimal(amount["value"], "amount.value")),
+            "amount": str(finite_decimal(amount["value"], "amount.value", _Unmappable)),
             "currency": str(amount.get("currency") or "usd").upper(),
             "line_type": _openai_line_type(result.get("line_item")),
             "model": None,
@@ -153,7 +142,7 @@ def _line(fmt: str, result: dict) -> dict[str, str | None]:
     else:
         line_type = _ANTHROPIC_TOKEN_TYPES.get(str(result.get("token_type")), "other")
     return {
-        "amount": str(_decimal(result["amount"], "amount") / 100),  # cents -> dollars, exact
+        "amount": str(finite_decimal(result["amount"], "amount", _Unmappable) / 100),  # cents -> dollars, exact
         "currency": str(result.get("currency") or "USD").upper(),
         "line_type": line_type,
         "model": result.get("model"),
@@ -178,9 +167,7 @@ def _invoice_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: 
 
 
 def _count(result: dict, path: str) -> int:
-    value: Any = result
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
+    value = _get(result, path)
     if value is None:
         return 0
     try:

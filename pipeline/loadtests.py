@@ -25,16 +25,24 @@ the field named; numbers stay text until DuckDB casts them (exact decimals).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 
 from pipeline.logformats import FileMapping
-from pipeline.readers import _check_utf8, detect_format, FileRejected, json_lines, mapped_result, _raw_bytes, ReadResult
+from pipeline.readers import (
+    FileRejected,
+    ReadResult,
+    _check_utf8,
+    _raw_bytes,
+    detect_format,
+    finite_decimal,
+    json_document,
+    mapped_result,
+)
 
 LOAD_TEST_FORMATS = ("canonical", "vllm_bench", "sglang_bench")
 
@@ -71,32 +79,13 @@ def sniff(head: bytes) -> str:
     return "canonical"
 
 
-def _records(text: str) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
-    """A whole-file JSON object or array (an indented result file), else JSON lines."""
-    try:
-        whole = json.loads(text, parse_float=str, parse_int=str)
-    except (json.JSONDecodeError, RecursionError):
-        return json_lines(text, numbers_as_text=True)
-    if isinstance(whole, dict):
-        return [(1, whole)], []
-    if isinstance(whole, list) and all(isinstance(r, dict) for r in whole):
-        return [(i + 1, r) for i, r in enumerate(whole)], []
-    return [], [(1, "not a JSON object or an array of objects")]
-
-
 def _number(rec: dict, *names: str) -> str | None:
     """The first of ``names`` the record has as a finite number (as text), else None."""
     for name in names:
         value = rec.get(name)
         if value is None:
             continue
-        try:
-            d = Decimal(str(value))
-        except InvalidOperation:
-            raise _Unmappable(f"{name} is not a number: {str(value)[:40]!r}") from None
-        if not d.is_finite():
-            raise _Unmappable(f"{name} is not a finite number: {value}")
-        return str(d)
+        return str(finite_decimal(value, name, _Unmappable))
     return None
 
 
@@ -170,7 +159,7 @@ def read_load_test(path: Path, fmt: str, mapping: LoadTestMapping, allowed: list
         raise FileRejected(f"{path}: {fmt} results are JSON, not Parquet")
     data = _raw_bytes(path, gz)
     _check_utf8(path, data)
-    records, bad = _records(data.decode("utf-8"))
+    records, bad = json_document(data.decode("utf-8"), "not a JSON object or an array of objects")
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []
     for lineno, rec in records:

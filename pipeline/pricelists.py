@@ -22,13 +22,21 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 
 from pipeline.logformats import FileMapping
-from pipeline.readers import _check_utf8, detect_format, FileRejected, mapped_result, _raw_bytes, ReadResult
+from pipeline.readers import (
+    FileRejected,
+    ReadResult,
+    _check_utf8,
+    _raw_bytes,
+    detect_format,
+    finite_decimal,
+    mapped_result,
+)
 
 PRICE_LIST_FORMATS = ("litellm",)
 _LEVEL = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost)_above_(\d+)k_tokens$")
@@ -52,11 +60,8 @@ def sniff_price_list(head: bytes) -> str | None:
 
 
 def _per_million(value: Any, where: str) -> str:
-    try:
-        d = Decimal(str(value))
-    except InvalidOperation:
-        raise ValueError(f"{where} is not a number: {str(value)[:40]!r}") from None
-    if not d.is_finite() or d < 0:
+    d = finite_decimal(value, where)
+    if d < 0:
         raise ValueError(f"{where} is not a finite, non-negative number: {value}")
     return format((d * _MILLION).normalize(), "f")
 

@@ -15,6 +15,7 @@ import zlib
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Literal
 
@@ -241,6 +242,31 @@ def json_lines(text: str, numbers_as_text: bool) -> tuple[list[tuple[int, dict]]
             continue
         records.append((lineno, obj))
     return records, bad
+
+
+def json_document(text: str, not_records: str) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
+    """A whole-file JSON object or array of objects (an indented export or result file), else JSON lines; numbers
+    stay decimal text. ``not_records`` is the reason when the document is neither."""
+    try:
+        whole = json.loads(text, parse_float=str, parse_int=str)
+    except (json.JSONDecodeError, RecursionError):
+        return json_lines(text, numbers_as_text=True)
+    if isinstance(whole, dict):
+        return [(1, whole)], []
+    if isinstance(whole, list) and all(isinstance(r, dict) for r in whole):
+        return [(i + 1, r) for i, r in enumerate(whole)], []
+    return [], [(1, not_records)]
+
+
+def finite_decimal(value: object, where: str, error: type[ValueError] = ValueError) -> Decimal:
+    """A number given as JSON text or a number, exactly; ``error`` (naming ``where``) if it is not a finite one."""
+    try:
+        d = Decimal(str(value))
+    except InvalidOperation:
+        raise error(f"{where} is not a number: {str(value)[:40]!r}") from None
+    if not d.is_finite():
+        raise error(f"{where} is not a finite number: {value}")
+    return d
 
 
 def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
