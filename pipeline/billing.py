@@ -212,7 +212,7 @@ def _usage_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: st
     ]
 
 
-def read_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) -> ReadResult:
+def read_export(path: Path, fmt: str, mapping: BillingMapping, allowed: list[str]) -> ReadResult:
     """A provider's cost export (as invoice lines) or usage export (as usage lines), one result at a time."""
     kind, gz = detect_format(path)
     if kind == "parquet":
@@ -220,7 +220,7 @@ def read_export(path: Path, fmt: str, provider: str | None, allowed: list[str]) 
     data = _raw_bytes(path, gz)
     _check_utf8(path, data)
     pages, bad = _pages(data.decode("utf-8"))
-    provider = provider or DEFAULT_PROVIDER[fmt]
+    provider = mapping.provider or DEFAULT_PROVIDER[fmt]
     rows_of = _usage_rows if fmt in USAGE_FORMATS else _invoice_rows
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []

@@ -21,7 +21,7 @@ import zlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import duckdb
 
@@ -571,6 +571,14 @@ def _read(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> 
         return _read_any(kind, path, allowed, options)
 
 
+#: Kinds whose files may also come in a provider's own format: (sniffer, reader, the options' entry for a file).
+_PROVIDER_FORMATS: dict[str, tuple[Callable[[bytes], str | None], Callable[..., ReadResult], Callable[..., Any]]] = {
+    "invoices": (sniff_billing, read_export, IngestOptions.billing_mapping_for),
+    "usage": (sniff_usage, read_export, IngestOptions.billing_mapping_for),
+    "prices": (sniff_price_list, read_price_list, IngestOptions.price_list_mapping_for),
+}
+
+
 def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:
     """Canonical files through the plain readers; request logs of other formats through their mappings."""
     if kind == "requests":
@@ -585,22 +593,15 @@ def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions)
                 log_format = "canonical"
         if log_format != "canonical":
             return read_request_log(path, log_format, mapping, allowed)
-    if kind in ("invoices", "usage"):
-        b_mapping = options.billing_mapping_for(path)
+    if kind in _PROVIDER_FORMATS:  # a provider's own export or price list, read as it is
+        sniff_format, read, mapping_for = _PROVIDER_FORMATS[kind]
+        file_mapping = mapping_for(options, path)
         fmt, gz = detect_format(path)
-        b_format = options.log_format or b_mapping.format
-        if b_format is None and fmt == "jsonl":
-            b_format = (sniff_billing if kind == "invoices" else sniff_usage)(_head_bytes(path, gz))
-        if b_format not in (None, "canonical"):
-            return read_export(path, b_format, b_mapping.provider, allowed)
-    if kind == "prices":
-        p_mapping = options.price_list_mapping_for(path)
-        fmt, gz = detect_format(path)
-        p_format = options.log_format or p_mapping.format
-        if p_format is None and fmt == "jsonl":
-            p_format = sniff_price_list(_head_bytes(path, gz))
-        if p_format not in (None, "canonical"):
-            return read_price_list(path, p_format, p_mapping, allowed)
+        provider_format = options.log_format or file_mapping.format
+        if provider_format is None and fmt == "jsonl":
+            provider_format = sniff_format(_head_bytes(path, gz))
+        if provider_format not in (None, "canonical"):
+            return read(path, provider_format, file_mapping, allowed)
     if kind == "load-tests":
         lt_mapping = options.load_test_mapping_for(path)
         fmt, gz = detect_format(path)
