@@ -33,7 +33,7 @@ import duckdb
 from pipeline import incremental, lake
 from pipeline.models import LAYERS, SQL_DIR, Model, discover
 from pipeline.faults import crashpoint
-from pipeline.catalog import init_ledger, raw_view_statements
+from pipeline.catalog import init_ledger, raw_view_statements, table_columns
 from pipeline.settings import Settings
 from pipeline.errors import CostledgerError
 
@@ -116,14 +116,7 @@ def month_fingerprints(con: duckdb.DuckDBPyConnection, models: list[Model]) -> d
 
 def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) -> None:
     """A ``-- column NAME:`` comment must name a column the model has (else: the file and line)."""
-    have = {
-        c
-        for (c,) in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? "
-            "AND table_name = ? AND database_name = current_database()",
-            [m.layer, m.name],
-        ).fetchall()
-    }
+    have = table_columns(con, m.qualified)
     for col, line in m.column_lines.items():
         if col not in have:
             raise ModelFailed(

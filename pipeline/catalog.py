@@ -163,3 +163,16 @@ def refresh_raw_view(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> N
         con.execute(stmt)
     for stmt in comment_sql(KINDS[kind]):
         con.execute(stmt)
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, qualified: str) -> set[str]:
+    """The columns of a table or view ``schema.name`` of the current database."""
+    schema, name = qualified.split(".")
+    return {
+        c
+        for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? "
+            "AND database_name = current_database()",
+            [schema, name],
+        ).fetchall()
+    }

@@ -34,6 +34,7 @@ from typing import Callable
 
 import duckdb
 
+from pipeline.catalog import table_columns
 from pipeline.models import STRATEGIES, Input, Model, ModelHeaderError, sql_fingerprint
 
 Run = Callable[[Model, str], None]
@@ -288,7 +289,7 @@ class Keys(Strategy):
         for i in self.others:
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {in_keys}")
         # the keys' rows are replaced (the delete also yields the months the old rows belonged to)
-        has_month = "month" in _columns(con, m.qualified)
+        has_month = "month" in table_columns(con, m.qualified)
         old = con.execute(
             f"WITH d AS (DELETE FROM {m.qualified} WHERE {in_keys} RETURNING "
             f"{'month' if has_month else 'NULL'}) SELECT DISTINCT * FROM d"
@@ -297,7 +298,7 @@ class Keys(Strategy):
         audit(m, in_keys)
         if not p.full:
             p.touched.update(month for (month,) in old if month is not None)
-            if "month" in _columns(con, rows):
+            if "month" in table_columns(con, rows):
                 p.touched.update(
                     month
                     for (month,) in con.execute(f"SELECT DISTINCT month FROM {rows}").fetchall()
@@ -400,18 +401,6 @@ assert tuple(_STRATEGIES) == STRATEGIES, "pipeline.models.STRATEGIES names the s
 def strategy(model: Model, models: list[Model]) -> Strategy:
     """The strategy object of an incremental model (its header checked against what the strategy needs)."""
     return _STRATEGIES[model.incremental](model, models)  # type: ignore[index]
-
-
-def _columns(con: duckdb.DuckDBPyConnection, qualified: str) -> set[str]:
-    schema, name = qualified.split(".")
-    return {
-        c
-        for (c,) in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND "
-            "table_name = ? AND database_name = current_database()",
-            [schema, name],
-        ).fetchall()
-    }
 
 
 def _previous_month(m: dt.date) -> dt.date:

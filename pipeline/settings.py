@@ -374,17 +374,22 @@ def _log_mapping(entry: Any, where: str) -> LogMapping:
     return LogMapping(**entry)
 
 
+def _utc(entry: dict[str, str], key: str, where: str) -> dict[str, str]:
+    """The entry with its ``key`` timestamp as ISO-8601 UTC (one without an offset is UTC already)."""
+    if not entry.get(key):
+        return entry
+    try:
+        ts = datetime.fromisoformat(entry[key].replace("Z", "+00:00"))
+    except ValueError:
+        raise SettingsError(f"{where}: {key} {entry[key]!r} is not an ISO-8601 timestamp") from None
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
+    return {**entry, key: ts.isoformat()}
+
+
 def _load_test_mapping(entry: Any, where: str) -> LoadTestMapping:
     entry = _file_entry(entry, where, LoadTestMapping, LOAD_TEST_FORMATS)
-    if entry.get("measured_at"):
-        try:
-            ts = datetime.fromisoformat(entry["measured_at"].replace("Z", "+00:00"))
-            if ts.tzinfo is not None:  # one without an offset is UTC already
-                ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
-            entry = {**entry, "measured_at": ts.isoformat()}
-        except ValueError:
-            raise SettingsError(f"{where}: measured_at {entry['measured_at']!r} is not an ISO-8601 timestamp") from None
-    return LoadTestMapping(**entry)
+    return LoadTestMapping(**_utc(entry, "measured_at", where))
 
 
 def _billing_mapping(entry: Any, where: str) -> BillingMapping:
@@ -393,15 +398,7 @@ def _billing_mapping(entry: Any, where: str) -> BillingMapping:
 
 def _price_list_mapping(entry: Any, where: str) -> PriceListMapping:
     entry = _file_entry(entry, where, PriceListMapping, PRICE_LIST_FORMATS)
-    if entry.get("effective_from"):
-        try:
-            ts = datetime.fromisoformat(entry["effective_from"].replace("Z", "+00:00"))
-        except ValueError:
-            raise SettingsError(
-                f"{where}: effective_from {entry['effective_from']!r} is not an ISO-8601 date"
-            ) from None
-        entry = {**entry, "effective_from": ts.isoformat()}
-    return PriceListMapping(**entry)
+    return PriceListMapping(**_utc(entry, "effective_from", where))
 
 
 def _field_docs() -> dict[str, str]:
