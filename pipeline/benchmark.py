@@ -30,8 +30,8 @@ from typing import Callable
 FLOOR_SCRIPT = """
 import sys, duckdb
 db, files, memory = sys.argv[1], sys.argv[2], sys.argv[3]
-con = duckdb.connect(db)
-con.execute("SET memory_limit = '" + memory + "'")
+con = duckdb.connect(db, config={"memory_limit": memory})
+con.execute("SET enable_progress_bar = false")
 con.execute("CREATE TABLE requests AS SELECT * FROM read_parquet(?)", [files])
 con.execute(
     "SELECT date_trunc('month', started_at) AS month, route, count(*), sum(cache_hit_input_tokens), "
@@ -40,6 +40,9 @@ con.execute(
 ).fetchall()
 con.close()
 """
+
+#: the pandas notebook runs at sizes up to this (it holds every request in memory, several times over)
+NOTEBOOK_MAX_ROWS = 10_000_000
 
 
 @dataclass
@@ -95,8 +98,32 @@ def machine() -> str:
     )
 
 
-def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log: Callable[[str], None]) -> list[Step]:
+@dataclass
+class PeerCheck:
+    size: int
+    compared: int
+    differences: list[str]
+
+
+def _peers(n: int, folder: Path, landing: Path, memory_limit: str, log: Callable[[str], None]) -> list[Step]:
+    """(a') the analyst's script and (a'') the pandas notebook on the same files (the notebook up to 10 M rows)."""
+    steps = []
+    cmd = [sys.executable, "-c", ANALYST_SCRIPT, str(folder / "analyst.duckdb"), str(landing), memory_limit]
+    s, rss, code = run_measured(cmd + [str(ANALYST_SQL)])
+    steps.append(Step(n, "(a') analyst's script", n, s, rss, code))
+    log(f"N={n:,}: (a') analyst's script {s:.1f} s, {rss:,.0f} MiB")
+    if n <= NOTEBOOK_MAX_ROWS:
+        s, rss, code = run_measured([sys.executable, str(NOTEBOOK), str(landing), str(folder / "notebook.csv")])
+        steps.append(Step(n, "(a'') pandas notebook", n, s, rss, code))
+        log(f"N={n:,}: (a'') pandas notebook {s:.1f} s, {rss:,.0f} MiB")
+    return steps
+
+
+def benchmark(
+    sizes: list[int], work: Path, months: int, memory_limit: str, log: Callable[[str], None]
+) -> tuple[list[Step], list[PeerCheck]]:
     steps: list[Step] = []
+    checks: list[PeerCheck] = []
     work.mkdir(parents=True, exist_ok=True)
     settings = work / "bench.toml"
     settings.write_text(f'[ledger]\nmemory_limit = "{memory_limit}"\n', encoding="utf-8")
@@ -119,6 +146,7 @@ def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log:
         steps.append(Step(n, "(a) floor", n, s, rss, code))
         log(f"N={n:,}: (a) floor {s:.1f} s, {rss:,.0f} MiB")
         (folder / "floor.duckdb").unlink(missing_ok=True)
+        steps += _peers(n, folder, landing, memory_limit, log)
 
         db = folder / "ledger.duckdb"
         cmd = [
@@ -135,6 +163,11 @@ def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log:
         s, rss, code = run_measured(cmd)
         steps.append(Step(n, "(b) nightly", n, s, rss, code))
         log(f"N={n:,}: (b) nightly {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+        notebook = folder / "notebook.csv"
+        compared, differences = compare_peers(db, folder / "analyst.duckdb", notebook if notebook.exists() else None)
+        checks.append(PeerCheck(n, compared, differences))
+        log(f"N={n:,}: peers vs costledger: {compared:,} values compared, {len(differences)} differ")
+        (folder / "analyst.duckdb").unlink(missing_ok=True)
 
         if i == len(sizes) - 1:
             day = write_large_sample(landing, n, months=months, extra_day=True)["requests"]
@@ -148,12 +181,28 @@ def benchmark(sizes: list[int], work: Path, months: int, memory_limit: str, log:
                 f"N={n:,}: (d) a late day inside the loaded month ({late:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit "
                 f"{code}"
             )
-    return steps
+    return steps, checks
 
 
-def table(steps: list[Step], command: str) -> str:
-    floors = {s.size: s.seconds for s in steps if s.name == "(a) floor"}
-    nightlies = {s.size: s.seconds for s in steps if s.name == "(b) nightly"}
+def _ratio(s: Step, by_name: dict[tuple[int, str], float]) -> str:
+    if s.name == "(b) nightly":
+        parts = [
+            f"{label} = {s.seconds / by_name[(s.size, name)]:.2f}x"
+            for label, name in (
+                ("(b)/(a)", "(a) floor"),
+                ("(b)/(a')", "(a') analyst's script"),
+                ("(b)/(a'')", "(a'') pandas notebook"),
+            )
+            if by_name.get((s.size, name))
+        ]
+        return "; ".join(parts)
+    if s.name.startswith(("(c)", "(d)")):
+        return f"{s.name[:3]}/(b) = {100 * s.seconds / by_name[(s.size, '(b) nightly')]:.1f}%"
+    return ""
+
+
+def table(steps: list[Step], command: str, checks: list[PeerCheck] = []) -> str:
+    by_name = {(s.size, s.name): s.seconds for s in steps}
     lines = [
         f"Benchmark run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}.",
         f"Command: `{command}`",
@@ -162,15 +211,154 @@ def table(steps: list[Step], command: str) -> str:
         "|---:|---|---:|---:|---:|---:|---|---:|",
     ]
     for s in steps:
-        if s.name == "(b) nightly":
-            ratio = f"(b)/(a) = {s.seconds / floors[s.size]:.1f}x"
-        elif s.name.startswith(("(c)", "(d)")):
-            ratio = f"{s.name[:3]}/(b) = {100 * s.seconds / nightlies[s.size]:.0f}%"
-        else:
-            ratio = ""
         rate = f"{s.rows / s.seconds:,.0f}" if s.seconds else ""
         rss = f"{s.peak_rss_mb:,.0f}" if s.peak_rss_mb else ""
         lines.append(
-            f"| {s.size:,} | {s.name} | {s.rows:,} | {s.seconds:,.1f} | {rate} | {rss} | {ratio} | {s.exit_code} |"
+            f"| {s.size:,} | {s.name} | {s.rows:,} | {s.seconds:,.1f} | {rate} | {rss} | {_ratio(s, by_name)} "
+            f"| {s.exit_code} |"
         )
+    if checks:
+        lines.append("")
+    for c in checks:
+        verdict = "all equal to the cent" if not c.differences else f"**{len(c.differences)} differ**"
+        lines.append(f"Peers against costledger's marts at {c.size:,} rows: {c.compared:,} values compared, {verdict}.")
+        lines += [f"- {d}" for d in c.differences[:10]]
     return "\n".join(lines) + "\n"
+
+
+# ---- peers (issue #14): the analyst's script (a') and the pandas notebook (a''), checked against the ledger ----
+
+PEERS = Path(__file__).resolve().parents[1] / "benchmarks"
+ANALYST_SQL = PEERS / "analyst.sql"
+NOTEBOOK = PEERS / "notebook.py"
+
+ANALYST_SCRIPT = """
+import sys, duckdb
+db, landing, memory, script = sys.argv[1:5]
+con = duckdb.connect(db, config={"memory_limit": memory})
+con.execute("SET enable_progress_bar = false")
+con.execute("SET VARIABLE landing = ?", [landing])
+con.execute(open(script, encoding="utf-8").read())
+con.close()
+"""
+
+#: (peer table, costledger table (rows compared), key columns, compared columns as (peer, ledger, kind)); kinds:
+#: 'exact' (counts, text), 'cent' (money: equal to the cent), 'ratio' (within 1e-6)
+COMPARED: list[tuple[str, str, list[str], list[tuple[str, str, str]]]] = [
+    (
+        "route_cost",
+        "marts.monthly_route_cost",
+        ["month", "route"],
+        [
+            (c, c, "exact")
+            for c in (
+                "requests",
+                "tasks",
+                "accepted_tasks",
+                "cache_hit_input_tokens",
+                "cache_miss_input_tokens",
+                "output_tokens",
+                "reasoning_tokens",
+                "p50_latency_ms",
+                "p95_latency_ms",
+            )
+        ]
+        + [("cost_usd", "cost_usd", "cent"), ("cost_per_accepted_task_usd", "cost_per_accepted_task_usd", "cent")],
+    ),
+    (
+        "utilisation",
+        "marts.monthly_utilisation",
+        ["month", "cluster_id"],
+        [(c, c, "ratio") for c in ("provisioned_hours", "busy_hours", "productive_hours", "productive_utilisation")],
+    ),
+    (
+        "break_even",
+        "marts.monthly_break_even",
+        ["month"],
+        [
+            (c, c, "cent")
+            for c in (
+                "self_hosted_cost_usd",
+                "fixed_cost_usd",
+                "committed_cost_usd",
+                "avoidable_cost_usd",
+                "api_cost_per_accepted_task_usd",
+                "break_even_accepted_tasks",
+            )
+        ]
+        + [("api_overhead_factor", "api_overhead_factor", "ratio")]
+        + [(c, c, "exact") for c in ("api_cost_source", "self_hosted_accepted_tasks", "verdict")],
+    ),
+    (
+        "reconciliation",
+        "marts.monthly_reconciliation",
+        ["month", "provider"],
+        [("metered_usd", "metered_usd", "cent"), ("status", "status", "exact")],
+    ),
+    (
+        "notebook",
+        "marts.monthly_route_cost WHERE requests > 0",  # the notebook knows only months with requests
+        ["month", "route"],
+        [
+            (c, c, "exact")
+            for c in (
+                "requests",
+                "tasks",
+                "accepted_tasks",
+                "cache_hit_input_tokens",
+                "cache_miss_input_tokens",
+                "output_tokens",
+                "reasoning_tokens",
+            )
+        ]
+        + [("metered_usd", "CASE WHEN route = 'api' THEN cost_usd ELSE 0 END", "cent")],
+    ),
+]
+
+_DIFFERS = {
+    "exact": "p.{p} IS DISTINCT FROM l.{l}",
+    "cent": "(p.{p} IS NULL) <> (l.{l} IS NULL) OR abs(CAST(p.{p} AS DOUBLE) - CAST(l.{l} AS DOUBLE)) >= 0.005",
+    "ratio": "(p.{p} IS NULL) <> (l.{l} IS NULL) OR abs(CAST(p.{p} AS DOUBLE) - CAST(l.{l} AS DOUBLE)) > 1e-6",
+}
+
+
+def compare_peers(ledger: Path, analyst_db: Path | None, notebook_csv: Path | None) -> tuple[int, list[str]]:
+    """Compare the peers' marts with the published ledger's: (values compared, differences found).
+
+    Every (key, column) of every compared table counts; a row one side lacks is a difference."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("ATTACH ? AS ledger (READ_ONLY)", [str(ledger)])
+    sources = {}
+    if analyst_db is not None:
+        con.execute("ATTACH ? AS analyst (READ_ONLY)", [str(analyst_db)])
+        sources.update({t: f"analyst.{t}" for t in ("route_cost", "utilisation", "break_even", "reconciliation")})
+    if notebook_csv is not None:
+        con.execute(
+            "CREATE TEMP TABLE notebook AS SELECT * REPLACE (CAST(month AS DATE) AS month) FROM read_csv(?)",
+            [str(notebook_csv)],
+        )
+        sources["notebook"] = "temp.notebook"
+    compared, differences = 0, []
+    for peer, mart, keys, columns in COMPARED:
+        if peer not in sources:
+            continue
+        on = " AND ".join(f"p.{k} = l.{k}" for k in keys)
+        ledger_cols = ", ".join(f"{expr} AS c{i}" for i, (_, expr, _) in enumerate(columns))
+        for i, (p, _, kind) in enumerate(columns):
+            rows = con.execute(
+                f"SELECT {', '.join('coalesce(p.' + k + ', l.' + k + ')' for k in keys)}, p.{p}, l.c{i} "
+                f"FROM {sources[peer]} AS p FULL JOIN (SELECT {', '.join(keys)}, {ledger_cols} FROM ledger.{mart}) "
+                f"AS l ON {on} WHERE p.{keys[0]} IS NULL OR l.{keys[0]} IS NULL OR "
+                + "("
+                + _DIFFERS[kind].format(p=p, l=f"c{i}")
+                + ")"
+            ).fetchall()
+            n = con.execute(f"SELECT count(*) FROM {sources[peer]}").fetchone()[0]  # type: ignore[index]
+            compared += n
+            differences += [
+                f"{peer}.{p} at {row[: len(keys)]}: peer {row[-2]!r}, costledger {row[-1]!r}" for row in rows
+            ]
+    con.close()
+    return compared, differences

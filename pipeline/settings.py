@@ -102,8 +102,9 @@ class Settings:
     """[[price_lists]] entries: per file-name pattern, a price list's format (litellm), effective_from and
     currency (a LiteLLM file has no dates)."""
 
-    gx_max_rows: int = setting(100_000, "validation.gx_max_rows")
-    """Great Expectations validates every well-typed row of a file up to this many, a deterministic sample beyond."""
+    gx_max_rows: int = setting(20_000, "validation.gx_max_rows")
+    """Great Expectations validates a file's well-typed rows: all those the SQL rules pass up to this many and all
+    those they flag up to this many, a deterministic sample of each beyond (every row is checked by the SQL rules)."""
 
     memory_limit: str = setting("4GB", "ledger.memory_limit")
     """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""

@@ -118,9 +118,12 @@ def benchmark(
         "benchmarks/results.md"
     ),
     months: Annotated[int, typer.Option(help="Months the rows are spread over.")] = 1,
-    memory_limit: Annotated[str, typer.Option(help="DuckDB memory_limit for the floor and the nightly.")] = "3GB",
+    memory_limit: Annotated[
+        str, typer.Option(help="DuckDB memory_limit for the floor, the peers and the nightly.")
+    ] = "2GB",
 ) -> None:
-    """Measure the nightly against DuckDB's own floor at each size, a one-day increment and a late file.
+    """Measure the nightly against DuckDB's floor, an analyst's SQL script and a pandas notebook at each size,
+    then a one-day increment and a late file; the peers' marts are checked against costledger's.
 
     A benchmark, not a test: it writes large data under --work."""
     from pipeline.benchmark import benchmark as run_benchmark
@@ -131,8 +134,8 @@ def benchmark(
         + " ".join(f"--size {n}" for n in sizes)
         + f" --months {months} --memory-limit {memory_limit}"
     )
-    steps = run_benchmark(sorted(sizes), work, months, memory_limit, lambda m: console.print(m))
-    text = table(steps, command)
+    steps, checks = run_benchmark(sorted(sizes), work, months, memory_limit, lambda m: console.print(m))
+    text = table(steps, command, checks)
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(text, encoding="utf-8")
     out.print(text, markup=False, highlight=False)

@@ -1,0 +1,85 @@
+"""The benchmark's peers (issue #14) compute the same marts as costledger, so the comparison is of the same work.
+
+Three independent implementations of the contract marts on the same landing files: costledger's nightly, the
+analyst's DuckDB script (benchmarks/analyst.sql) and the pandas notebook (benchmarks/notebook.py). They must agree
+to the cent; and the checker that says so must catch a cent's difference.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.benchmark import ANALYST_SQL, NOTEBOOK, PeerCheck, Step, compare_peers, table
+from pipeline.cli import app
+from pipeline.sample_large import write_large_sample
+
+
+@pytest.fixture(scope="module")
+def peers(tmp_path_factory) -> dict[str, Path]:
+    work = tmp_path_factory.mktemp("peers")
+    landing = work / "landing"
+    # two months (July's prices change on 2026-08-16: the price join is exercised), retries, both routes
+    write_large_sample(landing, 40_000, months=2)
+    db = work / "ledger.duckdb"
+    res = CliRunner().invoke(app, ["nightly", str(landing), "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    analyst = work / "analyst.duckdb"
+    con = duckdb.connect(str(analyst))
+    con.execute("SET VARIABLE landing = ?", [str(landing)])
+    con.execute(ANALYST_SQL.read_text(encoding="utf-8"))
+    con.close()
+    spec = importlib.util.spec_from_file_location("notebook", NOTEBOOK)
+    assert spec and spec.loader
+    notebook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(notebook)
+    csv = work / "notebook.csv"
+    notebook.monthly(landing).to_csv(csv, index=False)
+    return {"db": db, "analyst": analyst, "notebook": csv}
+
+
+def test_peers_agree_with_costledger_to_the_cent(peers):
+    compared, differences = compare_peers(peers["db"], peers["analyst"], peers["notebook"])
+    assert differences == []
+    # route cost: 3 months (July, August and September, whose first day has the extra day's cluster charge) x 2
+    # routes x 11 columns = 66; utilisation 3 x 4 = 12; break-even 3 x 10 = 30; reconciliation 2 months x 2
+    # providers x 2 = 8; notebook 2 months with requests x 2 routes x 8 = 32. Total 148.
+    assert compared == 148
+
+
+def test_the_check_catches_a_cent(peers, tmp_path):
+    import shutil
+
+    analyst = tmp_path / "analyst.duckdb"
+    shutil.copy(peers["analyst"], analyst)
+    con = duckdb.connect(str(analyst))
+    con.execute(
+        "UPDATE route_cost SET cost_usd = cost_usd + 0.01 WHERE route = 'api' AND month = DATE '2026-07-01'"
+    )
+    con.execute("UPDATE break_even SET verdict = 'not_a_verdict' WHERE month = DATE '2026-08-01'")
+    con.close()
+    _, differences = compare_peers(peers["db"], analyst, None)
+    assert len(differences) == 2, differences
+    assert any(d.startswith("route_cost.cost_usd at (datetime.date(2026, 7, 1), 'api')") for d in differences)
+    assert any(d.startswith("break_even.verdict") for d in differences)
+
+
+def test_result_table_shows_every_ratio():
+    # floor 10 s, analyst 20 s, notebook 40 s, nightly 15 s: (b)/(a) = 15/10 = 1.50x, (b)/(a') = 15/20 = 0.75x,
+    # (b)/(a'') = 15/40 = 0.375 -> 0.38x ('.2f' rounds the exact binary 0.375 half to even: 0.38);
+    # one more day 0.6 s = 0.6/15 = 4.0 %
+    steps = [
+        Step(10, "(a) floor", 10, 10.0, 100.0, 0),
+        Step(10, "(a') analyst's script", 10, 20.0, 100.0, 0),
+        Step(10, "(a'') pandas notebook", 10, 40.0, 100.0, 0),
+        Step(10, "(b) nightly", 10, 15.0, 100.0, 0),
+        Step(10, "(c) one more day", 1, 0.6, 100.0, 0),
+    ]
+    text = table(steps, "costledger benchmark", [PeerCheck(10, 148, [])])
+    assert "(b)/(a) = 1.50x; (b)/(a') = 0.75x; (b)/(a'') = 0.38x" in text
+    assert "(c)/(b) = 4.0%" in text
+    assert "148 values compared, all equal to the cent" in text
