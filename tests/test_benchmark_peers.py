@@ -57,9 +57,7 @@ def test_the_check_catches_a_cent(peers, tmp_path):
     analyst = tmp_path / "analyst.duckdb"
     shutil.copy(peers["analyst"], analyst)
     con = duckdb.connect(str(analyst))
-    con.execute(
-        "UPDATE route_cost SET cost_usd = cost_usd + 0.01 WHERE route = 'api' AND month = DATE '2026-07-01'"
-    )
+    con.execute("UPDATE route_cost SET cost_usd = cost_usd + 0.01 WHERE route = 'api' AND month = DATE '2026-07-01'")
     con.execute("UPDATE break_even SET verdict = 'not_a_verdict' WHERE month = DATE '2026-08-01'")
     con.close()
     _, differences = compare_peers(peers["db"], analyst, None)
