@@ -12,7 +12,8 @@ full build, only what is new on an incremental one. Nothing here names a model.
 ``keys``    (a model with a one-column unique_key that reads an ``append`` model) after
             each batch of that model, the keys with new input rows (the batch's rows; at
             the last batch also the new files of its other inputs' raw tables) are deleted
-            and recomputed from all their input rows.
+            and recomputed from all their input rows. On a full build every key is new:
+            the model is computed once, after the last batch, from all rows.
 ``months``  (unique_key includes ``month``) the months the run touched are deleted and
             recomputed; other months are not read. ``lookback COLUMN`` also gives the rows
             of the month before a touched month whose COLUMN reaches into it.
@@ -253,7 +254,7 @@ class Keys(Strategy):
         pass  # recomputed batch by batch, by the append model it reads
 
     def all_rows(self, con: duckdb.DuckDBPyConnection, run: Run, audit: Audit) -> None:
-        """The first batch of a full build: every input row is new, every key is recomputed."""
+        """A full build, after the append model's last batch: every input row is new, every key is computed."""
         for i in self.model.inputs:
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source}")
         run(self.model, f"INSERT INTO {self.model.qualified}\n{self.model.body}")
@@ -352,15 +353,20 @@ class Append(Strategy):
                 # the months the batch's rows touch
                 touched = f"SELECT DISTINCT unnest([{', '.join(m.months_touched)}]) FROM {m.qualified} WHERE {batch}"
                 p.touched.update(month for (month,) in con.execute(touched).fetchall() if month is not None)
-            for f in self.followers:
-                if p.full and n == 0:  # the table holds just this batch: every row is new
-                    f.all_rows(con, run, audit)
-                else:
+            if not p.full:
+                for f in self.followers:
                     f.some_rows(con, p, batch, other_files if last else [], run, audit)
             if progress:
-                names = " + ".join([m.qualified] + [f.model.qualified for f in self.followers])
+                names = " + ".join([m.qualified] + ([] if p.full else [f.model.qualified for f in self.followers]))
                 progress(f"{names}: batch {n + 1}/{len(batches)} ({len(files)} file(s))")
         for f in self.followers:
+            if p.full:
+                # every key is new: one pass over all the appended rows (DuckDB spills what does not fit in
+                # memory), instead of recomputing after each batch the keys met before (a scan of all earlier rows
+                # per batch)
+                f.all_rows(con, run, audit)
+                if progress:
+                    progress(f"{f.model.qualified}: all keys")
             f.clear(con)
 
 

@@ -181,6 +181,32 @@ def test_batches_fold_files_a_few_rows_at_a_time_and_agree_with_one_pass(ledger,
         "requests": 6,
     }
     assert_same_as_full_build(ledger, tmp_path)
+    # then an incremental build of two batches: t3 (rejected in the first build) is retried and accepted in the
+    # first new file, t6 spans both new files (an error, then accepted), t7 is new
+    ledger.load(
+        "requests",
+        [
+            request("g", "t3", "2026-07-04T10:00:00Z", attempt=2, accepted="true"),
+            request("h", "t6", "2026-07-04T11:00:00Z", status="error"),
+        ],
+    )
+    ledger.load(
+        "requests",
+        [
+            request("i", "t6", "2026-07-05T10:00:00Z", attempt=2, accepted="true"),
+            request("j", "t7", "2026-07-05T11:00:00Z", accepted="true"),
+        ],
+    )
+    p = incremental.plan(ledger.con, discover(), ledger.settings.batch_rows)
+    assert not p.full and len(p.batches({"requests"})) == 2
+    ledger.build()
+    # accepted: t1, t2, t4 as before, t3 (g), t6 (i), t7 = 6 of 7 tasks (t5 undecided); 10 requests
+    assert ledger.one("SELECT tasks, accepted_tasks, requests FROM marts.monthly_route_cost WHERE route = 'api'") == {
+        "tasks": 7,
+        "accepted_tasks": 6,
+        "requests": 10,
+    }
+    assert_same_as_full_build(ledger, tmp_path)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 19, 20, 21, 40, 60, 99, 100, 101, 1000])
