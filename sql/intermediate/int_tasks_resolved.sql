@@ -10,8 +10,9 @@ WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
 -- ("latest" = started_at, then attempt, then request_id: the same order everywhere). Most tasks have one attempt,
 -- which is all three at once; only tasks with retries need the (costly) ordered aggregates.
-attempt_counts AS (
-    SELECT task_id, count(*) AS attempts FROM scoped.requests_of_tasks GROUP BY task_id
+retried AS (
+    -- the tasks with more than one attempt (a few percent): a small table the single-attempt rows are told from
+    SELECT task_id FROM scoped.requests_of_tasks GROUP BY task_id HAVING count(*) > 1
 ),
 single AS (
     SELECT
@@ -26,7 +27,7 @@ single AS (
             THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
                         api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd)) END AS log_accepted
     FROM scoped.requests_of_tasks AS r
-    SEMI JOIN attempt_counts AS c ON c.task_id = r.task_id AND c.attempts = 1
+    ANTI JOIN retried AS c ON c.task_id = r.task_id
 ),
 multi AS (
     SELECT
@@ -44,7 +45,7 @@ multi AS (
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id))
             FILTER (WHERE r.accepted) AS log_accepted
     FROM scoped.requests_of_tasks AS r
-    SEMI JOIN attempt_counts AS c ON c.task_id = r.task_id AND c.attempts > 1
+    SEMI JOIN retried AS c ON c.task_id = r.task_id
     GROUP BY r.task_id
 ),
 picked AS (
