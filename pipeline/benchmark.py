@@ -247,6 +247,17 @@ con.execute(open(script, encoding="utf-8").read())
 con.close()
 """
 
+#: a route's month: volume columns both peers compute
+VOLUME = (
+    "requests",
+    "tasks",
+    "accepted_tasks",
+    "cache_hit_input_tokens",
+    "cache_miss_input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+)
+
 #: (peer table, costledger table (rows compared), key columns, compared columns as (peer, ledger, kind)); kinds:
 #: 'exact' (counts, text), 'cent' (money: equal to the cent), 'ratio' (within 1e-6)
 COMPARED: list[tuple[str, str, list[str], list[tuple[str, str, str]]]] = [
@@ -254,20 +265,7 @@ COMPARED: list[tuple[str, str, list[str], list[tuple[str, str, str]]]] = [
         "route_cost",
         "marts.monthly_route_cost",
         ["month", "route"],
-        [
-            (c, c, "exact")
-            for c in (
-                "requests",
-                "tasks",
-                "accepted_tasks",
-                "cache_hit_input_tokens",
-                "cache_miss_input_tokens",
-                "output_tokens",
-                "reasoning_tokens",
-                "p50_latency_ms",
-                "p95_latency_ms",
-            )
-        ]
+        [(c, c, "exact") for c in VOLUME + ("p50_latency_ms", "p95_latency_ms")]
         + [("cost_usd", "cost_usd", "cent"), ("cost_per_accepted_task_usd", "cost_per_accepted_task_usd", "cent")],
     ),
     (
@@ -304,18 +302,7 @@ COMPARED: list[tuple[str, str, list[str], list[tuple[str, str, str]]]] = [
         "notebook",
         "marts.monthly_route_cost WHERE requests > 0",  # the notebook knows only months with requests
         ["month", "route"],
-        [
-            (c, c, "exact")
-            for c in (
-                "requests",
-                "tasks",
-                "accepted_tasks",
-                "cache_hit_input_tokens",
-                "cache_miss_input_tokens",
-                "output_tokens",
-                "reasoning_tokens",
-            )
-        ]
+        [(c, c, "exact") for c in VOLUME]
         + [("metered_usd", "CASE WHEN route = 'api' THEN cost_usd ELSE 0 END", "cent")],
     ),
 ]
