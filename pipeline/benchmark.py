@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -40,6 +40,9 @@ con.execute(
 ).fetchall()
 con.close()
 """
+
+#: the peers' step names: the analyst's script, the pandas notebook
+PEER_STEPS = ("(a') analyst's script", "(a'') pandas notebook")
 
 #: the pandas notebook runs at sizes up to this (it holds every request in memory, several times over)
 NOTEBOOK_MAX_ROWS = 10_000_000
@@ -103,6 +106,8 @@ class PeerCheck:
     size: int
     compared: int
     differences: list[str]
+    failed: list[str] = field(default_factory=list)
+    """Peers whose process failed (not compared)."""
 
 
 def _peers(n: int, folder: Path, landing: Path, memory_limit: str, log: Callable[[str], None]) -> list[Step]:
@@ -110,12 +115,12 @@ def _peers(n: int, folder: Path, landing: Path, memory_limit: str, log: Callable
     steps = []
     cmd = [sys.executable, "-c", ANALYST_SCRIPT, str(folder / "analyst.duckdb"), str(landing), memory_limit]
     s, rss, code = run_measured(cmd + [str(ANALYST_SQL)])
-    steps.append(Step(n, "(a') analyst's script", n, s, rss, code))
-    log(f"N={n:,}: (a') analyst's script {s:.1f} s, {rss:,.0f} MiB")
+    steps.append(Step(n, PEER_STEPS[0], n, s, rss, code))
+    log(f"N={n:,}: (a') analyst's script {s:.1f} s, {rss:,.0f} MiB, exit {code}")
     if n <= NOTEBOOK_MAX_ROWS:
         s, rss, code = run_measured([sys.executable, str(NOTEBOOK), str(landing), str(folder / "notebook.csv")])
-        steps.append(Step(n, "(a'') pandas notebook", n, s, rss, code))
-        log(f"N={n:,}: (a'') pandas notebook {s:.1f} s, {rss:,.0f} MiB")
+        steps.append(Step(n, PEER_STEPS[1], n, s, rss, code))
+        log(f"N={n:,}: (a'') pandas notebook {s:.1f} s, {rss:,.0f} MiB, exit {code}")
     return steps
 
 
@@ -167,10 +172,13 @@ def benchmark(
         s, rss, code = run_measured(cmd)
         steps.append(Step(n, "(b) nightly", n, s, rss, code))
         log(f"N={n:,}: (b) nightly {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+        failed = [x.name for x in steps if x.size == n and x.name in PEER_STEPS and x.exit_code != 0]
+        analyst = None if PEER_STEPS[0] in failed else folder / "analyst.duckdb"
         notebook = folder / "notebook.csv"
-        compared, differences = compare_peers(db, folder / "analyst.duckdb", notebook if notebook.exists() else None)
-        checks.append(PeerCheck(n, compared, differences))
-        log(f"N={n:,}: peers vs costledger: {compared:,} values compared, {len(differences)} differ")
+        notebook = notebook if notebook.exists() and PEER_STEPS[1] not in failed else None
+        compared, differences = compare_peers(db, analyst, notebook)
+        checks.append(PeerCheck(n, compared, differences, failed))
+        log(f"N={n:,}: peers vs costledger: {compared:,} values compared, {len(differences)} differ; failed: {failed}")
         (folder / "analyst.duckdb").unlink(missing_ok=True)
 
         if i == len(sizes) - 1:
@@ -188,25 +196,23 @@ def benchmark(
     return steps, checks
 
 
-def _ratio(s: Step, by_name: dict[tuple[int, str], float]) -> str:
+def _ratio(s: Step, by_name: dict[tuple[int, str], Step]) -> str:
     if s.name == "(b) nightly":
-        parts = [
-            f"{label} = {s.seconds / by_name[(s.size, name)]:.2f}x"
-            for label, name in (
-                ("(b)/(a)", "(a) floor"),
-                ("(b)/(a')", "(a') analyst's script"),
-                ("(b)/(a'')", "(a'') pandas notebook"),
-            )
-            if by_name.get((s.size, name))
-        ]
+        parts = []
+        for peer_label, name in (("(a)", "(a) floor"), ("(a')", PEER_STEPS[0]), ("(a'')", PEER_STEPS[1])):
+            peer = by_name.get((s.size, name))
+            if peer is None or not peer.seconds:
+                continue
+            failed = f" ({peer_label} failed after that long)" if peer.exit_code else ""
+            parts.append(f"(b)/{peer_label} = {s.seconds / peer.seconds:.2f}x{failed}")
         return "; ".join(parts)
     if s.name.startswith(("(c)", "(d)")):
-        return f"{s.name[:3]}/(b) = {100 * s.seconds / by_name[(s.size, '(b) nightly')]:.1f}%"
+        return f"{s.name[:3]}/(b) = {100 * s.seconds / by_name[(s.size, '(b) nightly')].seconds:.1f}%"
     return ""
 
 
 def table(steps: list[Step], command: str, checks: list[PeerCheck] = []) -> str:
-    by_name = {(s.size, s.name): s.seconds for s in steps}
+    by_name = {(s.size, s.name): s for s in steps}
     lines = [
         f"Benchmark run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine()}.",
         f"Command: `{command}`",
@@ -226,7 +232,10 @@ def table(steps: list[Step], command: str, checks: list[PeerCheck] = []) -> str:
         lines.append("")
     for c in checks:
         verdict = "all equal to the cent" if not c.differences else f"**{len(c.differences)} differ**"
-        lines.append(f"Peers against costledger's marts at {c.size:,} rows: {c.compared:,} values compared, {verdict}.")
+        failed = "".join(f" {name} failed (exit code above), not compared." for name in c.failed)
+        lines.append(
+            f"Peers against costledger's marts at {c.size:,} rows: {c.compared:,} values compared, {verdict}.{failed}"
+        )
         lines += [f"- {d}" for d in c.differences[:10]]
     return "\n".join(lines) + "\n"
 

@@ -81,3 +81,11 @@ def test_result_table_shows_every_ratio():
     assert "(b)/(a) = 1.50x; (b)/(a') = 0.75x; (b)/(a'') = 0.38x" in text
     assert "(c)/(b) = 4.0%" in text
     assert "148 values compared, all equal to the cent" in text
+    # a peer that failed (out of memory, exit 1) is said to have failed, and is not compared
+    steps[1] = Step(10, "(a') analyst's script", 10, 20.0, 100.0, 1)
+    text = table(steps, "costledger benchmark", [PeerCheck(10, 32, [], ["(a') analyst's script"])])
+    assert "(b)/(a') = 0.75x ((a') failed after that long)" in text
+    assert (
+        "32 values compared, all equal to the cent. (a') analyst's script failed (exit code above), not compared."
+        in text
+    )
