@@ -232,9 +232,8 @@ def ingest_file(
     present = set(read.present)
     missing = [c.name for c in cols if c.required and c.name not in present]
     if missing:
-        msg = (
-            f"{shown}: required column{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing (line 1 / header)"
-        )
+        plural = "s" if len(missing) > 1 else ""
+        msg = f"{shown}: required column{plural} {', '.join(missing)} missing (line 1 / header)"
         return _reject(con, kind, shown, file_hash, msg, run_id, t0)
 
     _register_incoming(con, read)
@@ -255,18 +254,9 @@ def ingest_file(
             gx_max_rows=options.gx_max_rows,
             bounds=options.bounds,
         )
-        if kind == "prices":
-            _quarantine_price_overlaps(con)
-        if kind in FX_DATE_COLUMNS:
-            _quarantine_without_rate(con, FX_DATE_COLUMNS[kind])
-        total, quarantined = con.execute(
-            "SELECT (SELECT count(*) FROM flags), (SELECT count(*) FROM verdicts)"
-        ).fetchall()[0]  # type: ignore[misc]
-        loaded = total - quarantined
-        quarantined += len(read.bad_lines)
-        good_rows = "flags f ANTI JOIN verdicts v ON v._line = f._line"
+        loaded, quarantined = _kind_quarantines_and_counts(con, kind, read)
         if loaded:
-            _copy_good_rows(con, cols, good_rows, file_hash, tmp_path)
+            _copy_good_rows(con, cols, "flags f ANTI JOIN verdicts v ON v._line = f._line", file_hash, tmp_path)
         # GX ran in its thread meanwhile: nothing is sealed, renamed or committed before it agrees
         gx_rows = gx.result()
         crashpoint("ingest.validated")
@@ -282,6 +272,19 @@ def ingest_file(
         _clean_up(con, read, tmp_path)
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+
+
+def _kind_quarantines_and_counts(con: duckdb.DuckDBPyConnection, kind: str, read: ReadResult) -> tuple[int, int]:
+    """The kind's own quarantines (overlapping prices; amounts without an exchange rate), then (rows to load, rows
+    quarantined: the verdicts and the unreadable lines)."""
+    if kind == "prices":
+        _quarantine_price_overlaps(con)
+    if kind in FX_DATE_COLUMNS:
+        _quarantine_without_rate(con, FX_DATE_COLUMNS[kind])
+    total, quarantined = con.execute("SELECT (SELECT count(*) FROM flags), (SELECT count(*) FROM verdicts)").fetchall()[
+        0
+    ]  # type: ignore[misc]
+    return total - quarantined, quarantined + len(read.bad_lines)
 
 
 def _known_file(
