@@ -35,14 +35,12 @@ from typing import Any
 
 from pipeline.logformats import FileMapping, _get
 from pipeline.readers import (
-    FileRejected,
     ReadResult,
-    _check_utf8,
-    _raw_bytes,
-    detect_format,
+    json_not_parquet,
     finite_decimal,
     json_document,
     mapped_result,
+    utf8_text,
 )
 
 BILLING_FORMATS = ("openai_costs", "anthropic_costs")
@@ -214,12 +212,8 @@ def _usage_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: st
 
 def read_export(path: Path, fmt: str, mapping: BillingMapping, allowed: list[str]) -> ReadResult:
     """A provider's cost export (as invoice lines) or usage export (as usage lines), one result at a time."""
-    kind, gz = detect_format(path)
-    if kind == "parquet":
-        raise FileRejected(f"{path}: {fmt} exports are JSON, not Parquet")
-    data = _raw_bytes(path, gz)
-    _check_utf8(path, data)
-    pages, bad = _pages(data.decode("utf-8"))
+    gz = json_not_parquet(path, f"{fmt} exports are")
+    pages, bad = _pages(utf8_text(path, gz))
     provider = mapping.provider or DEFAULT_PROVIDER[fmt]
     rows_of = _usage_rows if fmt in USAGE_FORMATS else _invoice_rows
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}

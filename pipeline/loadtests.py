@@ -34,14 +34,12 @@ from typing import Any
 
 from pipeline.logformats import FileMapping
 from pipeline.readers import (
-    FileRejected,
     ReadResult,
-    _check_utf8,
-    _raw_bytes,
-    detect_format,
+    json_not_parquet,
     finite_decimal,
     json_document,
     mapped_result,
+    utf8_text,
 )
 
 LOAD_TEST_FORMATS = ("canonical", "vllm_bench", "sglang_bench")
@@ -154,12 +152,8 @@ def map_record(rec: dict, fmt: str, mapping: LoadTestMapping, path: Path) -> dic
 
 def read_load_test(path: Path, fmt: str, mapping: LoadTestMapping, allowed: list[str]) -> ReadResult:
     """A vLLM or SGLang benchmark result file mapped onto the canonical load-test columns."""
-    kind, gz = detect_format(path)
-    if kind == "parquet":
-        raise FileRejected(f"{path}: {fmt} results are JSON, not Parquet")
-    data = _raw_bytes(path, gz)
-    _check_utf8(path, data)
-    records, bad = json_document(data.decode("utf-8"), "not a JSON object or an array of objects")
+    gz = json_not_parquet(path, f"{fmt} results are")
+    records, bad = json_document(utf8_text(path, gz), "not a JSON object or an array of objects")
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []
     for lineno, rec in records:

@@ -31,11 +31,10 @@ from pipeline.logformats import FileMapping
 from pipeline.readers import (
     FileRejected,
     ReadResult,
-    _check_utf8,
-    _raw_bytes,
-    detect_format,
+    json_not_parquet,
     finite_decimal,
     mapped_result,
+    utf8_text,
 )
 
 PRICE_LIST_FORMATS = ("litellm",)
@@ -104,18 +103,15 @@ def _rows_of(key: str, entry: dict, effective_from: str, currency: str) -> list[
 
 def read_price_list(path: Path, fmt: str, mapping: PriceListMapping, allowed: list[str]) -> ReadResult:
     """A LiteLLM price file mapped onto the canonical price columns (one line per price row)."""
-    kind, gz = detect_format(path)
-    if kind == "parquet":
-        raise FileRejected(f"{path}: a {fmt} price list is JSON, not Parquet")
+    gz = json_not_parquet(path, f"a {fmt} price list is")
     if not mapping.effective_from:
         raise FileRejected(
             f"{path}: a LiteLLM price list carries no dates; add a [[price_lists]] entry with match = "
             f'"{path.name}" and effective_from = "YYYY-MM-DD" to the settings'
         )
-    data = _raw_bytes(path, gz)
-    _check_utf8(path, data)
+    text = utf8_text(path, gz)
     try:
-        models = json.loads(data.decode("utf-8"), parse_float=str, parse_int=str)
+        models = json.loads(text, parse_float=str, parse_int=str)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise FileRejected(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(models, dict):

@@ -166,14 +166,28 @@ def _scan_lines(chunk: bytes, run: int, line: int, limit: int) -> tuple[int, int
     return tail, (line + chunk.count(b"\n") if tail > limit else 0)
 
 
-def _check_utf8(path: Path, data: bytes) -> None:
+def _decode_utf8(path: Path, data: bytes) -> str:
+    """``data`` as UTF-8 text; a file that is not is rejected naming the line and the byte."""
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise FileRejected(
             f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
         ) from None
+
+
+def utf8_text(path: Path, gz: bool) -> str:
+    """The whole file (within the size limits of ``_raw_bytes``) as UTF-8 text, decoded once."""
+    return _decode_utf8(path, _raw_bytes(path, gz))
+
+
+def json_not_parquet(path: Path, what: str) -> bool:
+    """Whether the file is gzip-compressed; a Parquet file is rejected: "``path``: ``what`` JSON, not Parquet"."""
+    kind, gz = detect_format(path)
+    if kind == "parquet":
+        raise FileRejected(f"{path}: {what} JSON, not Parquet")
+    return gz
 
 
 def _field_names(names: list[str], allowed: list[str], rename: dict[str, str]) -> dict[str, str]:
@@ -188,7 +202,7 @@ def _field_names(names: list[str], allowed: list[str], rename: dict[str, str]) -
 
 def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
     data = _raw_bytes(path, gz)
-    _check_utf8(path, data)
+    _decode_utf8(path, data)  # a file that is not UTF-8 is rejected whole, naming the line and the byte
     try:
         header = pl.read_csv(io.BytesIO(data), n_rows=0, infer_schema=False).columns
     except pl.exceptions.PolarsError as exc:
@@ -270,13 +284,12 @@ def finite_decimal(value: object, where: str, error: type[ValueError] = ValueErr
 
 
 def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
-    data = _raw_bytes(path, gz)
-    _check_utf8(path, data)
+    text = utf8_text(path, gz)
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []
     seen: set[str] = set()
     # numbers stay text: exact decimals, no float rounding
-    records, bad = json_lines(data.decode("utf-8"), numbers_as_text=True)
+    records, bad = json_lines(text, numbers_as_text=True)
     for lineno, obj in records:
         if rename:
             obj = {rename.get(k.lower(), k): v for k, v in obj.items()}
@@ -340,7 +353,7 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
         records = [(i + 1, r) for i, r in enumerate(rows)]
     else:
         data = _raw_bytes(path, gz)
-        _check_utf8(path, data)
+        text = _decode_utf8(path, data)
         if fmt == "csv":
             try:
                 df = pl.read_csv(io.BytesIO(data), infer_schema=False)
@@ -348,6 +361,6 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
                 raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
             records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
         else:
-            records, bad = json_lines(data.decode("utf-8"), numbers_as_text=False)
+            records, bad = json_lines(text, numbers_as_text=False)
     cols, lines, unmapped = map_rows(records, log_format, mapping, allowed)
     return mapped_result(cols, lines, allowed, bad + unmapped)
