@@ -345,6 +345,8 @@ def compare_peers(ledger: Path, analyst_db: Path | None, notebook_csv: Path | No
     for peer, mart, keys, columns in COMPARED:
         if peer not in sources:
             continue
+        n = con.execute(f"SELECT count(*) FROM {sources[peer]}").fetchone()[0]  # type: ignore[index]
+        compared += n * len(columns)
         on = " AND ".join(f"p.{k} = l.{k}" for k in keys)
         ledger_cols = ", ".join(f"{expr} AS c{i}" for i, (_, expr, _) in enumerate(columns))
         for i, (p, _, kind) in enumerate(columns):
@@ -356,8 +358,6 @@ def compare_peers(ledger: Path, analyst_db: Path | None, notebook_csv: Path | No
                 + _DIFFERS[kind].format(p=p, l=f"c{i}")
                 + ")"
             ).fetchall()
-            n = con.execute(f"SELECT count(*) FROM {sources[peer]}").fetchone()[0]  # type: ignore[index]
-            compared += n
             differences += [
                 f"{peer}.{p} at {row[: len(keys)]}: peer {row[-2]!r}, costledger {row[-1]!r}" for row in rows
             ]
