@@ -1,6 +1,6 @@
 """The ledger's own errors: one base class, each with the exit code the CLI ends with.
 
-``pipeline.cli.entry`` turns any ``CostledgerError`` into one line and its ``exit_code``;
+``pipeline.cli.main.run`` turns any ``CostledgerError`` into one line and its ``exit_code``;
 anything else is unexpected (one line, exit 1, ``--debug`` for the traceback). Errors about
 a single row or file (``FileRejected``, ``MappingError``) are not here: they quarantine or
 reject the data and the run goes on.

@@ -15,7 +15,20 @@ from tests.conftest import ROOT
 
 runner = CliRunner()
 SAMPLE = ROOT / "sample_data"
-COMMANDS = ["ingest", "build", "nightly", "sql", "status", "report", "sample", "settings", "scenario", "rollback"]
+COMMANDS = [
+    "ingest",
+    "build",
+    "nightly",
+    "sql",
+    "status",
+    "report",
+    "verify",
+    "sample",
+    "settings",
+    "scenario",
+    "rollback",
+    "benchmark",
+]
 
 
 def cli(*args: str):
@@ -32,8 +45,44 @@ def sql_json(db: Path, query: str) -> list[dict]:
 def test_every_command_has_help(command):
     res = cli(command, "--help")
     assert res.exit_code == 0 and "Usage" in res.output
-    if command not in ("sample", "settings", "scenario"):
+    if command not in ("sample", "settings", "scenario", "benchmark"):
         assert "--db" in res.output
+
+
+def test_command_list_is_the_apps():
+    """`costledger --help` is printed from pipeline.cli.toc without Typer: it must list exactly the app's commands,
+    each in its help panel with the first paragraph of its own help."""
+    import typer.main
+
+    from pipeline.cli import toc
+
+    group = typer.main.get_command(app)
+    listed = {name: (p, text) for p, commands in toc.PANELS.items() for name, text in commands.items()}
+    assert set(listed) == set(group.commands)
+    for name, command in group.commands.items():
+        panel, text = listed[name]
+        assert command.rich_help_panel == panel
+        assert " ".join(command.help.split("\n\n")[0].split()) == text, name
+    assert {p.opts[0]: p.help for p in group.params} == {k: v for k, v in toc.OPTIONS.items() if k != "--help"}
+    assert group.help == toc.ABOUT
+
+
+def test_root_help_does_not_import_typer():
+    """The fast path: `costledger --help` and `costledger` alone print the list and exit 0 without importing Typer
+    or Rich (their import alone takes longer than the 0.3 s the help may take); anything else goes to Typer."""
+    code = (
+        "import sys; from pipeline.cli import entry; rc = entry(['--help']); rc2 = entry([]); "
+        "print('LOADED', 'typer' in sys.modules, 'rich' in sys.modules, rc, rc2)"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "LOADED False False 0 0" in res.stdout
+    assert res.stdout.count("Usage: costledger [OPTIONS] COMMAND [ARGS]...") == 2
+    for name in ("ingest", "nightly", "report", "benchmark", "Load and build:", "Operate:", "--version"):
+        assert name in res.stdout
+    # an unknown command is Typer's usage error (exit 2), not the list
+    res = subprocess.run([sys.executable, "-m", "pipeline.cli", "bogus"], capture_output=True, text=True, cwd=ROOT)
+    assert res.returncode == 2 and "No such command" in res.stderr
 
 
 def test_sample_data_is_what_the_generator_writes(tmp_path):

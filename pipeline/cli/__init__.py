@@ -1,115 +1,34 @@
-"""The ``costledger`` command line.
+"""The ``costledger`` command line (the commands: ``pipeline.cli.main``).
 
-Exit codes (documented in the README):
-  0  all went well
-  1  failure: bad settings, unreadable ledger, a build audit failed (nothing new published)
-  2  usage error (unknown option, missing argument)
-  3  one or more files were rejected whole; everything else loaded, built and published
-  4  a reconciliation mismatch (invoice or usage export vs logs) in a month this run changed; everything
-     loaded, built and published
-  5  another costledger process is writing this ledger (nothing done)
-  6  not enough free disk space, or the disk filled while writing (nothing half-done published)
-  130 interrupted (Ctrl-C)
-No error ends in a traceback (``entry``); ``--debug`` shows it.
+``costledger`` and ``costledger --help`` print the command list from ``pipeline.cli.toc`` without importing
+Typer (under 0.3 s); everything else goes to the Typer app, imported on first use.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
-
-import typer
-
-from pipeline import __version__
-from pipeline.cli import load, operate, plan, read
-from pipeline.cli.common import EXIT_FAILURE, EXIT_OK, console, error, out
-
-app = typer.Typer(
-    name="costledger",
-    help="A cost ledger for running large LLMs: hosted API vs your own GPU cluster, month by month.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-for group in (load, read, plan, operate):  # one module per command group; their commands stay top-level
-    app.add_typer(group.app)
-
-
-def _version(value: bool) -> None:
-    if value:
-        out.print(f"costledger {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def main(
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True, metavar="", help="Print the version and exit."),
-    ] = False,
-    debug: Annotated[
-        bool,
-        typer.Option(
-            "--debug", metavar="", help="On an unexpected error, print the Python traceback (also: COSTLEDGER_DEBUG=1)."
-        ),
-    ] = False,
-) -> None:
-    """A cost ledger for running large LLMs: hosted API vs your own GPU cluster, month by month."""
-
-
-EXIT_INTERRUPTED = 130
-
-
-def _unexpected(exc: Exception, debug: bool) -> int:
-    """An error that is not the ledger's own: one line (the traceback with ``--debug``), exit 1."""
-    import traceback
-
-    if debug:
-        traceback.print_exc()
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
-    error(f"{type(exc).__name__}: {text}")
-    if not debug:
-        console.print("run again with --debug for the traceback, and please report it", highlight=False)
-    return EXIT_FAILURE
+from typing import Any
 
 
 def entry(argv: list[str] | None = None) -> int:
-    """The ``costledger`` command: every error ends as one line and its documented exit code, never a
-    traceback (``--debug`` or ``COSTLEDGER_DEBUG=1`` shows it); Ctrl-C ends with 130."""
-    import os
-    import traceback
-
-    from typer._click.exceptions import ClickException  # typer vendors click
-
-    from pipeline.errors import CostledgerError
-
+    """The ``costledger`` command (``pipeline.cli.main.run`` for everything but the command list)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args or os.environ.get("COSTLEDGER_DEBUG") == "1"
-    args = [a for a in args if a != "--debug"]
-    try:
-        code = app(args=args, prog_name="costledger", standalone_mode=False)
-    except ClickException as exc:  # usage errors: exit 2
-        exc.show()
-        return exc.exit_code
-    except CostledgerError as exc:  # the ledger's own errors: one line, their exit code
-        if debug:
-            traceback.print_exc()
-        error(str(exc))
-        return exc.exit_code
-    except (KeyboardInterrupt, typer.Abort):
-        code = EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_FAILURE
-    except Exception as exc:  # noqa: BLE001 (the one place that turns the unexpected into a message)
-        if type(exc).__name__ != "InterruptException":  # Ctrl-C inside a DuckDB query is 130, below
-            return _unexpected(exc, debug)
-        code = EXIT_INTERRUPTED
-    if code == EXIT_INTERRUPTED:
-        console.print(
-            "interrupted: nothing half-done was published (the next run cleans up and carries on)", highlight=False
-        )
-    return code if isinstance(code, int) else EXIT_OK
+    from pipeline.cli import toc
+
+    if toc.is_root_help(args):
+        import shutil
+
+        sys.stdout.write(toc.root_help(shutil.get_terminal_size((100, 24)).columns))
+        return 0
+    from pipeline.cli.main import run
+
+    return run(args)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(entry())
+def __getattr__(name: str) -> Any:
+    """``from pipeline.cli import app``: the Typer app, imported when asked for."""
+    if name == "app":
+        from pipeline.cli.main import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

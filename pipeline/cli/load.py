@@ -9,6 +9,7 @@ from typing import Annotated, Literal, Optional
 import typer
 from rich.markup import escape
 
+from pipeline.cli import toc
 from pipeline.cli.common import (
     EXIT_FAILURE,
     EXIT_MISMATCH,
@@ -30,7 +31,7 @@ from pipeline.cli.common import (
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
-@app.command(rich_help_panel="Load and build")
+@app.command(rich_help_panel=toc.panel("ingest"))
 def ingest(
     kind: Annotated[
         str,
@@ -98,7 +99,7 @@ def ingest(
     exit_for(run)
 
 
-@app.command("build", rich_help_panel="Load and build")
+@app.command("build", rich_help_panel=toc.panel("build"))
 def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
     """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish."""
     from pipeline.nightly import run_build
@@ -111,7 +112,7 @@ def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
     raise typer.Exit(EXIT_MISMATCH if run.mismatches or run.usage_gaps else EXIT_OK)
 
 
-@app.command(rich_help_panel="Load and build")
+@app.command(rich_help_panel=toc.panel("nightly"))
 def nightly(
     landing_dir: Annotated[
         Path,
@@ -163,7 +164,7 @@ def nightly(
     exit_for(run)
 
 
-@app.command(rich_help_panel="Load and build")
+@app.command(rich_help_panel=toc.panel("sample"))
 def sample(
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")] = Path(
         "sample_data"

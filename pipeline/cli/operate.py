@@ -8,12 +8,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from pipeline.cli import toc
 from pipeline.cli.common import EXIT_FAILURE, DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
-@app.command(rich_help_panel="Operate")
+@app.command(rich_help_panel=toc.panel("rollback"))
 def rollback(
     db: DbOpt = None,
     settings: SettingsOpt = None,
@@ -51,7 +52,7 @@ def rollback(
     console.print(f"published {chosen.name} again as {s.db}", markup=False, highlight=False)
 
 
-@app.command("settings", rich_help_panel="Operate")
+@app.command("settings", rich_help_panel=toc.panel("settings"))
 def settings_cmd(
     settings: SettingsOpt = None,
     db: DbOpt = None,
@@ -106,7 +107,7 @@ def settings_cmd(
     out.print(table)
 
 
-@app.command(rich_help_panel="Operate")
+@app.command(rich_help_panel=toc.panel("benchmark"))
 def benchmark(
     sizes: Annotated[
         list[int], typer.Option("--size", help="Request rows; repeat for several sizes (default 1M, 10M, 100M).")

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from pipeline.cli import toc
 from pipeline.cli.common import EXIT_USAGE, JsonOpt, console, error, out
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
@@ -30,7 +31,7 @@ def _amounts(values: list[str] | None, default: str, flag: str) -> list[Decimal]
 ListOpt = Optional[list[str]]
 
 
-@app.command(rich_help_panel="Plan")
+@app.command(rich_help_panel=toc.panel("scenario"))
 def scenario(
     rate_per_hour: Annotated[
         ListOpt, typer.Option(help="Cluster cost per hour, USD; comma-separated or repeated. Default 80,120,160.")

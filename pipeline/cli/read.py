@@ -9,6 +9,7 @@ from typing import Annotated, Literal, Optional
 import typer
 from rich.markup import escape
 
+from pipeline.cli import toc
 from pipeline.cli.common import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -26,7 +27,7 @@ from pipeline.cli.common import (
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
-@app.command(rich_help_panel="Read the ledger")
+@app.command(rich_help_panel=toc.panel("sql"))
 def sql(
     query: Annotated[str, typer.Argument(help='A SQL query, e.g. "select * from marts.monthly_break_even".')],
     db: DbOpt = None,
@@ -62,7 +63,7 @@ def sql(
         render(result.names, result.rows, fmt, limit, out, title=title)
 
 
-@app.command(rich_help_panel="Read the ledger")
+@app.command(rich_help_panel=toc.panel("status"))
 def status(
     db: DbOpt = None,
     settings: SettingsOpt = None,
@@ -119,7 +120,7 @@ def status(
         )
 
 
-@app.command(rich_help_panel="Read the ledger")
+@app.command(rich_help_panel=toc.panel("report"))
 def report(
     month: Annotated[
         Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")
@@ -167,7 +168,7 @@ def report(
     console.print(f"wrote {target} ({len(text.encode()) / 1024:,.0f} KiB): {where}", markup=False, highlight=False)
 
 
-@app.command(rich_help_panel="Read the ledger")
+@app.command(rich_help_panel=toc.panel("verify"))
 def verify(
     db: DbOpt = None,
     settings: SettingsOpt = None,

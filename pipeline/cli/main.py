@@ -1,0 +1,107 @@
+"""The ``costledger`` command line.
+
+Exit codes (documented in the README):
+  0  all went well
+  1  failure: bad settings, unreadable ledger, a build audit failed (nothing new published)
+  2  usage error (unknown option, missing argument)
+  3  one or more files were rejected whole; everything else loaded, built and published
+  4  a reconciliation mismatch (invoice or usage export vs logs) in a month this run changed; everything
+     loaded, built and published
+  5  another costledger process is writing this ledger (nothing done)
+  6  not enough free disk space, or the disk filled while writing (nothing half-done published)
+  130 interrupted (Ctrl-C)
+No error ends in a traceback (``entry``); ``--debug`` shows it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pipeline import __version__
+from pipeline.cli import load, operate, plan, read, toc
+from pipeline.cli.common import EXIT_FAILURE, EXIT_OK, console, error, out
+
+app = typer.Typer(
+    name="costledger",
+    help=toc.ABOUT,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+for group in (load, read, plan, operate):  # one module per command group; their commands stay top-level
+    app.add_typer(group.app)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"costledger {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, metavar="", help=toc.OPTIONS["--version"]),
+    ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", metavar="", help=toc.OPTIONS["--debug"]),
+    ] = False,
+) -> None:
+    del version, debug  # --version acts in its callback, --debug in run(); the help text is toc.ABOUT
+
+
+EXIT_INTERRUPTED = 130
+
+
+def _unexpected(exc: Exception, debug: bool) -> int:
+    """An error that is not the ledger's own: one line (the traceback with ``--debug``), exit 1."""
+    import traceback
+
+    if debug:
+        traceback.print_exc()
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+    error(f"{type(exc).__name__}: {text}")
+    if not debug:
+        console.print("run again with --debug for the traceback, and please report it", highlight=False)
+    return EXIT_FAILURE
+
+
+def run(args: list[str]) -> int:
+    """The ``costledger`` command: every error ends as one line and its documented exit code, never a
+    traceback (``--debug`` or ``COSTLEDGER_DEBUG=1`` shows it); Ctrl-C ends with 130."""
+    import os
+    import traceback
+
+    from typer._click.exceptions import ClickException  # typer vendors click
+
+    from pipeline.errors import CostledgerError
+
+    debug = "--debug" in args or os.environ.get("COSTLEDGER_DEBUG") == "1"
+    args = [a for a in args if a != "--debug"]
+    try:
+        code = app(args=args, prog_name="costledger", standalone_mode=False)
+    except ClickException as exc:  # usage errors: exit 2
+        exc.show()
+        return exc.exit_code
+    except CostledgerError as exc:  # the ledger's own errors: one line, their exit code
+        if debug:
+            traceback.print_exc()
+        error(str(exc))
+        return exc.exit_code
+    except (KeyboardInterrupt, typer.Abort):
+        code = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAILURE
+    except Exception as exc:  # noqa: BLE001 (the one place that turns the unexpected into a message)
+        if type(exc).__name__ != "InterruptException":  # Ctrl-C inside a DuckDB query is 130, below
+            return _unexpected(exc, debug)
+        code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        console.print(
+            "interrupted: nothing half-done was published (the next run cleans up and carries on)", highlight=False
+        )
+    return code if isinstance(code, int) else EXIT_OK
