@@ -10,11 +10,13 @@ Each model file holds one SELECT and a header of ``-- key: value`` lines:
 ``published``     ``no`` keeps a large request-level table out of the published file
 ``key_enforced_by`` the grain is guaranteed upstream (the ingest's key index): no grain audit,
                   which would re-read all history every night
-``incremental``   ``append``, ``keys`` or ``months``: built from new data only (see
+``incremental``   ``append``, ``keys``, ``months`` or ``days``: built from new data only (see
                   ``pipeline/incremental.py``)
-``input NAME``    an incremental model's input: ``SCHEMA.MODEL [(COLUMNS)] [, lookback COLUMN]``,
-                  read as the view ``scoped.NAME`` that the strategy restricts to what is new
+``input NAME``    an incremental model's input: ``SCHEMA.MODEL [(COLUMNS)] [, day COLUMN]
+                  [, lookback COLUMN]``, read as the view ``scoped.NAME`` that the strategy
+                  restricts to what is new
 ``months_touched`` an append model's SQL expressions for the months a new row touches
+``days_touched``  an append model's two SQL expressions: the first and last day a new row touches
 
 Models run in dependency order (found from the ``schema.model`` names each file
 mentions), all in one transaction with their audits: a build whose audit fails

@@ -17,12 +17,19 @@ full build, only what is new on an incremental one. Nothing here names a model.
 ``months``  (unique_key includes ``month``) the months the run touched are deleted and
             recomputed; other months are not read. ``lookback COLUMN`` also gives the rows
             of the month before a touched month whose COLUMN reaches into it.
+``days``    (unique_key includes ``day``) the same by day: each input names the timestamp
+            column whose day puts a row in a day (``day COLUMN``); ``lookback COLUMN`` also
+            gives the earlier rows whose COLUMN reaches into a touched day. Month models that
+            sum or take the maximum of day partitions are then small: a late day recomputes
+            its day, not its month.
 
 A build is full (tables emptied, every file new) when there is no previous state or its
 fingerprint changed: the SQL of the incremental models and of every model they read
 (parse trees: comments do not count), the prices, and the settings their SQL names. A
 month is touched when a new row touches it (``months_touched``), or a recomputed key has
-(or had) a row in it: the keys model's old and new rows, and every input row of the key.
+(or had) a row in it: the keys model's old and new rows, and every input row of the key. A day
+likewise (``days_touched``: every day from the first to the last a new row touches; and the days of
+every row, old or new, of a recomputed key).
 """
 
 from __future__ import annotations
@@ -86,10 +93,37 @@ def _literals(values: list[str]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
-def _month_filter(months: list[dt.date]) -> str:
+def _month_filter(months: list[dt.date], column: str = "month") -> str:
     if not months:
         return "false"
-    return f"month IN ({', '.join(f'DATE {_literals([m.isoformat()])}' for m in months)})"
+    return f"{column} IN ({', '.join(f'DATE {_literals([m.isoformat()])}' for m in months)})"
+
+
+def _day_ranges(days: list[dt.date]) -> list[tuple[dt.date, dt.date]]:
+    """Sorted days as [first, after last) runs of consecutive days."""
+    ranges: list[tuple[dt.date, dt.date]] = []
+    for d in sorted(days):
+        if ranges and ranges[-1][1] == d:
+            ranges[-1] = (ranges[-1][0], d + dt.timedelta(days=1))
+        else:
+            ranges.append((d, d + dt.timedelta(days=1)))
+    return ranges
+
+
+def _timestamp(d: dt.date) -> str:
+    return f"TIMESTAMP {_literals([d.isoformat()])}"
+
+
+def _day_rows(column: str, days: list[dt.date], lookback: str | None) -> str:
+    """The rows whose ``column`` falls on one of the days (as ranges, which zone maps prune), and with
+    ``lookback`` the earlier rows whose ``lookback`` column reaches into a run of those days."""
+    ranges = _day_ranges(days)
+    if not ranges:
+        return "false"
+    terms = [f"({column} >= {_timestamp(a)} AND {column} < {_timestamp(b)})" for a, b in ranges]
+    if lookback:
+        terms += [f"({column} < {_timestamp(a)} AND {lookback} > {_timestamp(a)})" for a, _ in ranges]
+    return " OR ".join(terms)
 
 
 @dataclass
@@ -101,10 +135,16 @@ class Plan:
     batch_rows: int
     touched: set[dt.date] = field(default_factory=set)
     """Months whose month-partitioned rows are recomputed (incremental builds; a full build recomputes all)."""
+    touched_days: set[dt.date] = field(default_factory=set)
+    """Days whose day-partitioned rows are recomputed (incremental builds)."""
 
     @property
     def months(self) -> list[dt.date]:
         return sorted(self.touched)
+
+    @property
+    def days(self) -> list[dt.date]:
+        return sorted(self.touched_days)
 
     def batches(self, kinds: set[str]) -> list[list[str]]:
         """The new files of these kinds (hashes) in batches of at most ``batch_rows`` rows (a larger file alone)."""
@@ -332,6 +372,21 @@ class Append(Strategy):
             if x.incremental == "keys" and any(i.source == model.qualified for i in x.inputs)
         ]
 
+    def days_of(self, con: duckdb.DuckDBPyConnection, rows: str) -> set[dt.date]:
+        """Every day from the first to the last that the rows matching ``rows`` touch (``days_touched``)."""
+        if not self.model.days_touched:
+            return set()
+        first, last = self.model.days_touched
+        return {
+            day
+            for (day,) in con.execute(
+                "SELECT DISTINCT CAST(unnest(generate_series(f, greatest(f, coalesce(l, f)), INTERVAL 1 DAY)) AS DATE) "
+                f"FROM "
+                f"(SELECT DISTINCT CAST({first} AS DATE) AS f, CAST({last} AS DATE) AS l FROM {self.model.qualified} "
+                f"WHERE {rows}) WHERE f IS NOT NULL"
+            ).fetchall()
+        }
+
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         m = self.model
         batches = p.batches(self.kinds)
@@ -354,8 +409,12 @@ class Append(Strategy):
                 touched = f"SELECT DISTINCT unnest([{', '.join(m.months_touched)}]) FROM {m.qualified} WHERE {batch}"
                 p.touched.update(month for (month,) in con.execute(touched).fetchall() if month is not None)
             if not p.full:
+                p.touched_days.update(self.days_of(con, batch))
+            if not p.full:
                 for f in self.followers:
                     f.some_rows(con, p, batch, other_files if last else [], run, audit)
+                    # the days of the recomputed keys' earlier rows (the batch's own are counted above)
+                    p.touched_days.update(self.days_of(con, "rowid IN (SELECT rid FROM touched_rowids)"))
             if progress:
                 names = " + ".join([m.qualified] + ([] if p.full else [f.model.qualified for f in self.followers]))
                 progress(f"{names}: batch {n + 1}/{len(batches)} ({len(files)} file(s))")
@@ -400,7 +459,29 @@ class Months(Strategy):
         audit(m, where)
 
 
-_STRATEGIES: dict[str, type[Strategy]] = {s.name: s for s in (Append, Keys, Months)}  # type: ignore[attr-defined]
+class Days(Strategy):
+    """Recompute the touched days: the whole table on a full build."""
+
+    name = "days"
+
+    def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
+        m = self.model
+        full = p.full or not _table_exists(con, m.qualified)
+        for i in m.inputs:
+            where = "true" if full else _day_rows(i.day, p.days, i.lookback)  # type: ignore[arg-type]
+            _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
+        if full:
+            run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
+            audit(m, "true")
+            return
+        where = _month_filter(p.days, "day")
+        run(m, f"DELETE FROM {m.qualified} WHERE {where}")
+        if p.days:
+            run(m, f"INSERT INTO {m.qualified} SELECT * FROM (\n{m.body}\n) WHERE {where}")
+        audit(m, where)
+
+
+_STRATEGIES: dict[str, type[Strategy]] = {s.name: s for s in (Append, Keys, Months, Days)}  # type: ignore[attr-defined]
 assert tuple(_STRATEGIES) == STRATEGIES, "pipeline.models.STRATEGIES names the strategies defined here"
 
 

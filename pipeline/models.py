@@ -22,20 +22,23 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 LAYERS = ("staging", "intermediate", "marts")
 
 #: The incremental strategies (``-- incremental:``), see ``pipeline.incremental``.
-STRATEGIES = ("append", "keys", "months")
+STRATEGIES = ("append", "keys", "months", "days")
 
 
 @dataclass(frozen=True)
 class Input:
-    """An incremental model's input, ``-- input NAME: SOURCE [(COLUMNS)] [, lookback COLUMN]``: the model reads
-    ``scoped.NAME``, a view of the model SOURCE that its strategy restricts to what is new."""
+    """An incremental model's input, ``-- input NAME: SOURCE [(COLUMNS)] [, day COLUMN] [, lookback COLUMN]``: the
+    model reads ``scoped.NAME``, a view of the model SOURCE that its strategy restricts to what is new."""
 
     name: str
     source: str
     columns: tuple[str, ...] = ()
     """The columns the model reads (an input from an ``append`` model is collected into a table of just these)."""
     lookback: str | None = None
-    """``months`` only: also the rows of the month before each touched month whose COLUMN reaches into it."""
+    """``months``: also the rows of the month before each touched month whose COLUMN reaches into it; ``days``: also
+    the earlier rows whose COLUMN reaches into a touched day."""
+    day: str | None = None
+    """``days`` only: the timestamp column whose day puts a row in a day partition."""
     line: int = 0
 
 
@@ -58,6 +61,8 @@ class Model:
     inputs: tuple[Input, ...] = ()
     months_touched: tuple[str, ...] = ()
     """``append`` only: SQL expressions giving the months a new row touches (``-- months_touched:``)."""
+    days_touched: tuple[str, ...] = ()
+    """``append`` only: two SQL expressions, the first and the last day a new row touches (``-- days_touched:``)."""
 
     @property
     def qualified(self) -> str:
@@ -70,7 +75,7 @@ class Model:
 
 
 _HEADER = re.compile(r"^--\s*((?:column|input)\s+\w+|[a-z_]+)\s*:\s*(.*)$")
-_INPUT = re.compile(r"^(\w+\.\w+)\s*(?:\(([\w\s,]+)\))?\s*(?:,\s*lookback\s+(\w+))?$")
+_INPUT = re.compile(r"^(\w+\.\w+)\s*(?:\(([\w\s,]+)\))?\s*(?:,\s*day\s+(\w+))?\s*(?:,\s*lookback\s+(\w+))?$")
 
 #: The header keys a model may state (plus ``column NAME`` and ``input NAME``); any other ``-- key:`` line is an error.
 HEADER_KEYS = (
@@ -82,6 +87,7 @@ HEADER_KEYS = (
     "incremental",
     "key_enforced_by",
     "months_touched",
+    "days_touched",
 )
 
 
@@ -120,10 +126,11 @@ def _parse_input(path: Path, name: str, value: str, line: int) -> Input:
     m = _INPUT.match(value)
     if not m:
         raise ModelHeaderError(
-            f"{path}:{line}: input {name}: expected SCHEMA.MODEL [(COLUMN, ...)] [, lookback COLUMN], not {value!r}"
+            f"{path}:{line}: input {name}: expected SCHEMA.MODEL [(COLUMN, ...)] [, day COLUMN] [, lookback COLUMN], "
+            f"not {value!r}"
         )
     columns = tuple(c.strip() for c in (m.group(2) or "").split(",") if c.strip())
-    return Input(name, m.group(1), columns, m.group(3), line)
+    return Input(name, m.group(1), columns, lookback=m.group(4), day=m.group(3), line=line)
 
 
 def _check_incremental(
@@ -146,10 +153,13 @@ def _check_incremental(
             f"{path}:{number}: the model reads scoped.{name}, which no "
             f"'-- input {name}: SCHEMA.MODEL' header line declares"
         )
+    touched = [k for k in ("months_touched", "days_touched") if k in meta]
     if strategy is None:
-        if inputs or "months_touched" in meta:
-            line = inputs[0].line if inputs else meta["months_touched"][1]
-            raise ModelHeaderError(f"{path}:{line}: inputs and months_touched are for incremental models only")
+        if inputs or touched:
+            line = inputs[0].line if inputs else meta[touched[0]][1]
+            raise ModelHeaderError(
+                f"{path}:{line}: inputs, months_touched and days_touched are for incremental models only"
+            )
         return
     if not inputs:
         raise ModelHeaderError(
@@ -157,15 +167,30 @@ def _check_incremental(
             "declare them with '-- input NAME: SCHEMA.MODEL'"
         )
     for i in inputs:
-        if i.lookback and strategy != "months":
-            raise ModelHeaderError(f"{path}:{i.line}: lookback is for months models only")
-    if "months_touched" in meta and strategy != "append":
-        raise ModelHeaderError(f"{path}:{meta['months_touched'][1]}: months_touched is for append models only")
-    if strategy == "months" and "month" not in key:
+        if i.lookback and strategy not in ("months", "days"):
+            raise ModelHeaderError(f"{path}:{i.line}: lookback is for months and days models only")
+        if (i.day is None) == (strategy == "days"):
+            raise ModelHeaderError(
+                f"{path}:{i.line}: "
+                + (
+                    "a days model's input names its day column (, day COLUMN)"
+                    if i.day is None
+                    else "day is for days models only"
+                )
+            )
+    for k in touched:
+        if strategy != "append":
+            raise ModelHeaderError(f"{path}:{meta[k][1]}: {k} is for append models only")
+    if "days_touched" in meta and len(_split_top_level(meta["days_touched"][0])) != 2:
         raise ModelHeaderError(
-            f"{path}:{meta.get('unique_key', ('', line))[1]}: a months model is partitioned by "
-            "month: its unique_key must include month"
+            f"{path}:{meta['days_touched'][1]}: days_touched is two expressions: FIRST_DAY, LAST_DAY"
         )
+    for partition in ("month", "day"):
+        if strategy == f"{partition}s" and partition not in key:
+            raise ModelHeaderError(
+                f"{path}:{meta.get('unique_key', ('', line))[1]}: a {partition}s model is partitioned by "
+                f"{partition}: its unique_key must include {partition}"
+            )
     if strategy == "keys" and len(key) != 1:
         raise ModelHeaderError(
             f"{path}:{meta.get('unique_key', ('', line))[1]}: a keys model is recomputed by "
@@ -209,6 +234,7 @@ def parse_model(layer: str, path: Path) -> Model:
         {c: line for c, (_, line) in columns.items()},
         inputs,
         touched,
+        tuple(e.strip() for e in _split_top_level(value.get("days_touched", "")) if e.strip()),
     )
 
 

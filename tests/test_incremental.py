@@ -23,6 +23,9 @@ COMPARED = [
     "intermediate.int_task_outcomes_monthly",
     "intermediate.int_cluster_requests_monthly",
     "intermediate.int_cluster_busy_monthly",
+    "intermediate.int_requests_daily",
+    "intermediate.int_cluster_requests_daily",
+    "intermediate.int_cluster_busy_daily",
     "marts.monthly_route_cost",
     "marts.monthly_self_hosted_cost",
     "marts.monthly_utilisation",
@@ -127,6 +130,89 @@ def test_a_retried_task_crossing_midnight_at_month_end_moves_month_when_its_retr
     assert ledger.one("SELECT accepted FROM intermediate.int_tasks_resolved WHERE task_id = 't1'") == {
         "accepted": False
     }
+    assert_same_as_full_build(ledger, tmp_path)
+
+
+def _days_recomputed(monkeypatch) -> list[list[str]]:
+    """A spy on the days strategy: the days each days model recomputes, per model run ('all' on a full build)."""
+    seen: list[list[str]] = []
+    original = incremental.Days.run
+
+    def run(self, con, p, run, audit, progress):  # type: ignore[no-untyped-def]
+        seen.append(["all"] if p.full else [d.isoformat() for d in p.days])
+        return original(self, con, p, run, audit, progress)
+
+    monkeypatch.setattr(incremental.Days, "run", run)
+    return seen
+
+
+def _busy_by_day(led: Ledger) -> dict[str, int]:
+    rows = led.con.execute("SELECT CAST(day AS VARCHAR), busy_ms FROM intermediate.int_cluster_busy_daily").fetchall()
+    return {day[5:]: int(ms) for day, ms in rows}
+
+
+def test_a_late_day_recomputes_its_days_not_its_month(ledger, tmp_path, monkeypatch):
+    """Day partitions: a late file recomputes the days its rows touch (every day a long request runs through), and
+    the days of every attempt of a task whose decision changed; the month models add the days up."""
+    seen = _days_recomputed(monkeypatch)
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "cluster-charges",
+        [
+            {
+                "charge_id": "c",
+                "cluster_id": "c1",
+                "charge_start": "2026-07-01T00:00:00Z",
+                "charge_end": "2026-08-01T00:00:00Z",
+                "kind": "on_demand",
+                "amount": "1000",
+                "currency": "USD",
+            }
+        ],
+    )
+    hour = 3_600_000
+    ledger.load(
+        "requests",
+        [
+            # 10 Jul 22:00 for 50 h, to 13 Jul 00:00: 2 h on the 10th, 24 h on the 11th and on the 12th
+            request("r1", "t1", "2026-07-10T22:00:00Z", route="self_hosted", latency_ms=50 * hour),
+            request("r2", "t2", "2026-07-15T12:00:00Z", route="self_hosted", latency_ms=hour),
+        ],
+    )
+    ledger.build()
+    assert _busy_by_day(ledger) == {"07-10": 2 * hour, "07-11": 24 * hour, "07-12": 24 * hour, "07-15": hour}
+    assert seen[-3:] == [["all"]] * 3  # the three days models, on the first (full) build
+
+    ledger.load(
+        "requests",
+        [
+            # inside r1 on the 11th (the union stays 24 h), accepted
+            request("r3", "t3", "2026-07-11T10:00:00Z", route="self_hosted", latency_ms=30_000, accepted="true"),
+            # 14 Jul 22:00 for 4 h: 2 h on the 14th, 2 h on the 15th (after r2's 12:00-13:00: 3 h that day)
+            request("r4", "t4", "2026-07-14T22:00:00Z", route="self_hosted", latency_ms=4 * hour),
+        ],
+    )
+    ledger.build()
+    assert seen[-3:] == [["2026-07-11", "2026-07-14", "2026-07-15"]] * 3
+    assert _busy_by_day(ledger) == {
+        "07-10": 2 * hour,
+        "07-11": 24 * hour,
+        "07-12": 24 * hour,
+        "07-14": 2 * hour,
+        "07-15": 3 * hour,
+    }
+    # July: 2 + 24 + 24 + 2 + 3 = 55 h
+    assert ledger.one("SELECT busy_ms FROM intermediate.int_cluster_busy_monthly") == {"busy_ms": 55 * hour}
+    day11 = "SELECT requests, accepted_attempt_request_ms AS acc FROM intermediate.int_cluster_requests_daily "
+    day11 += "WHERE day = DATE '2026-07-11'"
+    assert ledger.one(day11) == {"requests": 1, "acc": 30_000}  # r1 counts on its start day, the 10th
+    assert_same_as_full_build(ledger, tmp_path)
+
+    # a decision rejects t3: no new request, but the day of t3's attempt is recomputed (its accepted time goes)
+    ledger.load("outcomes", [{"task_id": "t3", "accepted": "false", "decided_at": "2026-07-20T09:00:00Z"}])
+    ledger.build()
+    assert seen[-3:] == [["2026-07-11"]] * 3
+    assert ledger.one(day11) == {"requests": 1, "acc": 0}
     assert_same_as_full_build(ledger, tmp_path)
 
 

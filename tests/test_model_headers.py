@@ -20,7 +20,7 @@ def sql_copy(tmp_path) -> Path:
 
 
 def test_a_misspelt_header_key_is_an_error_naming_file_and_line(sql_copy):
-    path = sql_copy / "intermediate" / "int_requests_monthly.sql"
+    path = sql_copy / "intermediate" / "int_route_volume_monthly.sql"
     path.write_text(path.read_text().replace("-- incremental: months", "-- incremenal: months"))
     with pytest.raises(ModelHeaderError) as err:
         discover(sql_copy)
@@ -84,10 +84,11 @@ def _line_of(path: Path, text: str) -> int:
 
 
 @pytest.mark.parametrize(
-    "old, new, message",
+    "model, old, new, message",
     [
         # the body reads a scoped view its header does not declare
         (
+            "int_route_volume_monthly",
             "-- input requests_of_months: intermediate.int_requests_priced\n",
             "",
             "reads scoped.requests_of_months, which no '-- input requests_of_months: SCHEMA.MODEL' header line "
@@ -95,20 +96,52 @@ def _line_of(path: Path, text: str) -> int:
         ),
         # a months model is partitioned by month: it must be in the key
         (
-            "-- unique_key: month, route, provider, cluster_id, team",
-            "-- unique_key: route, provider, cluster_id, team",
+            "int_route_volume_monthly",
+            "-- unique_key: month, route",
+            "-- unique_key: route",
             "a months model is partitioned by month: its unique_key must include month",
         ),
-        ("-- incremental: months", "-- incremental: monthly", "incremental must be one of append, keys, months"),
         (
+            "int_route_volume_monthly",
+            "-- incremental: months",
+            "-- incremental: monthly",
+            "incremental must be one of append, keys, months, days",
+        ),
+        (
+            "int_route_volume_monthly",
             "-- input requests_of_months: intermediate.int_requests_priced",
             "-- input requests_of_months: intermediate.int_requests_priced, lookup ended_at",
             "input requests_of_months: expected",
         ),
+        # a days model is partitioned by day, and each input says which column's day puts a row in a day
+        (
+            "int_cluster_busy_daily",
+            "-- unique_key: cluster_id, day",
+            "-- unique_key: cluster_id",
+            "a days model is partitioned by day: its unique_key must include day",
+        ),
+        (
+            "int_cluster_busy_daily",
+            ", day started_at, lookback ended_at",
+            ", lookback ended_at",
+            "a days model's input names its day column (, day COLUMN)",
+        ),
+        (
+            "int_route_volume_monthly",
+            "-- input requests_of_months: intermediate.int_requests_priced",
+            "-- input requests_of_months: intermediate.int_requests_priced, day started_at",
+            "day is for days models only",
+        ),
+        (
+            "int_route_volume_monthly",
+            "-- incremental: months",
+            "-- incremental: months\n-- days_touched: started_at, ended_at",
+            "days_touched is for append models only",
+        ),
     ],
 )
-def test_an_incremental_header_its_strategy_cannot_follow_names_file_and_line(sql_copy, old, new, message):
-    path = sql_copy / "intermediate" / "int_requests_monthly.sql"
+def test_an_incremental_header_its_strategy_cannot_follow_names_file_and_line(sql_copy, model, old, new, message):
+    path = sql_copy / "intermediate" / f"{model}.sql"
     _edit(path, old, new)
     with pytest.raises(ModelHeaderError) as err:
         discover(sql_copy)
@@ -130,7 +163,8 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
     after a full build and after incremental ones (a retry and a late decision)."""
     from pipeline.build import build
 
-    for layer, name in (("intermediate", "int_tasks_resolved"), ("intermediate", "int_requests_monthly")):
+    models = ("int_tasks_resolved", "int_route_volume_monthly", "int_requests_daily")  # keys, months, days
+    for layer, name in (("intermediate", m) for m in models):
         text = (sql_copy / layer / f"{name}.sql").read_text()
         (sql_copy / layer / f"{name}_copy.sql").write_text(
             text.replace("scoped.requests_of_tasks", "scoped.copy_attempts").replace(
@@ -150,7 +184,7 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
     build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
     ledger.load("outcomes", [{"task_id": "t2", "accepted": "false", "decided_at": "2026-08-02T09:00:00Z"}])
     build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
-    for name in ("int_tasks_resolved", "int_requests_monthly"):
+    for name in models:
         original = sorted(map(repr, ledger.con.execute(f"SELECT * FROM intermediate.{name}").fetchall()))
         copy = sorted(map(repr, ledger.con.execute(f"SELECT * FROM intermediate.{name}_copy").fetchall()))
         assert original == copy and original, name

@@ -4,6 +4,7 @@
 -- incremental: append
 -- input requests_new: staging.stg_ledger__requests
 -- months_touched: month, CAST(date_trunc('month', ended_at - INTERVAL 1 MICROSECOND) AS DATE)
+-- days_touched: started_at, ended_at - INTERVAL 1 MICROSECOND
 -- unique_key: request_id
 -- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
