@@ -232,6 +232,8 @@ def table(steps: list[Step], command: str, checks: list[PeerCheck] = []) -> str:
         lines.append("")
     for c in checks:
         verdict = "all equal to the cent" if not c.differences else f"**{len(c.differences)} differ**"
+        if not c.compared:
+            verdict = "no peer left to compare"
         failed = "".join(f" {name} failed (exit code above), not compared." for name in c.failed)
         lines.append(
             f"Peers against costledger's marts at {c.size:,} rows: {c.compared:,} values compared, {verdict}.{failed}"

@@ -89,3 +89,7 @@ def test_result_table_shows_every_ratio():
         "32 values compared, all equal to the cent. (a') analyst's script failed (exit code above), not compared."
         in text
     )
+    # both failed: nothing was compared, and the line does not claim equality
+    text = table(steps, "costledger benchmark", [PeerCheck(10, 0, [], ["(a') analyst's script", "(a'') notebook"])])
+    assert "0 values compared, no peer left to compare. (a') analyst's script failed" in text
+    assert "all equal" not in text
