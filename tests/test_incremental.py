@@ -51,22 +51,15 @@ def assert_same_as_full_build(led: Ledger, tmp_path: Path) -> None:
     fresh.con.close()
 
 
+def _cluster_charge(led: Ledger, until: str) -> None:
+    """Cluster c1 on demand from 1 July to ``until``, 1,000 USD."""
+    charge = {"charge_id": "c", "cluster_id": "c1", "charge_start": "2026-07-01T00:00:00Z", "charge_end": until}
+    led.load("cluster-charges", [{**charge, "kind": "on_demand", "amount": "1000", "currency": "USD"}])
+
+
 def test_a_retried_task_crossing_midnight_at_month_end_moves_month_when_its_retry_arrives(ledger, tmp_path):
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load(
-        "cluster-charges",
-        [
-            {
-                "charge_id": "c",
-                "cluster_id": "c1",
-                "charge_start": "2026-07-01T00:00:00Z",
-                "charge_end": "2026-09-01T00:00:00Z",
-                "kind": "on_demand",
-                "amount": "1000",
-                "currency": "USD",
-            }
-        ],
-    )
+    _cluster_charge(ledger, "2026-09-01T00:00:00Z")
     # attempt 1 of t1: a timeout from 23:59 on 31 July running 3 minutes into August (self-hosted)
     ledger.load(
         "requests",
@@ -156,20 +149,7 @@ def test_a_late_day_recomputes_its_days_not_its_month(ledger, tmp_path, monkeypa
     the days of every attempt of a task whose decision changed; the month models add the days up."""
     seen = _days_recomputed(monkeypatch)
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load(
-        "cluster-charges",
-        [
-            {
-                "charge_id": "c",
-                "cluster_id": "c1",
-                "charge_start": "2026-07-01T00:00:00Z",
-                "charge_end": "2026-08-01T00:00:00Z",
-                "kind": "on_demand",
-                "amount": "1000",
-                "currency": "USD",
-            }
-        ],
-    )
+    _cluster_charge(ledger, "2026-08-01T00:00:00Z")
     hour = 3_600_000
     ledger.load(
         "requests",
