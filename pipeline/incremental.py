@@ -381,9 +381,8 @@ class Append(Strategy):
             day
             for (day,) in con.execute(
                 "SELECT DISTINCT CAST(unnest(generate_series(f, greatest(f, coalesce(l, f)), INTERVAL 1 DAY)) AS DATE) "
-                f"FROM "
-                f"(SELECT DISTINCT CAST({first} AS DATE) AS f, CAST({last} AS DATE) AS l FROM {self.model.qualified} "
-                f"WHERE {rows}) WHERE f IS NOT NULL"
+                f"FROM (SELECT DISTINCT CAST({first} AS DATE) AS f, CAST({last} AS DATE) AS l "
+                f"FROM {self.model.qualified} WHERE {rows}) WHERE f IS NOT NULL"
             ).fetchall()
         }
 
