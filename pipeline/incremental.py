@@ -93,10 +93,11 @@ def _literals(values: list[str]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
-def _month_filter(months: list[dt.date], column: str = "month") -> str:
-    if not months:
+def _date_filter(dates: list[dt.date], column: str = "month") -> str:
+    """``column IN (the dates)``: the month or day partitions to delete and recompute."""
+    if not dates:
         return "false"
-    return f"{column} IN ({', '.join(f'DATE {_literals([m.isoformat()])}' for m in months)})"
+    return f"{column} IN ({', '.join(f'DATE {_literals([d.isoformat()])}' for d in dates)})"
 
 
 def _day_ranges(days: list[dt.date]) -> list[tuple[dt.date, dt.date]]:
@@ -124,6 +125,22 @@ def _day_rows(column: str, days: list[dt.date], lookback: str | None) -> str:
     if lookback:
         terms += [f"({column} < {_timestamp(a)} AND {lookback} > {_timestamp(a)})" for a, _ in ranges]
     return " OR ".join(terms)
+
+
+def _days_touched(con: duckdb.DuckDBPyConnection, append: Model, rows: str) -> set[dt.date]:
+    """Every day from the first to the last that the append model's rows matching ``rows`` touch
+    (its ``days_touched``; none when it states none)."""
+    if not append.days_touched:
+        return set()
+    first, last = append.days_touched
+    return {
+        day
+        for (day,) in con.execute(
+            "SELECT DISTINCT CAST(unnest(generate_series(f, greatest(f, coalesce(l, f)), INTERVAL 1 DAY)) AS DATE) "
+            f"FROM (SELECT DISTINCT CAST({first} AS DATE) AS f, CAST({last} AS DATE) AS l "
+            f"FROM {append.qualified} WHERE {rows}) WHERE f IS NOT NULL"
+        ).fetchall()
+    }
 
 
 @dataclass
@@ -339,6 +356,8 @@ class Keys(Strategy):
         audit(m, in_keys)
         if not p.full:
             p.touched.update(month for (month,) in old if month is not None)
+            # the days of the keys' earlier rows (the append model records its batch's own)
+            p.touched_days.update(_days_touched(con, self.by_name[source], "rowid IN (SELECT rid FROM touched_rowids)"))
             if "month" in table_columns(con, rows):
                 p.touched.update(
                     month
@@ -372,19 +391,13 @@ class Append(Strategy):
             if x.incremental == "keys" and any(i.source == model.qualified for i in x.inputs)
         ]
 
-    def days_of(self, con: duckdb.DuckDBPyConnection, rows: str) -> set[dt.date]:
-        """Every day from the first to the last that the rows matching ``rows`` touch (``days_touched``)."""
-        if not self.model.days_touched:
-            return set()
-        first, last = self.model.days_touched
-        return {
-            day
-            for (day,) in con.execute(
-                "SELECT DISTINCT CAST(unnest(generate_series(f, greatest(f, coalesce(l, f)), INTERVAL 1 DAY)) AS DATE) "
-                f"FROM (SELECT DISTINCT CAST({first} AS DATE) AS f, CAST({last} AS DATE) AS l "
-                f"FROM {self.model.qualified} WHERE {rows}) WHERE f IS NOT NULL"
-            ).fetchall()
-        }
+    def touch(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str) -> None:
+        """Record the months (``months_touched``) and days (``days_touched``) the batch's rows touch."""
+        m = self.model
+        if m.months_touched:
+            touched = f"SELECT DISTINCT unnest([{', '.join(m.months_touched)}]) FROM {m.qualified} WHERE {batch}"
+            p.touched.update(month for (month,) in con.execute(touched).fetchall() if month is not None)
+        p.touched_days.update(_days_touched(con, m, batch))
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         m = self.model
@@ -403,17 +416,10 @@ class Append(Strategy):
                 _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {batch}")
             run(m, f"INSERT INTO {m.qualified}\n{m.body}")
             audit(m, batch)
-            if not p.full and m.months_touched:
-                # the months the batch's rows touch
-                touched = f"SELECT DISTINCT unnest([{', '.join(m.months_touched)}]) FROM {m.qualified} WHERE {batch}"
-                p.touched.update(month for (month,) in con.execute(touched).fetchall() if month is not None)
             if not p.full:
-                p.touched_days.update(self.days_of(con, batch))
-            if not p.full:
+                self.touch(con, p, batch)
                 for f in self.followers:
                     f.some_rows(con, p, batch, other_files if last else [], run, audit)
-                    # the days of the recomputed keys' earlier rows (the batch's own are counted above)
-                    p.touched_days.update(self.days_of(con, "rowid IN (SELECT rid FROM touched_rowids)"))
             if progress:
                 names = " + ".join([m.qualified] + ([] if p.full else [f.model.qualified for f in self.followers]))
                 progress(f"{names}: batch {n + 1}/{len(batches)} ({len(files)} file(s))")
@@ -438,12 +444,12 @@ class Months(Strategy):
         full = p.full or not _table_exists(con, m.qualified)
         months = p.months
         for i in m.inputs:
-            where = "true" if full else _month_filter(months)
+            where = "true" if full else _date_filter(months)
             if not full and i.lookback:
                 before = sorted({_previous_month(x) for x in months} - set(months))
                 if before:
                     where += (
-                        f" OR ({_month_filter(before)} AND {i.lookback} > "
+                        f" OR ({_date_filter(before)} AND {i.lookback} > "
                         f"TIMESTAMP {_literals([months[0].isoformat()])})"
                     )
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
@@ -451,7 +457,7 @@ class Months(Strategy):
             run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
             audit(m, "true")
             return
-        where = _month_filter(months)
+        where = _date_filter(months)
         run(m, f"DELETE FROM {m.qualified} WHERE {where}")
         if months:
             run(m, f"INSERT INTO {m.qualified} SELECT * FROM (\n{m.body}\n) WHERE {where}")
@@ -473,7 +479,7 @@ class Days(Strategy):
             run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
             audit(m, "true")
             return
-        where = _month_filter(p.days, "day")
+        where = _date_filter(p.days, "day")
         run(m, f"DELETE FROM {m.qualified} WHERE {where}")
         if p.days:
             run(m, f"INSERT INTO {m.qualified} SELECT * FROM (\n{m.body}\n) WHERE {where}")

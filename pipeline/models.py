@@ -169,15 +169,10 @@ def _check_incremental(
     for i in inputs:
         if i.lookback and strategy not in ("months", "days"):
             raise ModelHeaderError(f"{path}:{i.line}: lookback is for months and days models only")
-        if (i.day is None) == (strategy == "days"):
-            raise ModelHeaderError(
-                f"{path}:{i.line}: "
-                + (
-                    "a days model's input names its day column (, day COLUMN)"
-                    if i.day is None
-                    else "day is for days models only"
-                )
-            )
+        if strategy == "days" and i.day is None:
+            raise ModelHeaderError(f"{path}:{i.line}: a days model's input names its day column (, day COLUMN)")
+        if strategy != "days" and i.day is not None:
+            raise ModelHeaderError(f"{path}:{i.line}: day is for days models only")
     for k in touched:
         if strategy != "append":
             raise ModelHeaderError(f"{path}:{meta[k][1]}: {k} is for append models only")
