@@ -9,11 +9,14 @@ full build, only what is new on an incremental one. Nothing here names a model.
             tables its inputs' sources read) are appended, in batches of at most
             ``batch_rows`` rows, so memory stays bounded however much history a first
             build meets. ``-- months_touched:`` gives the months a new row touches.
-``keys``    (a model with a one-column unique_key that reads an ``append`` model) after
-            each batch of that model, the keys with new input rows (the batch's rows; at
-            the last batch also the new files of its other inputs' raw tables) are deleted
-            and recomputed from all their input rows. On a full build every key is new:
-            the model is computed once, after the last batch, from all rows.
+``keys``    (a model that reads an ``append`` model; its key is the first column of its
+            unique_key, and a key may have several rows) after each batch of that model,
+            the keys with new input rows (the batch's rows; at the last batch also the new
+            files of its other inputs' raw tables) are deleted and recomputed from all their
+            input rows. The keys models with the same key column look up their keys and the
+            keys' earlier rows once per batch, together (a model given a key it did not need
+            recomputes it to the same rows). On a full build every key is new: the model is
+            computed once, after the last batch, from all rows.
 ``months``  (unique_key includes ``month``) the months the run touched are deleted and
             recomputed; other months are not read. ``lookback COLUMN`` also gives the rows
             of the month before a touched month whose COLUMN reaches into it.
@@ -317,28 +320,38 @@ class Keys(Strategy):
         run(self.model, f"INSERT INTO {self.model.qualified}\n{self.model.body}")
         audit(self.model, "true")
 
-    def some_rows(
-        self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str, other_files: list[str], run: Run, audit: Audit
+    @staticmethod
+    def lookup(
+        con: duckdb.DuckDBPyConnection, p: Plan, group: list["Keys"], batch: str, other_files: list[str]
     ) -> None:
-        """Recompute the keys of the batch's rows and of the rows of ``other_files``; collect touched months."""
-        m, key, source = self.model, self.key, self.appended.source
+        """Find the keys the keys models of ``group`` (one key column, one append model) recompute after a batch:
+        the keys of the batch's rows and of the rows of ``other_files`` (``scoped.build_keys``), and the row ids of
+        the keys' earlier rows of the append model (``touched_rowids``). One lookup for the group: a model given
+        keys it did not need recomputes them to the same rows. Records the days of the earlier rows (the append
+        model records its batch's own). Incremental builds only."""
+        key, source = group[0].key, group[0].appended.source
         con.execute(f"CREATE OR REPLACE TABLE scoped.build_keys AS SELECT DISTINCT {key} FROM {source} WHERE {batch}")
-        for kind in sorted(self.other_kinds):
+        for kind in sorted({k for f in group for k in f.other_kinds}):
             if other_files:
                 con.execute(
                     f"INSERT INTO scoped.build_keys SELECT DISTINCT {key} FROM raw.{kind} "
                     f"WHERE source_file_hash IN ({_literals(other_files)}) "
                     f"EXCEPT SELECT {key} FROM scoped.build_keys"
                 )
-        in_keys = f"{key} IN (SELECT {key} FROM scoped.build_keys)"
-        # the keys' rows of the appended model, collected once with the columns the model reads: the batch's own
-        # rows (its row groups, found by their min/max), and earlier rows found by one pass over the key alone,
-        # then fetched by row id
-        cols, rows = _select(self.appended), f"scoped.{self.appended.name}_rows"
+        # the earlier rows are found by one pass over the key alone, then fetched by row id
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE touched_rowids AS SELECT rowid AS rid FROM {source} "
-            f"WHERE {in_keys} AND NOT ({batch})"
+            f"WHERE {key} IN (SELECT {key} FROM scoped.build_keys) AND NOT ({batch})"
         )
+        p.touched_days.update(_days_touched(con, group[0].by_name[source], "rowid IN (SELECT rid FROM touched_rowids)"))
+
+    def some_rows(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str, run: Run, audit: Audit) -> None:
+        """Recompute the keys ``lookup`` found; collect touched months."""
+        m, key, source = self.model, self.key, self.appended.source
+        in_keys = f"{key} IN (SELECT {key} FROM scoped.build_keys)"
+        # the keys' rows of the appended model, collected once with the columns the model reads: the batch's own
+        # rows (its row groups, found by their min/max) and the earlier rows lookup found
+        cols, rows = _select(self.appended), f"scoped.{self.appended.name}_rows"
         con.execute(
             f"CREATE OR REPLACE TABLE {rows} AS SELECT {cols} FROM {source} WHERE {batch} UNION ALL "
             f"SELECT {cols} FROM {source} WHERE rowid IN (SELECT rid FROM touched_rowids)"
@@ -356,8 +369,6 @@ class Keys(Strategy):
         audit(m, in_keys)
         if not p.full:
             p.touched.update(month for (month,) in old if month is not None)
-            # the days of the keys' earlier rows (the append model records its batch's own)
-            p.touched_days.update(_days_touched(con, self.by_name[source], "rowid IN (SELECT rid FROM touched_rowids)"))
             if "month" in table_columns(con, rows):
                 p.touched.update(
                     month
@@ -390,6 +401,10 @@ class Append(Strategy):
             for x in models
             if x.incremental == "keys" and any(i.source == model.qualified for i in x.inputs)
         ]
+        # the followers by key column, in model order (a follower that reads another runs after it)
+        self.groups: dict[str, list[Keys]] = {}
+        for f in self.followers:
+            self.groups.setdefault(f.key, []).append(f)
 
     def touch(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str) -> None:
         """Record the months (``months_touched``) and days (``days_touched``) the batch's rows touch."""
@@ -418,8 +433,10 @@ class Append(Strategy):
             audit(m, batch)
             if not p.full:
                 self.touch(con, p, batch)
-                for f in self.followers:
-                    f.some_rows(con, p, batch, other_files if last else [], run, audit)
+                for group in self.groups.values():
+                    Keys.lookup(con, p, group, batch, other_files if last else [])
+                    for f in group:
+                        f.some_rows(con, p, batch, run, audit)
             if progress:
                 names = " + ".join([m.qualified] + ([] if p.full else [f.model.qualified for f in self.followers]))
                 progress(f"{names}: batch {n + 1}/{len(batches)} ({len(files)} file(s))")

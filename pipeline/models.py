@@ -186,10 +186,10 @@ def _check_incremental(
                 f"{path}:{meta.get('unique_key', ('', line))[1]}: a {partition}s model is partitioned by "
                 f"{partition}: its unique_key must include {partition}"
             )
-    if strategy == "keys" and len(key) != 1:
+    if strategy == "keys" and not key:
         raise ModelHeaderError(
-            f"{path}:{meta.get('unique_key', ('', line))[1]}: a keys model is recomputed by "
-            "its key: its unique_key must be one column"
+            f"{path}:{line}: a keys model is recomputed by its key, the first column of its unique_key: "
+            "it needs a unique_key"
         )
 
 

@@ -26,6 +26,9 @@ COMPARED = [
     "intermediate.int_requests_daily",
     "intermediate.int_cluster_requests_daily",
     "intermediate.int_cluster_busy_daily",
+    "intermediate.int_task_retries",
+    "intermediate.int_team_usage_daily",
+    "intermediate.int_route_volume_daily",
     "marts.monthly_route_cost",
     "marts.monthly_self_hosted_cost",
     "marts.monthly_utilisation",
@@ -144,9 +147,24 @@ def _busy_by_day(led: Ledger) -> dict[str, int]:
     return {day[5:]: int(ms) for day, ms in rows}
 
 
+def _team_usage(led: Ledger) -> dict[str, tuple[int, int, int]]:
+    rows = led.con.execute(
+        "SELECT route, requests, tasks, accepted_tasks FROM marts.monthly_team_usage WHERE team = '(none)'"
+    ).fetchall()
+    return {route: (requests, tasks, accepted) for route, requests, tasks, accepted in rows}
+
+
+def _first_days(led: Ledger) -> dict[tuple[str, str], int]:
+    # the days a task is counted on (a day with requests of already-counted tasks only has tasks = 0)
+    query = "SELECT route, CAST(day AS VARCHAR), tasks FROM intermediate.int_team_usage_daily WHERE tasks > 0"
+    rows = led.con.execute(query).fetchall()
+    return {(route, day[5:]): tasks for route, day, tasks in rows}
+
+
 def test_a_late_day_recomputes_its_days_not_its_month(ledger, tmp_path, monkeypatch):
     """Day partitions: a late file recomputes the days its rows touch (every day a long request runs through), and
-    the days of every attempt of a task whose decision changed; the month models add the days up."""
+    the days of every attempt of a task whose attempts or decision changed; the month models add the days up. Team
+    usage counts each task on its first day in the month, route and team, so it adds up by day too."""
     seen = _days_recomputed(monkeypatch)
     ledger.load("prices", [PRICE_MOONSHOT])
     _cluster_charge(ledger, "2026-08-01T00:00:00Z")
@@ -157,11 +175,13 @@ def test_a_late_day_recomputes_its_days_not_its_month(ledger, tmp_path, monkeypa
             # 10 Jul 22:00 for 50 h, to 13 Jul 00:00: 2 h on the 10th, 24 h on the 11th and on the 12th
             request("r1", "t1", "2026-07-10T22:00:00Z", route="self_hosted", latency_ms=50 * hour),
             request("r2", "t2", "2026-07-15T12:00:00Z", route="self_hosted", latency_ms=hour),
+            request("r5", "t5", "2026-07-20T09:00:00Z"),  # an api task, first seen on the 20th
         ],
     )
     ledger.build()
     assert _busy_by_day(ledger) == {"07-10": 2 * hour, "07-11": 24 * hour, "07-12": 24 * hour, "07-15": hour}
-    assert seen[-3:] == [["all"]] * 3  # the three days models, on the first (full) build
+    assert seen[-5:] == [["all"]] * 5  # the five days models, on the first (full) build
+    assert _first_days(ledger) == {("self_hosted", "07-10"): 1, ("self_hosted", "07-15"): 1, ("api", "07-20"): 1}
 
     ledger.load(
         "requests",
@@ -170,10 +190,23 @@ def test_a_late_day_recomputes_its_days_not_its_month(ledger, tmp_path, monkeypa
             request("r3", "t3", "2026-07-11T10:00:00Z", route="self_hosted", latency_ms=30_000, accepted="true"),
             # 14 Jul 22:00 for 4 h: 2 h on the 14th, 2 h on the 15th (after r2's 12:00-13:00: 3 h that day)
             request("r4", "t4", "2026-07-14T22:00:00Z", route="self_hosted", latency_ms=4 * hour),
+            # a late retry of t5 dated before its first attempt: t5's first day moves from the 20th to the 18th
+            request("r6", "t5", "2026-07-18T09:00:00Z", attempt=2),
         ],
     )
     ledger.build()
-    assert seen[-3:] == [["2026-07-11", "2026-07-14", "2026-07-15"]] * 3
+    # new rows' days (11; 14 and 15 for r4; 18) and the days of t5's earlier attempts (20)
+    assert seen[-5:] == [["2026-07-11", "2026-07-14", "2026-07-15", "2026-07-18", "2026-07-20"]] * 5
+    # every task counted once, on its first day: t1 10th, t3 11th, t4 14th, t2 15th; t5 now on the 18th, not the 20th
+    assert _first_days(ledger) == {
+        ("self_hosted", "07-10"): 1,
+        ("self_hosted", "07-11"): 1,
+        ("self_hosted", "07-14"): 1,
+        ("self_hosted", "07-15"): 1,
+        ("api", "07-18"): 1,
+    }
+    # self-hosted: 4 requests of 4 tasks, t3 accepted (the log says so); api: t5's 2 requests, one task, undecided
+    assert _team_usage(ledger) == {"self_hosted": (4, 4, 1), "api": (2, 1, 0)}
     assert _busy_by_day(ledger) == {
         "07-10": 2 * hour,
         "07-11": 24 * hour,
@@ -191,8 +224,9 @@ def test_a_late_day_recomputes_its_days_not_its_month(ledger, tmp_path, monkeypa
     # a decision rejects t3: no new request, but the day of t3's attempt is recomputed (its accepted time goes)
     ledger.load("outcomes", [{"task_id": "t3", "accepted": "false", "decided_at": "2026-07-20T09:00:00Z"}])
     ledger.build()
-    assert seen[-3:] == [["2026-07-11"]] * 3
+    assert seen[-5:] == [["2026-07-11"]] * 5
     assert ledger.one(day11) == {"requests": 1, "acc": 0}
+    assert _team_usage(ledger) == {"self_hosted": (4, 4, 0), "api": (2, 1, 0)}
     assert_same_as_full_build(ledger, tmp_path)
 
 
@@ -275,6 +309,54 @@ def test_batches_fold_files_a_few_rows_at_a_time_and_agree_with_one_pass(ledger,
     assert_same_as_full_build(ledger, tmp_path)
 
 
+def test_a_task_is_counted_once_per_team_and_once_per_route(ledger, tmp_path, monkeypatch):
+    """Distinct tasks add up by day: a task is counted on one day per month, route and team (team usage) and on one
+    day per month and route (route volume), also when a late retry from another team makes it a retried task."""
+    lookups: list[list[str]] = []  # a spy: the keys models each lookup of keys serves
+    original = incremental.Keys.lookup
+
+    def lookup(con, p, group, batch, other_files):  # type: ignore[no-untyped-def]
+        lookups.append([f.model.name for f in group])
+        return original(con, p, group, batch, other_files)
+
+    monkeypatch.setattr(incremental.Keys, "lookup", staticmethod(lookup))
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "requests",
+        [request("r1", "t1", "2026-07-03T10:00:00Z", team="a"), request("r2", "t2", "2026-07-03T11:00:00Z", team="a")],
+    )
+    ledger.build()
+    ledger.load(
+        "requests",
+        [
+            # a retry of t1 by team b dated the day before its first attempt (the log accepts it)
+            request("r3", "t1", "2026-07-02T10:00:00Z", team="b", attempt=2, accepted="true"),
+            # a second attempt of t2, same day and team
+            request("r4", "t2", "2026-07-03T12:00:00Z", team="a", attempt=2),
+        ],
+    )
+    ledger.build()
+    # one lookup of the batch's tasks and their earlier rows for both keys models (the first build was full)
+    assert lookups == [["int_tasks_resolved", "int_task_retries"]]
+    usage = ledger.con.execute(
+        "SELECT team, requests, tasks, accepted_tasks FROM marts.monthly_team_usage WHERE route = 'api' ORDER BY team"
+    ).fetchall()
+    # team a: r1, r2, r4 = 3 requests of t1 and t2; t1 is accepted on api in July (r3), t2 is not decided
+    # team b: r3 = 1 request of t1, accepted
+    assert usage == [("a", 3, 2, 1), ("b", 1, 1, 1)]
+    # the route counts t1 and t2 once each, not t1 once per team: 4 requests, 2 tasks
+    assert ledger.one("SELECT requests, tasks FROM intermediate.int_route_volume_monthly WHERE route = 'api'") == {
+        "requests": 4,
+        "tasks": 2,
+    }
+    days = ledger.con.execute(
+        "SELECT CAST(day AS VARCHAR), team, tasks, route_tasks FROM intermediate.int_team_usage_daily ORDER BY ALL"
+    ).fetchall()
+    # t1 is first seen in the route on the 2nd (team b), in team a on the 3rd; t2 on the 3rd
+    assert days == [("2026-07-02", "b", 1, 1), ("2026-07-03", "a", 2, 1)]
+    assert_same_as_full_build(ledger, tmp_path)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 19, 20, 21, 40, 60, 99, 100, 101, 1000])
 def test_latency_percentiles_from_the_histogram_equal_quantile_disc(ledger, n):
     import random
@@ -282,7 +364,12 @@ def test_latency_percentiles_from_the_histogram_equal_quantile_disc(ledger, n):
     rnd = random.Random(n)
     latencies = [rnd.choice([100, 200, 250, 300, 1000, 5000, rnd.randint(1, 10_000)]) for _ in range(n)]
     ledger.load(
-        "requests", [request(f"r{i}", f"t{i}", "2026-07-01T10:00:00Z", latency_ms=v) for i, v in enumerate(latencies)]
+        # spread over the month's days: the monthly percentiles come from the days' histograms added up
+        "requests",
+        [
+            request(f"r{i}", f"t{i}", f"2026-07-{1 + i % 28:02d}T10:00:00Z", latency_ms=ms)
+            for i, ms in enumerate(latencies)
+        ],
     )
     ledger.build()
     got = ledger.one("SELECT p50_latency_ms, p95_latency_ms FROM intermediate.int_route_volume_monthly")

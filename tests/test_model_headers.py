@@ -20,7 +20,7 @@ def sql_copy(tmp_path) -> Path:
 
 
 def test_a_misspelt_header_key_is_an_error_naming_file_and_line(sql_copy):
-    path = sql_copy / "intermediate" / "int_route_volume_monthly.sql"
+    path = sql_copy / "intermediate" / "int_task_outcomes_monthly.sql"
     path.write_text(path.read_text().replace("-- incremental: months", "-- incremenal: months"))
     with pytest.raises(ModelHeaderError) as err:
         discover(sql_copy)
@@ -88,30 +88,29 @@ def _line_of(path: Path, text: str) -> int:
     [
         # the body reads a scoped view its header does not declare
         (
-            "int_route_volume_monthly",
-            "-- input requests_of_months: intermediate.int_requests_priced\n",
+            "int_task_outcomes_monthly",
+            "-- input tasks_of_months: intermediate.int_tasks_resolved\n",
             "",
-            "reads scoped.requests_of_months, which no '-- input requests_of_months: SCHEMA.MODEL' header line "
-            "declares",
+            "reads scoped.tasks_of_months, which no '-- input tasks_of_months: SCHEMA.MODEL' header line declares",
         ),
         # a months model is partitioned by month: it must be in the key
         (
-            "int_route_volume_monthly",
+            "int_task_outcomes_monthly",
             "-- unique_key: month, route",
             "-- unique_key: route",
             "a months model is partitioned by month: its unique_key must include month",
         ),
         (
-            "int_route_volume_monthly",
+            "int_task_outcomes_monthly",
             "-- incremental: months",
             "-- incremental: monthly",
             "incremental must be one of append, keys, months, days",
         ),
         (
-            "int_route_volume_monthly",
-            "-- input requests_of_months: intermediate.int_requests_priced",
-            "-- input requests_of_months: intermediate.int_requests_priced, lookup ended_at",
-            "input requests_of_months: expected",
+            "int_task_outcomes_monthly",
+            "-- input tasks_of_months: intermediate.int_tasks_resolved",
+            "-- input tasks_of_months: intermediate.int_tasks_resolved, lookup ended_at",
+            "input tasks_of_months: expected",
         ),
         # a days model is partitioned by day, and each input says which column's day puts a row in a day
         (
@@ -127,17 +126,19 @@ def _line_of(path: Path, text: str) -> int:
             "a days model's input names its day column (, day COLUMN)",
         ),
         (
-            "int_route_volume_monthly",
-            "-- input requests_of_months: intermediate.int_requests_priced",
-            "-- input requests_of_months: intermediate.int_requests_priced, day started_at",
+            "int_task_outcomes_monthly",
+            "-- input tasks_of_months: intermediate.int_tasks_resolved",
+            "-- input tasks_of_months: intermediate.int_tasks_resolved, day started_at",
             "day is for days models only",
         ),
         (
-            "int_route_volume_monthly",
+            "int_task_outcomes_monthly",
             "-- incremental: months",
             "-- incremental: months\n-- days_touched: started_at, ended_at",
             "days_touched is for append models only",
         ),
+        # a keys model is recomputed by the first column of its unique_key
+        ("int_task_retries", "-- unique_key: task_id, month, route, team\n", "", "it needs a unique_key"),
     ],
 )
 def test_an_incremental_header_its_strategy_cannot_follow_names_file_and_line(sql_copy, model, old, new, message):
@@ -163,7 +164,7 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
     after a full build and after incremental ones (a retry and a late decision)."""
     from pipeline.build import build
 
-    models = ("int_tasks_resolved", "int_route_volume_monthly", "int_requests_daily")  # keys, months, days
+    models = ("int_tasks_resolved", "int_task_outcomes_monthly", "int_requests_daily")  # keys, months, days
     for layer, name in (("intermediate", m) for m in models):
         text = (sql_copy / layer / f"{name}.sql").read_text()
         (sql_copy / layer / f"{name}_copy.sql").write_text(

@@ -1,14 +1,12 @@
 -- grain: one row per month x route (with requests)
 -- materialized: table
--- incremental: months
--- input requests_of_months: intermediate.int_requests_priced
 -- unique_key: month, route
--- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles over the requests with a latency (latency_unknown counts the others; DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). Incremental: only months touched by new data are recomputed.
+-- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles over the requests with a latency (latency_unknown counts the others; DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). The sums of its days (int_route_volume_daily; its tasks from int_team_usage_daily, where each task is counted on one day per month and route).
 WITH volume AS (
     SELECT
         month,
         route,
-        count(*) AS requests,
+        CAST(sum(requests) AS BIGINT) AS requests,
         sum(cache_hit_input_tokens) AS cache_hit_input_tokens,
         sum(cache_miss_input_tokens) AS cache_miss_input_tokens,
         sum(output_tokens) AS output_tokens,
@@ -16,21 +14,20 @@ WITH volume AS (
         sum(cache_write_5m_input_tokens) AS cache_write_5m_input_tokens,
         sum(cache_write_1h_input_tokens) AS cache_write_1h_input_tokens,
         sum(web_search_calls) AS web_search_calls,
-        count(*) FILTER (WHERE route = 'api' AND NOT is_priced) AS unpriced_requests,
-        count(*) FILTER (WHERE latency_ms IS NULL) AS latency_unknown
-    FROM scoped.requests_of_months
+        CAST(sum(unpriced_requests) AS BIGINT) AS unpriced_requests,
+        CAST(sum(latency_unknown) AS BIGINT) AS latency_unknown
+    FROM intermediate.int_route_volume_daily
     GROUP BY month, route
 ),
 tasks AS (
-    SELECT month, route, count(*) AS tasks
-    FROM (SELECT DISTINCT month, route, task_id FROM scoped.requests_of_months) AS task_routes
+    SELECT month, route, CAST(sum(route_tasks) AS BIGINT) AS tasks
+    FROM intermediate.int_team_usage_daily
     GROUP BY month, route
 ),
 histogram AS (
-    SELECT month, route, latency_ms, count(*) AS n
-    FROM scoped.requests_of_months
-    WHERE latency_ms IS NOT NULL
-    GROUP BY month, route, latency_ms
+    SELECT month, route, struct_extract(h, 'latency_ms') AS latency_ms, sum(struct_extract(h, 'n')) AS n
+    FROM (SELECT month, route, unnest(latencies) AS h FROM intermediate.int_route_volume_daily) AS days
+    GROUP BY month, route, struct_extract(h, 'latency_ms')
 ),
 cumulative AS (
     SELECT
