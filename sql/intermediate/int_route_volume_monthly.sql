@@ -1,8 +1,9 @@
 -- grain: one row per month x route (with requests)
 -- materialized: table
 -- unique_key: month, route
--- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles over the requests with a latency (latency_unknown counts the others; DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). The sums of its days (int_route_volume_daily; its tasks from int_team_usage_daily, where each task is counted on one day per month and route).
+-- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles over the requests with a latency (latency_unknown counts the others; DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). Its counts and tokens are int_requests_monthly's by route; its latencies the sums of its days (int_route_volume_daily); its tasks from int_team_usage_daily, where each task is counted on one day per month and route.
 WITH volume AS (
+    -- the request counts and token sums every monthly model reads (int_requests_monthly), by route
     SELECT
         month,
         route,
@@ -14,8 +15,12 @@ WITH volume AS (
         sum(cache_write_5m_input_tokens) AS cache_write_5m_input_tokens,
         sum(cache_write_1h_input_tokens) AS cache_write_1h_input_tokens,
         sum(web_search_calls) AS web_search_calls,
-        CAST(sum(unpriced_requests) AS BIGINT) AS unpriced_requests,
-        CAST(sum(latency_unknown) AS BIGINT) AS latency_unknown
+        CAST(coalesce(sum(unpriced_requests) FILTER (WHERE route = 'api'), 0) AS BIGINT) AS unpriced_requests
+    FROM intermediate.int_requests_monthly
+    GROUP BY month, route
+),
+unknown AS (
+    SELECT month, route, CAST(sum(latency_unknown) AS BIGINT) AS latency_unknown
     FROM intermediate.int_route_volume_daily
     GROUP BY month, route
 ),
@@ -46,7 +51,8 @@ percentiles AS (
     FROM cumulative
     GROUP BY month, route
 )
-SELECT v.*, t.tasks, p.p50_latency_ms, p.p95_latency_ms
+SELECT v.*, u.latency_unknown, t.tasks, p.p50_latency_ms, p.p95_latency_ms
 FROM volume AS v
+JOIN unknown AS u USING (month, route)
 JOIN tasks AS t USING (month, route)
 LEFT JOIN percentiles AS p USING (month, route)
