@@ -287,6 +287,17 @@ def _kind_quarantines_and_counts(con: duckdb.DuckDBPyConnection, kind: str, read
     return total - quarantined, quarantined + len(read.bad_lines)
 
 
+# a loaded file's identity (its path under its kind folder; the file name for files loaded by path)
+_IDENTITY = "coalesce(relative_path, regexp_extract(path, '[^/]+$'))"
+
+
+def any_new_file(con: duckdb.DuckDBPyConnection, files: list[tuple[str, str]]) -> bool:
+    """Whether one of ``files`` (kind, identity) has a kind and identity no loaded file has: a guess that decides
+    only when GX is imported (each file is still told new or seen by its hash)."""
+    known = set(con.execute(f"SELECT kind, {_IDENTITY} FROM meta.loaded_files").fetchall())
+    return any(f not in known for f in files)
+
+
 def _known_file(
     con: duckdb.DuckDBPyConnection,
     kind: str,
@@ -318,7 +329,7 @@ def _known_file(
     if kind not in UNDEDUPLICATED:
         same_name = con.execute(
             "SELECT path, file_hash FROM meta.loaded_files "
-            "WHERE kind = ? AND coalesce(relative_path, regexp_extract(path, '[^/]+$')) = ? "
+            f"WHERE kind = ? AND {_IDENTITY} = ? "
             "ORDER BY load_seq DESC LIMIT 1",
             [kind, identity],
         ).fetchall()

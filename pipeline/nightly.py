@@ -17,7 +17,7 @@ from typing import Callable
 
 from pipeline.build import BuildResult, build, publication
 from pipeline.faults import crashpoint
-from pipeline.ingest import FileResult, IngestOptions, ingest_file
+from pipeline.ingest import FileResult, IngestOptions, any_new_file, ingest_file
 from pipeline.readers import SUFFIXES
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -230,8 +230,13 @@ class Run:
     def load(self, pairs: list[tuple[str, Path]], on_file: OnFile | None = None, landing: Path | None = None) -> None:
         """Load the files; under a landing folder a file's identity is its path relative to its kind folder."""
         self.store.check_disk(sum(p.stat().st_size for _, p in pairs if p.is_file()))
-        for kind, path in pairs:
-            identity = path.relative_to(landing / kind).as_posix() if landing else path.name
+        identities = [path.relative_to(landing / kind).as_posix() if landing else path.name for kind, path in pairs]
+        if any_new_file(self.con, [(kind, i) for (kind, _), i in zip(pairs, identities)]):
+            # GX's import (~5 s) starts in its thread now, beside the hashing of the files loaded before
+            from pipeline.validate import warm_up
+
+            warm_up()
+        for (kind, path), identity in zip(pairs, identities):
             result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.options, identity)
             self.summary.files.append(result)
             self._step("ingest", result.path, result.seconds, result.rows_in)

@@ -313,3 +313,29 @@ def test_rollback_publishes_the_previous_snapshot(tmp_path, landings):
     assert fingerprint(db) != first
     assert cli("rollback", "--db", str(db)).exit_code == 0
     assert fingerprint(db) == first
+
+
+def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landings, monkeypatch):
+    # issue #14 (c): a nightly over a landing folder that already loaded its files spends seconds hashing them;
+    # GX's import (~5 s) starts beside that hashing when a file's kind and name are new, and not at all when every
+    # file is one loaded before
+    import pipeline.ingest as ingest_module
+    import pipeline.validate as validate_module
+
+    july, full = landings
+    landing = tmp_path / "landing"
+    shutil.copytree(july, landing)
+    db = tmp_path / "l.duckdb"
+    assert cli("nightly", str(landing), "--db", str(db)).exit_code in (0, 4)
+    events: list[str] = []
+    real_hash = ingest_module.file_sha256
+    monkeypatch.setattr(validate_module, "warm_up", lambda: events.append("warm_up"))
+    monkeypatch.setattr(ingest_module, "file_sha256", lambda p: events.append(p.name) or real_hash(p))
+    # every file loaded before: hashed, skipped, GX never imported
+    assert cli("nightly", str(landing), "--db", str(db)).exit_code in (0, 4)
+    assert events and "warm_up" not in events
+    # August's files added (names no loaded file has): the warm-up comes before the first file is hashed
+    events.clear()
+    shutil.copytree(full, landing, dirs_exist_ok=True)
+    assert cli("nightly", str(landing), "--db", str(db)).exit_code in (0, 4)
+    assert events[0] == "warm_up" and len(events) > 2
