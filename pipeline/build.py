@@ -74,9 +74,14 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def grain_audit_sql(model: Model, where: str = "true") -> str:
+def grain_audit_sql(model: Model, where: str = "true", rows: str | None = None) -> str:
+    """A query for one duplicated grain among the model's rows matching ``where`` (of the table ``rows`` if given:
+    rows about to be inserted into the model)."""
     keys = ", ".join(model.unique_key)
-    return f"SELECT {keys}, count(*) AS n FROM {model.qualified} WHERE {where} GROUP BY ALL HAVING count(*) > 1 LIMIT 1"
+    return (
+        f"SELECT {keys}, count(*) AS n FROM {rows or model.qualified} WHERE {where} "
+        "GROUP BY ALL HAVING count(*) > 1 LIMIT 1"
+    )
 
 
 def write_settings(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
@@ -160,12 +165,13 @@ def build(
                 f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) failed: {first}"
             ) from exc
 
-    def audit(m: Model, where: str = "true") -> None:
-        """The grain audit, over the rows matching ``where`` (an incremental model: the rows just written)."""
+    def audit(m: Model, where: str = "true", rows: str | None = None) -> None:
+        """The grain audit, over the rows matching ``where`` (an incremental model: the rows just written, or about
+        to be, in the table ``rows``)."""
         if m.unique_key and not m.key_enforced_by:
-            rows = con.execute(grain_audit_sql(m, where)).fetchall()
-            if rows:
-                failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {rows[0]}")
+            found = con.execute(grain_audit_sql(m, where, rows)).fetchall()
+            if found:
+                failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
 
     con.execute("BEGIN TRANSACTION")
     try:

@@ -417,3 +417,41 @@ def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_pat
         "SELECT accepted_tasks, latency_violations FROM marts.monthly_route_cost WHERE route = 'api'"
     ) == {"accepted_tasks": 0, "latency_violations": 1}
     assert_same_as_full_build(ledger, tmp_path)
+
+
+def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
+    """Issue #14 (c): a keys model's grain audit reads the rows a batch recomputes (its keys' old rows deleted
+    first), not the keys' rows of the whole table. A duplicate among those new rows still fails the build."""
+    from pipeline import build as build_module
+    from pipeline.build import AuditFailed
+
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r1", "t1", "2026-07-03T10:00:00Z")])
+    ledger.build()
+    ledger.load("requests", [request("r2", "t1", "2026-07-03T11:00:00Z", attempt=2), request("r3", "t3", "2026-07-04T09:00:00Z")])
+    audited: list[tuple[str, str, int]] = []  # a spy: (model, rows audited, how many)
+    real = build_module.grain_audit_sql
+
+    def spy(model, where="true", rows=None):  # type: ignore[no-untyped-def]
+        if rows is not None:
+            audited.append((model.name, rows, ledger.one(f"SELECT count(*) AS n FROM {rows}")["n"]))
+        return real(model, where, rows)
+
+    monkeypatch.setattr(build_module, "grain_audit_sql", spy)
+    ledger.build()
+    # t1 (its second attempt) and t3 are recomputed: 2 tasks; t1 is retried (2 attempts), t3 is not: 1 retry row
+    assert audited == [
+        ("int_tasks_resolved", "scoped.int_tasks_resolved_new", 2),
+        ("int_task_retries", "scoped.int_task_retries_new", 1),
+    ]
+    # a model that wrote one of its new rows twice: the audit of the new rows finds it and the build rolls back
+    ledger.load("requests", [request("r4", "t4", "2026-07-05T10:00:00Z")])
+
+    def doubled(model, where="true", rows=None):  # type: ignore[no-untyped-def]
+        if rows is not None and model.name == "int_tasks_resolved":
+            rows = f"(SELECT * FROM {rows} UNION ALL (SELECT * FROM {rows} LIMIT 1))"
+        return real(model, where, rows)
+
+    monkeypatch.setattr(build_module, "grain_audit_sql", doubled)
+    with pytest.raises(AuditFailed, match=r"int_tasks_resolved: grain \(task_id\) not unique"):
+        ledger.build()
