@@ -166,8 +166,7 @@ def build(
             ) from exc
 
     def audit(m: Model, where: str = "true", rows: str | None = None) -> None:
-        """The grain audit, over the rows matching ``where`` (an incremental model: the rows just written, or about
-        to be, in the table ``rows``)."""
+        """The grain audit, over the rows matching ``where`` (of the table ``rows``: rows about to be written)."""
         if m.unique_key and not m.key_enforced_by:
             found = con.execute(grain_audit_sql(m, where, rows)).fetchall()
             if found:

@@ -327,9 +327,10 @@ class Keys(Strategy):
     ) -> None:
         """Find the keys the keys models of ``group`` (one key column, one append model) recompute after a batch:
         the keys of the batch's rows and of the rows of ``other_files`` (``scoped.build_keys``), and the row ids of
-        the keys' earlier rows of the append model (``touched_rowids``). One lookup for the group: a model given
-        keys it did not need recomputes them to the same rows. Records the days of the earlier rows (the append
-        model records its batch's own). Incremental builds only."""
+        the keys' earlier rows of the append model (``touched_rowids``), and those rows with the batch's own, with
+        the columns the group's models read (``scoped.keys_rows``). One lookup for the group: a model given keys it
+        did not need recomputes them to the same rows. Records the days of the earlier rows (the append model
+        records its batch's own) and the months of all of them. Incremental builds only."""
         key, source = group[0].key, group[0].appended.source
         con.execute(f"CREATE OR REPLACE TABLE scoped.build_keys AS SELECT DISTINCT {key} FROM {source} WHERE {batch}")
         for kind in sorted({k for f in group for k in f.other_kinds}):
@@ -345,19 +346,25 @@ class Keys(Strategy):
             f"WHERE {key} IN (SELECT {key} FROM scoped.build_keys) AND NOT ({batch})"
         )
         p.touched_days.update(_days_touched(con, group[0].by_name[source], "rowid IN (SELECT rid FROM touched_rowids)"))
+        # the keys' rows of the append model, collected once for the group with the columns its models read: the
+        # batch's own rows (its row groups, found by their min/max) and the earlier rows found above
+        wanted = [c for f in group for c in f.appended.columns] if all(f.appended.columns for f in group) else ["*"]
+        cols = ", ".join(dict.fromkeys(wanted))
+        con.execute(
+            f"CREATE OR REPLACE TABLE scoped.keys_rows AS SELECT {cols} FROM {source} WHERE {batch} UNION ALL "
+            f"SELECT {cols} FROM {source} WHERE rowid IN (SELECT rid FROM touched_rowids)"
+        )
+        if "month" in table_columns(con, "scoped.keys_rows"):
+            # the months of the keys' rows, old and new, are touched
+            p.touched.update(
+                m for (m,) in con.execute("SELECT DISTINCT month FROM scoped.keys_rows").fetchall() if m is not None
+            )
 
     def some_rows(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str, run: Run, audit: Audit) -> None:
         """Recompute the keys ``lookup`` found; collect touched months."""
-        m, key, source = self.model, self.key, self.appended.source
+        m, key = self.model, self.key
         in_keys = f"{key} IN (SELECT {key} FROM scoped.build_keys)"
-        # the keys' rows of the appended model, collected once with the columns the model reads: the batch's own
-        # rows (its row groups, found by their min/max) and the earlier rows lookup found
-        cols, rows = _select(self.appended), f"scoped.{self.appended.name}_rows"
-        con.execute(
-            f"CREATE OR REPLACE TABLE {rows} AS SELECT {cols} FROM {source} WHERE {batch} UNION ALL "
-            f"SELECT {cols} FROM {source} WHERE rowid IN (SELECT rid FROM touched_rowids)"
-        )
-        _define(con, self.appended.name, f"SELECT * FROM {rows}")
+        _define(con, self.appended.name, f"SELECT {_select(self.appended)} FROM scoped.keys_rows")
         for i in self.others:
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {in_keys}")
         # the keys' rows are replaced (the delete also yields the months the old rows belonged to)
@@ -375,17 +382,11 @@ class Keys(Strategy):
         con.execute(f"DROP TABLE {new}")
         if not p.full:
             p.touched.update(month for (month,) in old if month is not None)
-            if "month" in table_columns(con, rows):
-                p.touched.update(
-                    month
-                    for (month,) in con.execute(f"SELECT DISTINCT month FROM {rows}").fetchall()
-                    if month is not None
-                )
 
     def clear(self, con: duckdb.DuckDBPyConnection) -> None:
         """Drop the scratch tables; the input views read nothing again."""
         _define(con, self.appended.name, f"SELECT {_select(self.appended)} FROM {self.appended.source} WHERE false")
-        for scratch in (f"scoped.{self.appended.name}_rows", "touched_rowids", "scoped.build_keys"):
+        for scratch in ("scoped.keys_rows", "touched_rowids", "scoped.build_keys"):
             con.execute(f"DROP TABLE IF EXISTS {scratch}")
 
 

@@ -428,7 +428,10 @@ def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request("r1", "t1", "2026-07-03T10:00:00Z")])
     ledger.build()
-    ledger.load("requests", [request("r2", "t1", "2026-07-03T11:00:00Z", attempt=2), request("r3", "t3", "2026-07-04T09:00:00Z")])
+    ledger.load(
+        "requests",
+        [request("r2", "t1", "2026-07-03T11:00:00Z", attempt=2), request("r3", "t3", "2026-07-04T09:00:00Z")],
+    )
     audited: list[tuple[str, str, int]] = []  # a spy: (model, rows audited, how many)
     real = build_module.grain_audit_sql
 
