@@ -132,6 +132,43 @@ def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) 
             )
 
 
+@dataclass
+class _Steps:
+    """How a build runs a model's statements and audits its grain; failed audits are collected in ``failures``."""
+
+    con: duckdb.DuckDBPyConnection
+    sql_dir: Path
+    failures: list[str] = field(default_factory=list)
+
+    def run(self, m: Model, sql: str) -> list[tuple]:
+        """Run one statement of ``m``; its rows. An error names the model."""
+        try:
+            return self.con.execute(sql).fetchall()
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None  # Ctrl-C reached DuckDB first: the build rolls back, exit 130
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise ModelFailed(
+                f"build rolled back: model {m.qualified} ({m.path.relative_to(self.sql_dir.parent)}) failed: {first}"
+            ) from exc
+
+    def audit(self, m: Model, where: str = "true", insert: str | None = None) -> None:
+        """The grain audit over the model's rows matching ``where``. With ``insert`` (an INSERT into the model,
+        run here) the audit reads just the rows it inserts: an incremental keys model, whose keys' old rows were
+        deleted first, audits a batch's rows without a scan of the whole table."""
+        if insert is not None:
+            keys = ", ".join(m.unique_key)
+            found = self.run(
+                m, f"WITH new_rows AS (\n{insert}\nRETURNING {keys}\n)\n{grain_audit_sql(m, rows='new_rows')}"
+            )
+        elif m.unique_key and not m.key_enforced_by:
+            found = self.con.execute(grain_audit_sql(m, where)).fetchall()
+        else:
+            return
+        if found:
+            self.failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
+
+
 def build(
     con: duckdb.DuckDBPyConnection,
     settings: Settings,
@@ -152,25 +189,8 @@ def build(
         con.execute(stmt)
     before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
-    failures: list[str] = []
-
-    def run(m: Model, sql: str) -> None:
-        try:
-            con.execute(sql)
-        except duckdb.InterruptException:
-            raise KeyboardInterrupt from None  # Ctrl-C reached DuckDB first: the build rolls back, exit 130
-        except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise ModelFailed(
-                f"build rolled back: model {m.qualified} ({m.path.relative_to(sql_dir.parent)}) failed: {first}"
-            ) from exc
-
-    def audit(m: Model, where: str = "true", rows: str | None = None) -> None:
-        """The grain audit, over the rows matching ``where`` (of the table ``rows``: rows about to be written)."""
-        if m.unique_key and not m.key_enforced_by:
-            found = con.execute(grain_audit_sql(m, where, rows)).fetchall()
-            if found:
-                failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
+    steps = _Steps(con, sql_dir)
+    run, audit, failures = steps.run, steps.audit, steps.failures
 
     con.execute("BEGIN TRANSACTION")
     try:

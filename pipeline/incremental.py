@@ -48,11 +48,11 @@ import duckdb
 from pipeline.catalog import table_columns
 from pipeline.models import STRATEGIES, Input, Model, ModelHeaderError, sql_fingerprint
 
-Run = Callable[[Model, str], None]
-"""Runs one statement of a model (errors name the model)."""
+Run = Callable[[Model, str], list[tuple]]
+"""Runs one statement of a model (errors name the model); its rows."""
 Audit = Callable[..., None]
-"""``audit(model, where, rows=None)``: audits the model's grain over the rows matching a WHERE condition, of the
-model's table or of the table ``rows`` (rows about to be inserted into it)."""
+"""``audit(model, where="true", insert=None)``: audits the model's grain over the rows matching a WHERE condition;
+with ``insert``, runs that INSERT into the model and audits just the rows it inserts."""
 
 STATE_DDL = [
     "CREATE SCHEMA IF NOT EXISTS scoped",
@@ -374,12 +374,8 @@ class Keys(Strategy):
             f"{'month' if has_month else 'NULL'}) SELECT DISTINCT * FROM d"
         ).fetchall()
         # the keys' old rows are gone, so the grain holds if the new rows are unique among themselves: the audit
-        # reads them (a few rows), not the keys' rows of the whole table (a scan of all of it)
-        new = f"scoped.{m.name}_new"
-        run(m, f"CREATE OR REPLACE TABLE {new} AS\n{m.body}")
-        audit(m, "true", new)
-        run(m, f"INSERT INTO {m.qualified} SELECT * FROM {new}")
-        con.execute(f"DROP TABLE {new}")
+        # reads the keys the insert returns, not the keys' rows of the whole table (a scan of all of it)
+        audit(m, insert=f"INSERT INTO {m.qualified}\n{m.body}")
         if not p.full:
             p.touched.update(month for (month,) in old if month is not None)
 

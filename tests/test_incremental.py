@@ -420,7 +420,7 @@ def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_pat
 
 
 def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
-    """Issue #14 (c): a keys model's grain audit reads the rows a batch recomputes (its keys' old rows deleted
+    """Issue #14 (c): a keys model's grain audit reads the keys its insert returns (the keys' old rows deleted
     first), not the keys' rows of the whole table. A duplicate among those new rows still fails the build."""
     from pipeline import build as build_module
     from pipeline.build import AuditFailed
@@ -432,24 +432,27 @@ def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
         "requests",
         [request("r2", "t1", "2026-07-03T11:00:00Z", attempt=2), request("r3", "t3", "2026-07-04T09:00:00Z")],
     )
-    audited: list[tuple[str, str, int]] = []  # a spy: (model, rows audited, how many)
     real = build_module.grain_audit_sql
+    audited: list[tuple[str, str]] = []  # a spy: (model, the rows it audits over)
 
-    def spy(model, where="true", rows=None):  # type: ignore[no-untyped-def]
-        if rows is not None:
-            audited.append((model.name, rows, ledger.one(f"SELECT count(*) AS n FROM {rows}")["n"]))
-        return real(model, where, rows)
+    def counted(model, where="true", rows=None):  # type: ignore[no-untyped-def]
+        # the spy's query reports the number of rows audited, as a "duplicate" the build then lists
+        audited.append((model.name, rows or model.qualified))
+        return f"SELECT 'audited', count(*) FROM {rows}" if rows else real(model, where, rows)
 
-    monkeypatch.setattr(build_module, "grain_audit_sql", spy)
-    ledger.build()
+    monkeypatch.setattr(build_module, "grain_audit_sql", counted)
+    with pytest.raises(AuditFailed) as failed:
+        ledger.build()
     # t1 (its second attempt) and t3 are recomputed: 2 tasks; t1 is retried (2 attempts), t3 is not: 1 retry row
-    assert audited == [
-        ("int_tasks_resolved", "scoped.int_tasks_resolved_new", 2),
-        ("int_task_retries", "scoped.int_task_retries_new", 1),
+    assert "int_tasks_resolved: grain (task_id) not unique, e.g. ('audited', 2)" in str(failed.value)
+    assert "int_task_retries: grain (task_id, month, route, team) not unique, e.g. ('audited', 1)" in str(failed.value)
+    # the keys models were audited over their inserted rows only, never over their whole tables
+    assert [a for a in audited if a[0] in ("int_tasks_resolved", "int_task_retries")] == [
+        ("int_tasks_resolved", "new_rows"),
+        ("int_task_retries", "new_rows"),
     ]
-    # a model that wrote one of its new rows twice: the audit of the new rows finds it and the build rolls back
-    ledger.load("requests", [request("r4", "t4", "2026-07-05T10:00:00Z")])
 
+    # a model that wrote one of its new rows twice: the audit of the new rows finds it and the build rolls back
     def doubled(model, where="true", rows=None):  # type: ignore[no-untyped-def]
         if rows is not None and model.name == "int_tasks_resolved":
             rows = f"(SELECT * FROM {rows} UNION ALL (SELECT * FROM {rows} LIMIT 1))"
@@ -458,3 +461,7 @@ def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     monkeypatch.setattr(build_module, "grain_audit_sql", doubled)
     with pytest.raises(AuditFailed, match=r"int_tasks_resolved: grain \(task_id\) not unique"):
         ledger.build()
+    # without the fault the same build passes
+    monkeypatch.setattr(build_module, "grain_audit_sql", real)
+    ledger.build()
+    assert ledger.one("SELECT count(*) AS n FROM intermediate.int_tasks_resolved")["n"] == 2

@@ -154,3 +154,14 @@ def test_partitioned_exports_with_the_same_file_name_are_different_files(tmp_pat
     res = cli("nightly", landing, "--db", db, "--json")
     assert res.exit_code == 3
     assert "conflict" in json.loads(res.stdout)["files"][0]["message"]
+
+
+@pytest.mark.parametrize("size", [0, 1, (1 << 24) - 1, 1 << 24, (1 << 24) + 1, 3 * (1 << 24) + 5])
+def test_file_sha256_equals_hashlib_over_the_whole_file(tmp_path, size):
+    # the lake's hash reads 16 MiB chunks into one reused buffer: sizes around the chunk edge hash like the bytes do
+    from pipeline.lake import file_sha256
+
+    data = (bytes(range(256)) * (size // 256 + 1))[:size]
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    assert file_sha256(path) == hashlib.sha256(data).hexdigest()
