@@ -152,21 +152,13 @@ class _Steps:
                 f"build rolled back: model {m.qualified} ({m.path.relative_to(self.sql_dir.parent)}) failed: {first}"
             ) from exc
 
-    def audit(self, m: Model, where: str = "true", insert: str | None = None) -> None:
-        """The grain audit over the model's rows matching ``where``. With ``insert`` (an INSERT into the model,
-        run here) the audit reads just the rows it inserts: an incremental keys model, whose keys' old rows were
-        deleted first, audits a batch's rows without a scan of the whole table."""
-        if insert is not None:
-            keys = ", ".join(m.unique_key)
-            found = self.run(
-                m, f"WITH new_rows AS (\n{insert}\nRETURNING {keys}\n)\n{grain_audit_sql(m, rows='new_rows')}"
-            )
-        elif m.unique_key and not m.key_enforced_by:
-            found = self.con.execute(grain_audit_sql(m, where)).fetchall()
-        else:
-            return
-        if found:
-            self.failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
+    def audit(self, m: Model, where: str = "true", rows: str | None = None) -> None:
+        """The grain audit over the model's rows matching ``where``, or over the table ``rows``: the rows about to
+        be inserted into an incremental keys model whose keys' old rows were deleted (no scan of the whole table)."""
+        if m.unique_key and not m.key_enforced_by:
+            found = self.con.execute(grain_audit_sql(m, where, rows)).fetchall()
+            if found:
+                self.failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
 
 
 def build(

