@@ -497,8 +497,13 @@ class Days(Strategy):
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         m = self.model
         full = p.full or not _table_exists(con, m.qualified)
-        for i in m.inputs:
-            where = "true" if full else _day_rows(i.day, p.days, i.lookback)  # type: ignore[arg-type]
+        for i in sorted(m.inputs, key=lambda i: i.within is not None):  # the day inputs first
+            if full:
+                where = "true"
+            elif i.within is None:
+                where = _day_rows(i.day, p.days, i.lookback)  # type: ignore[arg-type]
+            else:
+                where = _within(con, i)
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
         if full:
             run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
@@ -509,6 +514,18 @@ class Days(Strategy):
         if p.days:
             run(m, f"INSERT INTO {m.qualified} SELECT * FROM (\n{m.body}\n) WHERE {where}")
         audit(m, where)
+
+
+def _within(con: duckdb.DuckDBPyConnection, i: Input) -> str:
+    """The rows of a ``within COLUMN of INPUT.COLUMN`` input: COLUMN between the least and the greatest value of
+    INPUT.COLUMN (a day input, already defined), bound as DuckDB variables, which zone maps prune by (as constants;
+    a subquery there would not be). Without a day row the range is NULL: no rows."""
+    col, other, other_col = i.within  # type: ignore[misc]
+    low, high = f"costledger_{i.name}_low", f"costledger_{i.name}_high"
+    bounds = con.execute(f"SELECT min({other_col}), max({other_col}) FROM scoped.{other}").fetchone()
+    con.execute(f"SET VARIABLE {low} = ?", [bounds[0] if bounds else None])
+    con.execute(f"SET VARIABLE {high} = ?", [bounds[1] if bounds else None])
+    return f"{col} BETWEEN getvariable('{low}') AND getvariable('{high}')"
 
 
 _STRATEGIES: dict[str, type[Strategy]] = {s.name: s for s in (Append, Keys, Months, Days)}  # type: ignore[attr-defined]

@@ -27,7 +27,8 @@ STRATEGIES = ("append", "keys", "months", "days")
 
 @dataclass(frozen=True)
 class Input:
-    """An incremental model's input, ``-- input NAME: SOURCE [(COLUMNS)] [, day COLUMN] [, lookback COLUMN]``: the
+    """An incremental model's input, ``-- input NAME: SOURCE [(COLUMNS)] [, day COLUMN] [, lookback COLUMN]
+    [, within COLUMN of INPUT.COLUMN]``: the
     model reads ``scoped.NAME``, a view of the model SOURCE that its strategy restricts to what is new."""
 
     name: str
@@ -39,6 +40,10 @@ class Input:
     the earlier rows whose COLUMN reaches into a touched day."""
     day: str | None = None
     """``days`` only: the timestamp column whose day puts a row in a day partition."""
+    within: tuple[str, str, str] | None = None
+    """``days`` only, ``within COLUMN of INPUT.COLUMN``: not a day partition but the rows whose COLUMN lies between
+    the least and the greatest INPUT.COLUMN of the model's input INPUT (the touched days' rows): a range that zone
+    maps prune when keys grow with time, e.g. the tasks of the touched days' requests."""
     line: int = 0
 
 
@@ -75,7 +80,10 @@ class Model:
 
 
 _HEADER = re.compile(r"^--\s*((?:column|input)\s+\w+|[a-z_]+)\s*:\s*(.*)$")
-_INPUT = re.compile(r"^(\w+\.\w+)\s*(?:\(([\w\s,]+)\))?\s*(?:,\s*day\s+(\w+))?\s*(?:,\s*lookback\s+(\w+))?$")
+_INPUT = re.compile(
+    r"^(\w+\.\w+)\s*(?:\(([\w\s,]+)\))?\s*(?:,\s*day\s+(\w+))?\s*(?:,\s*lookback\s+(\w+))?"
+    r"\s*(?:,\s*within\s+(\w+)\s+of\s+(\w+)\.(\w+))?$"
+)
 
 #: The header keys a model may state (plus ``column NAME`` and ``input NAME``); any other ``-- key:`` line is an error.
 HEADER_KEYS = (
@@ -126,11 +134,12 @@ def _parse_input(path: Path, name: str, value: str, line: int) -> Input:
     m = _INPUT.match(value)
     if not m:
         raise ModelHeaderError(
-            f"{path}:{line}: input {name}: expected SCHEMA.MODEL [(COLUMN, ...)] [, day COLUMN] [, lookback COLUMN], "
-            f"not {value!r}"
+            f"{path}:{line}: input {name}: expected SCHEMA.MODEL [(COLUMN, ...)] [, day COLUMN] [, lookback COLUMN] "
+            f"[, within COLUMN of INPUT.COLUMN], not {value!r}"
         )
     columns = tuple(c.strip() for c in (m.group(2) or "").split(",") if c.strip())
-    return Input(name, m.group(1), columns, lookback=m.group(4), day=m.group(3), line=line)
+    within = (m.group(5), m.group(6), m.group(7)) if m.group(5) else None
+    return Input(name, m.group(1), columns, lookback=m.group(4), day=m.group(3), within=within, line=line)
 
 
 def _check_incremental(
@@ -169,10 +178,16 @@ def _check_incremental(
     for i in inputs:
         if i.lookback and strategy not in ("months", "days"):
             raise ModelHeaderError(f"{path}:{i.line}: lookback is for months and days models only")
-        if strategy == "days" and i.day is None:
-            raise ModelHeaderError(f"{path}:{i.line}: a days model's input names its day column (, day COLUMN)")
-        if strategy != "days" and i.day is not None:
-            raise ModelHeaderError(f"{path}:{i.line}: day is for days models only")
+        if strategy == "days" and (i.day is None) == (i.within is None):
+            raise ModelHeaderError(
+                f"{path}:{i.line}: a days model's input names its day column (, day COLUMN) or the range of keys it "
+                "reads (, within COLUMN of INPUT.COLUMN), one of the two"
+            )
+        for option, value in (("day", i.day), ("within", i.within)):
+            if strategy != "days" and value is not None:
+                raise ModelHeaderError(f"{path}:{i.line}: {option} is for days models only")
+        if i.within is not None:
+            _check_within(path, i, inputs)
     for k in touched:
         if strategy != "append":
             raise ModelHeaderError(f"{path}:{meta[k][1]}: {k} is for append models only")
@@ -191,6 +206,17 @@ def _check_incremental(
             f"{path}:{line}: a keys model is recomputed by its key, the first column of its unique_key: "
             "it needs a unique_key"
         )
+
+
+def _check_within(path: Path, i: Input, inputs: tuple[Input, ...]) -> None:
+    """``within COLUMN of INPUT.COLUMN`` names a day-partitioned input of the same model and columns both read."""
+    col, other, other_col = i.within  # type: ignore[misc]
+    by_name = {x.name: x for x in inputs}
+    if other not in by_name or by_name[other].day is None:
+        raise ModelHeaderError(f"{path}:{i.line}: input {i.name}: within ... of {other}: not a day input of this model")
+    for x, c in ((i, col), (by_name[other], other_col)):
+        if x.columns and c not in x.columns:
+            raise ModelHeaderError(f"{path}:{i.line}: input {i.name}: within: input {x.name} does not read {c}")
 
 
 def parse_model(layer: str, path: Path) -> Model:

@@ -465,3 +465,38 @@ def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     monkeypatch.setattr(build_module, "grain_audit_sql", real)
     ledger.build()
     assert ledger.one("SELECT count(*) AS n FROM intermediate.int_tasks_resolved")["n"] == 2
+
+
+def test_a_day_model_reads_the_tasks_within_the_range_of_its_days_tasks(ledger, tmp_path):
+    """Issue #14 (c): team usage and the clusters' accepted time join the touched days' requests with the tasks in
+    the range of those requests' task ids only (zone maps skip the rest when ids grow with time), and still equal a
+    full build, also when a late retry widens the range to old tasks."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "requests",
+        [request("r1", "a1", "2026-07-01T10:00:00Z"), request("r2", "a2", "2026-07-01T11:00:00Z", route="self_hosted")],
+    )
+    ledger.build()
+    ledger.load(
+        "requests",
+        [
+            request("r3", "b1", "2026-07-02T10:00:00Z", accepted="true"),
+            request("r4", "b2", "2026-07-02T11:00:00Z", accepted="true"),
+        ],
+    )
+    ledger.build()
+    # the touched day is 2 July: its tasks b1, b2; a1 and a2 ("a..." < "b1") are outside the range
+    tasks = ledger.con.execute("SELECT task_id FROM scoped.tasks_of_days ORDER BY ALL").fetchall()
+    assert tasks == [("b1",), ("b2",)]
+    # likewise the tasks whose accepted attempt is in the range r3..r4 of the day's request ids
+    accepted = ledger.con.execute("SELECT accepted_request_id FROM scoped.accepted_of_days ORDER BY ALL").fetchall()
+    assert accepted == [("r3",), ("r4",)]
+    assert_same_as_full_build(ledger, tmp_path)
+    # a retry of a2 (self-hosted, accepted) on 2 July: the days of a2 (1 and 2 July) are touched, range a1..b2
+    ledger.load(
+        "requests", [request("r5", "a2", "2026-07-02T12:00:00Z", route="self_hosted", attempt=2, accepted="true")]
+    )
+    ledger.build()
+    tasks = ledger.con.execute("SELECT task_id FROM scoped.tasks_of_days ORDER BY ALL").fetchall()
+    assert tasks == [("a1",), ("a2",), ("b1",), ("b2",)]
+    assert_same_as_full_build(ledger, tmp_path)

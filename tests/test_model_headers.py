@@ -137,6 +137,31 @@ def _line_of(path: Path, text: str) -> int:
             "-- incremental: months\n-- days_touched: started_at, ended_at",
             "days_touched is for append models only",
         ),
+        # within: a range of keys of another day input of the same model, for days models only
+        (
+            "int_team_usage_daily",
+            "within task_id of requests_of_days.task_id",
+            "within task_id of retries_of_dayz.task_id",
+            "input tasks_of_days: within ... of retries_of_dayz: not a day input of this model",
+        ),
+        (
+            "int_team_usage_daily",
+            "within task_id of requests_of_days.task_id",
+            "within team of requests_of_days.task_id",
+            "input tasks_of_days: within: input tasks_of_days does not read team",
+        ),
+        (
+            "int_team_usage_daily",
+            "within task_id of requests_of_days.task_id",
+            "day started_at, within task_id of requests_of_days.task_id",
+            "names its day column (, day COLUMN) or the range of keys it reads",
+        ),
+        (
+            "int_task_outcomes_monthly",
+            "-- input tasks_of_months: intermediate.int_tasks_resolved",
+            "-- input tasks_of_months: intermediate.int_tasks_resolved, within task_id of tasks_of_months.task_id",
+            "within is for days models only",
+        ),
         # a keys model is recomputed by the first column of its unique_key
         ("int_task_retries", "-- unique_key: task_id, month, route, team\n", "", "it needs a unique_key"),
     ],

@@ -2,6 +2,7 @@
 -- materialized: table
 -- incremental: days
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
+-- input accepted_of_days: intermediate.int_tasks_resolved (accepted_request_id, accepted), within accepted_request_id of requests_of_days.request_id
 -- unique_key: cluster_id, day
 -- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour, the tokens served, and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
@@ -25,10 +26,10 @@ request_time AS (
         r.month,
         count(*) AS requests,
         sum(r.latency_ms) AS request_ms,
-        coalesce(sum(r.latency_ms) FILTER (WHERE t.task_id IS NOT NULL), 0) AS accepted_attempt_request_ms,
+        coalesce(sum(r.latency_ms) FILTER (WHERE t.accepted_request_id IS NOT NULL), 0) AS accepted_attempt_request_ms,
         CAST(sum(r.tokens) AS BIGINT) AS tokens_served
     FROM requests AS r
-    LEFT JOIN intermediate.int_tasks_resolved AS t ON t.accepted_request_id = r.request_id AND t.accepted
+    LEFT JOIN scoped.accepted_of_days AS t ON t.accepted_request_id = r.request_id AND t.accepted
     GROUP BY r.cluster_id, r.day, r.month
 ),
 peak AS (
