@@ -140,10 +140,10 @@ class _Steps:
     sql_dir: Path
     failures: list[str] = field(default_factory=list)
 
-    def run(self, m: Model, sql: str) -> list[tuple]:
-        """Run one statement of ``m``; its rows. An error names the model."""
+    def run(self, m: Model, sql: str) -> None:
+        """Run one statement of ``m``; an error names the model."""
         try:
-            return self.con.execute(sql).fetchall()
+            self.con.execute(sql)
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None  # Ctrl-C reached DuckDB first: the build rolls back, exit 130
         except duckdb.Error as exc:

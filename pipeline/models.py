@@ -28,8 +28,8 @@ STRATEGIES = ("append", "keys", "months", "days")
 @dataclass(frozen=True)
 class Input:
     """An incremental model's input, ``-- input NAME: SOURCE [(COLUMNS)] [, day COLUMN] [, lookback COLUMN]
-    [, within COLUMN of INPUT.COLUMN]``: the
-    model reads ``scoped.NAME``, a view of the model SOURCE that its strategy restricts to what is new."""
+    [, within COLUMN of INPUT.COLUMN]``: the model reads ``scoped.NAME``, a view of the model SOURCE that its strategy
+    restricts to what is new."""
 
     name: str
     source: str
