@@ -340,10 +340,13 @@ class Keys(Strategy):
                     f"WHERE source_file_hash IN ({_literals(other_files)}) "
                     f"EXCEPT SELECT {key} FROM scoped.build_keys"
                 )
-        # the earlier rows are found by one pass over the key alone, then fetched by row id
+        # the earlier rows are found by one pass over the key alone, then fetched by row id; the pass reads only the
+        # row groups whose keys overlap the range of the keys (zone maps): when keys grow with time and no batch
+        # key is old, a few row groups at the end of the table (a semi join with millions of keys prunes nothing)
+        in_range = _bound_range(con, "keys", key, "scoped.build_keys", key)
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE touched_rowids AS SELECT rowid AS rid FROM {source} "
-            f"WHERE {key} IN (SELECT {key} FROM scoped.build_keys) AND NOT ({batch})"
+            f"WHERE {in_range} AND {key} IN (SELECT {key} FROM scoped.build_keys) AND NOT ({batch})"
         )
         p.touched_days.update(_days_touched(con, group[0].by_name[source], "rowid IN (SELECT rid FROM touched_rowids)"))
         # the keys' rows of the append model, collected once for the group with the columns its models read: the
@@ -521,8 +524,14 @@ def _within(con: duckdb.DuckDBPyConnection, i: Input) -> str:
     INPUT.COLUMN (a day input, already defined), bound as DuckDB variables, which zone maps prune by (as constants;
     a subquery there would not be). Without a day row the range is NULL: no rows."""
     col, other, other_col = i.within  # type: ignore[misc]
-    low, high = f"costledger_{i.name}_low", f"costledger_{i.name}_high"
-    bounds = con.execute(f"SELECT min({other_col}), max({other_col}) FROM scoped.{other}").fetchone()
+    return _bound_range(con, i.name, col, f"scoped.{other}", other_col)
+
+
+def _bound_range(con: duckdb.DuckDBPyConnection, name: str, col: str, table: str, of_col: str) -> str:
+    """``col`` between the least and the greatest value of ``table.of_col``, bound as DuckDB variables named after
+    ``name`` (NULL when the table is empty: no rows)."""
+    low, high = f"costledger_{name}_low", f"costledger_{name}_high"
+    bounds = con.execute(f"SELECT min({of_col}), max({of_col}) FROM {table}").fetchone()
     con.execute(f"SET VARIABLE {low} = ?", [bounds[0] if bounds else None])
     con.execute(f"SET VARIABLE {high} = ?", [bounds[1] if bounds else None])
     return f"{col} BETWEEN getvariable('{low}') AND getvariable('{high}')"

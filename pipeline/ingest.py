@@ -30,7 +30,7 @@ from pipeline.pricelists import PriceListMapping, read_price_list, sniff_price_l
 from pipeline.billing import BillingMapping, read_export, sniff_billing, sniff_usage
 from pipeline.catalog import UNDEDUPLICATED, key_hash_sql, refresh_raw_view, sql_literal
 from pipeline.faults import crashpoint
-from pipeline.lake import file_sha256, lake_damage, seal
+from pipeline.lake import HashAhead, file_sha256, lake_damage, seal
 from pipeline.loadtests import LoadTestMapping, read_load_test
 from pipeline.loadtests import sniff as sniff_load_test
 from pipeline.logformats import LogMapping, sniff
@@ -200,11 +200,12 @@ def ingest_file(
     run_id: str | None = None,
     options: IngestOptions = IngestOptions(),
     identity: str | None = None,
+    hashes: HashAhead | None = None,
 ) -> FileResult:
     """Load one file of ``kind`` into its raw table, whole or not at all.
 
     ``identity`` is the file's name for the same-name conflict check: its path relative to its
-    kind folder (``day=2026-07-10/part-0.csv``); default the file name.
+    kind folder (``day=2026-07-10/part-0.csv``); default the file name. ``hashes``: see ``_recognise``.
     """
     t0 = time.perf_counter()
     identity = identity or path.name
@@ -217,8 +218,7 @@ def ingest_file(
     shown = str(path)
     if not path.is_file():
         return _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
-    file_hash = file_sha256(path)
-    known = _known_file(con, kind, path, store, options, identity, file_hash, run_id, t0)
+    file_hash, known = _recognise(con, kind, path, store, options, identity, run_id, t0, hashes)
     if known is not None:
         return known
     from pipeline.validate import warm_up
@@ -291,11 +291,34 @@ def _kind_quarantines_and_counts(con: duckdb.DuckDBPyConnection, kind: str, read
 _IDENTITY = "coalesce(relative_path, regexp_extract(path, '[^/]+$'))"
 
 
-def any_new_file(con: duckdb.DuckDBPyConnection, files: list[tuple[str, str]]) -> bool:
-    """Whether one of ``files`` (kind, identity) has a kind and identity no loaded file has: a guess that decides
-    only when GX is imported (each file is still told new or seen by its hash)."""
-    known = set(con.execute(f"SELECT kind, {_IDENTITY} FROM meta.loaded_files").fetchall())
-    return any(f not in known for f in files)
+def loaded_identities(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], str | None]:
+    """The (kind, identity) of every loaded file, with the lake file of its latest load: a guess of which files
+    a run loaded before, that decides only when GX is imported and which files are hashed ahead (each file is
+    still told new or seen by its hash)."""
+    rows = con.execute(f"SELECT kind, {_IDENTITY}, lake_file FROM meta.loaded_files ORDER BY load_seq").fetchall()
+    return {(kind, identity): lake_file for kind, identity, lake_file in rows}
+
+
+def _recognise(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    store: "Store",
+    options: IngestOptions,
+    identity: str,
+    run_id: str | None,
+    t0: float,
+    hashes: HashAhead | None,
+) -> tuple[str, FileResult | None]:
+    """The file's SHA-256 and, for a file seen before, its result (``_known_file``). ``hashes`` may hold the
+    SHA-256s of the file and of its lake file taken ahead; a file that turns out new is hashed again, right before
+    it is read, so that the hash recorded is of the content loaded."""
+    ahead = hashes.take(path) if hashes else None
+    file_hash = ahead or file_sha256(path)
+    known = _known_file(con, kind, path, store, options, identity, file_hash, run_id, t0, hashes)
+    if known is None and ahead:
+        file_hash = file_sha256(path)
+    return file_hash, known
 
 
 def _known_file(
@@ -308,6 +331,7 @@ def _known_file(
     file_hash: str,
     run_id: str | None,
     t0: float,
+    hashes: HashAhead | None = None,
 ) -> FileResult | None:
     """The result for a file seen before: skipped (same content; its lake file rewritten if damaged) or rejected
     (same name, different content); None for a new file."""
@@ -317,7 +341,8 @@ def _known_file(
     ).fetchall()
     if already:
         prev_path, lake_file, lake_sha = already[0]
-        if lake_file and lake_damage(store.lake / lake_file, lake_sha):
+        lake_path = store.lake / lake_file if lake_file else None
+        if lake_path and lake_damage(lake_path, lake_sha, hashes.take(lake_path) if hashes else None):
             return _repair_lake_file(con, kind, path, store, file_hash, options, t0)
         return FileResult(
             shown,

@@ -17,7 +17,8 @@ from typing import Callable
 
 from pipeline.build import BuildResult, build, publication
 from pipeline.faults import crashpoint
-from pipeline.ingest import FileResult, IngestOptions, any_new_file, ingest_file
+from pipeline.ingest import FileResult, IngestOptions, ingest_file, loaded_identities
+from pipeline.lake import HashAhead
 from pipeline.readers import SUFFIXES
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -231,18 +232,28 @@ class Run:
         """Load the files; under a landing folder a file's identity is its path relative to its kind folder."""
         self.store.check_disk(sum(p.stat().st_size for _, p in pairs if p.is_file()))
         identities = [path.relative_to(landing / kind).as_posix() if landing else path.name for kind, path in pairs]
-        if any_new_file(self.con, [(kind, i) for (kind, _), i in zip(pairs, identities)]):
+        loaded = loaded_identities(self.con)
+        if any((kind, i) not in loaded for (kind, _), i in zip(pairs, identities)):
             # GX's import (~5 s) starts in its thread now, beside the hashing of the files loaded before
             from pipeline.validate import warm_up
 
             warm_up()
-        for (kind, path), identity in zip(pairs, identities):
-            result = ingest_file(self.con, kind, path, self.store, self.summary.run_id, self.options, identity)
-            self.summary.files.append(result)
-            self._step("ingest", result.path, result.seconds, result.rows_in)
-            crashpoint("run.file_done")
-            if on_file:
-                on_file(result)
+        # the files loaded before (by kind and name) and their lake files are hashed ahead, two at a time
+        seen = [(path, loaded[(kind, i)]) for (kind, path), i in zip(pairs, identities) if (kind, i) in loaded]
+        ahead = [p for path, lake in seen for p in (path, self.store.lake / lake if lake else None) if p]
+        hashes = HashAhead(ahead, "seen")
+        try:
+            for (kind, path), identity in zip(pairs, identities):
+                result = ingest_file(
+                    self.con, kind, path, self.store, self.summary.run_id, self.options, identity, hashes
+                )
+                self.summary.files.append(result)
+                self._step("ingest", result.path, result.seconds, result.rows_in)
+                crashpoint("run.file_done")
+                if on_file:
+                    on_file(result)
+        finally:
+            hashes.close()
 
     def build_and_publish(self, on_model: OnModel | None = None) -> None:
         self.summary.build = build(self.con, self.settings, self.store, progress=on_model)

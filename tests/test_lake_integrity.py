@@ -165,3 +165,27 @@ def test_file_sha256_equals_hashlib_over_the_whole_file(tmp_path, size):
     path = tmp_path / "f.bin"
     path.write_bytes(data)
     assert file_sha256(path) == hashlib.sha256(data).hexdigest()
+
+
+def test_hash_ahead_hands_over_each_given_file_hash_once(tmp_path):
+    # issue #14 (c): SHA-256s taken ahead by two threads equal hashlib's over the whole file; each is handed over
+    # once; a file not given, or one that could not be read, is None (its caller hashes it and meets the error)
+    from pipeline.lake import HashAhead
+
+    files = []
+    for i, size in enumerate((0, 1, (1 << 24) + 3, 1000)):
+        path = tmp_path / f"f{i}"
+        path.write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
+        files.append(path)
+    gone = tmp_path / "gone"
+    hashes = HashAhead([*files, gone, files[0]])
+    try:
+        for path in files:
+            assert hashes.take(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+            assert hashes.take(path) is None
+        assert hashes.take(gone) is None and hashes.take(tmp_path / "never given") is None
+    finally:
+        hashes.close()
+    later = HashAhead(files)
+    later.close()  # a run that stopped early: nothing handed over after close
+    assert later.take(files[0]) is None
