@@ -310,32 +310,13 @@ def _recognise(
     t0: float,
     hashes: HashAhead | None,
 ) -> tuple[str, FileResult | None]:
-    """The file's SHA-256 and, for a file seen before, its result (``_known_file``). ``hashes`` may hold the
-    SHA-256s of the file and of its lake file taken ahead; a file that turns out new is hashed again, right before
-    it is read, so that the hash recorded is of the content loaded."""
+    """The file's SHA-256 and, for a file seen before, its result: skipped (same content; its lake file rewritten if
+    damaged) or rejected (same name, different content); None for a new file. ``hashes`` may hold the SHA-256s of
+    the file and of its lake file taken ahead; a file that turns out new is hashed again, right before it is read,
+    so that the hash recorded is of the content loaded."""
+    shown = str(path)
     ahead = hashes.take(path) if hashes else None
     file_hash = ahead or file_sha256(path)
-    known = _known_file(con, kind, path, store, options, identity, file_hash, run_id, t0, hashes)
-    if known is None and ahead:
-        file_hash = file_sha256(path)
-    return file_hash, known
-
-
-def _known_file(
-    con: duckdb.DuckDBPyConnection,
-    kind: str,
-    path: Path,
-    store: "Store",
-    options: IngestOptions,
-    identity: str,
-    file_hash: str,
-    run_id: str | None,
-    t0: float,
-    hashes: HashAhead | None = None,
-) -> FileResult | None:
-    """The result for a file seen before: skipped (same content; its lake file rewritten if damaged) or rejected
-    (same name, different content); None for a new file."""
-    shown = str(path)
     already = con.execute(
         "SELECT path, lake_file, lake_sha256 FROM meta.loaded_files WHERE file_hash = ?", [file_hash]
     ).fetchall()
@@ -343,14 +324,9 @@ def _known_file(
         prev_path, lake_file, lake_sha = already[0]
         lake_path = store.lake / lake_file if lake_file else None
         if lake_path and lake_damage(lake_path, lake_sha, hashes.take(lake_path) if hashes else None):
-            return _repair_lake_file(con, kind, path, store, file_hash, options, t0)
-        return FileResult(
-            shown,
-            kind,
-            "skipped",
-            message=f"same content already loaded from {prev_path}",
-            seconds=time.perf_counter() - t0,
-        )
+            return file_hash, _repair_lake_file(con, kind, path, store, file_hash, options, t0)
+        message = f"same content already loaded from {prev_path}"
+        return file_hash, FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0)
     if kind not in UNDEDUPLICATED:
         same_name = con.execute(
             "SELECT path, file_hash FROM meta.loaded_files "
@@ -360,18 +336,13 @@ def _known_file(
         ).fetchall()
         if same_name:
             prev_path, prev_hash = same_name[0]
-            return _reject(
-                con,
-                kind,
-                shown,
-                file_hash,
+            message = (
                 f"{shown}: conflict: a {kind} file named {identity} was already loaded from {prev_path} "
                 f"(sha256 {prev_hash[:12]}) with different content (now sha256 {file_hash[:12]}); history is not "
-                "edited: deliver the corrections as a new file with a new name",
-                run_id,
-                t0,
+                "edited: deliver the corrections as a new file with a new name"
             )
-    return None
+            return file_hash, _reject(con, kind, shown, file_hash, message, run_id, t0)
+    return (file_sha256(path) if ahead else file_hash), None
 
 
 def _commit_file(
