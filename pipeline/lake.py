@@ -78,6 +78,12 @@ class HashAhead:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._ahead.clear()
 
+    def __enter__(self) -> "HashAhead":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def seal(path: Path) -> str:
     """Make a just-written lake file read-only and return its SHA-256 (recorded in the manifest)."""
@@ -111,9 +117,9 @@ def damaged(
         "WHERE lake_file IS NOT NULL ORDER BY load_seq"
     ).fetchall()
     checks = [rehash is None or rehash(kind, file_hash) for file_hash, kind, _, _, _ in rows]
-    # the files to check are hashed ahead, two at a time
-    hashes = HashAhead((lake / row[3] for row, check in zip(rows, checks) if check and row[4] is not None), "lake")
-    try:
+    # the files to check against a recorded hash are hashed ahead, two at a time
+    ahead = [lake / f for (_, _, _, f, expected), check in zip(rows, checks) if check and expected is not None]
+    with HashAhead(ahead, "lake") as hashes:
         for (file_hash, kind, landing, lake_file, expected), check in zip(rows, checks):
             path = lake / lake_file
             problem = lake_damage(path, expected if check else None, hashes.take(path))
@@ -123,6 +129,4 @@ def damaged(
                 con.execute(
                     "UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [file_sha256(path), file_hash]
                 )
-    finally:
-        hashes.close()
     return out

@@ -233,16 +233,16 @@ class Run:
         self.store.check_disk(sum(p.stat().st_size for _, p in pairs if p.is_file()))
         identities = [path.relative_to(landing / kind).as_posix() if landing else path.name for kind, path in pairs]
         loaded = loaded_identities(self.con)
-        if any((kind, i) not in loaded for (kind, _), i in zip(pairs, identities)):
-            # GX's import (~5 s) starts in its thread now, beside the hashing of the files loaded before
+        seen = [(path, loaded[(kind, i)]) for (kind, path), i in zip(pairs, identities) if (kind, i) in loaded]
+        if len(seen) < len(pairs):
+            # a file whose kind and name are new: GX's import (~5 s) starts in its thread now, beside the hashing of
+            # the files loaded before
             from pipeline.validate import warm_up
 
             warm_up()
         # the files loaded before (by kind and name) and their lake files are hashed ahead, two at a time
-        seen = [(path, loaded[(kind, i)]) for (kind, path), i in zip(pairs, identities) if (kind, i) in loaded]
         ahead = [p for path, lake in seen for p in (path, self.store.lake / lake if lake else None) if p]
-        hashes = HashAhead(ahead, "seen")
-        try:
+        with HashAhead(ahead, "seen") as hashes:
             for (kind, path), identity in zip(pairs, identities):
                 result = ingest_file(
                     self.con, kind, path, self.store, self.summary.run_id, self.options, identity, hashes
@@ -252,8 +252,6 @@ class Run:
                 crashpoint("run.file_done")
                 if on_file:
                     on_file(result)
-        finally:
-            hashes.close()
 
     def build_and_publish(self, on_model: OnModel | None = None) -> None:
         self.summary.build = build(self.con, self.settings, self.store, progress=on_model)
