@@ -45,11 +45,14 @@ if TYPE_CHECKING:
 
 #: Exact money division, rounded half away from zero to 1e-12. DuckDB's ``/`` returns DOUBLE;
 #: this scales both sides to integers (HUGEINT), divides with ``//`` and scales back to DECIMAL(38,12).
-#: Valid while |num| and |den| stay below 1e14.
+#: Valid while |num| stays below 8e13 (2 x |num| x 1e24 must fit HUGEINT, 1.7e38) and |den| below 1e14 (amounts are
+#: bounded at 1e12 at ingest).
 MACROS = [
     """
     CREATE OR REPLACE TEMP MACRO money_div(num, den) AS
-    CASE WHEN den IS NULL OR den = 0 OR num IS NULL THEN NULL ELSE
+    CASE WHEN den IS NULL OR den = 0 OR num IS NULL THEN NULL
+    WHEN num = 0 THEN CAST(0 AS DECIMAL(38, 12))  -- the same value, without the HUGEINT steps (most review costs)
+    ELSE
         CAST(
             sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
             * ((2 * abs(CAST(CAST(num AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT)) * CAST(1000000000000 AS HUGEINT)

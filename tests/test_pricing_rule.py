@@ -213,12 +213,20 @@ def test_a_self_hosted_row_needs_a_latency_an_api_row_does_not(ledger):
 PRICE_CNY = {**STANDARD, "model": "kimi-k3-cn", "cache_miss_input_per_million": "21.00",
              "cache_write_5m_per_million": "26.25", "web_search_per_call": "0.07", "currency": "CNY"}  # fmt: skip
 RATES = {"2026-01-01": Decimal("0.14"), "2026-07-05": Decimal("0.1375")}
+# prices the SQL cannot hold as whole micro-dollars, so it prices their requests with DECIMAL arithmetic (the others
+# in BIGINT picodollars): a currency whose rate has 12 decimals (converted prices carry up to 14), and a price of
+# $1,000 or more per million
+PRICE_EUR = {**STANDARD, "model": "kimi-k3-eu", "currency": "EUR"}
+EUR_RATE = Decimal("1.083456789123")
+PRICE_MAX = {**PRICE_MOONSHOT, "model": "kimi-k3-max", "output_per_million": "1500.00"}
 PRICE_ROWS = [
     STANDARD,
     BATCH,
     LONG,
     {**BATCH, "min_input_tokens": "200000", "cache_miss_input_per_million": "3.00"},
     PRICE_CNY,
+    PRICE_EUR,
+    PRICE_MAX,
 ]
 
 
@@ -244,13 +252,16 @@ def oracle(req: dict) -> Decimal | None:
         + (req["output_tokens"] + req["reasoning_tokens"]) * Decimal(p["output_per_million"])
     )
     usd = per_million / Decimal(1_000_000) + req["web_search_calls"] * Decimal(p.get("web_search_per_call", "0"))
-    if p["currency"] != "USD":  # the latest rate on or before the request's date
+    if p["currency"] == "CNY":  # the latest rate on or before the request's date
         usd *= RATES[max(d for d in RATES if d <= req["started_at"][:10])]
+    elif p["currency"] == "EUR":
+        usd *= EUR_RATE
     # stored at 12 decimals (a converted price can carry more): rounded once, half away from zero
     return usd.quantize(Decimal("1e-12"), rounding=ROUND_HALF_UP)
 
 
-counts = st.integers(min_value=0, max_value=400_000)
+# token counts up to 1e8 are priced in BIGINT picodollars, from 1e8 on (up to the 1e12 bound) with DECIMALs
+counts = st.integers(min_value=0, max_value=400_000) | st.sampled_from([99_999_999, 100_000_000, 10**12])
 requests_strategy = st.lists(
     st.fixed_dictionaries(
         {
@@ -260,9 +271,9 @@ requests_strategy = st.lists(
             "cache_write_1h_input_tokens": st.sampled_from([0, 0, 7]) | counts,
             "output_tokens": counts,
             "reasoning_tokens": counts,
-            "web_search_calls": st.integers(min_value=0, max_value=50),
+            "web_search_calls": st.integers(min_value=0, max_value=50) | st.sampled_from([99_999, 100_000]),
             "service_tier": st.sampled_from(["standard", "batch", "flex"]),
-            "model": st.sampled_from(["kimi-k3", "kimi-k3", "kimi-k3-cn"]),
+            "model": st.sampled_from(["kimi-k3", "kimi-k3", "kimi-k3-cn", "kimi-k3-eu", "kimi-k3-max"]),
             "started_at": st.sampled_from(["2026-07-02T10:00:00Z", "2026-07-10T10:00:00Z"]),
         }
     ),
@@ -276,7 +287,11 @@ _ids = itertools.count()
 @given(batch=requests_strategy)
 def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_searches_and_currencies(ledger, batch):
     if not ledger.rows("SELECT 1 FROM raw.prices LIMIT 1"):
-        ledger.load("fx", [{"currency": "CNY", "date": d, "usd_per_unit": str(r)} for d, r in RATES.items()])
+        ledger.load(
+            "fx",
+            [{"currency": "CNY", "date": d, "usd_per_unit": str(r)} for d, r in RATES.items()]
+            + [{"currency": "EUR", "date": "2026-01-01", "usd_per_unit": str(EUR_RATE)}],
+        )
         assert ledger.load("prices", PRICE_ROWS).rows_loaded == len(PRICE_ROWS)
     rows = {f"p{next(_ids)}": req for req in batch}
     result = ledger.load("requests", [request(rid, rid, **req) for rid, req in rows.items()])

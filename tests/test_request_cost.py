@@ -93,3 +93,46 @@ def test_request_without_price_is_unpriced_not_free(ledger):
     )
     # metered total holds only the priced request; the unpriced one is counted, not priced at 0
     assert july == {"unpriced_requests": 1, "cost_usd": Decimal("3.00")}
+
+
+def test_costs_either_side_of_the_integer_paths_bounds_are_exact(ledger):
+    """int_requests_priced sums a request's cost in BIGINT picodollars when its token counts are below 1e8 and its
+    prices are whole micro-dollars below $1,000 per million, else in DECIMALs: both give the exact cost."""
+    dear = {**PRICE_MOONSHOT, "model": "kimi-k3-max", "output_per_million": "999.999999"}
+    xl = {**PRICE_MOONSHOT, "model": "kimi-k3-xl", "output_per_million": "1000.00"}
+    ledger.load("prices", [PRICE_MOONSHOT, dear, xl])
+    ledger.load(
+        "requests",
+        [
+            # 99,999,999 x $3.00 / 1e6 = $299.999997 (BIGINT path)
+            request("below", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=99_999_999),
+            # 100,000,000 x $3.00 / 1e6 = $300 (DECIMAL path)
+            request("at", "t2", "2026-07-01T10:00:00Z", cache_miss_input_tokens=100_000_000),
+            # 1e12 (the bound) x $0.30 / 1e6 = $300,000, + 1 output token x $15 / 1e6 = $0.000015
+            request("huge", "t3", "2026-07-01T10:00:00Z", cache_hit_input_tokens=10**12, output_tokens=1),
+            # 99,999,999 x 2 (output + reasoning) x $999.999999 / 1e6 = 199,999,998 x 0.000999999999
+            # = 199,999.997800000002 (BIGINT: the largest term it allows)
+            request(
+                "dear",
+                "t4",
+                "2026-07-01T10:00:00Z",
+                model="kimi-k3-max",
+                output_tokens=99_999_999,
+                reasoning_tokens=99_999_999,
+            ),  # fmt: skip
+            # (7 output + 3 reasoning) x $1,000 / 1e6 = $0.01 (DECIMAL path: the price is not below $1,000)
+            request("xl", "t5", "2026-07-01T10:00:00Z", model="kimi-k3-xl", output_tokens=7, reasoning_tokens=3),
+        ],
+    )
+    ledger.build()
+    costs = {
+        r["request_id"]: r["metered_cost_usd"]
+        for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
+    }
+    assert costs == {
+        "below": Decimal("299.999997"),
+        "at": Decimal("300"),
+        "huge": Decimal("300000.000015"),
+        "dear": Decimal("199999.997800000002"),
+        "xl": Decimal("0.01"),
+    }

@@ -1,0 +1,62 @@
+"""The money_div macro (exact money division, rounded half away from zero to 1e-12) against Python's Decimal."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+import duckdb
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.build import MACROS
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = duckdb.connect()
+    for stmt in MACROS:
+        c.execute(stmt)
+    yield c
+    c.close()
+
+
+def oracle(num: Decimal, den: Decimal) -> Decimal | None:
+    if den == 0:
+        return None
+    with localcontext() as ctx:
+        ctx.prec = 80
+        return (num / den).quantize(Decimal("1e-12"), rounding=ROUND_HALF_UP)
+
+
+# money at scale 12 in the macro's stated range (|num| below 8e13, |den| below 1e14), zero and ties included
+def money(limit: int) -> st.SearchStrategy[Decimal]:
+    edges = [Decimal(0), Decimal("0.000000000001"), Decimal("-0.000000000001"), Decimal(60)]
+    return st.decimals(min_value=-limit + 1, max_value=limit - 1, places=12) | st.sampled_from(edges)
+
+
+@settings(max_examples=300, deadline=None)
+@given(num=money(8 * 10**13), den=money(10**14))
+def test_money_div_equals_the_decimal_quotient_rounded_half_away_from_zero(con, num, den):
+    got = con.execute(
+        "SELECT money_div(CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)))", [str(num), str(den)]
+    ).fetchone()[0]
+    assert got == oracle(num, den)
+
+
+def test_zero_null_and_ties(con):
+    def div(num: str | None, den: str | None) -> Decimal | None:
+        return con.execute(
+            "SELECT money_div(CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)))", [num, den]
+        ).fetchone()[0]
+
+    # 0 / 60 = 0, of the same type as any other quotient (DECIMAL(38,12))
+    assert div("0", "60") == Decimal(0)
+    assert con.execute("SELECT typeof(money_div(CAST(0 AS DECIMAL(38, 12)), 60))").fetchone()[0] == "DECIMAL(38,12)"
+    # nothing divided by zero, NULL in either place: NULL, never 0
+    assert div("0", "0") is None and div("5", "0") is None and div(None, "3") is None and div("0", None) is None
+    # 0.000000000001 / 2 = 0.0000000000005: a tie, away from zero -> +-0.000000000001
+    assert div("0.000000000001", "2") == Decimal("0.000000000001")
+    assert div("-0.000000000001", "2") == Decimal("-0.000000000001")
+    # 1 / 3 = 0.333333333333 (rounded down), 2 / 3 = 0.666666666667 (rounded up)
+    assert div("1", "3") == Decimal("0.333333333333") and div("2", "3") == Decimal("0.666666666667")
