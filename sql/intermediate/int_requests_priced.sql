@@ -9,24 +9,15 @@
 -- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 prices AS (
-    -- each price also as a whole number of micro-dollars per million tokens (picodollars per web search call) when
-    -- it is exactly that and below $1,000 ($1 a call); else NULL: then costed takes the DECIMAL path
+    -- each price per million also as a whole number of micro-dollars (per web search call: of picodollars) when it is
+    -- exactly that and below $1,000 ($1 a call); else NULL: then costed takes the DECIMAL path
     SELECT
         *,
-        CASE WHEN cache_hit_input_per_million = round(cache_hit_input_per_million, 6)
-                AND abs(cache_hit_input_per_million) < 1000
-            THEN CAST(cache_hit_input_per_million * 1000000 AS BIGINT) END AS hit_micro,
-        CASE WHEN cache_miss_input_per_million = round(cache_miss_input_per_million, 6)
-                AND abs(cache_miss_input_per_million) < 1000
-            THEN CAST(cache_miss_input_per_million * 1000000 AS BIGINT) END AS miss_micro,
-        CASE WHEN cache_write_5m_per_million = round(cache_write_5m_per_million, 6)
-                AND abs(cache_write_5m_per_million) < 1000
-            THEN CAST(cache_write_5m_per_million * 1000000 AS BIGINT) END AS write_5m_micro,
-        CASE WHEN cache_write_1h_per_million = round(cache_write_1h_per_million, 6)
-                AND abs(cache_write_1h_per_million) < 1000
-            THEN CAST(cache_write_1h_per_million * 1000000 AS BIGINT) END AS write_1h_micro,
-        CASE WHEN output_per_million = round(output_per_million, 6) AND abs(output_per_million) < 1000
-            THEN CAST(output_per_million * 1000000 AS BIGINT) END AS output_micro,
+        list_transform(
+            [cache_hit_input_per_million, cache_miss_input_per_million, cache_write_5m_per_million,
+                cache_write_1h_per_million, output_per_million],
+            LAMBDA x: CASE WHEN x = round(x, 6) AND abs(x) < 1000 THEN CAST(x * 1000000 AS BIGINT) END
+        ) AS micro,
         CASE WHEN web_search_per_call = round(web_search_per_call, 12) AND abs(web_search_per_call) < 1
             THEN CAST(web_search_per_call * 1000000000000 AS BIGINT) END AS web_search_pico
     FROM intermediate.int_prices_effective
@@ -52,11 +43,11 @@ matched AS (
         p.cache_write_1h_per_million,
         p.output_per_million,
         p.web_search_per_call,
-        p.hit_micro,
-        p.miss_micro,
-        p.write_5m_micro,
-        p.write_1h_micro,
-        p.output_micro,
+        p.micro[1] AS hit_micro,
+        p.micro[2] AS miss_micro,
+        p.micro[3] AS write_5m_micro,
+        p.micro[4] AS write_1h_micro,
+        p.micro[5] AS output_micro,
         p.web_search_pico,
         p.min_input_tokens AS price_min_input_tokens,
         p.provider AS priced_provider,
