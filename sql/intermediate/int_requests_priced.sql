@@ -71,7 +71,8 @@ costed AS (
         -- The same sum in whole picodollars (BIGINT, 30x faster than HUGEINT decimals) when every price has a whole
         -- micro-dollar value below $1,000 (web search: a picodollar one below $1) and every token count is below
         -- 1e8 (searches below 1e5): each term is then below 2e17 and the sum below 1e18, so nothing overflows and
-        -- the two paths give the same value (tests/test_request_cost.py checks both against Python's Decimal)
+        -- the two paths give the same value (tests/test_request_cost.py by hand, tests/test_pricing_rule.py against a
+        -- Python Decimal oracle)
         CASE WHEN
             hit_micro IS NOT NULL AND miss_micro IS NOT NULL AND write_5m_micro IS NOT NULL
             AND write_1h_micro IS NOT NULL AND output_micro IS NOT NULL AND web_search_pico IS NOT NULL
