@@ -21,6 +21,14 @@ def con():
     c.close()
 
 
+def div(con, num: object, den: object) -> Decimal | None:
+    """money_div of two values cast to DECIMAL(38, 12) (strings, Decimals or None)."""
+    return con.execute(
+        "SELECT money_div(CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)))",
+        [None if num is None else str(num), None if den is None else str(den)],
+    ).fetchone()[0]
+
+
 def oracle(num: Decimal, den: Decimal) -> Decimal | None:
     if den == 0:
         return None
@@ -38,25 +46,17 @@ def money(limit: int) -> st.SearchStrategy[Decimal]:
 @settings(max_examples=300, deadline=None)
 @given(num=money(8 * 10**13), den=money(10**14))
 def test_money_div_equals_the_decimal_quotient_rounded_half_away_from_zero(con, num, den):
-    got = con.execute(
-        "SELECT money_div(CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)))", [str(num), str(den)]
-    ).fetchone()[0]
-    assert got == oracle(num, den)
+    assert div(con, num, den) == oracle(num, den)
 
 
 def test_zero_null_and_ties(con):
-    def div(num: str | None, den: str | None) -> Decimal | None:
-        return con.execute(
-            "SELECT money_div(CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)))", [num, den]
-        ).fetchone()[0]
-
     # 0 / 60 = 0, of the same type as any other quotient (DECIMAL(38,12))
-    assert div("0", "60") == Decimal(0)
+    assert div(con, "0", "60") == Decimal(0)
     assert con.execute("SELECT typeof(money_div(CAST(0 AS DECIMAL(38, 12)), 60))").fetchone()[0] == "DECIMAL(38,12)"
     # nothing divided by zero, NULL in either place: NULL, never 0
-    assert div("0", "0") is None and div("5", "0") is None and div(None, "3") is None and div("0", None) is None
+    assert [div(con, "0", "0"), div(con, "5", "0"), div(con, None, "3"), div(con, "0", None)] == [None] * 4
     # 0.000000000001 / 2 = 0.0000000000005: a tie, away from zero -> +-0.000000000001
-    assert div("0.000000000001", "2") == Decimal("0.000000000001")
-    assert div("-0.000000000001", "2") == Decimal("-0.000000000001")
+    assert div(con, "0.000000000001", "2") == Decimal("0.000000000001")
+    assert div(con, "-0.000000000001", "2") == Decimal("-0.000000000001")
     # 1 / 3 = 0.333333333333 (rounded down), 2 / 3 = 0.666666666667 (rounded up)
-    assert div("1", "3") == Decimal("0.333333333333") and div("2", "3") == Decimal("0.666666666667")
+    assert div(con, "1", "3") == Decimal("0.333333333333") and div(con, "2", "3") == Decimal("0.666666666667")

@@ -76,12 +76,10 @@ costed AS (
         CASE WHEN
             hit_micro IS NOT NULL AND miss_micro IS NOT NULL AND write_5m_micro IS NOT NULL
             AND write_1h_micro IS NOT NULL AND output_micro IS NOT NULL AND web_search_pico IS NOT NULL
-            AND cache_hit_input_tokens < 100000000 AND cache_miss_input_tokens < 100000000
-            AND cache_write_5m_input_tokens < 100000000 AND cache_write_1h_input_tokens < 100000000
-            AND output_tokens < 100000000 AND reasoning_tokens < 100000000 AND web_search_calls < 100000
-            AND cache_hit_input_tokens >= 0 AND cache_miss_input_tokens >= 0 AND cache_write_5m_input_tokens >= 0
-            AND cache_write_1h_input_tokens >= 0 AND output_tokens >= 0 AND reasoning_tokens >= 0
-            AND web_search_calls >= 0
+            AND cache_hit_input_tokens BETWEEN 0 AND 99999999 AND cache_miss_input_tokens BETWEEN 0 AND 99999999
+            AND cache_write_5m_input_tokens BETWEEN 0 AND 99999999 AND cache_write_1h_input_tokens BETWEEN 0 AND 99999999
+            AND output_tokens BETWEEN 0 AND 99999999 AND reasoning_tokens BETWEEN 0 AND 99999999
+            AND web_search_calls BETWEEN 0 AND 99999
             THEN CAST(
                 CAST(
                     cache_hit_input_tokens * hit_micro
