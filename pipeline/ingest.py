@@ -449,6 +449,7 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
         con.execute("DROP VIEW IF EXISTS incoming_arrow")
     else:
         con.unregister("incoming_arrow")
+    con.execute("DROP VIEW IF EXISTS flag_detail")
     for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
         con.execute(f"DROP TABLE IF EXISTS {temp}")
 
@@ -677,8 +678,9 @@ def _stage_checked(
     gx_max_rows: int,
     bounds: Bounds = Bounds(),
 ) -> tuple[Future[int], set[str], list[str]]:
-    """Build temp tables ``flags`` (every row: typed columns, raw text, check flags, ``_bad``) and
-    ``verdicts`` (the rows not to load: line, reason, columns at fault).
+    """Build temp table ``flags`` (every row: typed columns, raw text, ``_mistyped``, ``_bad``), view ``flag_detail``
+    (the bad rows, with one flag per expectation) and temp table ``verdicts`` (the rows not to load: line, reason,
+    columns at fault).
 
     One pass types and checks every row; the kind's expectation suite is evaluated by DuckDB on every row
     and by Great Expectations on the well-typed rows (all, or a deterministic sample beyond ``gx_max_rows``),
@@ -690,7 +692,7 @@ def _stage_checked(
     """
     suite = suites(bounds)[kind]
     native, raw_cols, type_checks = _flag_rows(con, kind, cols, present, key, suite)
-    validated = _great_expectations(con, kind, cols, type_checks, suite, where, gx_max_rows, bounds)
+    validated = _great_expectations(con, kind, cols, suite, where, gx_max_rows, bounds)
     _verdicts(con, kind, cols, key, table, check_existing, type_checks, suite)
     return validated, native, raw_cols
 
@@ -698,8 +700,9 @@ def _stage_checked(
 def _flag_rows(
     con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str], key: list[str], suite: list
 ) -> tuple[set[str], list[str], list[tuple[str, str, str]]]:
-    """Temp table ``flags``: every row typed, its raw text where typing may fail, one flag per type check and
-    per expectation, and ``_bad``. Returns the columns read natively, the raw columns and the type checks."""
+    """Temp table ``flags``: every row typed, its raw text where typing may fail, ``_mistyped`` (a type check
+    failed) and ``_bad`` (any check failed); view ``flag_detail``: the bad rows with one flag per expectation.
+    Returns the columns read natively, the raw columns and the type checks."""
     options = READ_OPTIONS.get(kind, ReadOptions())
     source_types = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM incoming_arrow").fetchall()}
     native = native_columns(kind, cols, source_types)
@@ -726,17 +729,18 @@ def _flag_rows(
         for n in raw_cols
     )
     type_checks = _type_checks(kind, cols, present, native | plain_text)
-    flag_cols = [f"({p}) AS _type_{i}" for i, (_, p, _) in enumerate(type_checks)]
-    flag_cols += [f'coalesce({chk.sql_bad_when()}, false) AS "_chk_{chk.name}"' for chk in suite]
-    any_flag = (
-        " OR ".join([f"_type_{i}" for i in range(len(type_checks))] + [f'"_chk_{chk.name}"' for chk in suite])
-        or "false"
-    )
+    checks = [(f'"_chk_{chk.name}"', f"coalesce({chk.sql_bad_when()}, false)") for chk in suite]
+    # the table keeps only whether a row is mistyped and whether it is bad; each expectation's flag is a view over the
+    # bad rows alone (materialising one column per check for every row cost 0.05 of 0.18 s a 323 k-row file)
+    mistyped = " OR ".join(f"({p})" for _, p, _ in type_checks) or "false"
+    any_flag = " OR ".join([mistyped] + [e for _, e in checks])
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE flags AS SELECT *, ({any_flag}) AS _bad FROM ("
-        f"SELECT *, {', '.join(flag_cols) or 'false AS _none'} FROM ("
-        f"SELECT i._line, {', '.join(typed_parts)}{raws} FROM incoming_arrow i))"
+        f"CREATE OR REPLACE TEMP TABLE flags AS SELECT *, coalesce({mistyped}, false) AS _mistyped, "
+        f"coalesce({any_flag}, false) AS _bad "
+        f"FROM (SELECT i._line, {', '.join(typed_parts)}{raws} FROM incoming_arrow i)"
     )
+    detail = ", ".join(f"{e} AS {name}" for name, e in checks) or "false AS _none"
+    con.execute(f"CREATE OR REPLACE TEMP VIEW flag_detail AS SELECT *, {detail} FROM flags WHERE _bad")
 
     return native, raw_cols, type_checks
 
@@ -745,7 +749,6 @@ def _great_expectations(
     con: duckdb.DuckDBPyConnection,
     kind: str,
     cols: list[ColumnSpec],
-    type_checks: list[tuple[str, str, str]],
     suite: list,
     where: str,
     gx_max_rows: int,
@@ -758,9 +761,8 @@ def _great_expectations(
 
     # Great Expectations on the well-typed rows: all of them up to gx_max_rows; beyond, a deterministic sample
     # (every step-th line) of the rows the SQL rules pass and of the rows they flag, so GX sees both kinds
-    type_ok = " AND ".join(f"NOT _type_{i}" for i in range(len(type_checks))) or "true"
     n_good, n_flagged = con.execute(  # type: ignore[misc]
-        f"SELECT count(*) FILTER (WHERE NOT _bad), count(*) FILTER (WHERE _bad) FROM flags WHERE {type_ok}"
+        "SELECT count(*) FILTER (WHERE NOT _bad), count(*) FILTER (WHERE _bad) FROM flags WHERE NOT _mistyped"
     ).fetchall()[0]
     step_good = max(1, -(-n_good // gx_max_rows))
     step_flagged = max(1, -(-n_flagged // gx_max_rows))
@@ -775,7 +777,8 @@ def _great_expectations(
         or "true"
     )
     sample = (
-        f"{type_ok} AND {in_pandas} AND CASE WHEN _bad THEN _line % {step_flagged} = 0 ELSE _line % {step_good} = 0 END"
+        f"NOT _mistyped AND {in_pandas} "
+        f"AND CASE WHEN _bad THEN _line % {step_flagged} = 0 ELSE _line % {step_good} = 0 END"
     )
     col_list = ", ".join(f'"{c.name}"' for c in cols)
     frame = con.sql(f"SELECT _line, {col_list} FROM flags WHERE {sample}").df()
@@ -786,7 +789,7 @@ def _great_expectations(
     sql_flags: dict[str, set[int]] = {chk.name: set() for chk in suite}
     if suite:
         chk_cols = ", ".join(f'"_chk_{chk.name}"' for chk in suite)
-        for line, *hits in con.execute(f"SELECT _line, {chk_cols} FROM flags WHERE {sample} AND _bad").fetchall():
+        for line, *hits in con.execute(f"SELECT _line, {chk_cols} FROM flag_detail WHERE {sample}").fetchall():
             for chk, hit in zip(suite, hits):
                 if hit:
                     sql_flags[chk.name].add(line)
@@ -856,7 +859,7 @@ def _verdicts(
     if not key:  # rows without a natural key (FOCUS): nothing to deduplicate
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE verdicts AS SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns "
-            "FROM flags WHERE _bad"
+            "FROM flag_detail"
         )
         return
 
@@ -872,7 +875,7 @@ def _verdicts(
     con.execute(
         f"""
         CREATE OR REPLACE TEMP TABLE verdicts AS
-        SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns FROM flags WHERE _bad
+        SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns FROM flag_detail
         UNION ALL
         SELECT * FROM (
             SELECT c._line,

@@ -30,6 +30,18 @@ def test_gx_sees_a_sample_of_passed_rows_and_the_flagged_rows(ledger):
     assert seen == 13
 
 
+def test_gx_sees_the_well_typed_rows_only(ledger):
+    # 20 rows: rows 4 and 9 have output tokens "ten" (not a number: typing fails, GX never sees them), row 12 has
+    # -5 (well typed, fails an expectation: GX sees it and must flag it too). GX validates 20 - 2 = 18 rows; all
+    # three are quarantined
+    rows = _rows(20, {12})
+    rows[4]["output_tokens"] = rows[9]["output_tokens"] = "ten"
+    path = ledger.write("requests", rows)
+    result = ingest_file(ledger.con, "requests", path, ledger.store)
+    assert (result.rows_in, result.rows_loaded, result.rows_quarantined) == (20, 17, 3)
+    assert ledger.one("SELECT rows_gx_validated FROM meta.loaded_files")["rows_gx_validated"] == 18
+
+
 def test_gx_disagreeing_with_the_sql_rules_is_a_pipeline_error(ledger, monkeypatch):
     # the SQL rules "forget" one flagged line: GX (which sees every flagged row) flags it, so ingest must stop
     import pipeline.validate as validate_module
@@ -45,3 +57,66 @@ def test_gx_disagreeing_with_the_sql_rules_is_a_pipeline_error(ledger, monkeypat
     with pytest.raises(ValidationPipelineError, match="disagree"):
         ingest_file(ledger.con, "requests", path, ledger.store, options=IngestOptions(gx_max_rows=10))
     assert ledger.rows("SELECT * FROM meta.loaded_files") == []
+
+
+def test_gx_flagging_rows_the_sql_rules_all_passed_is_a_pipeline_error(ledger, monkeypatch):
+    # the SQL rules "forget" every flagged line: with nothing flagged, GX first answers yes/no per expectation
+    # (the cheap pass); its "no" for negative output tokens must still stop ingest, naming the lines
+    import pipeline.validate as validate_module
+
+    real = validate_module.validate
+
+    def blind(kind, frame, sql_flags, where, bounds=None):
+        return real(kind, frame, {name: set() for name in sql_flags}, where, bounds)
+
+    monkeypatch.setattr(validate_module, "validate", blind)
+    path = ledger.write("requests", _rows(50, {3, 30}))  # rows 3 and 30: lines 5 and 32
+    with pytest.raises(ValidationPipelineError, match=r"disagree \(lines only GX flags: \[5, 32\]"):
+        ingest_file(ledger.con, "requests", path, ledger.store, options=IngestOptions(gx_max_rows=10))
+    assert ledger.rows("SELECT * FROM meta.loaded_files") == []
+
+
+def test_sql_rules_flagging_a_row_gx_passes_is_a_pipeline_error(ledger, monkeypatch):
+    # a clean file, but the SQL rules "flag" line 2 for a check: GX (no unexpected row) must disagree
+    import pipeline.validate as validate_module
+
+    real = validate_module.validate
+
+    def inventive(kind, frame, sql_flags, where, bounds=None):
+        first = sorted(sql_flags)[0]
+        return real(kind, frame, {**sql_flags, first: {2}}, where, bounds)
+
+    monkeypatch.setattr(validate_module, "validate", inventive)
+    path = ledger.write("requests", _rows(20, set()))
+    with pytest.raises(ValidationPipelineError, match=r"only SQL flags: \[2\]"):
+        ingest_file(ledger.con, "requests", path, ledger.store)
+    assert ledger.rows("SELECT * FROM meta.loaded_files") == []
+
+
+def test_gx_failing_to_evaluate_on_a_clean_sample_is_a_pipeline_error(ledger, monkeypatch):
+    # nothing flagged, but GX cannot compare text with a number: the cheap pass must not wave that through
+    import pipeline.validate as validate_module
+
+    real = validate_module.validate
+
+    def garbled(kind, frame, sql_flags, where, bounds=None):
+        frame = frame.assign(output_tokens="ten")
+        return real(kind, frame, sql_flags, where, bounds)
+
+    monkeypatch.setattr(validate_module, "validate", garbled)
+    path = ledger.write("requests", _rows(20, set()))
+    with pytest.raises(ValidationPipelineError, match="could not evaluate"):
+        ingest_file(ledger.con, "requests", path, ledger.store)
+    assert ledger.rows("SELECT * FROM meta.loaded_files") == []
+
+
+def test_no_expectation_tolerates_a_share_of_bad_rows():
+    # the cheap pass reads GX's success as "no unexpected row", which holds only without ``mostly``
+    import datetime as dt
+
+    from schemas.expectations import Bounds, suites
+
+    for kind, checks in suites(Bounds()).items():
+        for check in checks:
+            expectation = check.gx_expectation(dt.datetime(2026, 12, 3))
+            assert getattr(expectation, "mostly", 1) == 1, (kind, check.name)
