@@ -467,10 +467,17 @@ def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     assert ledger.one("SELECT count(*) AS n FROM intermediate.int_tasks_resolved")["n"] == 2
 
 
-def test_a_day_model_reads_the_tasks_within_the_range_of_its_days_tasks(ledger, tmp_path):
-    """Issue #14 (c): team usage and the clusters' accepted time join the touched days' requests with the tasks in
-    the range of those requests' task ids only (zone maps skip the rest when ids grow with time), and still equal a
-    full build, also when a late retry widens the range to old tasks."""
+def _singles(led: Ledger) -> list[tuple[str, str]]:
+    """The single-attempt tasks team usage read last: (day, route), sorted."""
+    query = "SELECT CAST(single_day AS VARCHAR), route FROM scoped.singles_of_days ORDER BY ALL"
+    return led.con.execute(query).fetchall()
+
+
+def test_a_day_model_reads_the_tasks_of_its_days_only(ledger, tmp_path):
+    """Issue #14 (c): team usage reads the single-attempt tasks of the touched days (by their attempt's day) and the
+    retried tasks in the range of the touched days' retried task ids; the clusters' accepted time the tasks whose
+    accepted attempt is in the range of the days' request ids (zone maps skip the rest when ids grow with time). All
+    still equal a full build, also when a late retry widens the range to old tasks."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load(
         "requests",
@@ -485,20 +492,22 @@ def test_a_day_model_reads_the_tasks_within_the_range_of_its_days_tasks(ledger, 
         ],
     )
     ledger.build()
-    # the touched day is 2 July: its tasks b1, b2; a1 and a2 ("a..." < "b1") are outside the range
-    tasks = ledger.con.execute("SELECT task_id FROM scoped.tasks_of_days ORDER BY ALL").fetchall()
-    assert tasks == [("b1",), ("b2",)]
-    # likewise the tasks whose accepted attempt is in the range r3..r4 of the day's request ids
+    # the touched day is 2 July: its single-attempt tasks b1, b2 (a1 and a2 are on 1 July); no retried task
+    assert _singles(ledger) == [("2026-07-02", "api"), ("2026-07-02", "api")]
+    assert ledger.con.execute("SELECT task_id FROM scoped.tasks_of_days").fetchall() == []
+    # the tasks whose accepted attempt is in the range r3..r4 of the day's request ids
     accepted = ledger.con.execute("SELECT accepted_request_id FROM scoped.accepted_of_days ORDER BY ALL").fetchall()
     assert accepted == [("r3",), ("r4",)]
     assert_same_as_full_build(ledger, tmp_path)
-    # a retry of a2 (self-hosted, accepted) on 2 July: the days of a2 (1 and 2 July) are touched, range a1..b2
+    # a retry of a2 (self-hosted, accepted) on 2 July: the days of a2 (1 and 2 July) are touched; the singles of both
+    # days are a1, b1, b2, all api (a2, self-hosted, has two attempts now), the retried tasks in the range a2..a2
     ledger.load(
         "requests", [request("r5", "a2", "2026-07-02T12:00:00Z", route="self_hosted", attempt=2, accepted="true")]
     )
     ledger.build()
+    assert _singles(ledger) == [("2026-07-01", "api"), ("2026-07-02", "api"), ("2026-07-02", "api")]
     tasks = ledger.con.execute("SELECT task_id FROM scoped.tasks_of_days ORDER BY ALL").fetchall()
-    assert tasks == [("a1",), ("a2",), ("b1",), ("b2",)]
+    assert tasks == [("a2",)]
     assert_same_as_full_build(ledger, tmp_path)
 
 

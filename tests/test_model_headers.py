@@ -140,20 +140,20 @@ def _line_of(path: Path, text: str) -> int:
         # within: a range of keys of another day input of the same model, for days models only
         (
             "int_team_usage_daily",
-            "within task_id of requests_of_days.task_id",
+            "within task_id of retries_of_days.task_id",
             "within task_id of retries_of_dayz.task_id",
             "input tasks_of_days: within ... of retries_of_dayz: not a day input of this model",
         ),
         (
             "int_team_usage_daily",
-            "within task_id of requests_of_days.task_id",
-            "within team of requests_of_days.task_id",
+            "within task_id of retries_of_days.task_id",
+            "within team of retries_of_days.task_id",
             "input tasks_of_days: within: input tasks_of_days does not read team",
         ),
         (
             "int_team_usage_daily",
-            "within task_id of requests_of_days.task_id",
-            "day started_at, within task_id of requests_of_days.task_id",
+            "within task_id of retries_of_days.task_id",
+            "day first_day, within task_id of retries_of_days.task_id",
             "names its day column (, day COLUMN) or the range of keys it reads",
         ),
         (

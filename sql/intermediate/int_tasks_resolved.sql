@@ -2,10 +2,10 @@
 -- materialized: table
 -- published: no
 -- incremental: keys
--- input requests_of_tasks: intermediate.int_requests_priced (task_id, request_id, attempt, started_at, route, month, latency_ms, status, accepted, metered_cost_usd, api_equivalent_cost_usd)
+-- input requests_of_tasks: intermediate.int_requests_priced (task_id, request_id, attempt, started_at, route, month, latency_ms, status, accepted, metered_cost_usd, api_equivalent_cost_usd, team)
 -- input outcomes_of_tasks: staging.stg_ledger__outcomes
 -- unique_key: task_id
--- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
+-- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. A task with one attempt also carries that attempt's day (UTC) and team (single_day, single_team: where int_team_usage_daily counts it, without joining every request with its task). Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
 -- ("latest" = started_at, then attempt, then request_id: the same order everywhere). Most tasks have one attempt,
@@ -18,6 +18,8 @@ single AS (
     SELECT
         r.task_id,
         1 AS attempts,
+        CAST(r.started_at AS DATE) AS single_day,
+        coalesce(r.team, '(none)') AS single_team,
         CAST(r.accepted IS NOT NULL AS BIGINT) AS judged_attempts,
         struct_pack(request_id := r.request_id, route := r.route, month := r.month) AS last_attempt,
         CASE WHEN r.status = 'ok'
@@ -33,6 +35,8 @@ multi AS (
     SELECT
         r.task_id,
         count(*) AS attempts,
+        CAST(NULL AS DATE) AS single_day,
+        CAST(NULL AS VARCHAR) AS single_team,
         count(r.accepted) AS judged_attempts,
         arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month),
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id)) AS last_attempt,
@@ -71,6 +75,8 @@ decided AS (
     SELECT
         p.task_id,
         p.attempts,
+        p.single_day,
+        p.single_team,
         p.last_attempt,
         CASE
             WHEN fd.task_id IS NOT NULL THEN 'outcomes'
@@ -129,5 +135,7 @@ SELECT
     money_div(review_minutes * review_rate_per_hour_usd, 60) AS review_cost_usd,
     -- what the accepted attempt alone costs at the API: its own provider's price (api) or the reference price (self_hosted)
     CASE WHEN acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) THEN acc_api_cost END
-        AS accepted_attempt_api_cost_usd
+        AS accepted_attempt_api_cost_usd,
+    single_day,
+    single_team
 FROM judged
