@@ -224,7 +224,7 @@ class Run:
             self.summary.seconds = time.perf_counter() - self.t0
             outcome = self.summary.outcome if exc is None else f"failed: {type(exc).__name__}"
             self._finish(outcome)
-            self.con.close()
+            self.store.close_work(self.con, self.settings)
         finally:
             self._lock.__exit__(exc_type, exc, tb)
 
@@ -283,6 +283,7 @@ class Run:
             self.summary.count("loaded") or self.summary.count("repaired") or self.summary.build.months_changed
         )
         tables, views = publication(self.con, self.store)
+        self.store.shrink_pool(self.con, self.settings)  # the build is done: publishing needs little of the pool
         self.summary.published = str(
             self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots, tables, views, changed)
         )

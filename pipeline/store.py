@@ -49,7 +49,7 @@ from pipeline.catalog import init_ledger, sql_literal
 from pipeline.db import STORAGE_VERSION, connect_write
 from pipeline.errors import CostledgerError
 from pipeline.faults import crashpoint
-from pipeline.settings import Settings
+from pipeline.settings import Settings, memory_bytes
 
 
 class LedgerBusy(CostledgerError, RuntimeError):
@@ -66,6 +66,10 @@ class InsufficientDisk(CostledgerError, RuntimeError):
 
 #: Suffix of a snapshot published by a run that loaded nothing and changed no month.
 UNCHANGED = "-unchanged"
+
+
+#: the writer's buffer pool after the build (publishing, the final checkpoint), when the configured one is larger
+SMALL_POOL = "512MB"
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,23 @@ class Store:
         con.execute("SET preserve_insertion_order = false")
         init_ledger(con, self.lake)
         return con
+
+    def shrink_pool(self, con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+        """Shrink the writer's buffer pool to ``SMALL_POOL`` once the build is done (a configured limit below that
+        stays): clean pages are evicted, nothing is lost. Publishing opens a second database beside it and closing
+        checkpoints the run's writes; with the pool still full of the build's pages their allocations came on top
+        (at 100 M requests the run's peak RSS: 2.3 -> 2.9-3.0 GiB within a second)."""
+        size = memory_bytes(settings.memory_limit)
+        if size is None or size > (memory_bytes(SMALL_POOL) or 0):
+            try:
+                con.execute(f"SET memory_limit = {sql_literal(SMALL_POOL)}")
+            except duckdb.Error:
+                pass  # pages it cannot evict now: the pool stays as it is
+
+    def close_work(self, con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+        """Close the writer's connection in a small buffer pool (``shrink_pool``)."""
+        self.shrink_pool(con, settings)
+        con.close()
 
     def check_disk(self, incoming_bytes: int) -> None:
         """Refuse to start when the disk cannot hold the new lake files, spill and a new published file."""

@@ -39,3 +39,40 @@ def test_empty_nightlies_keep_the_real_snapshots(tmp_path):
     assert [s.endswith("-unchanged.duckdb") for s in snaps] == [False, False, True]
     res = CliRunner().invoke(app, ["rollback", "--list", "--db", str(db), "--settings", str(tmp_path / "s.toml")])
     assert res.exit_code == 0 and "loaded nothing, changed no month" in res.output and "published at" in res.output
+
+
+class _Recorder:
+    """A DuckDB connection that records what it is asked (and still does it)."""
+
+    def __init__(self) -> None:
+        import duckdb
+
+        self.con = duckdb.connect()
+        self.statements: list[str] = []
+        self.limit_at_close: str | None = None
+
+    def execute(self, sql: str, *args):  # type: ignore[no-untyped-def]
+        self.statements.append(sql)
+        return self.con.execute(sql, *args)
+
+    def close(self) -> None:
+        self.limit_at_close = self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        self.con.close()
+
+
+def test_the_writer_closes_in_a_small_buffer_pool(tmp_path):
+    # closing checkpoints the run's writes: the pool is shrunk to 512MB first (488.2 MiB = 512e6 bytes), unless the
+    # configured limit is already smaller (256MB stays 256MB: never raised)
+    from dataclasses import replace
+
+    from pipeline.settings import Settings
+
+    store = Store.for_db(tmp_path / "l.duckdb")
+    cases = [("4GB", True, "488.2 MiB"), ("80%", True, "488.2 MiB"), ("600MB", True, "488.2 MiB")]
+    cases += [("512MB", False, "488.2 MiB"), ("256MB", False, "244.1 MiB")]
+    for configured, shrunk, at_close in cases:
+        rec = _Recorder()
+        rec.con.execute(f"SET memory_limit = '{configured}'")
+        store.close_work(rec, replace(Settings(), memory_limit=configured))  # type: ignore[arg-type]
+        assert (rec.statements == ["SET memory_limit = '512MB'"]) == shrunk, configured
+        assert rec.limit_at_close == at_close, configured
