@@ -305,6 +305,97 @@ def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_searche
     assert {r["request_id"]: r["metered_cost_usd"] for r in got} == {rid: oracle(req) for rid, req in rows.items()}
 
 
+def sensitivity_parts(req: dict) -> tuple[Decimal, Decimal, Decimal] | None:
+    """DOMAIN.md's split of a priced request's cost for the cache-hit sensitivity, in Python, at its price row's
+    USD prices (price x rate, exact): A = (hit + miss) x miss price, B = (hit + miss) x (miss - hit price), C = output
+    and reasoning, cache writes (per million) and web searches; None when no row prices the request."""
+    inputs = sum(req[c] for c in ("cache_hit_input_tokens", "cache_miss_input_tokens",
+                                  "cache_write_5m_input_tokens", "cache_write_1h_input_tokens"))  # fmt: skip
+    levels = [
+        p for p in PRICE_ROWS
+        if p.get("service_tier", "standard") == req["service_tier"] and int(p.get("min_input_tokens", 0)) <= inputs
+        and p["model"] == req["model"]
+    ]  # fmt: skip
+    if not levels:
+        return None
+    p = max(levels, key=lambda x: int(x.get("min_input_tokens", 0)))
+    rate = Decimal(1)
+    if p["currency"] == "CNY":
+        rate = RATES[max(d for d in RATES if d <= req["started_at"][:10])]
+    elif p["currency"] == "EUR":
+        rate = EUR_RATE
+    miss = Decimal(p["cache_miss_input_per_million"]) * rate
+    hit = Decimal(p["cache_hit_input_per_million"]) * rate
+    read = req["cache_hit_input_tokens"] + req["cache_miss_input_tokens"]
+    c = (
+        (req["output_tokens"] + req["reasoning_tokens"]) * Decimal(p["output_per_million"]) * rate
+        + req["cache_write_5m_input_tokens"]
+        * Decimal(p.get("cache_write_5m_per_million", p["cache_miss_input_per_million"]))
+        * rate
+        + req["cache_write_1h_input_tokens"]
+        * Decimal(p.get("cache_write_1h_per_million", p["cache_miss_input_per_million"]))
+        * rate
+    ) / Decimal(1_000_000) + req["web_search_calls"] * Decimal(p.get("web_search_per_call", "0")) * rate
+    return read * miss / Decimal(1_000_000), read * (miss - hit) / Decimal(1_000_000), c
+
+
+def test_the_sensitivity_sums_of_many_price_bands_equal_a_decimal_oracle(ledger):
+    """int_requests_daily prices the a/b/c sums per price band (the band's prices times its token sums); the
+    month's sums must equal the sum of every request's own parts, whatever band, tier, level or currency prices it,
+    rounded once to 12 decimals. Several requests share each band, and one day holds many bands."""
+    ledger.load(
+        "fx",
+        [{"currency": "CNY", "date": d, "usd_per_unit": str(r)} for d, r in RATES.items()]
+        + [{"currency": "EUR", "date": "2026-01-01", "usd_per_unit": str(EUR_RATE)}],
+    )
+    assert ledger.load("prices", PRICE_ROWS).rows_loaded == len(PRICE_ROWS)
+    shapes = [
+        # (model, tier, hit, miss, 5m writes, 1h writes, output, reasoning, web searches)
+        ("kimi-k3", "standard", 1_000, 2_000, 0, 0, 300, 0, 0),
+        (
+            "kimi-k3",
+            "standard",
+            7,
+            13,
+            150_000,
+            7,
+            11,
+            5,
+            3,
+        ),  # cache writes at their own rates (150,033 input tokens: the base level)
+        ("kimi-k3", "standard", 120_000, 90_000, 0, 0, 1, 1, 1),  # 210,000 input tokens: the LONG level
+        ("kimi-k3", "batch", 50_000, 50_001, 0, 0, 999, 1, 0),
+        ("kimi-k3", "batch", 150_000, 60_000, 0, 0, 10, 0, 0),  # batch's long-context level
+        ("kimi-k3-cn", "standard", 333, 777, 1, 0, 5, 5, 2),
+        ("kimi-k3-eu", "standard", 123_457, 1, 0, 9, 77, 0, 1),
+        ("kimi-k3-max", "standard", 0, 10, 0, 0, 1_000_003, 0, 0),
+        ("kimi-k3", "flex", 500, 500, 0, 0, 500, 0, 0),  # no flex price: unpriced, in none of the sums
+    ]
+    rows, parts = [], []
+    for n, (model, tier, hit, miss, w5, w1, out, reason, searches) in enumerate(shapes * 3):
+        req = {
+            "model": model, "service_tier": tier, "cache_hit_input_tokens": hit + n, "cache_miss_input_tokens": miss,
+            "cache_write_5m_input_tokens": w5, "cache_write_1h_input_tokens": w1, "output_tokens": out,
+            "reasoning_tokens": reason, "web_search_calls": searches,
+            "started_at": ["2026-07-02T10:00:00Z", "2026-07-10T10:00:00Z"][n % 2],
+        }  # fmt: skip
+        rows.append(request(f"s{n}", f"s{n}", **req))
+        parts.append(sensitivity_parts(req))
+    assert ledger.load("requests", rows).rows_loaded == len(rows)
+    ledger.build()
+    priced = [x for x in parts if x is not None]
+    assert len(priced) == len(parts) - 3  # the three flex requests
+    want = {
+        name: sum((x[i] for x in priced), Decimal(0)).quantize(Decimal("1e-12"), rounding=ROUND_HALF_UP)
+        for i, name in enumerate(("a", "b", "c"))
+    }
+    got = ledger.one(
+        "SELECT sum(a_all_miss_usd) AS a, sum(b_hit_saving_usd) AS b, sum(c_not_read_input_usd) AS c, "
+        "sum(unpriced_requests) AS unpriced FROM intermediate.int_requests_monthly WHERE month = DATE '2026-07-01'"
+    )
+    assert got == {**want, "unpriced": 3}
+
+
 # ------------------------------------------------------------------ LiteLLM's price list
 
 LITELLM = ROOT / "tests" / "fixtures" / "prices" / "litellm_model_prices.json"

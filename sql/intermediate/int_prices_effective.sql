@@ -7,6 +7,7 @@
 -- column max_input_tokens: The band covers requests with min_input_tokens <= input tokens < max_input_tokens.
 -- column effective_from: When the price row itself took effect (its key in the price catalogue).
 -- column currency: The currency the price was published in (its prices here are converted to USD).
+-- column price_band: The band's number (its rank in the order of the unique key): what int_requests_priced keeps of a request's price, and int_requests_daily prices its sums by.
 WITH overlapping AS (
     SELECT DISTINCT
         a.provider,
@@ -103,6 +104,7 @@ SELECT
     CAST(b.cache_write_5m_per_million * r.rate AS DECIMAL(38, 18)) AS cache_write_5m_per_million,
     CAST(b.cache_write_1h_per_million * r.rate AS DECIMAL(38, 18)) AS cache_write_1h_per_million,
     CAST(b.output_per_million * r.rate AS DECIMAL(38, 18)) AS output_per_million,
-    CAST(b.web_search_per_call * r.rate AS DECIMAL(38, 18)) AS web_search_per_call
+    CAST(b.web_search_per_call * r.rate AS DECIMAL(38, 18)) AS web_search_per_call,
+    row_number() OVER (ORDER BY b.provider, b.model, b.service_tier, b.min_input_tokens, b.valid_from) AS price_band
 FROM banded AS b
 ASOF LEFT JOIN rates AS r ON b.currency = r.currency AND CAST(b.valid_from AS DATE) >= r.date

@@ -3,37 +3,64 @@
 -- incremental: days
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
 -- unique_key: day, route, provider, cluster_id, team
--- description: Request volume, tokens and token cost per day (UTC, by request start), route, provider, cluster and team: the sums of int_requests_monthly, kept per day so that a late day recomputes its day, not its month. Money sums keep their full scale here; int_requests_monthly sums the days and rounds once. Incremental: only the days touched by new data are recomputed.
+-- description: Request volume, tokens and token cost per day (UTC, by request start), route, provider, cluster and team: the sums of int_requests_monthly, kept per day so that a late day recomputes its day, not its month. The a/b/c sums are priced per price band: the band's prices times the band's token sums, the same exact value as the sum of every request's own (DECIMAL arithmetic does not round). Money sums keep their full scale here; int_requests_monthly sums the days and rounds once. Incremental: only the days touched by new data are recomputed.
+WITH by_band AS (
+    -- the day's sums per price band (int_requests_priced keeps a request's band, not its prices)
+    SELECT
+        CAST(started_at AS DATE) AS day,
+        month,
+        route,
+        provider,
+        cluster_id,
+        team,
+        price_band,
+        count(*) AS requests,
+        count(*) FILTER (WHERE NOT is_priced) AS unpriced_requests,
+        sum(cache_hit_input_tokens) AS cache_hit_input_tokens,
+        sum(cache_miss_input_tokens) AS cache_miss_input_tokens,
+        sum(cache_write_5m_input_tokens) AS cache_write_5m_input_tokens,
+        sum(cache_write_1h_input_tokens) AS cache_write_1h_input_tokens,
+        sum(output_tokens) AS output_tokens,
+        sum(reasoning_tokens) AS reasoning_tokens,
+        sum(web_search_calls) AS web_search_calls,
+        sum(latency_ms) AS request_ms,
+        sum(metered_cost_usd) AS metered_usd,
+        sum(api_equivalent_cost_usd) AS api_equivalent_usd
+    FROM scoped.requests_of_days
+    GROUP BY CAST(started_at AS DATE), month, route, provider, cluster_id, team, price_band
+)
 SELECT
-    CAST(started_at AS DATE) AS day,
-    month,
-    route,
-    provider,
-    cluster_id,
-    team,
-    count(*) AS requests,
-    count(*) FILTER (WHERE NOT is_priced) AS unpriced_requests,
-    sum(cache_hit_input_tokens) AS cache_hit_input_tokens,
-    sum(cache_miss_input_tokens) AS cache_miss_input_tokens,
-    sum(cache_write_5m_input_tokens) AS cache_write_5m_input_tokens,
-    sum(cache_write_1h_input_tokens) AS cache_write_1h_input_tokens,
-    sum(output_tokens) AS output_tokens,
-    sum(reasoning_tokens) AS reasoning_tokens,
-    sum(web_search_calls) AS web_search_calls,
-    sum(latency_ms) AS request_ms,
-    sum(metered_cost_usd) AS metered_usd,
-    sum(api_equivalent_cost_usd) AS api_equivalent_usd,
-    sum(CAST(cache_hit_input_tokens + cache_miss_input_tokens AS DECIMAL(20, 0)) * cache_miss_input_per_million
-        * CAST(0.000001 AS DECIMAL(7, 6))) FILTER (WHERE is_priced) AS a_all_miss_usd,
-    sum(CAST(cache_hit_input_tokens + cache_miss_input_tokens AS DECIMAL(20, 0))
-        * (cache_miss_input_per_million - cache_hit_input_per_million) * CAST(0.000001 AS DECIMAL(7, 6)))
-        FILTER (WHERE is_priced) AS b_hit_saving_usd,
+    b.day,
+    b.month,
+    b.route,
+    b.provider,
+    b.cluster_id,
+    b.team,
+    CAST(sum(b.requests) AS BIGINT) AS requests,
+    CAST(sum(b.unpriced_requests) AS BIGINT) AS unpriced_requests,
+    sum(b.cache_hit_input_tokens) AS cache_hit_input_tokens,
+    sum(b.cache_miss_input_tokens) AS cache_miss_input_tokens,
+    sum(b.cache_write_5m_input_tokens) AS cache_write_5m_input_tokens,
+    sum(b.cache_write_1h_input_tokens) AS cache_write_1h_input_tokens,
+    sum(b.output_tokens) AS output_tokens,
+    sum(b.reasoning_tokens) AS reasoning_tokens,
+    sum(b.web_search_calls) AS web_search_calls,
+    sum(b.request_ms) AS request_ms,
+    sum(b.metered_usd) AS metered_usd,
+    sum(b.api_equivalent_usd) AS api_equivalent_usd,
+    sum(CAST(b.cache_hit_input_tokens + b.cache_miss_input_tokens AS DECIMAL(38, 0)) * p.cache_miss_input_per_million
+        * CAST(0.000001 AS DECIMAL(7, 6))) AS a_all_miss_usd,
+    sum(CAST(b.cache_hit_input_tokens + b.cache_miss_input_tokens AS DECIMAL(38, 0))
+        * (p.cache_miss_input_per_million - p.cache_hit_input_per_million) * CAST(0.000001 AS DECIMAL(7, 6)))
+        AS b_hit_saving_usd,
     sum(
-        (CAST(output_tokens + reasoning_tokens AS DECIMAL(20, 0)) * output_per_million
-            + CAST(cache_write_5m_input_tokens AS DECIMAL(20, 0)) * cache_write_5m_per_million
-            + CAST(cache_write_1h_input_tokens AS DECIMAL(20, 0)) * cache_write_1h_per_million)
+        (CAST(b.output_tokens + b.reasoning_tokens AS DECIMAL(38, 0)) * p.output_per_million
+            + CAST(b.cache_write_5m_input_tokens AS DECIMAL(38, 0)) * p.cache_write_5m_per_million
+            + CAST(b.cache_write_1h_input_tokens AS DECIMAL(38, 0)) * p.cache_write_1h_per_million)
         * CAST(0.000001 AS DECIMAL(7, 6))
-        + CAST(web_search_calls AS DECIMAL(20, 0)) * web_search_per_call
-    ) FILTER (WHERE is_priced) AS c_not_read_input_usd
-FROM scoped.requests_of_days
-GROUP BY day, month, route, provider, cluster_id, team
+        + CAST(b.web_search_calls AS DECIMAL(38, 0)) * p.web_search_per_call
+    ) AS c_not_read_input_usd
+FROM by_band AS b
+-- unpriced requests (no band) find no prices: their a/b/c terms are NULL, which sum() leaves out
+LEFT JOIN intermediate.int_prices_effective AS p ON b.price_band = p.price_band
+GROUP BY b.day, b.month, b.route, b.provider, b.cluster_id, b.team

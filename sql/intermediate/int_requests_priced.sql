@@ -6,7 +6,7 @@
 -- months_touched: month, CAST(date_trunc('month', ended_at - INTERVAL 1 MICROSECOND) AS DATE)
 -- days_touched: started_at, ended_at - INTERVAL 1 MICROSECOND
 -- unique_key: request_id
--- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
+-- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Of the price it keeps only its band (price_band, a row of int_prices_effective), and of the request only the columns the models that read it use: every column written costs time on every build (at 10 M requests, each price column about 0.2 s). Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 prices AS (
     -- each price per million also as a whole number of micro-dollars (per web search call: of picodollars) when it is
@@ -49,9 +49,7 @@ matched AS (
         p.micro[4] AS write_1h_micro,
         p.micro[5] AS output_micro,
         p.web_search_pico,
-        p.min_input_tokens AS price_min_input_tokens,
-        p.provider AS priced_provider,
-        p.effective_from AS price_effective_from
+        p.price_band
     FROM keyed AS r
     LEFT JOIN prices AS p
         ON
@@ -106,19 +104,12 @@ costed AS (
     FROM matched
 )
 SELECT
-    request_id, task_id, attempt, started_at, ended_at, month, route, provider, cluster_id, model,
+    request_id, task_id, attempt, started_at, ended_at, month, route, provider, cluster_id,
     cache_hit_input_tokens, cache_miss_input_tokens, cache_write_5m_input_tokens, cache_write_1h_input_tokens,
-    output_tokens, reasoning_tokens, web_search_calls, service_tier,
-    latency_ms, status, accepted, team, reported_cost_usd, source_file_hash,
-    priced_provider IS NOT NULL AS is_priced,
-    price_effective_from,
-    price_min_input_tokens,
-    cache_hit_input_per_million,
-    cache_miss_input_per_million,
-    cache_write_5m_per_million,
-    cache_write_1h_per_million,
-    output_per_million,
-    web_search_per_call,
+    output_tokens, reasoning_tokens, web_search_calls,
+    latency_ms, status, accepted, team, source_file_hash,
+    price_band IS NOT NULL AS is_priced,
+    price_band,
     CASE WHEN route = 'api' THEN priced_cost_usd END AS metered_cost_usd,
     CASE WHEN route = 'self_hosted' THEN priced_cost_usd END AS api_equivalent_cost_usd
 FROM costed
