@@ -473,11 +473,17 @@ def _singles(led: Ledger) -> list[tuple[str, str]]:
     return led.con.execute(query).fetchall()
 
 
+def _accepted(led: Ledger) -> list[tuple[str, str, str | None]]:
+    """The accepted tasks the clusters' request time read last: (accepted day, route, cluster), sorted."""
+    query = "SELECT CAST(accepted_day AS VARCHAR), route, accepted_cluster_id FROM scoped.accepted_of_days ORDER BY ALL"
+    return led.con.execute(query).fetchall()
+
+
 def test_a_day_model_reads_the_tasks_of_its_days_only(ledger, tmp_path):
     """Issue #14 (c): team usage reads the single-attempt tasks of the touched days (by their attempt's day) and the
-    retried tasks in the range of the touched days' retried task ids; the clusters' accepted time the tasks whose
-    accepted attempt is in the range of the days' request ids (zone maps skip the rest when ids grow with time). All
-    still equal a full build, also when a late retry widens the range to old tasks."""
+    retried tasks in the range of the touched days' retried task ids; the clusters' accepted time the accepted tasks
+    whose accepted attempt is on a touched day (by that attempt's day). All still equal a full build, also when a late
+    retry widens the range to old tasks."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load(
         "requests",
@@ -495,9 +501,8 @@ def test_a_day_model_reads_the_tasks_of_its_days_only(ledger, tmp_path):
     # the touched day is 2 July: its single-attempt tasks b1, b2 (a1 and a2 are on 1 July); no retried task
     assert _singles(ledger) == [("2026-07-02", "api"), ("2026-07-02", "api")]
     assert ledger.con.execute("SELECT task_id FROM scoped.tasks_of_days").fetchall() == []
-    # the tasks whose accepted attempt is in the range r3..r4 of the day's request ids
-    accepted = ledger.con.execute("SELECT accepted_request_id FROM scoped.accepted_of_days ORDER BY ALL").fetchall()
-    assert accepted == [("r3",), ("r4",)]
+    # the accepted tasks whose accepted attempt is on 2 July: b1 and b2 (a1, a2 are undecided)
+    assert _accepted(ledger) == [("2026-07-02", "api", None), ("2026-07-02", "api", None)]
     assert_same_as_full_build(ledger, tmp_path)
     # a retry of a2 (self-hosted, accepted) on 2 July: the days of a2 (1 and 2 July) are touched; the singles of both
     # days are a1, b1, b2, all api (a2, self-hosted, has two attempts now), the retried tasks in the range a2..a2
@@ -508,6 +513,16 @@ def test_a_day_model_reads_the_tasks_of_its_days_only(ledger, tmp_path):
     assert _singles(ledger) == [("2026-07-01", "api"), ("2026-07-02", "api"), ("2026-07-02", "api")]
     tasks = ledger.con.execute("SELECT task_id FROM scoped.tasks_of_days ORDER BY ALL").fetchall()
     assert tasks == [("a2",)]
+    # the accepted tasks of 1 and 2 July: b1, b2 and now a2, by its accepted attempt r5 (2 July, cluster c1)
+    assert _accepted(ledger) == [
+        ("2026-07-02", "api", None),
+        ("2026-07-02", "api", None),
+        ("2026-07-02", "self_hosted", "c1"),
+    ]
+    day2 = (
+        "SELECT accepted_attempt_request_ms AS ms FROM intermediate.int_cluster_requests_daily WHERE day = '2026-07-02'"
+    )
+    assert ledger.one(day2) == {"ms": 1000}  # r5's latency (the request() default: 1,000 ms)
     assert_same_as_full_build(ledger, tmp_path)
 
 

@@ -2,22 +2,27 @@
 -- materialized: table
 -- incremental: days
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
--- input accepted_of_days: intermediate.int_tasks_resolved (accepted_request_id, accepted), within accepted_request_id of requests_of_days.request_id
+-- input accepted_of_days: intermediate.int_tasks_resolved (accepted_day, accepted_cluster_id, accepted_latency_ms, route, accepted), day accepted_day
 -- unique_key: cluster_id, day
--- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour, the tokens served, and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
+-- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour, the tokens served, and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
     SELECT
         r.cluster_id,
         CAST(r.started_at AS DATE) AS day,
         r.month,
-        r.request_id,
-        r.task_id,
         r.latency_ms,
         r.started_at,
         r.cache_hit_input_tokens + r.cache_miss_input_tokens + r.output_tokens + r.reasoning_tokens AS tokens
     FROM scoped.requests_of_days AS r
     WHERE r.route = 'self_hosted' AND r.cluster_id IS NOT NULL
+),
+accepted_time AS (
+    -- the request time of the accepted attempts (self-hosted, on a cluster), by their day and cluster
+    SELECT accepted_cluster_id AS cluster_id, accepted_day AS day, sum(accepted_latency_ms) AS accepted_ms
+    FROM scoped.accepted_of_days
+    WHERE accepted AND route = 'self_hosted' AND accepted_cluster_id IS NOT NULL
+    GROUP BY accepted_cluster_id, accepted_day
 ),
 request_time AS (
     SELECT
@@ -26,10 +31,8 @@ request_time AS (
         r.month,
         count(*) AS requests,
         sum(r.latency_ms) AS request_ms,
-        coalesce(sum(r.latency_ms) FILTER (WHERE t.accepted_request_id IS NOT NULL), 0) AS accepted_attempt_request_ms,
         CAST(sum(r.tokens) AS BIGINT) AS tokens_served
     FROM requests AS r
-    LEFT JOIN scoped.accepted_of_days AS t ON t.accepted_request_id = r.request_id AND t.accepted
     GROUP BY r.cluster_id, r.day, r.month
 ),
 peak AS (
@@ -63,7 +66,18 @@ observed AS (
     FROM windows
     GROUP BY cluster_id, day, month
 )
-SELECT rt.*, p.peak_hour_requests, o.observed_tokens_per_second
+-- an accepted attempt is one of the cluster's self-hosted requests of its day: its cluster and day have a request_time row
+SELECT
+    rt.cluster_id,
+    rt.day,
+    rt.month,
+    rt.requests,
+    rt.request_ms,
+    coalesce(a.accepted_ms, 0) AS accepted_attempt_request_ms,
+    rt.tokens_served,
+    p.peak_hour_requests,
+    o.observed_tokens_per_second
 FROM request_time AS rt
 JOIN peak AS p USING (cluster_id, day, month)
 JOIN observed AS o USING (cluster_id, day, month)
+LEFT JOIN accepted_time AS a USING (cluster_id, day)
