@@ -553,3 +553,52 @@ def test_the_lookup_of_earlier_rows_reads_the_range_of_the_batch_keys(ledger, tm
     ledger.build()
     assert ledger.one(bounds) == {"low": "a2", "high": "d1"}
     assert_same_as_full_build(ledger, tmp_path)
+
+
+def test_only_keys_with_earlier_input_rows_are_looked_for_in_the_keys_models(ledger, tmp_path, monkeypatch):
+    """Issue #14 (c): a keys model's rows for a key come from that key's input rows alone, so a key without earlier
+    rows (a new task) has none to delete: the delete, a scan of the whole table, looks for the keys with earlier rows
+    of the append model (a retry) or of another input (an outcome loaded before) only, and is skipped when there
+    are none. Every build still equals a full build."""
+    seen: list[list[str]] = []
+    real_clear = incremental.Keys.clear
+
+    def clear(self, con):  # type: ignore[no-untyped-def]
+        # the keys looked for in the models' tables, noted before the scratch tables are dropped (once per group)
+        if con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'old_keys'").fetchall()[0][0]:
+            seen.append([k for (k,) in con.execute("SELECT task_id FROM scoped.old_keys ORDER BY ALL").fetchall()])
+        real_clear(self, con)
+
+    monkeypatch.setattr(incremental.Keys, "clear", clear)
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r1", "a1", "2026-07-01T10:00:00Z"), request("r2", "a2", "2026-07-01T11:00:00Z")])
+    ledger.build()  # full: no lookup
+    ledger.load("requests", [request("r3", "b1", "2026-07-02T10:00:00Z"), request("r4", "b2", "2026-07-02T11:00:00Z")])
+    ledger.build()
+    assert seen[-1] == []  # two new tasks: nothing to delete
+    assert_same_as_full_build(ledger, tmp_path)
+    # a retry of a1 (earlier rows in the request log) beside a new task c1
+    ledger.load(
+        "requests",
+        [request("r5", "a1", "2026-07-03T10:00:00Z", attempt=2), request("r6", "c1", "2026-07-03T11:00:00Z")],
+    )
+    ledger.build()
+    assert seen[-1] == ["a1"]
+    assert_same_as_full_build(ledger, tmp_path)
+    # a decision for b2 (no new request): its key has earlier request rows
+    ledger.load("outcomes", [{"task_id": "b2", "accepted": "true", "decided_at": "2026-07-04T09:00:00Z"}])
+    ledger.build()
+    assert seen[-1] == ["b2"]
+    assert ledger.one("SELECT accepted FROM intermediate.int_tasks_resolved WHERE task_id = 'b2'") == {"accepted": True}
+    assert_same_as_full_build(ledger, tmp_path)
+    # a decision for d1 before any of its requests, then its first request: an earlier row of another input
+    ledger.load("outcomes", [{"task_id": "d1", "accepted": "false", "decided_at": "2026-07-05T09:00:00Z"}])
+    ledger.build()
+    ledger.load("requests", [request("r7", "d1", "2026-07-05T08:00:00Z")])
+    ledger.build()
+    assert seen[-1] == ["d1"]
+    assert ledger.one("SELECT accepted FROM intermediate.int_tasks_resolved WHERE task_id = 'd1'") == {
+        "accepted": False
+    }
+    assert ledger.one("SELECT count(*) AS n FROM intermediate.int_tasks_resolved") == {"n": 6}
+    assert_same_as_full_build(ledger, tmp_path)
