@@ -230,9 +230,9 @@ PRICE_ROWS = [
 ]
 
 
-def oracle(req: dict) -> Decimal | None:
-    """The pricing rule, from DOMAIN.md, in Python: the row of the request's tier whose min_input_tokens is the
-    largest not above its input tokens (hit + miss + writes); writes default to the miss price."""
+def price_row(req: dict) -> dict | None:
+    """The price row of DOMAIN.md's pricing rule: of the request's model and tier, the one whose min_input_tokens is
+    the largest not above its input tokens (hit + miss + writes); None when there is none."""
     inputs = sum(req[c] for c in ("cache_hit_input_tokens", "cache_miss_input_tokens",
                                   "cache_write_5m_input_tokens", "cache_write_1h_input_tokens"))  # fmt: skip
     levels = [
@@ -240,9 +240,15 @@ def oracle(req: dict) -> Decimal | None:
         if p.get("service_tier", "standard") == req["service_tier"] and int(p.get("min_input_tokens", 0)) <= inputs
         and p["model"] == req["model"]
     ]  # fmt: skip
-    if not levels:
+    return max(levels, key=lambda x: int(x.get("min_input_tokens", 0))) if levels else None
+
+
+def oracle(req: dict) -> Decimal | None:
+    """The pricing rule, from DOMAIN.md, in Python: the request's price row (``price_row``); writes default to the
+    miss price."""
+    p = price_row(req)
+    if p is None:
         return None
-    p = max(levels, key=lambda x: int(x.get("min_input_tokens", 0)))
     miss = Decimal(p["cache_miss_input_per_million"])
     per_million = (
         req["cache_hit_input_tokens"] * Decimal(p["cache_hit_input_per_million"])
@@ -309,16 +315,9 @@ def sensitivity_parts(req: dict) -> tuple[Decimal, Decimal, Decimal] | None:
     """DOMAIN.md's split of a priced request's cost for the cache-hit sensitivity, in Python, at its price row's
     USD prices (price x rate, exact): A = (hit + miss) x miss price, B = (hit + miss) x (miss - hit price), C = output
     and reasoning, cache writes (per million) and web searches; None when no row prices the request."""
-    inputs = sum(req[c] for c in ("cache_hit_input_tokens", "cache_miss_input_tokens",
-                                  "cache_write_5m_input_tokens", "cache_write_1h_input_tokens"))  # fmt: skip
-    levels = [
-        p for p in PRICE_ROWS
-        if p.get("service_tier", "standard") == req["service_tier"] and int(p.get("min_input_tokens", 0)) <= inputs
-        and p["model"] == req["model"]
-    ]  # fmt: skip
-    if not levels:
+    p = price_row(req)
+    if p is None:
         return None
-    p = max(levels, key=lambda x: int(x.get("min_input_tokens", 0)))
     rate = Decimal(1)
     if p["currency"] == "CNY":
         rate = RATES[max(d for d in RATES if d <= req["started_at"][:10])]
