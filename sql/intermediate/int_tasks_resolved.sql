@@ -122,6 +122,15 @@ judged AS (
         s.review_rate_per_hour_usd
     FROM decided AS d
     CROSS JOIN settings AS s
+),
+settled AS (
+    -- accepted: the task has an accepted attempt and it was within its route's SLO (one expression for every column
+    -- that holds only for accepted tasks)
+    SELECT
+        *,
+        coalesce(acc_latency_ms > slo_ms, FALSE) AS is_latency_violation,
+        acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) AS is_accepted
+    FROM judged
 )
 SELECT
     task_id,
@@ -135,18 +144,15 @@ SELECT
     coalesce(acc_month, last_month) AS month,
     acc_latency_ms AS accepted_latency_ms,
     slo_ms,
-    coalesce(acc_latency_ms > slo_ms, FALSE) AS latency_violation,
-    acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) AS accepted,
+    is_latency_violation AS latency_violation,
+    is_accepted AS accepted,
     review_minutes,
     money_div(review_minutes * review_rate_per_hour_usd, 60) AS review_cost_usd,
     -- what the accepted attempt alone costs at the API: its own provider's price (api) or the reference price (self_hosted)
-    CASE WHEN acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) THEN acc_api_cost END
-        AS accepted_attempt_api_cost_usd,
+    CASE WHEN is_accepted THEN acc_api_cost END AS accepted_attempt_api_cost_usd,
     single_day,
     single_team,
     -- the accepted attempt's day (UTC) and cluster, for accepted tasks only
-    CASE WHEN acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) THEN acc_day END
-        AS accepted_day,
-    CASE WHEN acc_request_id IS NOT NULL AND NOT coalesce(acc_latency_ms > slo_ms, FALSE) THEN acc_cluster_id END
-        AS accepted_cluster_id
-FROM judged
+    CASE WHEN is_accepted THEN acc_day END AS accepted_day,
+    CASE WHEN is_accepted THEN acc_cluster_id END AS accepted_cluster_id
+FROM settled
