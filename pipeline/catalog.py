@@ -127,17 +127,20 @@ def raw_view_statements(
         ).fetchall()
         # a missing lake file is left out of the view (so the ledger still opens and the original landing
         # file can be re-delivered to rewrite it); every build refuses to run while one is missing
-        literals = [sql_literal(str(lake / f)) for (f,) in files if (lake / f).is_file()]
+        paths = [str(lake / f) for (f,) in files if (lake / f).is_file()]
+        literals = [sql_literal(p) for p in paths]
         file_columns = None
         if literals:
-            # the columns each lake file has (footers only): older files may lack a column added since
+            # the columns each lake file has, in the files' order (footers only): older files may lack a column
+            # added since, and a copied landing file lacks the provenance columns
             try:
-                file_columns = [
-                    set(names)
-                    for (names,) in con.execute(
-                        f"SELECT list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name"
+                by_file = {
+                    file_name: set(names)
+                    for file_name, names in con.execute(
+                        f"SELECT file_name, list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name"
                     ).fetchall()
-                ]
+                }
+                file_columns = [by_file[p] for p in paths]
             except duckdb.Error:
                 literals, file_columns = _readable_footers(con, literals)
         out.append((f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns)))

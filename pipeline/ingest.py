@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
 import zlib
 import time
 from concurrent.futures import Future, wait
@@ -35,7 +36,7 @@ from pipeline.loadtests import LoadTestMapping, read_load_test
 from pipeline.loadtests import sniff as sniff_load_test
 from pipeline.logformats import LogMapping, sniff
 from pipeline.readers import FileRejected, Limits, ReadResult, detect_format, limited, read_file, read_request_log
-from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name
+from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name, view_value_sql
 from schemas.expectations import SPECIAL_FORMATS, Bounds, suites
 from schemas.tables import FX_DATE_COLUMNS, KINDS, LEDGER_CURRENCY, READ_OPTIONS, ReadOptions
 
@@ -230,11 +231,8 @@ def ingest_file(
     except FileRejected as exc:
         return _reject(con, kind, shown, file_hash, str(exc), run_id, t0)
     present = set(read.present)
-    missing = [c.name for c in cols if c.required and c.name not in present]
-    if missing:
-        plural = "s" if len(missing) > 1 else ""
-        msg = f"{shown}: required column{plural} {', '.join(missing)} missing (line 1 / header)"
-        return _reject(con, kind, shown, file_hash, msg, run_id, t0)
+    if missing := _missing_required(cols, present, shown):
+        return _reject(con, kind, shown, file_hash, missing, run_id, t0)
 
     _register_incoming(con, read)
     lake_rel = f"{table_name(model)}/{file_hash}.parquet"
@@ -253,14 +251,16 @@ def ingest_file(
             where=shown,
             gx_max_rows=options.gx_max_rows,
             bounds=options.bounds,
+            verbatim=read.verbatim,
         )
         loaded, quarantined = _kind_quarantines_and_counts(con, kind, read)
-        if loaded:
-            _copy_good_rows(con, cols, "flags f ANTI JOIN verdicts v ON v._line = f._line", file_hash, tmp_path)
+        verbatim = _write_lake_tmp(con, path, read, cols, loaded, file_hash, tmp_path)
         # GX ran in its thread meanwhile: nothing is sealed, renamed or committed before it agrees
         gx_rows = gx.result()
         crashpoint("ingest.validated")
-        lake_sha = _seal_lake_file(tmp_path, lake_path) if loaded else None
+        lake_sha = _seal_lake_file(tmp_path, lake_path, file_hash if verbatim else None) if loaded else None
+        if loaded and lake_sha is None:
+            return _reject(con, kind, shown, file_hash, _changed_while_loading(shown, file_hash), run_id, t0)
         lake_file = (lake_rel, lake_sha) if loaded else None
         _commit_file(
             con, kind, path, store, identity, file_hash, run_id, read, raw_cols, loaded, quarantined, gx_rows, lake_file
@@ -272,6 +272,44 @@ def ingest_file(
         _clean_up(con, read, tmp_path)
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
     return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+
+
+def _missing_required(cols: list[ColumnSpec], present: set[str], shown: str) -> str | None:
+    """The rejection message when the file lacks a required column, else None."""
+    missing = [c.name for c in cols if c.required and c.name not in present]
+    if not missing:
+        return None
+    plural = "s" if len(missing) > 1 else ""
+    return f"{shown}: required column{plural} {', '.join(missing)} missing (line 1 / header)"
+
+
+def _changed_while_loading(shown: str, file_hash: str) -> str:
+    return (
+        f"{shown}: changed while it was being loaded (its copy is not the file hashed as sha256 "
+        f"{file_hash[:12]}); nothing loaded: deliver it again once it is complete"
+    )
+
+
+def _write_lake_tmp(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    read: ReadResult,
+    cols: list[ColumnSpec],
+    loaded: int,
+    file_hash: str,
+    tmp_path: Path,
+) -> bool:
+    """Write the lake file's temporary copy; True when it is the landing file itself, byte for byte.
+
+    That is when every row loads and the raw view reads each as its checks typed it (``_as_is``); otherwise the
+    good rows are re-encoded with their provenance. Nothing is written when no row loads.
+    """
+    if loaded == read.rows_in and bool(con.execute("SELECT bool_and(_as_is) FROM flags").fetchone()[0]):
+        shutil.copyfile(path, tmp_path)
+        return True
+    if loaded:
+        _copy_good_rows(con, cols, "flags f ANTI JOIN verdicts v ON v._line = f._line", file_hash, tmp_path)
+    return False
 
 
 def _kind_quarantines_and_counts(con: duckdb.DuckDBPyConnection, kind: str, read: ReadResult) -> tuple[int, int]:
@@ -431,11 +469,15 @@ def _copy_good_rows(
     )
 
 
-def _seal_lake_file(tmp_path: Path, lake_path: Path) -> str:
-    """Seal the temporary lake file read-only and rename it into the lake. Returns its SHA-256 for the manifest."""
+def _seal_lake_file(tmp_path: Path, lake_path: Path, expected: str | None = None) -> str | None:
+    """Seal the temporary lake file read-only and rename it into the lake. Returns its SHA-256 for the manifest;
+    None, and nothing renamed, when it is not ``expected`` (a verbatim copy of a landing file that changed since
+    it was hashed)."""
     crashpoint("ingest.lake_written")
     lake_path.parent.mkdir(parents=True, exist_ok=True)
     lake_sha = seal(tmp_path)
+    if expected is not None and lake_sha != expected:
+        return None
     os.replace(tmp_path, lake_path)
     crashpoint("ingest.lake_renamed")
     return lake_sha
@@ -677,6 +719,7 @@ def _stage_checked(
     where: str,
     gx_max_rows: int,
     bounds: Bounds = Bounds(),
+    verbatim: bool = False,
 ) -> tuple[Future[int], set[str], list[str]]:
     """Build temp table ``flags`` (every row: typed columns, raw text, ``_mistyped``, ``_bad``), view ``flag_detail``
     (the bad rows, with one flag per expectation) and temp table ``verdicts`` (the rows not to load: line, reason,
@@ -691,18 +734,25 @@ def _stage_checked(
     kept raw.
     """
     suite = suites(bounds)[kind]
-    native, raw_cols, type_checks = _flag_rows(con, kind, cols, present, key, suite)
+    native, raw_cols, type_checks = _flag_rows(con, kind, cols, present, key, suite, verbatim)
     validated = _great_expectations(con, kind, cols, suite, where, gx_max_rows, bounds)
     _verdicts(con, kind, cols, key, table, check_existing, type_checks, suite)
     return validated, native, raw_cols
 
 
 def _flag_rows(
-    con: duckdb.DuckDBPyConnection, kind: str, cols: list[ColumnSpec], present: set[str], key: list[str], suite: list
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    cols: list[ColumnSpec],
+    present: set[str],
+    key: list[str],
+    suite: list,
+    verbatim: bool = False,
 ) -> tuple[set[str], list[str], list[tuple[str, str, str]]]:
     """Temp table ``flags``: every row typed, its raw text where typing may fail, ``_mistyped`` (a type check
-    failed) and ``_bad`` (any check failed); view ``flag_detail``: the bad rows with one flag per expectation.
-    Returns the columns read natively, the raw columns and the type checks."""
+    failed), ``_bad`` (any check failed) and ``_as_is`` (see ``_as_is_sql``; ``verbatim``: the file may be kept
+    byte for byte); view ``flag_detail``: the bad rows with one flag per expectation. Returns the columns read
+    natively, the raw columns and the type checks."""
     options = READ_OPTIONS.get(kind, ReadOptions())
     source_types = {r[0]: r[1] for r in con.execute("DESCRIBE SELECT * FROM incoming_arrow").fetchall()}
     native = native_columns(kind, cols, source_types)
@@ -717,12 +767,14 @@ def _flag_rows(
         and c.name != "currency"
         and c.default is None
     }
-    typed_parts = []
+    typed_parts, typed_exprs = [], {}
     for c in cols:
         expr = f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)
         if c.default_sql is not None:  # an optional column with a default (opex.cluster_id '' = shared costs)
             expr = f"coalesce({expr}, {c.default_sql})"
         typed_parts.append(f'{expr} AS "{c.name}"')
+        typed_exprs[c.name] = expr
+    as_is = _as_is_sql(kind, cols, present, native, source_types, typed_exprs) if verbatim else "false"
     raw_cols = [c.name for c in cols if c.name not in native and c.name not in plain_text]
     raws = "".join(
         (f", {_text(kind, n)} AS _raw_{n}" if n in present else f", CAST(NULL AS VARCHAR) AS _raw_{n}")
@@ -737,12 +789,42 @@ def _flag_rows(
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE flags AS SELECT *, coalesce({mistyped}, false) AS _mistyped, "
         f"coalesce({any_flag}, false) AS _bad "
-        f"FROM (SELECT i._line, {', '.join(typed_parts)}{raws} FROM incoming_arrow i)"
+        f"FROM (SELECT i._line, {', '.join(typed_parts)}{raws}, {as_is} AS _as_is FROM incoming_arrow i)"
     )
     detail = ", ".join(f"{e} AS {name}" for name, e in checks) or "false AS _none"
     con.execute(f"CREATE OR REPLACE TEMP VIEW flag_detail AS SELECT *, {detail} FROM flags WHERE _bad")
 
     return native, raw_cols, type_checks
+
+
+def _as_is_sql(
+    kind: str,
+    cols: list[ColumnSpec],
+    present: set[str],
+    native: set[str],
+    source_types: dict[str, str],
+    typed: dict[str, str],
+) -> str:
+    """SQL true for a row that the raw view, reading the landing file itself, would give exactly as its checks
+    typed it; "false" for every row when the file's types are not the ledger's (then its lake file is written).
+
+    A column the file has must be of the ledger's type; a column it lacks must not take a per-kind default (the
+    view knows only the class's). Of the columns the file has, a native one reads the same by construction; a
+    text or decimal one (trimmed, lower-cased, parsed) must equal its value as the view reads it.
+    """
+    options = READ_OPTIONS.get(kind, ReadOptions())
+    for c in cols:
+        if c.name in present and source_types.get(c.name) != c.duckdb_type:
+            return "false"
+        if c.name not in present and c.name in options.defaults:
+            return "false"
+    same = [
+        f"({typed[c.name]}) IS NOT DISTINCT FROM {view_value_sql(c, f'i.{quoted}')}"
+        for c in cols
+        if c.name in present and c.name not in native
+        for quoted in [f'"{c.name}"']
+    ]
+    return " AND ".join(same) or "true"
 
 
 def _great_expectations(

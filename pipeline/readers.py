@@ -50,6 +50,9 @@ class ReadResult:
     """(line, reason) for lines that could not be parsed at all (JSONL)."""
     parquet: tuple[Path, dict[str, str], int] | None = None
     """(path, file column -> field, rows) when DuckDB reads the Parquet file itself."""
+    verbatim: bool = False
+    """A Parquet file that holds nothing but allow-listed columns under their own names, and no metadata beyond its
+    Arrow schema (``pipeline.ingest`` may keep it byte for byte as its lake file: a copy stores nothing else)."""
 
     @property
     def rows_in(self) -> int:
@@ -308,10 +311,21 @@ def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> Read
     """Parquet is not read here: DuckDB streams it (bounded memory whatever the file's size)."""
     try:
         meta = pq.read_metadata(path)
-        mapping = _field_names(meta.schema.to_arrow_schema().names, allowed, rename)
+        schema = meta.schema.to_arrow_schema()
+        mapping = _field_names(schema.names, allowed, rename)
     except (pa.ArrowException, OSError) as exc:
         raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
-    return ReadResult(None, list(mapping.values()), parquet=(path, mapping, meta.num_rows))
+    verbatim = (
+        all(src == dst for src, dst in mapping.items())
+        and list(mapping) == schema.names
+        and set(meta.metadata or {}) <= _SCHEMA_ONLY_METADATA
+        and all(f.metadata is None and not pa.types.is_nested(f.type) for f in schema)
+    )
+    return ReadResult(None, list(mapping.values()), parquet=(path, mapping, meta.num_rows), verbatim=verbatim)
+
+
+#: File metadata keys a verbatim Parquet file may carry: the Arrow schema pyarrow and polars write, pandas' index note
+_SCHEMA_ONLY_METADATA = {b"ARROW:schema", b"pandas"}
 
 
 def read_file(path: Path, allowed: list[str], rename: dict[str, str] | None = None) -> ReadResult:

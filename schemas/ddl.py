@@ -107,26 +107,59 @@ def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_column
     With no file yet, the view is an empty relation with the same columns and types. ``file_columns``
     (the columns each lake file has) lets a column added to the class after older lake files were
     written read as NULL in those files, instead of breaking the view.
+
+    A lake file either carries its provenance (``source_file_hash``, ``source_line``: written by the ledger) or is
+    a verbatim copy of a canonical landing file (``pipeline.ingest``), named by that file's SHA-256: its provenance
+    is read from its name and row number. The two sets are read by one ``read_parquet`` each, under UNION ALL; a
+    filter on ``source_file_hash`` prunes files in both (by Parquet statistics, by file name).
     """
     name = f"{RAW_SCHEMA}.{table_name(model)}"
-    if parquet_literals:
-        cols = columns(model)
-        everywhere = set.intersection(*file_columns) if file_columns else {c.name for c in cols}
-        anywhere = set.union(*file_columns) if file_columns else everywhere
-        options = "" if all(c.name in everywhere for c in cols) else ", union_by_name = true"
-        source = f"read_parquet([{', '.join(parquet_literals)}]{options})"
-        select = ", ".join(_column_sql(c, c.name in anywhere) for c in cols)
-        return f"CREATE OR REPLACE VIEW {name} AS SELECT {select} FROM {source}"
-    empty = ", ".join(f'CAST(NULL AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
-    return f"CREATE OR REPLACE VIEW {name} AS SELECT {empty} WHERE false"
+    if not parquet_literals:
+        empty = ", ".join(f'CAST(NULL AS {c.duckdb_type}) AS "{c.name}"' for c in columns(model))
+        return f"CREATE OR REPLACE VIEW {name} AS SELECT {empty} WHERE false"
+    cols = columns(model)
+    per_file = file_columns or [{c.name for c in cols}] * len(parquet_literals)
+    stored = [(lit, fc) for lit, fc in zip(parquet_literals, per_file) if "source_line" in fc]
+    verbatim = [(lit, fc) for lit, fc in zip(parquet_literals, per_file) if "source_line" not in fc]
+    parts = []
+    for files, provenance in ((stored, False), (verbatim, True)):
+        if not files:
+            continue
+        literals = [lit for lit, _ in files]
+        everywhere = set.intersection(*(fc for _, fc in files))
+        anywhere = set.union(*(fc for _, fc in files))
+        data = [c for c in cols if c.name not in PROVENANCE_COLUMNS]
+        options = "" if all(c.name in everywhere for c in data) else ", union_by_name = true"
+        if provenance:  # a verbatim file's provenance comes from its name and row numbers
+            options += ", filename = true, file_row_number = true"
+        select = ", ".join(
+            _provenance_sql(c.name)
+            if provenance and c.name in PROVENANCE_COLUMNS
+            else _column_sql(c, c.name in anywhere)
+            for c in cols
+        )
+        parts.append(f"SELECT {select} FROM read_parquet([{', '.join(literals)}]{options})")
+    return f"CREATE OR REPLACE VIEW {name} AS " + " UNION ALL ".join(parts)
+
+
+def _provenance_sql(name: str) -> str:
+    """A verbatim lake file's provenance: the SHA-256 its name carries, and its row number from 1 (the line
+    ``pipeline.ingest`` gives a Parquet row)."""
+    if name == "source_file_hash":
+        return "regexp_extract(filename, '([0-9a-f]{64})\\.parquet$', 1) AS \"source_file_hash\""
+    return 'CAST(file_row_number + 1 AS BIGINT) AS "source_line"'
+
+
+def view_value_sql(c: ColumnSpec, ref: str) -> str:
+    """A raw view's value of column ``c`` read from ``ref``: cast to its type, with its default for NULL."""
+    value = f"CAST({ref} AS {c.duckdb_type})"
+    return f"coalesce({value}, {c.default_sql})" if c.default_sql is not None else value
 
 
 def _column_sql(c: ColumnSpec, in_files: bool) -> str:
     """A raw view's column: typed; in files written before it existed, its default (else NULL)."""
-    value = f'CAST("{c.name}" AS {c.duckdb_type})' if in_files else f"CAST(NULL AS {c.duckdb_type})"
-    if c.default_sql is not None:
-        value = f"coalesce({value}, {c.default_sql})"
-    return f'{value} AS "{c.name}"'
+    quoted = f'"{c.name}"'
+    return f"{view_value_sql(c, quoted if in_files else 'NULL')} AS {quoted}"
 
 
 def comment_sql(model: type[SQLModel]) -> list[str]:
