@@ -304,7 +304,11 @@ def _write_lake_tmp(
     That is when every row loads and the raw view reads each as its checks typed it (``_as_is``); otherwise the
     good rows are re-encoded with their provenance. Nothing is written when no row loads.
     """
-    if loaded == read.rows_in and bool(con.execute("SELECT bool_and(_as_is) FROM flags").fetchone()[0]):
+    if (
+        read.verbatim
+        and loaded == read.rows_in
+        and bool(con.execute("SELECT bool_and(_as_is) FROM flags").fetchone()[0])
+    ):
         shutil.copyfile(path, tmp_path)
         return True
     if loaded:
@@ -767,13 +771,13 @@ def _flag_rows(
         and c.name != "currency"
         and c.default is None
     }
-    typed_parts, typed_exprs = [], {}
+    typed_exprs = {}
     for c in cols:
         expr = f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)
         if c.default_sql is not None:  # an optional column with a default (opex.cluster_id '' = shared costs)
             expr = f"coalesce({expr}, {c.default_sql})"
-        typed_parts.append(f'{expr} AS "{c.name}"')
         typed_exprs[c.name] = expr
+    typed_parts = [f'{expr} AS "{name}"' for name, expr in typed_exprs.items()]
     as_is = _as_is_sql(kind, cols, present, native, source_types, typed_exprs) if verbatim else "false"
     raw_cols = [c.name for c in cols if c.name not in native and c.name not in plain_text]
     raws = "".join(
@@ -818,12 +822,11 @@ def _as_is_sql(
             return "false"
         if c.name not in present and c.name in options.defaults:
             return "false"
-    same = [
-        f"({typed[c.name]}) IS NOT DISTINCT FROM {view_value_sql(c, f'i.{quoted}')}"
-        for c in cols
-        if c.name in present and c.name not in native
-        for quoted in [f'"{c.name}"']
-    ]
+    same = []
+    for c in cols:
+        if c.name in present and c.name not in native:
+            view = view_value_sql(c, f'i."{c.name}"')
+            same.append(f"({typed[c.name]}) IS NOT DISTINCT FROM {view}")
     return " AND ".join(same) or "true"
 
 

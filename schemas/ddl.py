@@ -121,6 +121,7 @@ def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_column
     per_file = file_columns or [{c.name for c in cols}] * len(parquet_literals)
     stored = [(lit, fc) for lit, fc in zip(parquet_literals, per_file) if "source_line" in fc]
     verbatim = [(lit, fc) for lit, fc in zip(parquet_literals, per_file) if "source_line" not in fc]
+    data = [c for c in cols if c.name not in PROVENANCE_COLUMNS]
     parts = []
     for files, provenance in ((stored, False), (verbatim, True)):
         if not files:
@@ -128,7 +129,6 @@ def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_column
         literals = [lit for lit, _ in files]
         everywhere = set.intersection(*(fc for _, fc in files))
         anywhere = set.union(*(fc for _, fc in files))
-        data = [c for c in cols if c.name not in PROVENANCE_COLUMNS]
         options = "" if all(c.name in everywhere for c in data) else ", union_by_name = true"
         if provenance:  # a verbatim file's provenance comes from its name and row numbers
             options += ", filename = true, file_row_number = true"
