@@ -290,10 +290,26 @@ class Strategy:
         raise NotImplementedError
 
     def create_empty(self, con: duckdb.DuckDBPyConnection, run: Run) -> None:
-        """The table with no rows and the right types (its inputs defined as empty first)."""
-        for i in self.model.inputs:
+        """The table with no rows and the right types (its inputs defined as empty first), its columns stored with
+        the compression the header names (``-- compression:``)."""
+        m = self.model
+        for i in m.inputs:
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE false")
-        run(self.model, f"CREATE OR REPLACE TABLE {self.model.qualified} AS\n{self.model.body}")
+        run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
+        if m.compression:
+            schema, name = m.qualified.split(".")
+            types = con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? "
+                "AND database_name = current_database() ORDER BY column_index",
+                [schema, name],
+            ).fetchall()
+            methods = dict(m.compression)
+            if unknown := sorted(set(methods) - {c for c, _ in types}):
+                raise ModelHeaderError(f"{m.path}:{m.compression_line}: compression: no column {', '.join(unknown)}")
+            columns = ", ".join(
+                f'"{c}" {t}' + (f" USING COMPRESSION {methods[c]}" if c in methods else "") for c, t in types
+            )
+            run(m, f"CREATE OR REPLACE TABLE {m.qualified} ({columns})")
 
 
 class Keys(Strategy):

@@ -11,6 +11,15 @@ to ``meta.quarantine`` with their reason; nothing is overwritten, nothing droppe
 Snapshot kinds (invoices) are the exception: a newer export of an invoice
 replaces the older one (``intermediate.int_invoice_lines_current``), so their rows
 are only deduplicated within the file.
+
+A file goes through three steps: ``stage_file`` (recognise, read, type and check every
+row, deduplicate, write the lake file under a temporary name; Great Expectations'
+check of a sample goes to the GX thread), ``open_file`` (seal the lake file and write
+the file's quarantine, keys, manifest row and raw view in a transaction left open) and
+``settle_file`` (GX agrees: commit; else roll back and remove the lake file). A run
+stages the next file between the last two (``pipeline.nightly.Run.load``), so GX's
+check of one file overlaps DuckDB's work on the next, which sees the open file as
+loaded; ``ingest_file`` does the three in a row.
 """
 
 from __future__ import annotations
@@ -203,11 +212,61 @@ def ingest_file(
     identity: str | None = None,
     hashes: HashAhead | None = None,
 ) -> FileResult:
-    """Load one file of ``kind`` into its raw table, whole or not at all.
+    """Load one file of ``kind`` into its raw table, whole or not at all: ``stage_file``, ``open_file`` and
+    ``settle_file`` one after the other (a run overlaps them across files: ``pipeline.nightly.Run.load``).
 
     ``identity`` is the file's name for the same-name conflict check: its path relative to its
     kind folder (``day=2026-07-10/part-0.csv``); default the file name. ``hashes``: see ``_recognise``.
     """
+    staged = stage_file(con, kind, path, store, run_id, options, identity, hashes)
+    if isinstance(staged, FileResult):
+        return staged
+    opened = open_file(con, staged, store, run_id)
+    if isinstance(opened, FileResult):
+        return opened
+    return settle_file(con, opened)
+
+
+@dataclass
+class StagedFile:
+    """A new file read, typed and checked (temp tables ``flags`` and ``verdicts``), its lake file written under a
+    temporary name and Great Expectations' verdict on it pending in the GX thread (``gx``)."""
+
+    kind: str
+    path: Path
+    identity: str
+    file_hash: str
+    read: ReadResult
+    raw_cols: list[str]
+    loaded: int
+    quarantined: int
+    verbatim: bool
+    gx: Future[int]
+    tmp_path: Path
+    lake_rel: str
+    lake_path: Path
+    seconds: float
+    """Time spent on the file so far (the run works on the next file while GX checks this one)."""
+    sealed: bool = False
+
+    @property
+    def shown(self) -> str:
+        return str(self.path)
+
+
+def stage_file(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    store: "Store",
+    run_id: str | None = None,
+    options: IngestOptions = IngestOptions(),
+    identity: str | None = None,
+    hashes: HashAhead | None = None,
+) -> StagedFile | FileResult:
+    """Recognise, read, type and check the file and write its lake file under a temporary name, with GX's verdict
+    left pending; or the file's result when that is all (skipped, repaired, rejected). Commits nothing: run inside
+    the transaction of the file before it (``open_file``), it sees that file as loaded."""
     t0 = time.perf_counter()
     identity = identity or path.name
     if kind not in KINDS:
@@ -215,7 +274,6 @@ def ingest_file(
     model = KINDS[kind]
     table = f"raw.{table_name(model)}"
     cols = canonical_columns(model)
-    key = natural_key(model)
     shown = str(path)
     if not path.is_file():
         return _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
@@ -236,42 +294,146 @@ def ingest_file(
 
     _register_incoming(con, read)
     lake_rel = f"{table_name(model)}/{file_hash}.parquet"
-    lake_path = store.lake / lake_rel
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
+    gx, raw_cols, loaded, quarantined, verbatim = _check_and_write(
+        con, kind, path, read, present, table, options, file_hash, tmp_path
+    )
+    return StagedFile(
+        kind,
+        path,
+        identity,
+        file_hash,
+        read,
+        raw_cols,
+        loaded,
+        quarantined,
+        verbatim,
+        gx,
+        tmp_path,
+        lake_rel,
+        store.lake / lake_rel,
+        time.perf_counter() - t0,
+    )
+
+
+def _check_and_write(
+    con: duckdb.DuckDBPyConnection,
+    kind: str,
+    path: Path,
+    read: ReadResult,
+    present: set[str],
+    table: str,
+    options: IngestOptions,
+    file_hash: str,
+    tmp_path: Path,
+) -> tuple[Future[int], list[str], int, int, bool]:
+    """``stage_file``'s checks (GX's sent to its thread) and the lake file's temporary copy: (GX's pending result,
+    the raw columns, rows to load, rows quarantined, whether the lake file is the landing file byte for byte)."""
+    model = KINDS[kind]
+    cols = canonical_columns(model)
     gx: Future[int] | None = None
     try:
-        gx, native, raw_cols = _stage_checked(
+        gx, _, raw_cols = _stage_checked(
             con,
             kind,
             cols,
             present,
-            key,
+            natural_key(model),
             table,
             check_existing=kind not in UNDEDUPLICATED,
-            where=shown,
+            where=str(path),
             gx_max_rows=options.gx_max_rows,
             bounds=options.bounds,
             verbatim=read.verbatim,
         )
         loaded, quarantined = _kind_quarantines_and_counts(con, kind, read)
         verbatim = _write_lake_tmp(con, path, read, cols, loaded, file_hash, tmp_path)
-        # GX ran in its thread meanwhile: nothing is sealed, renamed or committed before it agrees
-        gx_rows = gx.result()
-        crashpoint("ingest.validated")
-        lake_sha = _seal_lake_file(tmp_path, lake_path, file_hash if verbatim else None) if loaded else None
-        if loaded and lake_sha is None:
-            return _reject(con, kind, shown, file_hash, _changed_while_loading(shown, file_hash), run_id, t0)
-        lake_file = (lake_rel, lake_sha) if loaded else None
-        _commit_file(
-            con, kind, path, store, identity, file_hash, run_id, read, raw_cols, loaded, quarantined, gx_rows, lake_file
-        )
-        crashpoint("ingest.committed")
-    finally:
+    except BaseException:
         if gx is not None and not gx.done():
             wait([gx])  # an error in the main thread: let GX finish before the next file uses its context
         _clean_up(con, read, tmp_path)
+        raise
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
-    return FileResult(shown, kind, "loaded", read.rows_in, loaded, quarantined, seconds=time.perf_counter() - t0)
+    return gx, raw_cols, loaded, quarantined, verbatim
+
+
+def open_file(
+    con: duckdb.DuckDBPyConnection, staged: StagedFile, store: "Store", run_id: str | None = None
+) -> StagedFile | FileResult:
+    """Seal the staged file's lake file into the lake and, in a transaction left open, write its quarantined rows,
+    its keys, its manifest row and the raw view over it; or its rejection (a verbatim copy that is not the file
+    hashed). The staging tables are dropped. Nothing is committed before GX agrees: ``settle_file`` (or
+    ``abandon_file``)."""
+    t0 = time.perf_counter()
+    s = staged
+    try:
+        lake_sha = _seal_lake_file(s.tmp_path, s.lake_path, s.file_hash if s.verbatim else None) if s.loaded else None
+        if s.loaded and lake_sha is None:
+            s.gx.result()  # GX's disagreement (a pipeline error) still stops the run
+            message = _changed_while_loading(s.shown, s.file_hash)
+            return _reject(con, s.kind, s.shown, s.file_hash, message, run_id, t0 - s.seconds)
+        s.sealed = lake_sha is not None
+        lake_file = (s.lake_rel, lake_sha) if lake_sha else None
+        con.execute("BEGIN TRANSACTION")
+        try:
+            _write_file_rows(con, s, store, run_id, lake_file)
+        except BaseException:
+            con.execute("ROLLBACK")
+            _unseal(s)
+            raise
+    except BaseException:
+        if not s.gx.done():
+            wait([s.gx])
+        raise
+    finally:
+        _clean_up(con, s.read, s.tmp_path)
+    s.seconds += time.perf_counter() - t0
+    return s
+
+
+def settle_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> FileResult:
+    """Wait for GX's verdict on an opened file; it agrees: record the rows it validated and commit; else roll the
+    file back (its sealed lake file removed) and raise."""
+    t0 = time.perf_counter()
+    s = opened
+    try:
+        gx_rows = s.gx.result()
+        crashpoint("ingest.validated")
+        con.execute("UPDATE meta.loaded_files SET rows_gx_validated = ? WHERE file_hash = ?", [gx_rows, s.file_hash])
+        crashpoint("ingest.before_commit")
+        con.execute("COMMIT")
+    except BaseException:
+        abandon_file(con, s)
+        raise
+    crashpoint("ingest.committed")
+    seconds = s.seconds + time.perf_counter() - t0
+    return FileResult(s.shown, s.kind, "loaded", s.read.rows_in, s.loaded, s.quarantined, seconds=seconds)
+
+
+def abandon_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> None:
+    """Roll back an opened file's transaction (and whatever ran in it since) and remove its sealed lake file."""
+    if not opened.gx.done():
+        wait([opened.gx])
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass  # no transaction left to roll back
+    _unseal(opened)
+    _drop_staging(con)  # the rollback brought back the staging tables dropped in the transaction
+
+
+def discard_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> None:
+    """Drop a staged file that will not be opened: its temporary lake file and staging tables (GX finished)."""
+    if not staged.gx.done():
+        wait([staged.gx])
+    _clean_up(con, staged.read, staged.tmp_path)
+
+
+def _unseal(s: StagedFile) -> None:
+    """Remove a lake file sealed for a file that is not committed (a new file's hash names no other lake file)."""
+    if s.sealed:
+        s.lake_path.unlink(missing_ok=True)
+        s.sealed = False
 
 
 def _missing_required(cols: list[ColumnSpec], present: set[str], shown: str) -> str | None:
@@ -387,77 +549,63 @@ def _recognise(
     return (file_sha256(path) if ahead else file_hash), None
 
 
-def _commit_file(
+def _write_file_rows(
     con: duckdb.DuckDBPyConnection,
-    kind: str,
-    path: Path,
+    s: StagedFile,
     store: "Store",
-    identity: str,
-    file_hash: str,
     run_id: str | None,
-    read: "ReadResult",
-    raw_cols: list[str],
-    loaded: int,
-    quarantined: int,
-    gx_rows: int,
     lake_file: tuple[str, str] | None,
 ) -> None:
-    """In one transaction: the quarantined rows (verdicts and unreadable lines), the loaded rows' keys in the
-    key index, the manifest row (with the lake file and its SHA-256) and the raw view over the lake."""
+    """In the file's transaction: the quarantined rows (verdicts and unreadable lines), the loaded rows' keys in
+    the key index, the manifest row (with the lake file and its SHA-256; the rows GX validated follow when it has
+    agreed) and the raw view over the lake."""
+    kind, read, raw_cols = s.kind, s.read, s.raw_cols
     model = KINDS[kind]
-    cols, key, shown = canonical_columns(model), natural_key(model), str(path)
+    cols, key, shown = canonical_columns(model), natural_key(model), s.shown
     good_rows = "flags f ANTI JOIN verdicts v ON v._line = f._line"
-    con.execute("BEGIN TRANSACTION")
-    try:
-        # each raw value cut to 200 characters: a misaligned column cannot copy a prompt into the ledger
-        raw_json = (
-            "to_json(struct_pack("
-            + ", ".join(
-                f'"{c.name}" := left('
-                + (f"f._raw_{c.name}" if c.name in raw_cols else f'CAST(f."{c.name}" AS VARCHAR)')
-                + f", {RAW_VALUE_CHARS})"
-                for c in cols
-            )
-            + "))"
+    # each raw value cut to 200 characters: a misaligned column cannot copy a prompt into the ledger
+    raw_json = (
+        "to_json(struct_pack("
+        + ", ".join(
+            f'"{c.name}" := left('
+            + (f"f._raw_{c.name}" if c.name in raw_cols else f'CAST(f."{c.name}" AS VARCHAR)')
+            + f", {RAW_VALUE_CHARS})"
+            for c in cols
         )
-        con.execute(
-            f"INSERT INTO meta.quarantine SELECT ?, ?, ?, v._line, v.bad_columns, v.verdict, {raw_json} "
-            "FROM verdicts v JOIN flags f ON f._line = v._line ORDER BY v._line",
-            [file_hash, shown, kind],
+        + "))"
+    )
+    con.execute(
+        f"INSERT INTO meta.quarantine SELECT ?, ?, ?, v._line, v.bad_columns, v.verdict, {raw_json} "
+        "FROM verdicts v JOIN flags f ON f._line = v._line ORDER BY v._line",
+        [s.file_hash, shown, kind],
+    )
+    if key and kind not in UNDEDUPLICATED and s.loaded:
+        con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key, 'f')} FROM {good_rows}", [kind])
+    if read.bad_lines:
+        con.executemany(
+            "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
+            [[s.file_hash, shown, kind, line, reason] for line, reason in read.bad_lines],
         )
-        if key and kind not in UNDEDUPLICATED and loaded:
-            con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key, 'f')} FROM {good_rows}", [kind])
-        if read.bad_lines:
-            con.executemany(
-                "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
-                [[file_hash, shown, kind, line, reason] for line, reason in read.bad_lines],
-            )
-        con.execute(
-            "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
-            "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
-            "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
-            "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, ?, ?, ?",
-            [
-                file_hash,
-                kind,
-                shown,
-                path.stat().st_size,
-                read.rows_in,
-                loaded,
-                quarantined,
-                run_id,
-                lake_file[0] if lake_file else None,
-                gx_rows,
-                lake_file[1] if lake_file else None,
-                identity,
-            ],
-        )
-        refresh_raw_view(con, store.lake, kind)
-        crashpoint("ingest.before_commit")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    con.execute(
+        "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
+        "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
+        "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
+        "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, NULL, ?, ?",
+        [
+            s.file_hash,
+            kind,
+            shown,
+            s.path.stat().st_size,
+            read.rows_in,
+            s.loaded,
+            s.quarantined,
+            run_id,
+            lake_file[0] if lake_file else None,
+            lake_file[1] if lake_file else None,
+            s.identity,
+        ],
+    )
+    refresh_raw_view(con, store.lake, kind)
 
 
 def _copy_good_rows(
@@ -495,6 +643,10 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
         con.execute("DROP VIEW IF EXISTS incoming_arrow")
     else:
         con.unregister("incoming_arrow")
+    _drop_staging(con)
+
+
+def _drop_staging(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP VIEW IF EXISTS flag_detail")
     for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
         con.execute(f"DROP TABLE IF EXISTS {temp}")
@@ -842,7 +994,7 @@ def _great_expectations(
     """The kind's suite run by GX on the well-typed rows (all, or beyond ``gx_max_rows`` every step-th line of the
     rows the SQL rules pass and of those they flag), checked against the SQL flags of the same rows; returns the
     rows GX validated."""
-    from pipeline.validate import gx_worker, validate
+    from pipeline.validate import gx_worker, validate_rows
 
     # Great Expectations on the well-typed rows: all of them up to gx_max_rows; beyond, a deterministic sample
     # (every step-th line) of the rows the SQL rules pass and of the rows they flag, so GX sees both kinds
@@ -866,11 +1018,8 @@ def _great_expectations(
         f"AND CASE WHEN _bad THEN _line % {step_flagged} = 0 ELSE _line % {step_good} = 0 END"
     )
     col_list = ", ".join(f'"{c.name}"' for c in cols)
-    frame = con.sql(f"SELECT _line, {col_list} FROM flags WHERE {sample}").df()
-    # nanosecond datetimes: GX compares those vectorised (microsecond ones it compares row by row, ~10x slower)
-    for c in cols:
-        if c.duckdb_type in ("TIMESTAMP", "DATE") and c.name in frame.columns:
-            frame[c.name] = frame[c.name].astype("datetime64[ns]")
+    rows = con.sql(f"SELECT _line, {col_list} FROM flags WHERE {sample}").to_arrow_table()
+    timestamps = [c.name for c in cols if c.duckdb_type in ("TIMESTAMP", "DATE")]
     sql_flags: dict[str, set[int]] = {chk.name: set() for chk in suite}
     if suite:
         chk_cols = ", ".join(f'"_chk_{chk.name}"' for chk in suite)
@@ -878,7 +1027,7 @@ def _great_expectations(
             for chk, hit in zip(suite, hits):
                 if hit:
                     sql_flags[chk.name].add(line)
-    return gx_worker().submit(validate, kind, frame, sql_flags, where, bounds)
+    return gx_worker().submit(validate_rows, kind, rows, timestamps, sql_flags, where, bounds)
 
 
 def _on(a: str, b: str, key: list[str]) -> str:

@@ -17,7 +17,17 @@ from typing import Callable
 
 from pipeline.build import BuildResult, build, publication
 from pipeline.faults import crashpoint
-from pipeline.ingest import FileResult, IngestOptions, ingest_file, loaded_identities
+from pipeline.ingest import (
+    FileResult,
+    IngestOptions,
+    StagedFile,
+    abandon_file,
+    discard_staged,
+    loaded_identities,
+    open_file,
+    settle_file,
+    stage_file,
+)
 from pipeline.lake import HashAhead
 from pipeline.readers import SUFFIXES
 from pipeline.settings import Settings
@@ -242,16 +252,45 @@ class Run:
             warm_up()
         # the files loaded before (by kind and name) and their lake files are hashed ahead, two at a time
         ahead = [p for path, lake in seen for p in (path, self.store.lake / lake if lake else None) if p]
-        with HashAhead(ahead, "seen") as hashes:
-            for (kind, path), identity in zip(pairs, identities):
-                result = ingest_file(
-                    self.con, kind, path, self.store, self.summary.run_id, self.options, identity, hashes
-                )
-                self.summary.files.append(result)
-                self._step("ingest", result.path, result.seconds, result.rows_in)
-                crashpoint("run.file_done")
-                if on_file:
-                    on_file(result)
+        # GX checks a file in its thread while the next file is staged: the file's rows are written in a transaction
+        # left open (``open_file``), inside which the next file is recognised, checked and deduplicated as if the
+        # file were loaded; the file is committed once GX agrees (``settle_file``). A file is still loaded whole or
+        # not at all, and nothing is committed before GX has validated it.
+        opened: StagedFile | None = None  # a file written in the open transaction, waiting for GX
+        staged: StagedFile | FileResult | None = None  # the next file, staged inside that transaction
+        try:
+            with HashAhead(ahead, "seen") as hashes:
+                for (kind, path), identity in zip(pairs, identities):
+                    staged = None
+                    staged = stage_file(
+                        self.con, kind, path, self.store, self.summary.run_id, self.options, identity, hashes
+                    )
+                    if opened is not None:
+                        settled, opened = opened, None
+                        self._file_done(settle_file(self.con, settled), on_file)
+                    if isinstance(staged, StagedFile):
+                        staged = open_file(self.con, staged, self.store, self.summary.run_id)
+                    if isinstance(staged, StagedFile):
+                        opened, staged = staged, None
+                    else:
+                        self._file_done(staged, on_file)
+                        staged = None
+                if opened is not None:
+                    settled, opened = opened, None
+                    self._file_done(settle_file(self.con, settled), on_file)
+        except BaseException:
+            if opened is not None:
+                abandon_file(self.con, opened)
+            if isinstance(staged, StagedFile):
+                discard_staged(self.con, staged)  # staged in a transaction rolled back: its temp file and tables
+            raise
+
+    def _file_done(self, result: FileResult, on_file: OnFile | None) -> None:
+        self.summary.files.append(result)
+        self._step("ingest", result.path, result.seconds, result.rows_in)
+        crashpoint("run.file_done")
+        if on_file:
+            on_file(result)
 
     def build_and_publish(self, on_model: OnModel | None = None) -> None:
         self.summary.build = build(self.con, self.settings, self.store, progress=on_model)

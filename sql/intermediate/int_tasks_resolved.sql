@@ -5,6 +5,7 @@
 -- input requests_of_tasks: intermediate.int_requests_priced (task_id, request_id, attempt, started_at, route, month, latency_ms, status, accepted, metered_cost_usd, api_equivalent_cost_usd, team, cluster_id)
 -- input outcomes_of_tasks: staging.stg_ledger__outcomes
 -- unique_key: task_id
+-- compression: task_id zstd, accepted_request_id zstd
 -- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. A task with one attempt also carries that attempt's day (UTC) and team (single_day, single_team: where int_team_usage_daily counts it, without joining every request with its task); an accepted task carries its accepted attempt's day and cluster (accepted_day, accepted_cluster_id: where int_cluster_requests_daily counts its request time, likewise). Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
