@@ -382,8 +382,7 @@ def open_file(
             _unseal(s)
             raise
     except BaseException:
-        if not s.gx.done():
-            wait([s.gx])
+        wait([s.gx])  # let GX finish before the next file uses its context
         raise
     finally:
         _clean_up(con, s.read, s.tmp_path)
@@ -412,8 +411,7 @@ def settle_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> FileResul
 
 def abandon_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> None:
     """Roll back an opened file's transaction (and whatever ran in it since) and remove its sealed lake file."""
-    if not opened.gx.done():
-        wait([opened.gx])
+    wait([opened.gx])
     try:
         con.execute("ROLLBACK")
     except duckdb.Error:
@@ -424,8 +422,7 @@ def abandon_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> None:
 
 def discard_staged(con: duckdb.DuckDBPyConnection, staged: StagedFile) -> None:
     """Drop a staged file that will not be opened: its temporary lake file and staging tables (GX finished)."""
-    if not staged.gx.done():
-        wait([staged.gx])
+    wait([staged.gx])
     _clean_up(con, staged.read, staged.tmp_path)
 
 

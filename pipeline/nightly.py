@@ -261,7 +261,6 @@ class Run:
         try:
             with HashAhead(ahead, "seen") as hashes:
                 for (kind, path), identity in zip(pairs, identities):
-                    staged = None
                     staged = stage_file(
                         self.con, kind, path, self.store, self.summary.run_id, self.options, identity, hashes
                     )
