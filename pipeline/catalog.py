@@ -2,7 +2,8 @@
 
 Storage layer: knows the lake's files (through the manifest) and the canonical tables of
 ``schemas``, never the models or the ingest steps. ``pipeline.store`` opens the work file
-and calls ``init_ledger``; ingest refreshes a kind's raw view when it loads a file.
+and calls ``init_ledger``; ingest marks a kind's raw view stale when it loads a file, and the view is refreshed
+when it is next read (``refresh_stale_raw_views``).
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ def init_ledger(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     for kind in KINDS:
         refresh_raw_view(con, lake, kind)
+    _stale_table(con)
+    con.execute(f"DELETE FROM {_STALE}")  # every view was just refreshed
     _ensure_key_index(con)
 
 
@@ -166,6 +169,36 @@ def refresh_raw_view(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> N
         con.execute(stmt)
     for stmt in comment_sql(KINDS[kind]):
         con.execute(stmt)
+
+
+#: the raw views of this connection that lag the manifest: a temp table, so that a rollback takes a mark back with
+#: the file that set it, and a refresh rolled back leaves its mark in place
+_STALE = "temp.main.stale_raw_views"
+
+
+def _stale_table(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_STALE} (kind VARCHAR NOT NULL, lake VARCHAR NOT NULL)")
+
+
+def mark_raw_view_stale(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> None:
+    """The kind's raw view lags the manifest (a file was written in this transaction): it is refreshed when it is
+    next read (``refresh_stale_raw_views``), not once per file (a refresh reads every lake file's footer and
+    comments every column: some 30 statements). The mark's table is made by ``init_ledger``."""
+    con.execute(f"INSERT INTO {_STALE} VALUES (?, ?)", [kind, str(lake)])
+
+
+def refresh_stale_raw_views(con: duckdb.DuckDBPyConnection, kinds: list[str] | None = None) -> None:
+    """Refresh the raw views (of ``kinds``, default all) that this connection marked stale: before ingest reads a
+    raw view (the rows a duplicate key points at, exchange rates, prices), and once a load is done."""
+    _stale_table(con)
+    stale = con.execute(
+        f"SELECT DISTINCT kind, lake FROM {_STALE} WHERE ? IS NULL OR list_contains(?, kind) ORDER BY ALL",
+        [kinds, kinds],
+    ).fetchall()
+    for kind, lake in stale:
+        refresh_raw_view(con, Path(lake), kind)
+    if stale:
+        con.execute(f"DELETE FROM {_STALE} WHERE list_contains(?, kind)", [[k for k, _ in stale]])
 
 
 def table_columns(con: duckdb.DuckDBPyConnection, qualified: str) -> set[str]:

@@ -38,7 +38,14 @@ import duckdb
 
 from pipeline.pricelists import PriceListMapping, read_price_list, sniff_price_list
 from pipeline.billing import BillingMapping, read_export, sniff_billing, sniff_usage
-from pipeline.catalog import UNDEDUPLICATED, key_hash_sql, refresh_raw_view, sql_literal
+from pipeline.catalog import (
+    UNDEDUPLICATED,
+    key_hash_sql,
+    mark_raw_view_stale,
+    refresh_raw_view,
+    refresh_stale_raw_views,
+    sql_literal,
+)
 from pipeline.faults import crashpoint
 from pipeline.lake import HashAhead, file_sha256, lake_damage, seal
 from pipeline.loadtests import LoadTestMapping, read_load_test
@@ -224,7 +231,9 @@ def ingest_file(
     opened = open_file(con, staged, store, run_id)
     if isinstance(opened, FileResult):
         return opened
-    return settle_file(con, opened)
+    result = settle_file(con, opened)
+    refresh_stale_raw_views(con)
+    return result
 
 
 @dataclass
@@ -602,7 +611,7 @@ def _write_file_rows(
             s.identity,
         ],
     )
-    refresh_raw_view(con, store.lake, kind)
+    mark_raw_view_stale(con, store.lake, kind)  # refreshed when next read, not once per file
 
 
 def _copy_good_rows(
@@ -644,14 +653,15 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
 
 
 def _drop_staging(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("DROP VIEW IF EXISTS flag_detail")
-    for temp in ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows"):
-        con.execute(f"DROP TABLE IF EXISTS {temp}")
+    # one call: each statement run from Python waits for the GIL, which GX's thread holds most of the time
+    tables = ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows")
+    con.execute("DROP VIEW IF EXISTS flag_detail; " + " ".join(f"DROP TABLE IF EXISTS {t};" for t in tables))
 
 
 def _quarantine_without_rate(con: duckdb.DuckDBPyConnection, date_column: str) -> None:
     """Quarantine the file's rows in a currency other than USD that has no ``fx`` rate on or before the row's
     date: an amount is never converted at 1."""
+    refresh_stale_raw_views(con, ["fx"])  # rates loaded earlier in this run
     con.execute(
         f"""
         INSERT INTO verdicts
@@ -673,6 +683,7 @@ def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection) -> None:
     service tier and min_input_tokens: one in the current catalogue (the latest-loaded row of each key; keys
     this file restates are replaced, so not compared), or an earlier line of this file. The reason names both
     ranges."""
+    refresh_stale_raw_views(con, ["prices"])  # prices loaded earlier in this run
     good = "(SELECT * FROM flags f WHERE f._line NOT IN (SELECT _line FROM verdicts))"
 
     def rng(a: str) -> str:
@@ -1054,6 +1065,7 @@ def _duplicate_sources(
             [kind],
         )
         if con.execute("SELECT count(*) FROM hit_keys").fetchall()[0][0]:  # type: ignore[index]
+            refresh_stale_raw_views(con, [kind])  # the rows of files loaded (or open) in this run too
             con.execute(
                 f"CREATE OR REPLACE TEMP TABLE existing_rows AS SELECT e.* FROM {table} e SEMI JOIN hit_keys h ON "
                 f"{_on('e', 'h', key)}"

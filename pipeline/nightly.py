@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from pipeline.build import BuildResult, build, publication
+from pipeline.catalog import refresh_stale_raw_views
 from pipeline.faults import crashpoint
 from pipeline.ingest import (
     FileResult,
@@ -277,6 +278,7 @@ class Run:
                 if opened is not None:
                     settled, opened = opened, None
                     self._file_done(settle_file(self.con, settled), on_file)
+            refresh_stale_raw_views(self.con)  # the raw views of the kinds loaded, once per run
         except BaseException:
             if opened is not None:
                 abandon_file(self.con, opened)
