@@ -14,7 +14,7 @@ are only deduplicated within the file.
 
 A file goes through three steps: ``stage_file`` (recognise, read, type and check every
 row, deduplicate, write the lake file under a temporary name; Great Expectations'
-check of a sample goes to the GX thread), ``open_file`` (seal the lake file and write
+check of a sample goes to GX's process), ``open_file`` (seal the lake file and write
 the file's quarantine, keys, manifest row and raw view in a transaction left open) and
 ``settle_file`` (GX agrees: commit; else roll back and remove the lake file). A run
 stages the next file between the last two (``pipeline.nightly.Run.load``), so GX's
@@ -239,7 +239,7 @@ def ingest_file(
 @dataclass
 class StagedFile:
     """A new file read, typed and checked (temp tables ``flags`` and ``verdicts``), its lake file written under a
-    temporary name and Great Expectations' verdict on it pending in the GX thread (``gx``)."""
+    temporary name and Great Expectations' verdict on it pending in GX's process (``gx``)."""
 
     kind: str
     path: Path
@@ -336,7 +336,7 @@ def _check_and_write(
     file_hash: str,
     tmp_path: Path,
 ) -> tuple[Future[int], list[str], int, int, bool]:
-    """``stage_file``'s checks (GX's sent to its thread) and the lake file's temporary copy: (GX's pending result,
+    """``stage_file``'s checks (GX's sent to its process) and the lake file's temporary copy: (GX's pending result,
     the raw columns, rows to load, rows quarantined, whether the lake file is the landing file byte for byte)."""
     model = KINDS[kind]
     cols = canonical_columns(model)
@@ -359,7 +359,7 @@ def _check_and_write(
         verbatim = _write_lake_tmp(con, path, read, cols, loaded, file_hash, tmp_path)
     except BaseException:
         if gx is not None and not gx.done():
-            wait([gx])  # an error in the main thread: let GX finish before the next file uses its context
+            wait([gx])  # an error here: let GX finish before the next file uses its context
         _clean_up(con, read, tmp_path)
         raise
     assert loaded + quarantined == read.rows_in, "rows in != loaded + quarantined"
@@ -653,7 +653,7 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
 
 
 def _drop_staging(con: duckdb.DuckDBPyConnection) -> None:
-    # one call: each statement run from Python waits for the GIL, which GX's thread holds most of the time
+    # one call: each statement run from Python waits for the GIL, which Python code in this process may hold
     tables = ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows")
     con.execute("DROP VIEW IF EXISTS flag_detail; " + " ".join(f"DROP TABLE IF EXISTS {t};" for t in tables))
 
@@ -893,7 +893,7 @@ def _stage_checked(
     and by Great Expectations on the well-typed rows (all, or a deterministic sample beyond ``gx_max_rows``),
     and the two must agree. Duplicates are found by grouping the file's keys (duplicates inside the file)
     and by probing the key index ``meta.key_index`` (keys already loaded; only the rows the probe hits are
-    read back from the lake). Returns GX's pending result (the rows it validated; it runs in a worker thread
+    read back from the lake). Returns GX's pending result (the rows it validated; it runs in GX's process
     while DuckDB finds the verdicts and writes the lake file), the columns read natively and the text columns
     kept raw.
     """

@@ -246,14 +246,14 @@ class Run:
         loaded = loaded_identities(self.con)
         seen = [(path, loaded[(kind, i)]) for (kind, path), i in zip(pairs, identities) if (kind, i) in loaded]
         if len(seen) < len(pairs):
-            # a file whose kind and name are new: GX's import (~5 s) starts in its thread now, beside the hashing of
+            # a file whose kind and name are new: GX's process starts and imports GX (~3-5 s) now, beside the hashing of
             # the files loaded before
             from pipeline.validate import warm_up
 
             warm_up()
         # the files loaded before (by kind and name) and their lake files are hashed ahead, two at a time
         ahead = [p for path, lake in seen for p in (path, self.store.lake / lake if lake else None) if p]
-        # GX checks a file in its thread while the next file is staged: the file's rows are written in a transaction
+        # GX checks a file in its process while the next file is staged: the file's rows are written in a transaction
         # left open (``open_file``), inside which the next file is recognised, checked and deduplicated as if the
         # file were loaded; the file is committed once GX agrees (``settle_file``). A file is still loaded whole or
         # not at all, and nothing is committed before GX has validated it.

@@ -120,6 +120,20 @@ def demo_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def gx_in_this_process(monkeypatch):
+    """Great Expectations in a thread of the test's own process, so that a test can replace
+    ``pipeline.validate.validate`` (GX's own process, where it runs otherwise, would not see the replacement)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pipeline.validate as validate_module
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gx")
+    monkeypatch.setattr(validate_module, "_WORKER", [pool])
+    yield
+    pool.shutdown(wait=True)
+
+
+@pytest.fixture
 def ledger(tmp_path: Path):
     led = Ledger(tmp_path, Settings())
     yield led

@@ -93,3 +93,21 @@ def test_result_table_shows_every_ratio():
     text = table(steps, "costledger benchmark", [PeerCheck(10, 0, [], ["(a') analyst's script", "(a'') notebook"])])
     assert "0 values compared, no peer left to compare. (a') analyst's script failed" in text
     assert "all equal" not in text
+
+
+def test_peak_memory_counts_a_step_and_the_processes_it_starts_together():
+    # the parent holds 200 MB and starts a child that holds 200 MB while the parent still holds its own: together
+    # at least 400 MB, where wait4's ru_maxrss (the largest single process) would say about 220
+    import sys
+
+    from pipeline.benchmark import run_measured
+
+    script = (
+        "import subprocess, sys, time\n"
+        "a = bytearray(200 * 2**20)\n"
+        "child = 'b = bytearray(200 * 2**20); import time; time.sleep(1.5)'\n"
+        "subprocess.run([sys.executable, '-c', child], check=True)\n"
+    )
+    seconds, peak_mib, code = run_measured([sys.executable, "-c", script])
+    assert code == 0 and seconds >= 1.5
+    assert peak_mib >= 400

@@ -42,7 +42,7 @@ def test_gx_sees_the_well_typed_rows_only(ledger):
     assert ledger.one("SELECT rows_gx_validated FROM meta.loaded_files")["rows_gx_validated"] == 18
 
 
-def test_gx_disagreeing_with_the_sql_rules_is_a_pipeline_error(ledger, monkeypatch):
+def test_gx_disagreeing_with_the_sql_rules_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # the SQL rules "forget" one flagged line: GX (which sees every flagged row) flags it, so ingest must stop
     import pipeline.validate as validate_module
 
@@ -59,7 +59,7 @@ def test_gx_disagreeing_with_the_sql_rules_is_a_pipeline_error(ledger, monkeypat
     assert ledger.rows("SELECT * FROM meta.loaded_files") == []
 
 
-def test_gx_flagging_rows_the_sql_rules_all_passed_is_a_pipeline_error(ledger, monkeypatch):
+def test_gx_flagging_rows_the_sql_rules_all_passed_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # the SQL rules "forget" every flagged line: with nothing flagged, GX first answers yes/no per expectation
     # (the cheap pass); its "no" for negative output tokens must still stop ingest, naming the lines
     import pipeline.validate as validate_module
@@ -76,7 +76,7 @@ def test_gx_flagging_rows_the_sql_rules_all_passed_is_a_pipeline_error(ledger, m
     assert ledger.rows("SELECT * FROM meta.loaded_files") == []
 
 
-def test_sql_rules_flagging_a_row_gx_passes_is_a_pipeline_error(ledger, monkeypatch):
+def test_sql_rules_flagging_a_row_gx_passes_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # a clean file, but the SQL rules "flag" line 2 for a check: GX (no unexpected row) must disagree
     import pipeline.validate as validate_module
 
@@ -93,7 +93,7 @@ def test_sql_rules_flagging_a_row_gx_passes_is_a_pipeline_error(ledger, monkeypa
     assert ledger.rows("SELECT * FROM meta.loaded_files") == []
 
 
-def test_gx_failing_to_evaluate_on_a_clean_sample_is_a_pipeline_error(ledger, monkeypatch):
+def test_gx_failing_to_evaluate_on_a_clean_sample_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # nothing flagged, but GX cannot compare text with a number: the cheap pass must not wave that through
     import pipeline.validate as validate_module
 
@@ -120,3 +120,52 @@ def test_no_expectation_tolerates_a_share_of_bad_rows():
         for check in checks:
             expectation = check.gx_expectation(dt.datetime(2026, 12, 3))
             assert getattr(expectation, "mostly", 1) == 1, (kind, check.name)
+
+
+def test_gx_runs_in_a_process_of_its_own_and_its_errors_come_back_naming_the_file():
+    # GX in a thread held the GIL while the ingest thread's DuckDB statements waited for it: it runs in a process
+    import os
+
+    import pyarrow as pa
+
+    from pipeline.validate import gx_worker, validate_rows
+
+    assert gx_worker().submit(os.getpid).result() != os.getpid()
+    # an error GX (here: the suite of an unknown kind) raises in its process arrives as a pipeline error, not as a
+    # broken pool or an exception class that does not pickle
+    rows = pa.table({"_line": [2]})
+    with pytest.raises(ValidationPipelineError, match=r"^landing/x\.csv: Great Expectations failed: KeyError"):
+        gx_worker().submit(validate_rows, "no-such-kind", rows, [], {}, "landing/x.csv").result()
+
+
+def test_a_run_killed_with_sigkill_leaves_no_gx_process_behind_holding_its_pipes():
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    # the run: starts GX's process, says its pid, then dies as a kill -9 would end it
+    script = (
+        "import os\n"
+        "from pipeline.validate import gx_worker\n"
+        "print(gx_worker().submit(os.getpid).result(), flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the pipes close (GX's process writes nothing to them and holds them no longer than it lives)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == -9
+    gx_pid = int(out.split()[0])
+
+    def alive() -> bool:  # a zombie (ended, not yet reaped by whoever adopted it) holds no memory and no pipe
+        try:
+            with open(f"/proc/{gx_pid}/stat") as fh:
+                return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(), "GX's process outlived the run that started it"

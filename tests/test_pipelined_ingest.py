@@ -59,7 +59,9 @@ def setup(tmp_path):
     return settings, Store.for_db(settings.db), landing
 
 
-def test_gx_checks_a_file_while_the_next_is_staged_and_the_next_sees_it_as_loaded(setup, monkeypatch):
+def test_gx_checks_a_file_while_the_next_is_staged_and_the_next_sees_it_as_loaded(
+    setup, monkeypatch, gx_in_this_process
+):
     import pipeline.nightly as nightly_module
     import pipeline.validate as validate_module
 
@@ -107,7 +109,9 @@ def test_gx_checks_a_file_while_the_next_is_staged_and_the_next_sees_it_as_loade
     assert reason == [(2, f"identical duplicate of a row already loaded (file {a_hash[:12]}, line 3); counted once")]
 
 
-def test_gx_disagreeing_on_a_file_commits_the_files_before_it_only_and_the_next_run_carries_on(setup, monkeypatch):
+def test_gx_disagreeing_on_a_file_commits_the_files_before_it_only_and_the_next_run_carries_on(
+    setup, monkeypatch, gx_in_this_process
+):
     import pipeline.validate as validate_module
 
     settings, store, landing = setup
