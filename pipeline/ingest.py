@@ -653,7 +653,7 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
 
 
 def _drop_staging(con: duckdb.DuckDBPyConnection) -> None:
-    # one call: each statement run from Python waits for the GIL, which Python code in this process may hold
+    # one call for the six statements (a round trip from Python each)
     tables = ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows")
     con.execute("DROP VIEW IF EXISTS flag_detail; " + " ".join(f"DROP TABLE IF EXISTS {t};" for t in tables))
 
