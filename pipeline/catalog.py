@@ -84,8 +84,9 @@ def init_ledger(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
     for kind in KINDS:
         refresh_raw_view(con, lake, kind)
-    _stale_table(con)
-    con.execute(f"DELETE FROM {_STALE}")  # every view was just refreshed
+    # the marks of views that lag the manifest (``mark_raw_view_stale``): none, every view was just refreshed
+    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_STALE} (kind VARCHAR NOT NULL, lake VARCHAR NOT NULL)")
+    con.execute(f"DELETE FROM {_STALE}")
     _ensure_key_index(con)
 
 
@@ -176,10 +177,6 @@ def refresh_raw_view(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> N
 _STALE = "temp.main.stale_raw_views"
 
 
-def _stale_table(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_STALE} (kind VARCHAR NOT NULL, lake VARCHAR NOT NULL)")
-
-
 def mark_raw_view_stale(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> None:
     """The kind's raw view lags the manifest (a file was written in this transaction): it is refreshed when it is
     next read (``refresh_stale_raw_views``), not once per file (a refresh reads every lake file's footer and
@@ -189,8 +186,8 @@ def mark_raw_view_stale(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -
 
 def refresh_stale_raw_views(con: duckdb.DuckDBPyConnection, kinds: list[str] | None = None) -> None:
     """Refresh the raw views (of ``kinds``, default all) that this connection marked stale: before ingest reads a
-    raw view (the rows a duplicate key points at, exchange rates, prices), and once a load is done."""
-    _stale_table(con)
+    raw view (the rows a duplicate key points at, exchange rates, prices), and once a load is done. The marks'
+    table is made by ``init_ledger``, as for ``mark_raw_view_stale``."""
     stale = con.execute(
         f"SELECT DISTINCT kind, lake FROM {_STALE} WHERE ? IS NULL OR list_contains(?, kind) ORDER BY ALL",
         [kinds, kinds],
