@@ -39,7 +39,7 @@ def gx_worker() -> Executor:
         from concurrent.futures import ProcessPoolExecutor
 
         context = multiprocessing.get_context("spawn")
-        atexit.register(_stop_worker)
+        atexit.register(stop_worker)
         _WORKER.append(
             ProcessPoolExecutor(
                 max_workers=1, mp_context=context, initializer=_gx_process_started, initargs=(os.getpid(),)
@@ -48,12 +48,23 @@ def gx_worker() -> Executor:
     return _WORKER[0]
 
 
-def _stop_worker() -> None:
-    """At exit: stop GX's process and let go of the pool while the interpreter is whole (a pool collected during
-    its teardown prints an ignored exception)."""
+def stop_worker() -> None:
+    """When the command ends (and at exit): stop GX's process and let go of the pool while the interpreter is whole
+    (a pool collected during its teardown prints an ignored exception). A call still running is not waited for: no
+    verdict it could give is read any more, and a command that started GX early (``pipeline.cli.entry``) and then
+    failed, or found no new file, would otherwise wait for GX's import (2-3.5 s) before exiting. ``entry`` calls it
+    itself: an atexit hook runs after ``concurrent.futures`` has already waited for the running call."""
     for pool in _WORKER:
+        # a call still queued or running (the warm-up's import, a check abandoned by a failed run) is stopped with its
+        # process; an idle process is shut down as usual (terminating one blocked on its work queue leaks the queue's
+        # semaphore, and Python says so at exit). ProcessPoolExecutor has no public way to stop a running call before
+        # Python 3.14 (terminate_workers), hence its private fields, read defensively.
+        if getattr(pool, "_pending_work_items", None):
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
     _WORKER.clear()
+    _CONTEXT.pop("warming", None)  # the next warm_up starts a new process
 
 
 def _gx_process_started(caller: int) -> None:

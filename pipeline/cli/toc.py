@@ -56,6 +56,12 @@ def is_root_help(args: list[str]) -> bool:
     return args in ([], ["--help"])
 
 
+def asks_help(args: list[str]) -> bool:
+    """A command's own ``--help`` (or ``-h``) anywhere before a ``--``: the command does not run."""
+    words = args[: args.index("--")] if "--" in args else args
+    return "--help" in words or "-h" in words
+
+
 def root_help(width: int = 100) -> str:
     """The usage line, the options and the commands by panel, wrapped to ``width`` columns."""
     width = max(60, min(width, 120))
