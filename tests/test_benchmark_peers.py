@@ -8,6 +8,7 @@ to the cent; and the checker that says so must catch a cent's difference.
 from __future__ import annotations
 
 import importlib.util
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 from pipeline.benchmark import ANALYST_SQL, NOTEBOOK, PeerCheck, Step, compare_peers, table
 from pipeline.cli import app
 from pipeline.sample_large import write_large_sample
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +113,31 @@ def test_peak_memory_counts_a_step_and_the_processes_it_starts_together():
     seconds, peak_mib, code = run_measured([sys.executable, "-c", script])
     assert code == 0 and seconds >= 1.5
     assert peak_mib >= 400
+
+
+def test_the_lower_bound_does_the_marts_work(peers):
+    # benchmarks/lower_bound.py times the marts' heaviest work with no guarantee; its figures must be the ledger's
+    # (requests, tasks, accepted tasks per month and route, the API's metered cost to the cent) or it bounds other
+    # work. The sample has two months and a price change on 2026-08-16, so the price join is exercised.
+    spec = importlib.util.spec_from_file_location("lower_bound", ROOT / "benchmarks" / "lower_bound.py")
+    assert spec and spec.loader
+    lower = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lower)
+    landing = peers["db"].parent / "landing"
+    params = {"requests": str(landing / "requests" / "*.parquet")}
+    con = duckdb.connect()
+    con.execute(lower.PRICES, {"prices": str(landing / "prices" / "*.csv")})
+    volume = con.execute(lower.VOLUME, params).fetchall()
+    con.execute(f"CREATE TABLE tasks AS {lower.TASK_ROWS}", params)
+    accepted = con.execute(lower.ACCEPTED.format(tasks="SELECT * FROM tasks")).fetchall()
+    assert sum(row[2] for row in volume) == 40_000  # every request counted once
+    assert lower.check(peers["db"], volume, accepted) == []
+    # a cent more on one month's metered API cost, or one accepted task fewer, is caught
+    api = next(i for i, row in enumerate(volume) if row[1] == "api")
+    shifted = [
+        tuple(row[:8]) + (row[8] + Decimal("0.01"),) + tuple(row[9:]) if i == api else row
+        for i, row in enumerate(volume)
+    ]
+    assert len(lower.check(peers["db"], shifted, accepted)) == 1
+    fewer = [(accepted[0][0], accepted[0][1], accepted[0][2] - 1, *accepted[0][3:])] + accepted[1:]
+    assert len(lower.check(peers["db"], volume, fewer)) == 1
