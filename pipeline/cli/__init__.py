@@ -21,23 +21,23 @@ def entry(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(toc.root_help(shutil.get_terminal_size((100, 24)).columns))
         return 0
-    if args and args[0] in LOADING_COMMANDS and not toc.asks_help(args):
-        # a command that loads files starts GX's process now: it imports GX (2-3.5 s) on the other core while this
-        # process imports the rest and opens the ledger (1-1.3 s), instead of after that (the first file's commit
-        # waits for GX). If no file turns out to be new, or the command fails first, the process is stopped, not
-        # waited for.
-        from pipeline.validate import stop_worker, warm_up
+    # a command that loads files starts GX's process now: it imports GX (2-3.5 s) on the other core while this
+    # process imports the rest and opens the ledger (1-1.3 s), instead of after that (the first file's commit waits
+    # for GX). If no file turns out to be new, or the command fails first, the process is stopped, not waited for.
+    loads = bool(args) and args[0] in LOADING_COMMANDS and not toc.asks_help(args)
+    if loads:
+        from pipeline.validate import warm_up
 
         warm_up()
-        try:
-            from pipeline.cli.main import run
+    try:
+        from pipeline.cli.main import run
 
-            return run(args)
-        finally:
+        return run(args)
+    finally:
+        if loads:
+            from pipeline.validate import stop_worker
+
             stop_worker()
-    from pipeline.cli.main import run
-
-    return run(args)
 
 
 #: the commands that may load files and so need Great Expectations' process
