@@ -8,6 +8,7 @@ connection runs in UTC, so month boundaries never depend on the machine.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -31,12 +32,24 @@ def connect_write(path: Path | str) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def connect_read(path: Path | str, lake: Path | None = None) -> duckdb.DuckDBPyConnection:
+@dataclass(frozen=True)
+class ReadLimits:
+    """What one read-only session may use: DuckDB's memory limit, a spill folder of its own and its size."""
+
+    memory_limit: str
+    spill_directory: Path
+    max_spill: str
+
+
+def connect_read(
+    path: Path | str, lake: Path | None = None, limits: ReadLimits | None = None
+) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the published file, sandboxed; the file must exist.
 
-    External access is off: no file outside ``lake`` (the ledger's own Parquet lake, which
-    the raw views read) can be read, nothing can be written, attached, exported, installed
-    or loaded, and the configuration is locked so a query cannot switch it back on.
+    External access is off. The lake files the manifest names (which the raw views read) are the only
+    readable paths; no directory is open, so no file can be created or listed. Nothing can be attached,
+    exported, installed or loaded, and the configuration is locked so a query cannot switch it back on.
+    With ``limits``, the session has that memory limit and spills only into its own folder, up to its size.
     """
     path = Path(path)
     if not path.exists():
@@ -47,7 +60,11 @@ def connect_read(path: Path | str, lake: Path | None = None) -> duckdb.DuckDBPyC
         return con
     _session(con)
     if lake is not None:
-        con.execute("SET allowed_directories = ?", [[str(Path(lake).resolve()) + "/"]])
+        con.execute("SET allowed_paths = ?", [lake_paths(con, Path(lake))])
+    if limits is not None:
+        con.execute("SET memory_limit = ?", [limits.memory_limit])
+        con.execute("SET temp_directory = ?", [str(limits.spill_directory)])
+        con.execute("SET max_temp_directory_size = ?", [limits.max_spill])
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
     con.execute("SET enable_external_access = false")
@@ -55,5 +72,20 @@ def connect_read(path: Path | str, lake: Path | None = None) -> duckdb.DuckDBPyC
     return con
 
 
+def lake_paths(con: duckdb.DuckDBPyConnection, lake: Path) -> list[str]:
+    """The lake files the ledger's manifest names, as the raw views spell them (and resolved)."""
+    try:
+        names = con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()
+    except duckdb.CatalogException:  # a ledger without a manifest has no raw views to read
+        return []
+    paths = set()
+    for (name,) in names:
+        paths.add(str(lake / name))
+        paths.add(str((lake / name).resolve()))
+    return sorted(paths)
+
+
 def _session(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET TimeZone = 'UTC'")
+    # DuckDB's progress bar writes to stdout, inside a streamed csv or json result
+    con.execute("SET enable_progress_bar = false")

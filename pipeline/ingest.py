@@ -82,6 +82,8 @@ class IngestOptions:
     """Plausibility bounds: values beyond them are quarantined."""
     max_line_bytes: int = 64 * 2**20
     max_file_bytes: int = 64 * 2**30
+    invoice_duplicates_wanted: tuple[str, ...] = ()
+    """Invoice ids loaded even when they repeat an earlier invoice's periods and line amounts."""
 
     def mapping_for(self, path: Path) -> LogMapping:
         return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
@@ -121,6 +123,12 @@ def _text(kind: str, col: str) -> str:
     return expr
 
 
+#: Names that identify what is priced: one spelling per name, whatever the file's Unicode form
+NAME_COLUMNS = frozenset({"provider", "model"})
+#: zero-width space, non-joiner and joiner, word joiner, byte-order mark
+_ZERO_WIDTH = "[\\x{200B}-\\x{200D}\\x{2060}\\x{FEFF}]"
+
+
 def _typed_expr(kind: str, c: ColumnSpec, present: set[str]) -> str:
     options = READ_OPTIONS.get(kind, ReadOptions())
     if c.name not in present:
@@ -128,6 +136,9 @@ def _typed_expr(kind: str, c: ColumnSpec, present: set[str]) -> str:
             return f"CAST('{options.defaults[c.name]}' AS {c.duckdb_type})"
         return f"CAST(NULL AS {c.duckdb_type})"
     t = _text(kind, c.name)
+    if c.name in NAME_COLUMNS:
+        # NFC (a composed é, not e + combining accent), no zero-width characters, trimmed; the letter case is kept
+        return f"NULLIF(trim(nfc_normalize(regexp_replace({t}, '{_ZERO_WIDTH}', '', 'g'))), '')"
     if c.name in options.lower:
         return f"lower({t})"
     fmt = SPECIAL_FORMATS.get((kind, c.name))
@@ -307,7 +318,7 @@ def stage_file(
     gx, raw_cols, loaded, quarantined, verbatim = _check_and_write(
         con, kind, path, read, present, table, options, file_hash, tmp_path
     )
-    return StagedFile(
+    staged = StagedFile(
         kind,
         path,
         identity,
@@ -323,6 +334,14 @@ def stage_file(
         store.lake / lake_rel,
         time.perf_counter() - t0,
     )
+    # every read of the landing file is done: the hash recorded must be of the bytes those reads saw
+    message = _changed_while_loading(shown, file_hash) if file_sha256(path) != file_hash else None
+    if message is None and kind == "invoices":
+        message = _same_invoice_again(con, shown, options.invoice_duplicates_wanted)
+    if message is not None:
+        discard_staged(con, staged)
+        return _reject(con, kind, shown, file_hash, message, run_id, t0)
+    return staged
 
 
 def _check_and_write(
@@ -522,8 +541,7 @@ def _recognise(
 ) -> tuple[str, FileResult | None]:
     """The file's SHA-256 and, for a file seen before, its result: skipped (same content; its lake file rewritten if
     damaged) or rejected (same name, different content); None for a new file. ``hashes`` may hold the SHA-256s of
-    the file and of its lake file taken ahead; a file that turns out new is hashed again, right before it is read,
-    so that the hash recorded is of the content loaded."""
+    the file and of its lake file taken ahead."""
     shown = str(path)
     ahead = hashes.take(path) if hashes else None
     file_hash = ahead or file_sha256(path)
@@ -552,7 +570,7 @@ def _recognise(
                 "edited: deliver the corrections as a new file with a new name"
             )
             return file_hash, _reject(con, kind, shown, file_hash, message, run_id, t0)
-    return (file_sha256(path) if ahead else file_hash), None
+    return file_hash, None  # ``stage_file`` hashes it again once it is read: a change rejects it
 
 
 def _write_file_rows(
@@ -675,6 +693,50 @@ def _quarantine_without_rate(con: duckdb.DuckDBPyConnection, date_column: str) -
                           WHERE x.currency = f.currency AND x.date <= CAST(f."{date_column}" AS DATE))
     """,
         [LEDGER_CURRENCY],
+    )
+
+
+def _same_invoice_again(con: duckdb.DuckDBPyConnection, shown: str, wanted: tuple[str, ...]) -> str | None:
+    """The rejection message when an invoice of this file is one loaded before under another id or in another
+    format: the same provider and the same lines by period, amount and currency as an invoice of an earlier file,
+    without restating any of its lines (a re-export with the same invoice and line ids restates; that is not a
+    copy). Invoice ids in ``wanted`` (``[invoices] duplicates_wanted``) load all the same."""
+    refresh_stale_raw_views(con, ["invoices"])  # invoices loaded earlier in this run
+    lines = (
+        "list(struct_pack(s := period_start, e := period_end, a := amount, c := upper(currency)) "
+        "ORDER BY period_start, period_end, amount, upper(currency))"
+    )
+    found = con.execute(
+        f"""
+        WITH new AS (
+            SELECT provider, invoice_id, {lines} AS lines, list(line_id) AS line_ids
+            FROM flags AS f
+            WHERE f._line NOT IN (SELECT _line FROM verdicts) AND NOT list_contains(?, invoice_id)
+            GROUP BY provider, invoice_id
+        ),
+        old AS (
+            SELECT provider, invoice_id, source_file_hash, {lines} AS lines, list(line_id) AS line_ids
+            FROM raw.invoices
+            GROUP BY provider, invoice_id, source_file_hash
+        )
+        SELECT n.provider, n.invoice_id, o.invoice_id, l.path, len(n.lines)
+        FROM new AS n
+        JOIN old AS o
+            ON o.provider = n.provider AND o.lines = n.lines
+           AND (o.invoice_id <> n.invoice_id OR NOT list_has_any(o.line_ids, n.line_ids))
+        JOIN meta.loaded_files AS l ON l.file_hash = o.source_file_hash
+        ORDER BY l.load_seq
+        LIMIT 1
+    """,
+        [list(wanted)],
+    ).fetchall()
+    if not found:
+        return None
+    provider, new_id, old_id, old_path, n = found[0]
+    return (
+        f"{shown}: invoice {new_id} of {provider} is the same invoice as {old_id}, loaded from {old_path} (the same "
+        f"{n} line(s): periods, amounts and currency), delivered again under another id or format; nothing loaded, "
+        f"so it is not counted twice. If both are real, list {new_id!r} in [invoices] duplicates_wanted"
     )
 
 

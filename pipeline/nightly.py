@@ -30,6 +30,7 @@ from pipeline.ingest import (
     stage_file,
 )
 from pipeline.lake import HashAhead
+from pipeline.query import run_query
 from pipeline.readers import SUFFIXES
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -70,6 +71,10 @@ class RunSummary:
     usage_gaps: list[tuple[str, str, str, str]] = field(default_factory=list)
     """(month, provider, token type, status) where a usage export and the logs disagree, in months this run
     changed (marts.monthly_usage_reconciliation: logs_missing or logs_extra)."""
+    unpriced: list[tuple[str, str, int]] = field(default_factory=list)
+    """(month, provider, requests) API requests with no price for their provider, model and time (any month)."""
+    name_variants: list[tuple[str, list[str]]] = field(default_factory=list)
+    """(provider or model, spellings) names that differ only in letter case."""
     published: str | None = None
     orphans_removed: int = 0
 
@@ -117,6 +122,8 @@ class RunSummary:
             "usage_mismatches": [
                 {"month": m, "provider": p, "token_type": t, "status": s} for m, p, t, s in self.usage_gaps
             ],
+            "unpriced_requests": [{"month": m, "provider": p, "requests": n} for m, p, n in self.unpriced],
+            "names_differing_only_in_case": [{"what": w, "spellings": s} for w, s in self.name_variants],
             "published": self.published,
             "orphans_removed": self.orphans_removed,
             "unknown_entries": self.unknown_entries,
@@ -211,6 +218,7 @@ class Run:
             settings.bounds,
             settings.max_line_bytes,
             settings.max_file_bytes,
+            settings.invoice_duplicates_wanted,
         )
         self.t0 = time.perf_counter()
 
@@ -316,6 +324,8 @@ class Run:
                     [changed],
                 ).fetchall()
             ]
+        self.summary.unpriced = [(str(m)[:7], p, n) for m, p, n in run_query(self.con, "unpriced_requests")[1]]
+        self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
         t = time.perf_counter()

@@ -6,10 +6,9 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
-import io
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import duckdb
 from rich.console import Console
@@ -38,12 +37,33 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+#: C0 controls but newline, DEL and C1 controls: an escape sequence among them would drive the terminal
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if c != 0x0A}
+#: a spreadsheet runs a cell that starts with one of these as a formula (CSV injection)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters written as ``\\xNN``: for what reaches a terminal."""
+    return text.translate(_CONTROL)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "NULL"
     if isinstance(value, decimal.Decimal):
         return format(value, "f")
     return str(value)
+
+
+def csv_cell(value: Any, spreadsheet_safe: bool) -> str:
+    """A CSV cell: exact, except that text a spreadsheet would run as a formula gets a leading ``'``."""
+    if value is None:
+        return ""
+    text = _cell(value)
+    if spreadsheet_safe and isinstance(value, str) and text.startswith(_FORMULA_START):
+        return "'" + text
+    return text
 
 
 def render(
@@ -54,23 +74,49 @@ def render(
     console: Console,
     title: str | None = None,
 ) -> None:
+    stream(names, [rows], fmt, limit, console, title)
+
+
+def stream(
+    names: Sequence[str],
+    batches: Iterable[Sequence[Sequence[Any]]],
+    fmt: str,
+    limit: int,
+    console: Console,
+    title: str | None = None,
+    spreadsheet_safe: bool = True,
+) -> None:
+    """Print a result that arrives in batches: csv and json written as they come (constant memory), a table of
+    the first ``limit`` rows and the count of the rest. Control characters are escaped where the output is a
+    terminal (csv and json to a file or pipe stay exact; json escapes them anyway)."""
+    sink = console.file
     if fmt == "json":
-        console.print_json(json.dumps([{n: jsonable(v) for n, v in zip(names, r)} for r in rows]))
+        sink.write("[")
+        first = True
+        for batch in batches:
+            for r in batch:
+                sink.write(("\n" if first else ",\n") + json.dumps({n: jsonable(v) for n, v in zip(names, r)}))
+                first = False
+        sink.write("\n]\n" if not first else "]\n")
+        sink.flush()
         return
     if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(names)
-        for r in rows:
-            w.writerow(["" if v is None else _cell(v) for v in r])
-        console.print(buf.getvalue(), end="", markup=False, highlight=False, soft_wrap=True)
+        clean = printable if console.is_terminal else str
+        w = csv.writer(sink, lineterminator="\n")
+        w.writerow([clean(n) for n in names])
+        for batch in batches:
+            w.writerows([clean(csv_cell(v, spreadsheet_safe)) for v in r] for r in batch)
+        sink.flush()
         return
     # cells, headers and titles are data: Text keeps rich from reading "[red]" or "[/x]" in them as markup
-    table = Table(title=Text(title) if title else None, show_lines=False)
+    table = Table(title=Text(printable(title)) if title else None, show_lines=False)
     for n in names:
-        table.add_column(Text(n), overflow="fold")
-    for r in rows[:limit]:
-        table.add_row(*(Text(_cell(v)) for v in r))
+        table.add_column(Text(printable(n)), overflow="fold")
+    total = 0
+    for batch in batches:
+        for r in batch[: max(0, limit - total)]:
+            table.add_row(*(Text(printable(_cell(v))) for v in r))
+        total += len(batch)
     console.print(table)
-    if len(rows) > limit:
-        console.print(f"({len(rows)} rows, {limit} shown; use --limit or --format csv)")
+    if total > limit:
+        console.print(f"({total} rows, {limit} shown; use --limit or --format csv)")

@@ -272,8 +272,26 @@ def _slo(d: "ReportData") -> str:
     return f"the {int(v) / 1000:g} s SLO" if v else "no latency SLO"
 
 
+def unpriced_sentence(d: "ReportData") -> str | None:
+    """The month's API requests priced at nothing, named as such (they are missing from the metered cost)."""
+    rows = [r for r in d.reconciliation if r["unpriced_requests"]]
+    if not rows:
+        return None
+    which = ", ".join(f"{count(r['unpriced_requests'])} of {r['provider']}" for r in rows)
+    return (
+        f"Unpriced: {which} API request(s) have no price for their provider, model and time; they are left out of "
+        "the metered cost, so the API figures are understated until a price is loaded."
+    )
+
+
 def headline(d: "ReportData") -> list[str]:
     """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
+    out = _headline(d)
+    unpriced = unpriced_sentence(d)
+    return out + [unpriced] if unpriced else out
+
+
+def _headline(d: "ReportData") -> list[str]:
     be, m = d.be, d.month
     v = be["verdict"]
     out = [f"{verdict(be)} in {m}."]

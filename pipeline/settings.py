@@ -102,6 +102,12 @@ class Settings:
     """[[price_lists]] entries: per file-name pattern, a price list's format (litellm), effective_from and
     currency (a LiteLLM file has no dates)."""
 
+    invoice_duplicates_wanted: tuple[str, ...] = setting(
+        (), "invoices.duplicates_wanted", example='["moonshot-credit-2026-10"]'
+    )
+    """Invoice ids loaded even though an earlier file holds an invoice of the same provider with the same periods and
+    line amounts (otherwise such a file is rejected as the same invoice delivered twice)."""
+
     gx_max_rows: int = setting(20_000, "validation.gx_max_rows")
     """Great Expectations validates a file's well-typed rows: all those the SQL rules pass up to this many and all
     those they flag up to this many, a deterministic sample of each beyond (every row is checked by the SQL rules)."""
@@ -136,6 +142,15 @@ class Settings:
 
     max_file_bytes: int = setting(64 * 2**30, "ledger.max_file_bytes")
     """A file whose decompressed size passes this is rejected whole (protects memory and disk from gzip bombs)."""
+
+    sql_timeout_seconds: int = setting(300, "sql.timeout_seconds")
+    """`costledger sql`: a query still running after this many seconds is stopped."""
+
+    sql_memory_limit: str = setting("25%", "sql.memory_limit")
+    """`costledger sql`: DuckDB's memory limit for one query session (a size, or a share of the machine's memory)."""
+
+    sql_max_spill: str = setting("4GB", "sql.max_spill")
+    """`costledger sql`: how much a query may spill to its own temporary folder (removed when it ends)."""
 
     source: str = "defaults"
     """Where these settings came from (for the report's trust section)."""
@@ -206,6 +221,12 @@ def _patterns(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError('a list of names, e.g. ["a", "b"]')
+    return tuple(value)
+
+
 def _memory_limit(value: Any) -> str:
     if not isinstance(value, str) or not _MEMORY.match(value.strip()):
         raise ValueError("a size such as '4GB', '512MiB' or '80%'")
@@ -214,6 +235,12 @@ def _memory_limit(value: Any) -> str:
         raise ValueError("a size of at least 256MB (DuckDB cannot build the models in less)")
     if size is None and not 10 <= Decimal(value.strip()[:-1]) <= 100:
         raise ValueError("a percentage between 10% and 100%")
+    return value.strip()
+
+
+def _size(value: Any) -> str:
+    if not isinstance(value, str) or not _MEMORY.match(value.strip()) or value.strip().endswith("%"):
+        raise ValueError("a size such as '4GB' or '512MiB'")
     return value.strip()
 
 
@@ -264,7 +291,10 @@ def _text(value: Any) -> str:
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "db": _db_path,
     "focus_resource_patterns": _patterns,
+    "invoice_duplicates_wanted": _names,
     "memory_limit": _memory_limit,
+    "sql_memory_limit": _memory_limit,
+    "sql_max_spill": _size,
     "temp_directory": _folder,
     "earliest_date": _date,
     "business_monthly_active_users": _whole(0, "a whole number of users"),

@@ -1,59 +1,183 @@
-"""The ad-hoc SQL shell's guard: only reading statements run, every one of them is shown.
+"""The ad-hoc SQL shell's guard: only queries run, decided from DuckDB's own parse tree.
 
-``costledger sql`` opens the published file read-only with DuckDB's external access off
-(``pipeline.db.connect_read``), so no file outside the ledger's lake can be read and
-none can be written. The lake itself has to stay readable (the raw views read it), and
-DuckDB's ``allowed_directories`` opens a folder for writing as well as for reading, so
-the shell also refuses, before running anything, any statement that is not a query:
-``COPY``, ``EXPORT``, ``ATTACH``, ``INSTALL``/``LOAD``, ``SET``, ``PRAGMA``, DDL and DML.
-A query of several statements runs only if all of them are allowed, and each result is
-shown.
+``costledger sql`` opens the published file read-only and sandboxed (``pipeline.db.connect_read``):
+external access off, the lake's files as the only readable paths and no directory open at all (so no
+file can be created), extensions off, the configuration locked, a memory limit, a private spill folder
+with a size limit, and a statement timeout. DuckDB's sandbox still lets a statement write to a path it
+may read, so before anything runs, every statement of the query must parse to a query tree:
+
+- a ``SELECT`` (with ``WITH``, ``DESCRIBE``, ``SHOW``, ``SUMMARIZE``, ``VALUES``, ``FROM``-first) is a query
+  when DuckDB serialises its tree as a select node (``json_serialize_sql`` refuses every other kind);
+- ``EXPLAIN [ANALYZE] [(options)] S`` is a query when ``S`` is (``EXPLAIN ANALYZE`` executes ``S``);
+- ``CALL f(...)`` runs as ``SELECT * FROM f(...)``, the select tree it is checked as.
+
+Everything else (``COPY``, ``EXPORT``, ``ATTACH``, ``INSTALL``/``LOAD``, ``SET``, ``PRAGMA``, DDL, DML,
+``PIVOT`` statements) is refused, and a query of several statements runs only if all of them pass.
+Results are fetched in batches, so printing a large result takes constant memory.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import duckdb
-from pipeline.errors import UsageError
+from pipeline.errors import CostledgerError, UsageError
 
-#: Statement types the shell runs: they read and return rows.
-ALLOWED = frozenset({"SELECT", "EXPLAIN", "CALL"})
+#: rows fetched at a time when a result is streamed
+BATCH_ROWS = 2048
 
 
 class RefusedStatement(UsageError, ValueError):
     """A statement the read-only shell does not run; nothing of the query was run."""
 
 
+class QueryTimeout(CostledgerError):
+    """The query ran past ``[sql] timeout_seconds`` and was stopped (exit 1)."""
+
+
 @dataclass(frozen=True)
-class Result:
-    statement: str
-    names: list[str]
-    rows: list[tuple[Any, ...]]
+class Checked:
+    """One statement that passed: the text the user wrote and the query that runs for it."""
+
+    shown: str
+    runs: str
 
 
-def statements(con: duckdb.DuckDBPyConnection, text: str) -> list[Any]:
-    """Parse ``text`` into statements and refuse the query if any one of them is not a read."""
+def _tokens(text: str) -> list[tuple[str, str]]:
+    """(token text, token type) of ``text``, comments left out."""
+    raw = duckdb.tokenize(text)
+    out = []
+    for i, (start, kind) in enumerate(raw):
+        end = raw[i + 1][0] if i + 1 < len(raw) else len(text)
+        if kind.name != "comment":
+            out.append((text[start:end].strip(), kind.name))
+    return out
+
+
+def _positions(text: str) -> list[int]:
+    return [start for start, kind in duckdb.tokenize(text) if kind.name != "comment"]
+
+
+def _is_select_tree(con: duckdb.DuckDBPyConnection, text: str) -> bool:
+    """Whether ``text`` is exactly one statement whose parse tree is a select node."""
+    serialised = con.execute("SELECT json_serialize_sql(?)", [text]).fetchall()[0][0]
+    tree = json.loads(serialised)
+    return not tree.get("error") and len(tree.get("statements", [])) == 1
+
+
+def _after_explain(text: str) -> str | None:
+    """The statement an ``EXPLAIN [ANALYZE] [(options)]`` explains, or None when its shape is not that."""
+    tokens, starts = _tokens(text), _positions(text)
+    if not tokens or tokens[0][0].upper() != "EXPLAIN":
+        return None
+    i = 1
+    if i < len(tokens) and tokens[i][0].upper() in ("ANALYZE", "ANALYSE"):
+        i += 1
+    if i < len(tokens) and tokens[i][0] == "(":
+        depth = 0
+        while i < len(tokens):
+            depth += tokens[i][0].count("(") - tokens[i][0].count(")")
+            i += 1
+            if depth <= 0:
+                break
+    return text[starts[i] :] if i < len(tokens) else None
+
+
+def _check_one(con: duckdb.DuckDBPyConnection, stmt: Any) -> Checked | None:
+    """The statement as it runs, or None when its tree is not a query."""
+    text = stmt.query.strip()
+    kind = stmt.type.name
+    if kind == "SELECT":
+        return Checked(text, text) if _is_select_tree(con, text) else None
+    if kind == "EXPLAIN":
+        inner = _after_explain(text)
+        if inner is None:
+            return None
+        try:
+            parsed = con.extract_statements(inner)
+        except duckdb.Error:
+            return None
+        if len(parsed) != 1 or parsed[0].type.name != "SELECT" or not _is_select_tree(con, parsed[0].query):
+            return None
+        return Checked(text, text)
+    if kind == "CALL":
+        starts = _positions(text)
+        if len(starts) < 2:
+            return None
+        as_select = "SELECT * FROM " + text[starts[1] :]
+        return Checked(text, as_select) if _is_select_tree(con, as_select) else None
+    return None
+
+
+def check(con: duckdb.DuckDBPyConnection, text: str) -> list[Checked]:
+    """Parse ``text`` and refuse the whole query unless every statement's tree is a query."""
     parsed = con.extract_statements(text)
     if not parsed:
         raise RefusedStatement("no SQL statement given")
+    out = []
     for number, stmt in enumerate(parsed, start=1):
-        kind = stmt.type.name
-        if kind not in ALLOWED:
+        checked = _check_one(con, stmt)
+        if checked is None:
             where = f"statement {number} of {len(parsed)}" if len(parsed) > 1 else "the statement"
             raise RefusedStatement(
-                f"{where} is {kind}: the ledger's SQL shell is read-only and runs only queries "
-                f"(SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, CALL); nothing was run"
+                f"{where} is {stmt.type.name}, not a query: the ledger's SQL shell is read-only and runs only "
+                f"SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN [ANALYZE] of a query and CALL of a table "
+                f"function; nothing was run"
             )
-    return parsed
+        out.append(checked)
+    return out
 
 
-def run(con: duckdb.DuckDBPyConnection, text: str) -> list[Result]:
-    """Run every statement of ``text`` (all reads, checked first) and return each result."""
-    results = []
-    for stmt in statements(con, text):
-        cur = con.execute(stmt.query)
+@dataclass
+class Result:
+    """One statement's result, read in batches: ``names`` and then ``batches()`` once."""
+
+    statement: str
+    names: list[str]
+    cursor: duckdb.DuckDBPyConnection
+
+    def batches(self) -> Iterator[list[tuple[Any, ...]]]:
+        while True:
+            rows = self.cursor.fetchmany(BATCH_ROWS)
+            if not rows:
+                return
+            yield rows
+
+
+class Deadline:
+    """Interrupts the connection's running statement once ``seconds`` have passed since ``start``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, seconds: float) -> None:
+        self.seconds = seconds
+        self.fired = threading.Event()
+        self._con = con
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def _fire(self) -> None:
+        self.fired.set()
+        self._con.interrupt()
+
+    def __enter__(self) -> "Deadline":
+        self._timer.start()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self._timer.cancel()
+        if exc is not None and self.fired.is_set() and isinstance(exc, duckdb.Error | KeyboardInterrupt):
+            raise QueryTimeout(
+                f"the query ran longer than {self.seconds:g} s ([sql] timeout_seconds) and was stopped; "
+                "narrow it (a WHERE on month, a LIMIT) or raise the setting"
+            ) from None
+
+
+def run(con: duckdb.DuckDBPyConnection, statements: list[Checked]) -> Iterator[Result]:
+    """The checked statements' results, one at a time: each must be read (``batches``) before the next is
+    asked for."""
+    for checked in statements:
+        cur = con.execute(checked.runs)
         names = [d[0] for d in cur.description] if cur.description else []
-        results.append(Result(stmt.query.strip(), names, cur.fetchall() if names else []))
-    return results
+        yield Result(checked.shown, names, cur)

@@ -1,5 +1,6 @@
-"""Invoice semantics (DOMAIN.md, issue #11): an export is a snapshot of one invoice; other
-invoices of the same provider and month add to it; a multi-month line is allocated."""
+"""Invoice semantics (DOMAIN.md): an invoice is the sum of its lines, keyed by line_id (a re-export restates a
+line, a new line_id adds); other invoices of the same provider and month add to it; a multi-month line is allocated;
+the same invoice delivered again under another id or format is rejected."""
 
 from decimal import Decimal
 
@@ -110,3 +111,62 @@ def test_allocation_shares_always_add_up_to_the_line(ledger):
     # 100 x 30/91 = 32.967033 (to the micro-dollar), Oct 100 x 31/91 = 34.065934, Nov = the remainder
     assert rows[0]["amount_usd"] == Decimal("32.967033") and rows[1]["amount_usd"] == Decimal("34.065934")
     assert sum(r["amount_usd"] for r in rows) == Decimal("100.00")
+
+
+def test_an_invoice_split_over_two_files_adds_up(ledger):
+    # page 1: lines 1 and 2; page 2: lines 3 and 4 of the same invoice
+    first = ledger.load(
+        "invoices", [line("inv-7", "1", "input_cache_miss", "3.00"), line("inv-7", "2", "output", "4.00")]
+    )
+    second = ledger.load("invoices", [line("inv-7", "3", "output", "5.00"), line("inv-7", "4", "tax", "1.20")])
+    assert first.status == second.status == "loaded"
+    ledger.build()
+    jul = reconciliation(ledger)["2026-07"]
+    # usage 3.00 + 4.00 + 5.00 = 12.00; tax 1.20; total 13.20 (before: page 2 replaced page 1, total 6.20)
+    assert jul["invoiced_usd"] == Decimal("12.00") and jul["tax_usd"] == Decimal("1.20")
+    assert jul["invoiced_total_usd"] == Decimal("13.20") and jul["invoices"] == 1
+
+
+def test_a_re_export_restates_its_lines_and_keeps_the_others(ledger):
+    ledger.load("invoices", [line("inv-7", "1", "output", "10.00"), line("inv-7", "2", "output", "3.00")])
+    ledger.load("invoices", [line("inv-7", "1", "output", "12.00")])  # line 1 restated: 10.00 -> 12.00
+    ledger.build()
+    # 12.00 (line 1, restated) + 3.00 (line 2, not in the re-export, still part of the invoice) = 15.00
+    assert reconciliation(ledger)["2026-07"]["invoiced_total_usd"] == Decimal("15.00")
+
+
+def test_the_same_invoice_in_another_format_or_id_is_rejected_naming_the_first_file(ledger):
+    lines = [line("moonshot-202607", str(i), "output", a) for i, a in enumerate(["5.0400375", "0.3911705"])]
+    first = ledger.load("invoices", lines)
+    # the same two lines (periods, amounts, currency in another case) under the id a billing export gives them
+    again = [
+        line("moonshot-costs-2026-07", f"2026-07-01T00:00/{i}", "output", a) | {"currency": "usd"}
+        for i, a in enumerate(["5.0400375", "0.3911705"])
+    ]
+    res = ledger.load("invoices", again)
+    assert res.status == "rejected", res
+    assert "moonshot-costs-2026-07" in res.message and "moonshot-202607" in res.message
+    assert first.path in res.message and "duplicates_wanted" in res.message
+    ledger.build()
+    # counted once: 5.0400375 + 0.3911705 = 5.431208
+    assert reconciliation(ledger)["2026-07"]["invoiced_total_usd"] == Decimal("5.431208")
+
+
+def test_the_same_lines_under_the_same_id_with_new_line_ids_are_a_copy_too(ledger):
+    ledger.load("invoices", [line("inv-7", "1", "output", "7.00")])
+    res = ledger.load("invoices", [line("inv-7", "a", "output", "7.00")])
+    assert res.status == "rejected" and "same invoice" in res.message
+
+
+def test_a_duplicate_listed_as_wanted_loads(ledger):
+    from dataclasses import replace
+
+    from pipeline.ingest import IngestOptions, ingest_file
+
+    ledger.load("invoices", [line("cn-1", "1", "credit", "-100.00")])
+    path = ledger.write("invoices", [line("cn-2", "1", "credit", "-100.00")])
+    options = replace(IngestOptions(), invoice_duplicates_wanted=("cn-2",))
+    assert ingest_file(ledger.con, "invoices", path, ledger.store, options=options).status == "loaded"
+    ledger.build()
+    # two real credit notes of $100 each: -200.00
+    assert reconciliation(ledger)["2026-07"]["credits_usd"] == Decimal("-200.00")

@@ -189,3 +189,79 @@ def test_hash_ahead_hands_over_each_given_file_hash_once(tmp_path):
     later = HashAhead(files)
     later.close()  # a run that stopped early: nothing handed over after close
     assert later.take(files[0]) is None
+
+
+def _rows(n: int) -> list[dict]:
+    return [request(f"r{i}", f"t{i}", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000) for i in range(n)]
+
+
+def test_a_csv_rewritten_after_its_read_is_rejected_and_loads_once_complete(ledger, tmp_path, monkeypatch):
+    """The file is read as 2 rows, then its writer finishes it (3 rows): the hash taken before the read is of
+    neither, so the file is rejected whole; delivered complete, it loads with the hash of the 3-row content."""
+    import pipeline.ingest as ingest_module
+
+    landing = tmp_path / "requests" / "r-07.csv"
+    write_csv(landing, _rows(2))
+    real_read = ingest_module._read
+
+    def read_then_rewrite(*args, **kwargs):
+        result = real_read(*args, **kwargs)
+        write_csv(landing, _rows(3))
+        return result
+
+    monkeypatch.setattr(ingest_module, "_read", read_then_rewrite)
+    res = ingest_module.ingest_file(ledger.con, "requests", landing, ledger.store)
+    assert res.status == "rejected" and "changed while it was being loaded" in res.message, res.message
+    assert ledger.rows("SELECT file_hash FROM meta.loaded_files") == []
+    assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 0}
+    monkeypatch.undo()
+    res = ingest_module.ingest_file(ledger.con, "requests", landing, ledger.store)
+    assert res.status == "loaded" and res.rows_loaded == 3
+    assert ledger.one("SELECT file_hash FROM meta.loaded_files") == {
+        "file_hash": hashlib.sha256(landing.read_bytes()).hexdigest()
+    }
+
+
+def test_a_file_rewritten_while_it_loads_is_recorded_with_the_rows_of_its_hash(ledger, tmp_path):
+    """A writer thread rewrites the file again and again (1 to 400 rows) while it is loaded: whatever the timing,
+    the file is either rejected, or loaded with exactly the rows of the version whose SHA-256 the manifest holds."""
+    import threading
+
+    from pipeline.ingest import ingest_file
+
+    landing = tmp_path / "requests" / "r-07.csv"
+    versions: dict[str, int] = {}
+
+    def write(n: int) -> None:
+        tmp = landing.with_suffix(".tmp")
+        write_csv(tmp, _rows(n))
+        versions[hashlib.sha256(tmp.read_bytes()).hexdigest()] = n
+        # half the versions replace the file (a new inode), half rewrite it in place (what the attack did)
+        if n % 2:
+            os.replace(tmp, landing)
+        else:
+            landing.write_bytes(tmp.read_bytes())
+            tmp.unlink()
+
+    write(1)
+    stop = threading.Event()
+
+    def writer():
+        n = 2
+        while not stop.is_set():
+            write(n % 400 + 1)
+            n += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        results = [ingest_file(ledger.con, "requests", landing, ledger.store, identity=f"r-{i}.csv") for i in range(6)]
+    finally:
+        stop.set()
+        thread.join()
+    loaded = ledger.rows("SELECT file_hash, rows_loaded FROM meta.loaded_files ORDER BY load_seq")
+    assert len(loaded) == sum(r.status == "loaded" for r in results)
+    for row in loaded:
+        assert versions[row["file_hash"]] == row["rows_loaded"], row
+    for r in results:
+        assert r.status in ("loaded", "rejected", "skipped"), r

@@ -60,3 +60,38 @@ def test_zero_null_and_ties(con):
     assert div(con, "-0.000000000001", "2") == Decimal("-0.000000000001")
     # 1 / 3 = 0.333333333333 (rounded down), 2 / 3 = 0.666666666667 (rounded up)
     assert div(con, "1", "3") == Decimal("0.333333333333") and div(con, "2", "3") == Decimal("0.666666666667")
+
+
+# Past the short form: any DECIMAL(38,12) numerator whose quotient is a DECIMAL(38,12) too (below 1e26)
+@settings(max_examples=300, deadline=None)
+@given(
+    num=st.decimals(min_value=-(10**25), max_value=10**25, places=12),
+    den=st.decimals(min_value=Decimal("0.000001"), max_value=10**14, places=12),
+    negative=st.booleans(),
+)
+def test_money_div_of_large_numerators_equals_the_decimal_quotient(con, num, den, negative):
+    den = -den if negative else den
+    if abs(num / den) >= 10**25:
+        return
+    assert div(con, num, den) == oracle(num, den)
+
+
+# A charge at the plausibility bound (1e12) times the seconds of any period within the accepted dates (2000 to
+# 2100: at most 3,155,760,000 s) over those seconds: the split of any realistic (or absurd) charge
+@settings(max_examples=300, deadline=None)
+@given(
+    amount=st.decimals(min_value=-(10**12), max_value=10**12, places=12),
+    total=st.integers(min_value=1, max_value=3_155_760_000),
+    data=st.data(),
+)
+def test_a_charge_split_by_seconds_at_the_bounds_is_exact(con, amount, total, data):
+    part = data.draw(st.integers(min_value=0, max_value=total))
+    assert div(con, amount * part, total) == oracle(amount * part, Decimal(total))
+
+
+def test_the_bounds_themselves(con):
+    # $1e12 over a century of seconds, at a part of one second: 1e12 x 1 / 3,155,760,000 = 316.8808781402895023...,
+    # rounded half up at 12 places: 316.880878140290
+    assert div(con, Decimal(10**12), Decimal(3_155_760_000)) == Decimal("316.880878140290")
+    # all of it: 1e12 x 3,155,760,000 / 3,155,760,000 = 1e12 exactly
+    assert div(con, Decimal(10**12) * 3_155_760_000, 3_155_760_000) == Decimal(10**12)

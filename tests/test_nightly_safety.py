@@ -243,7 +243,7 @@ def test_same_name_different_content_is_a_conflict(tmp_path, landings):
     con.close()
 
 
-def test_newer_invoice_export_replaces_the_period(ledger):
+def test_a_later_invoice_file_restates_its_lines_and_adds_new_ones(ledger):
     line = {
         "provider": "p",
         "invoice_id": "p-07",
@@ -255,11 +255,12 @@ def test_newer_invoice_export_replaces_the_period(ledger):
         "currency": "USD",
     }
     ledger.load("invoices", [line, {**line, "line_id": "2", "amount": "5.00"}])
-    # a later export of the open period: line 1 restated, line 2 gone, line 3 new -> 12 + 1 = 13, not 10 + 5 + 12 + 1
+    # a later file of the open period: line 1 restated (12), line 2 not in it (still 5: an invoice split over files
+    # adds up), line 3 new (1) -> 12 + 5 + 1 = 18, not 10 + 5 + 12 + 1 = 28
     ledger.load("invoices", [{**line, "amount": "12.00"}, {**line, "line_id": "3", "amount": "1.00"}])
     ledger.build()
     rec = ledger.one("SELECT invoiced_usd FROM marts.monthly_reconciliation")
-    assert rec["invoiced_usd"] == 13
+    assert rec["invoiced_usd"] == 18
     assert ledger.one("SELECT count(*) AS n FROM raw.invoices")["n"] == 4  # history kept
 
 

@@ -163,3 +163,46 @@ def test_overlapping_requests_count_once_and_productive_share(ledger):
     assert abs(u["productive_utilisation"] - 1.2 / 744) < 1e-12
     # peak hour 10:00 holds 2 requests; mean = 3 requests / 744 h -> 2 / (3 / 744) = 496
     assert abs(u["peak_to_average"] - 496) < 1e-9
+
+
+def test_multi_year_charges_of_millions_split_exactly(ledger):
+    """A one-year reserved charge of $3 M and a three-year one of $1 M: amount x seconds is about 1e14, past the
+    range the short division form holds. Each month's piece is the amount x its seconds / the period's seconds,
+    rounded to 1e-12 cumulatively, and the pieces add up to the charge exactly."""
+    from datetime import datetime, timezone
+    from decimal import ROUND_HALF_UP, localcontext
+
+    ledger.load(
+        "cluster-charges",
+        [
+            charge("year", "2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z", "3000000", kind="reserved"),
+            charge("three", "2026-01-01T00:00:00Z", "2029-01-01T00:00:00Z", "1000000.01", kind="reserved"),
+        ],
+    )
+    ledger.build()
+    got = {}
+    for r in ledger.rows("SELECT charge_id, month, amount_usd FROM intermediate.int_cluster_charges_split"):
+        got.setdefault(r["charge_id"], {})[r["month"]] = r["amount_usd"]
+
+    def oracle(amount, start, end):
+        """Decimal: the cumulative share at each month end, rounded half up to 1e-12, differenced."""
+        utc = timezone.utc
+        t0, t1 = datetime(*start, tzinfo=utc), datetime(*end, tzinfo=utc)
+        total = int((t1 - t0).total_seconds())
+        out, prev, y, m = {}, Decimal(0), start[0], start[1]
+        while (y, m) < end[:2]:
+            ny, nm = (y + 1, 1) if m == 12 else (y, m + 1)
+            upto = int((min(datetime(ny, nm, 1, tzinfo=utc), t1) - t0).total_seconds())
+            with localcontext() as ctx:
+                ctx.prec = 80
+                cum = (amount * upto / total).quantize(Decimal("1e-12"), rounding=ROUND_HALF_UP)
+            out[datetime(y, m, 1).date()] = cum - prev
+            prev, y, m = cum, ny, nm
+        return out
+
+    # the year: 31,536,000 s; January's 2,678,400 s -> 3,000,000 x 2,678,400 / 31,536,000 = $254,794.520547945205...
+    assert got["year"][datetime(2026, 1, 1).date()] == Decimal("254794.520547945205")
+    assert got["year"] == oracle(Decimal("3000000"), (2026, 1, 1), (2027, 1, 1))
+    assert got["three"] == oracle(Decimal("1000000.01"), (2026, 1, 1), (2029, 1, 1))
+    assert sum(got["year"].values()) == Decimal("3000000") and sum(got["three"].values()) == Decimal("1000000.01")
+    assert len(got["three"]) == 36

@@ -59,13 +59,14 @@ def read_settings(settings_path: Path | None, db: Path | None):
         raise typer.Exit(EXIT_FAILURE) from None
 
 
-def open_read(s):
-    """The published ledger, read-only; a clear error when there is none yet."""
+def open_read(s, limits=None):
+    """The published ledger, read-only and sandboxed (with ``limits``, if given); a clear error when there is
+    none yet."""
     from pipeline.db import LedgerNotFound, connect_read
     from pipeline.store import Store
 
     try:
-        return connect_read(s.db, Store.for_db(s.db).lake)
+        return connect_read(s.db, Store.for_db(s.db).lake, limits)
     except LedgerNotFound as exc:
         error(str(exc))
         raise typer.Exit(EXIT_FAILURE) from None
@@ -122,6 +123,18 @@ def summary(run, as_json: bool) -> None:
     for link in run.outside_links:
         console.print(
             f"[yellow]warning:[/] {escape(link)} is a link that leads out of the landing folder; skipped",
+            highlight=False,
+        )
+    for month, provider, requests in run.unpriced:
+        console.print(
+            f"[yellow]unpriced:[/] {requests} API request(s) of {escape(repr(provider))} in {month} have no price for "
+            "their provider, model and time: left out of the metered cost (load a price, or fix the name)",
+            highlight=False,
+        )
+    for what, spellings in run.name_variants:
+        console.print(
+            f"[yellow]names differing only in case:[/] {what} {escape(', '.join(map(repr, spellings)))}: each "
+            "is its own, priced apart; correct the files if they are one",
             highlight=False,
         )
     if run.count("rejected"):

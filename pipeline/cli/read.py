@@ -34,33 +34,68 @@ def sql(
     settings: SettingsOpt = None,
     fmt: Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="Output format.")] = "table",
     limit: Annotated[int, typer.Option(help="Rows shown at most in table format (csv/json print all).")] = 200,
+    spreadsheet_safe: Annotated[
+        bool,
+        typer.Option(
+            help="csv: text starting with = + - @ (a formula to a spreadsheet) gets a leading ' ; "
+            "--no-spreadsheet-safe writes it exactly."
+        ),
+    ] = True,
 ) -> None:
     """Run ad-hoc SQL against the published ledger, read-only and sandboxed.
 
-    Only queries run (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN, CALL); COPY, EXPORT,
-    ATTACH, INSTALL/LOAD, SET, PRAGMA, DDL and DML are refused before anything runs, and no
-    file outside the ledger's lake can be read. Several statements separated by `;` each
-    show their result. Exit 2 when a statement is refused, 1 when DuckDB reports an error.
+    Only queries run (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN [ANALYZE] of a query, CALL of a
+    table function), judged from DuckDB's parse tree; COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, PRAGMA,
+    DDL and DML are refused before anything runs. No file outside the ledger's lake can be read, none
+    can be written. A query stops after [sql] timeout_seconds and uses at most [sql] memory_limit, and
+    spills at most [sql] max_spill to a folder of its own. csv and json stream (constant memory).
+    Several statements separated by `;` each show their result. Exit 2 when a statement is refused,
+    1 when DuckDB reports an error or the query times out.
     """
+    import shutil
+    import tempfile
+
     import duckdb
 
-    from pipeline.query import render
-    from pipeline.shell import RefusedStatement, run
+    from pipeline.db import ReadLimits
+    from pipeline.query import stream
+    from pipeline.shell import Deadline, QueryTimeout, RefusedStatement, check, run
 
-    con = open_read(read_settings(settings, db))
+    s = read_settings(settings, db)
+    spill = Path(tempfile.mkdtemp(prefix="costledger-sql-"))
     try:
-        results = run(con, query)
-    except RefusedStatement as exc:
-        console.print(f"[red]refused:[/] {escape(str(exc))}")
-        raise typer.Exit(EXIT_USAGE) from None
-    except duckdb.Error as exc:
-        error(str(exc))
-        raise typer.Exit(EXIT_FAILURE) from None
+        con = open_read(s, ReadLimits(s.sql_memory_limit, spill, s.sql_max_spill))
+        try:
+            with Deadline(con, s.sql_timeout_seconds):
+                checked = check(con, query)  # every statement, before any runs
+                for number, result in enumerate(run(con, checked), start=1):
+                    title = (
+                        f"statement {number} of {len(checked)}: {result.statement[:80]}" if len(checked) > 1 else None
+                    )
+                    stream(result.names, result.batches(), fmt, limit, out, title, spreadsheet_safe)
+        except RefusedStatement as exc:
+            console.print(f"[red]refused:[/] {escape(str(exc))}")
+            raise typer.Exit(EXIT_USAGE) from None
+        except QueryTimeout as exc:
+            error(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+        except duckdb.OutOfMemoryException as exc:
+            error(str(exc).splitlines()[0])
+            console.print(
+                escape(
+                    "hint: the query needs more than [sql] memory_limit and [sql] max_spill allow; narrow it "
+                    "or raise them in the settings file"
+                ),
+                highlight=False,
+            )
+            raise typer.Exit(EXIT_FAILURE) from None
+        except duckdb.Error as exc:
+            error(str(exc))
+            raise typer.Exit(EXIT_FAILURE) from None
+        finally:
+            con.close()
     finally:
-        con.close()
-    for number, result in enumerate(results, start=1):
-        title = f"statement {number} of {len(results)}: {result.statement[:80]}" if len(results) > 1 else None
-        render(result.names, result.rows, fmt, limit, out, title=title)
+        shutil.rmtree(spill, ignore_errors=True)
 
 
 @app.command(rich_help_panel=toc.panel("status"))
@@ -81,6 +116,8 @@ def status(
         file_names, file_rows = run_query(con, "status_files", {"files": files})
         reasons = run_query(con, "status_reasons")[1]
         rejected = run_query(con, "status_rejected")[1]
+        unpriced = run_query(con, "unpriced_requests")[1]
+        variants = run_query(con, "name_variants")[1]
         try:  # ledgers published before 0.4 have no meta.run_steps
             slowest = run_query(con, "status_slowest_steps")[1]
         except duckdb.CatalogException:
@@ -97,6 +134,8 @@ def status(
                     "files": [{k: jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
                     "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
                     "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
+                    "unpriced_requests": [{"month": str(m), "provider": p, "requests": n} for m, p, n in unpriced],
+                    "names_differing_only_in_case": [{"what": w, "spellings": list(v)} for w, v in variants],
                     "slowest_steps_of_latest_run": [
                         {"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest
                     ],
@@ -107,6 +146,17 @@ def status(
     render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
     render(file_names, file_rows, "table", files, out, title=f"Latest {files} files")
     render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
+    if unpriced:
+        render(
+            ["month", "provider", "unpriced API requests"],
+            unpriced,
+            "table",
+            100,
+            out,
+            title="Unpriced: API requests with no price for their provider, model and time (not in metered cost)",
+        )
+    if variants:
+        render(["what", "spellings"], variants, "table", 100, out, title="Names differing only in letter case")
     if rejected:
         render(["kind", "path", "reason"], rejected, "table", 100, out, title="Rejected files (latest)")
     if slowest:

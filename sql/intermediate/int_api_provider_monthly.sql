@@ -1,7 +1,7 @@
 -- grain: one row per month x provider (with API requests or invoice lines that month)
 -- materialized: table
 -- unique_key: month, provider
--- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its current invoice lines (latest export of each invoice; several invoices of a month add up; multi-month lines allocated) by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
+-- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its current invoice lines (the latest version of each line; several invoices of a month add up; multi-month lines allocated) by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
 WITH metered AS (
     SELECT
         month,

@@ -1,7 +1,7 @@
--- grain: one row per invoice line of the latest export of each invoice x month of the line's period
+-- grain: one row per invoice line (its latest loaded version) x month of the line's period
 -- materialized: table
 -- unique_key: provider, invoice_id, line_id, month
--- description: Invoice exports are snapshots of one invoice (provider, invoice_id): only the lines of the most recently loaded export of each invoice count; other invoices of the same provider and month (credit notes, adjustments) add to it. Earlier exports stay in raw.invoices (history is never edited) but are superseded. A line whose period spans several months is allocated to them in proportion to the provider's metered cost in each month (prorated by the part of the month the period covers), by time when nothing was metered; each share is rounded to a millionth of a dollar and the last month takes the remainder, so the shares add up to the line exactly.
+-- description: An invoice (provider, invoice_id) is the sum of its lines, keyed by line_id: a later file's line with the same provider, invoice_id and line_id restates the earlier one (a re-export), a line with a new line_id adds to the invoice (an invoice split over pages adds up); other invoices of the same provider and month (credit notes, adjustments) add to it. Earlier versions of a line stay in raw.invoices (history is never edited) but are superseded. The same invoice delivered again under another id or format is rejected at ingest. A line whose period spans several months is allocated to them in proportion to the provider's metered cost in each month (prorated by the part of the month the period covers), by time when nothing was metered; each share is rounded to a millionth of a dollar and the last month takes the remainder, so the shares add up to the line exactly.
 -- column month: Month the share is allocated to (first day, UTC).
 -- column amount_usd: This month's share of the line.
 -- column line_amount_usd: The whole line, as invoiced.
@@ -11,7 +11,7 @@ WITH ranked AS (
     SELECT
         i.*,
         f.load_seq,
-        max(f.load_seq) OVER (PARTITION BY i.provider, i.invoice_id) AS latest_load_seq
+        max(f.load_seq) OVER (PARTITION BY i.provider, i.invoice_id, i.line_id) AS latest_load_seq
     FROM staging.stg_ledger__invoices AS i
     JOIN meta.loaded_files AS f ON f.file_hash = i.source_file_hash
 ),
