@@ -152,14 +152,32 @@ def _bucket_times(fmt: str, bucket: dict) -> tuple[dt.datetime, dt.datetime]:
     return _instant(bucket.get(start_key), start_key), _instant(bucket.get(end_key), end_key)
 
 
-def _invoice_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: str) -> list[dict[str, str | None]]:
+#: The fields of a cost result that say what it bills: its line id within a bucket (a later export restates the
+#: lines it repeats, whatever their order, and keeps the ones it lacks)
+_LINE_FIELDS = {
+    "openai_costs": ("line_item", "project_id"),
+    "anthropic_costs": (
+        "workspace_id", "model", "service_tier", "context_window", "cost_type", "token_type", "description",
+    ),
+}  # fmt: skip
+
+
+def line_tag(fmt: str, result: dict, seen: dict[str, int]) -> str:
+    """The line's name within its bucket: what it bills (``_LINE_FIELDS``), numbered from the second result that
+    bills the same (``seen`` counts them per bucket)."""
+    name = "|".join(str(result[k]) for k in _LINE_FIELDS.get(fmt, ()) if result.get(k) is not None) or "line"
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name}#{seen[name]}"
+
+
+def _invoice_rows(fmt: str, result: dict, start: dt.datetime, tag: str, provider: str) -> list[dict[str, str | None]]:
     """A cost result as one invoice line of the provider's month."""
     return [
         _line(fmt, result)
         | {
             "provider": provider,
             "invoice_id": f"{provider}-costs-{start:%Y-%m}",
-            "line_id": f"{start:%Y-%m-%dT%H:%M}/{i}",
+            "line_id": f"{start:%Y-%m-%dT%H:%M}/{tag}",
         }
     ]
 
@@ -177,7 +195,7 @@ def _count(result: dict, path: str) -> int:
     return n
 
 
-def _usage_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: str) -> list[dict[str, str | None]]:
+def _usage_rows(fmt: str, result: dict, start: dt.datetime, tag: str, provider: str) -> list[dict[str, str | None]]:
     """A usage result as one row per token type (the request log's token columns; output includes reasoning)."""
     if fmt == "openai_usage":
         total, cached = _count(result, "input_tokens"), _count(result, "input_cached_tokens")
@@ -201,7 +219,7 @@ def _usage_rows(fmt: str, result: dict, start: dt.datetime, i: int, provider: st
     return [
         {
             "provider": provider,
-            "line_id": f"{i}/{token_type}",
+            "line_id": f"{tag}/{token_type}",
             "model": None if model is None else str(model),
             "token_type": token_type,
             "quantity": str(n),
@@ -227,11 +245,14 @@ def read_export(path: Path, fmt: str, mapping: BillingMapping, allowed: list[str
             continue
         for bucket in buckets:
             results = bucket.get("results") if isinstance(bucket, dict) else None
+            seen: dict[str, int] = {}
             for i, result in enumerate(results if isinstance(results, list) else [], start=1):
                 n += 1
+                result = result if isinstance(result, dict) else {}
+                tag = str(i) if fmt in USAGE_FORMATS else line_tag(fmt, result, seen)
                 try:
                     start, end = _bucket_times(fmt, bucket)
-                    rows = rows_of(fmt, result if isinstance(result, dict) else {}, start, i, provider)
+                    rows = rows_of(fmt, result, start, tag, provider)
                 except _Unmappable as exc:
                     line += 1
                     bad.append((line, f"{fmt} result {n}: {exc}"))

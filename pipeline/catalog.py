@@ -97,8 +97,10 @@ def key_hash_sql(key: list[str], alias: str = "") -> str:
 
 
 def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)build ``meta.key_index`` from the loaded rows when it was built by another DuckDB version (or never)."""
-    version = duckdb.__version__
+    """(Re)build ``meta.key_index`` from the loaded rows when it was built by another DuckDB version (its hash may
+    differ), for other keys (a kind's natural key changed), or never."""
+    keys = ";".join(f"{kind}={','.join(natural_key(model))}" for kind, model in KINDS.items())
+    version = f"{duckdb.__version__} keys {keys}"
     built = [v for (v,) in con.execute("SELECT duckdb_version FROM meta.key_index_built").fetchall()]
     if built == [version]:
         return

@@ -166,6 +166,13 @@ NATIVE_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _native_expr(c: ColumnSpec, source_type: str) -> str:
+    if source_type == "TIMESTAMP_NS":
+        # truncated to the microsecond, as text is: a cast rounds 23:59:59.999999999 into the next day and month
+        return f'make_timestamp(epoch_ns(i."{c.name}") // 1000)'
+    return f'CAST(i."{c.name}" AS {c.duckdb_type})'
+
+
 def native_columns(kind: str, cols: list[ColumnSpec], source_types: dict[str, str]) -> set[str]:
     """Columns whose source type is already the ledger's (no parsing, no text round trip)."""
     options = READ_OPTIONS.get(kind, ReadOptions())
@@ -268,6 +275,8 @@ class StagedFile:
     seconds: float
     """Time spent on the file so far (the run works on the next file while GX checks this one)."""
     sealed: bool = False
+    load_seq: int | None = None
+    """Its place in the load order when it is loaded again; None: after every file loaded so far."""
 
     @property
     def shown(self) -> str:
@@ -283,10 +292,15 @@ def stage_file(
     options: IngestOptions = IngestOptions(),
     identity: str | None = None,
     hashes: HashAhead | None = None,
+    *,
+    lake_name: str | None = None,
+    load_seq: int | None = None,
 ) -> StagedFile | FileResult:
     """Recognise, read, type and check the file and write its lake file under a temporary name, with GX's verdict
     left pending; or the file's result when that is all (skipped, repaired, rejected). Commits nothing: run inside
-    the transaction of the file before it (``open_file``), it sees that file as loaded."""
+    the transaction of the file before it (``open_file``), it sees that file as loaded. ``lake_name`` and
+    ``load_seq`` (a file loaded again, ``pipeline.reprocess``): its lake file's name and its place in the load
+    order, instead of its hash and the next place."""
     t0 = time.perf_counter()
     identity = identity or path.name
     if kind not in KINDS:
@@ -297,7 +311,10 @@ def stage_file(
     shown = str(path)
     if not path.is_file():
         return _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
-    file_hash, known = _recognise(con, kind, path, store, options, identity, run_id, t0, hashes)
+    try:
+        file_hash, known = _recognise(con, kind, path, store, options, identity, run_id, t0, hashes)
+    except OSError as exc:
+        return _reject(con, kind, shown, None, _unreadable(shown, exc), run_id, t0)
     if known is not None:
         return known
     from pipeline.validate import warm_up
@@ -308,12 +325,14 @@ def stage_file(
         read = _read(kind, path, [c.name for c in cols], options)
     except FileRejected as exc:
         return _reject(con, kind, shown, file_hash, str(exc), run_id, t0)
+    except OSError as exc:
+        return _reject(con, kind, shown, file_hash, _unreadable(shown, exc), run_id, t0)
     present = set(read.present)
     if missing := _missing_required(cols, present, shown):
         return _reject(con, kind, shown, file_hash, missing, run_id, t0)
 
     _register_incoming(con, read)
-    lake_rel = f"{table_name(model)}/{file_hash}.parquet"
+    lake_rel = f"{table_name(model)}/{lake_name or file_hash}.parquet"
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     gx, raw_cols, loaded, quarantined, verbatim = _check_and_write(
         con, kind, path, read, present, table, options, file_hash, tmp_path
@@ -333,6 +352,7 @@ def stage_file(
         lake_rel,
         store.lake / lake_rel,
         time.perf_counter() - t0,
+        load_seq=load_seq,
     )
     # every read of the landing file is done: the hash recorded must be of the bytes those reads saw
     message = _changed_while_loading(shown, file_hash) if file_sha256(path) != file_hash else None
@@ -386,12 +406,16 @@ def _check_and_write(
 
 
 def open_file(
-    con: duckdb.DuckDBPyConnection, staged: StagedFile, store: "Store", run_id: str | None = None
+    con: duckdb.DuckDBPyConnection,
+    staged: StagedFile,
+    store: "Store",
+    run_id: str | None = None,
+    begin: bool = True,
 ) -> StagedFile | FileResult:
     """Seal the staged file's lake file into the lake and, in a transaction left open, write its quarantined rows,
     its keys, its manifest row and the raw view over it; or its rejection (a verbatim copy that is not the file
     hashed). The staging tables are dropped. Nothing is committed before GX agrees: ``settle_file`` (or
-    ``abandon_file``)."""
+    ``abandon_file``). ``begin=False``: the caller's transaction is already open (a file loaded again)."""
     t0 = time.perf_counter()
     s = staged
     try:
@@ -402,7 +426,8 @@ def open_file(
             return _reject(con, s.kind, s.shown, s.file_hash, message, run_id, t0 - s.seconds)
         s.sealed = lake_sha is not None
         lake_file = (s.lake_rel, lake_sha) if lake_sha else None
-        con.execute("BEGIN TRANSACTION")
+        if begin:
+            con.execute("BEGIN TRANSACTION")
         try:
             _write_file_rows(con, s, store, run_id, lake_file)
         except BaseException:
@@ -468,6 +493,16 @@ def _missing_required(cols: list[ColumnSpec], present: set[str], shown: str) -> 
         return None
     plural = "s" if len(missing) > 1 else ""
     return f"{shown}: required column{plural} {', '.join(missing)} missing (line 1 / header)"
+
+
+def _unreadable(shown: str, exc: OSError) -> str:
+    """The rejection of a file the operating system will not let the ledger read (a full disk is no such case: it
+    stops the run, exit 6)."""
+    import errno
+
+    if exc.errno == errno.ENOSPC:
+        raise exc
+    return f"{shown}: cannot be read ({exc.strerror or exc}); nothing loaded: make it readable and run again"
 
 
 def _changed_while_loading(shown: str, file_hash: str) -> str:
@@ -614,7 +649,7 @@ def _write_file_rows(
         "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
         "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
         "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
-        "coalesce((SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, NULL, ?, ?",
+        "coalesce(?, (SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, NULL, ?, ?",
         [
             s.file_hash,
             kind,
@@ -624,6 +659,7 @@ def _write_file_rows(
             s.loaded,
             s.quarantined,
             run_id,
+            None if s.load_seq is None else s.load_seq - 1,
             lake_file[0] if lake_file else None,
             lake_file[1] if lake_file else None,
             s.identity,
@@ -995,7 +1031,7 @@ def _flag_rows(
     }
     typed_exprs = {}
     for c in cols:
-        expr = f'CAST(i."{c.name}" AS {c.duckdb_type})' if c.name in native else _typed_expr(kind, c, present)
+        expr = _native_expr(c, source_types[c.name]) if c.name in native else _typed_expr(kind, c, present)
         if c.default_sql is not None:  # an optional column with a default (opex.cluster_id '' = shared costs)
             expr = f"coalesce({expr}, {c.default_sql})"
         typed_exprs[c.name] = expr
@@ -1101,7 +1137,8 @@ def _great_expectations(
 
 
 def _on(a: str, b: str, key: list[str]) -> str:
-    return " AND ".join(f'{a}."{k}" = {b}."{k}"' for k in key)
+    # a key part may be empty (a self-hosted request has no provider, shared opex no cluster): empty matches empty
+    return " AND ".join(f'{a}."{k}" IS NOT DISTINCT FROM {b}."{k}"' for k in key)
 
 
 def _duplicate_sources(

@@ -392,13 +392,27 @@ PROVIDER_DEFAULT = {
 
 def _api_body(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
     usage = resp.get("usage")
+    started = _timestamp(rec.get("started_at") or rec.get("timestamp") or resp.get("created") or resp.get("created_at"))
+    if usage is None and failed_without_usage(rec):
+        # a gateway's 504 or 500 carries no usage: a failed attempt that used no tokens, still an attempt (retries cost)
+        return _tokens(0, 0, 0, 0), started, None
     if not isinstance(usage, dict):
         raise MappingError(f"no usage object in this {fmt} record")
     mapper = {"anthropic": tokens_anthropic, "openai_responses": tokens_openai_responses}.get(fmt, tokens_openai_chat)
     if fmt == "openai_batch" and resp.get("object") == "response":
         mapper = tokens_openai_responses
-    started = _timestamp(rec.get("started_at") or rec.get("timestamp") or resp.get("created") or resp.get("created_at"))
     return mapper(usage), started, None
+
+
+def failed_without_usage(rec: dict) -> bool:
+    """A record of a request that failed (its status is not ok) and whose response has no usage at all."""
+    resp = _response(rec)
+    if any(k in resp for k in ("usage", "usageMetadata", "meta_info")):
+        return False
+    try:
+        return _status(rec, resp) != "ok"
+    except MappingError:
+        return False
 
 
 def _litellm(rec: dict, resp: dict, fmt: str) -> tuple[Tokens, str | None, float | None]:
@@ -558,7 +572,7 @@ def _text(value: Any) -> str | None:
 
 
 def sniff(data: bytes, is_csv: bool) -> str:
-    """The log format of a file from its first record (CSV: its header)."""
+    """The log format of a file from its first record that shows one (CSV: its header)."""
     text = data.decode("utf-8", errors="replace")
     if is_csv:
         header = text.split("\n", 1)[0]
@@ -569,6 +583,8 @@ def sniff(data: bytes, is_csv: bool) -> str:
                 rec = json.loads(line)
             except (json.JSONDecodeError, RecursionError):
                 return "canonical"  # the canonical reader reports the bad line
+            if isinstance(rec, dict) and failed_without_usage(rec):
+                continue  # a gateway's 504 says nothing of the format: the next record does
             return (detect(rec) or "canonical") if isinstance(rec, dict) else "canonical"
     return "canonical"
 
@@ -580,8 +596,10 @@ def map_rows(
     cols: dict[str, list] = {c: [] for c in columns}
     lines: list[int] = []
     bad: list[tuple[int, str]] = []
+    seen = None  # the format of the file's records so far: a failed request without usage shows none of its own
     for lineno, rec in records:
-        record_format = fmt or detect(rec)
+        record_format = fmt or detect(rec) or (seen if failed_without_usage(rec) else None)
+        seen = record_format or seen
         if record_format in (None, "canonical"):
             bad.append(
                 (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Callable
 
@@ -77,6 +78,7 @@ class RunSummary:
     """(provider or model, spellings) names that differ only in letter case."""
     published: str | None = None
     orphans_removed: int = 0
+    max_quarantine_share: Decimal = Decimal("0.10")
 
     def count(self, status: str) -> int:
         return sum(1 for f in self.files if f.status == status)
@@ -94,9 +96,22 @@ class RunSummary:
         return sum(f.rows_quarantined for f in self.files)
 
     @property
+    def over_quarantined(self) -> list[FileResult]:
+        """Loaded files with more than ``max_quarantine_share`` of their rows quarantined."""
+        return [
+            f
+            for f in self.files
+            if f.status == "loaded"
+            and f.rows_in
+            and Decimal(f.rows_quarantined) / f.rows_in > self.max_quarantine_share
+        ]
+
+    @property
     def outcome(self) -> str:
         if self.count("rejected"):
             return "files_rejected"
+        if self.over_quarantined:
+            return "rows_quarantined"
         if self.mismatches or self.usage_gaps:
             return "reconciliation_mismatch"
         return "ok"
@@ -121,6 +136,10 @@ class RunSummary:
             "reconciliation_mismatches": [{"month": m, "provider": p} for m, p in self.mismatches],
             "usage_mismatches": [
                 {"month": m, "provider": p, "token_type": t, "status": s} for m, p, t, s in self.usage_gaps
+            ],
+            "files_over_quarantine_share": [
+                {"path": f.path, "rows_in": f.rows_in, "rows_quarantined": f.rows_quarantined}
+                for f in self.over_quarantined
             ],
             "unpriced_requests": [{"month": m, "provider": p, "requests": n} for m, p, n in self.unpriced],
             "names_differing_only_in_case": [{"what": w, "spellings": s} for w, s in self.name_variants],
@@ -163,6 +182,32 @@ class Landing:
     """Top-level files and hidden entries that are not folders (ignored with a warning)."""
     outside_links: list[str]
     """Symbolic links that lead out of the landing folder (skipped with a warning)."""
+    not_read: list[tuple[str, str, str]] = field(default_factory=list)
+    """(kind, path, why) for files in a kind folder that the ledger does not read (an unknown suffix) and folders it
+    cannot list: listed as skipped, with the reason."""
+
+
+def _walk(kind: str, folder: Path, found: Landing) -> list[Path]:
+    """Every file under ``folder``, sorted; a folder that cannot be listed goes to ``found.not_read``."""
+    import os
+
+    files: list[Path] = []
+
+    def unreadable(exc: OSError) -> None:
+        why = f"folder cannot be listed ({exc.strerror}); its files were not read"
+        found.not_read.append((kind, str(exc.filename), why))
+
+    for top, dirs, names in os.walk(folder, onerror=unreadable, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        files += [Path(top) / n for n in names if (Path(top) / n).is_file()]
+    return sorted(files)
+
+
+#: why a file in a kind folder with another suffix is not read
+NOT_READ = (
+    f"not read: the ledger reads {', '.join(sorted(SUFFIXES))}, each optionally with .gz; rename the file if it is "
+    "one of them, or move it out of the landing folder"
+)
 
 
 def nearest_kind(name: str) -> str:
@@ -176,7 +221,8 @@ def nearest_kind(name: str) -> str:
 
 
 def scan_landing(landing: Path) -> Landing:
-    """The landing folder's kind folders and files; a file reached through a link that leaves the folder is skipped."""
+    """The landing folder's kind folders and files; a file reached through a link that leaves the folder is skipped,
+    and every file or folder under a kind folder that is not read is named with the reason."""
     if not landing.is_dir():
         raise FileNotFoundError(f"landing folder {landing} does not exist or is not a folder")
     root = landing.resolve()
@@ -185,13 +231,14 @@ def scan_landing(landing: Path) -> Landing:
         folder = landing / kind
         if not folder.is_dir():
             continue
-        for p in sorted(folder.rglob("*")):
-            if not (p.is_file() and is_data_file(p)):
-                continue
+        for p in _walk(kind, folder, found):
             if not p.resolve().is_relative_to(root):
                 found.outside_links.append(str(p))
-                continue
-            found.pairs.append((kind, p))
+            elif is_data_file(p):
+                found.pairs.append((kind, p))
+            elif not p.name.startswith("."):
+                found.not_read.append((kind, str(p), NOT_READ))
+    found.not_read.sort()
     for entry in sorted(landing.iterdir()):
         if entry.name in KINDS or entry.name.startswith("."):
             continue
@@ -207,7 +254,9 @@ class Run:
 
     def __init__(self, store: Store, settings: Settings, command: str, log_format: str | None = None) -> None:
         self.store, self.settings = store, settings
-        self.summary = RunSummary(run_id=uuid.uuid4().hex[:12], command=command)
+        self.summary = RunSummary(
+            run_id=uuid.uuid4().hex[:12], command=command, max_quarantine_share=settings.max_quarantine_share
+        )
         self.options = IngestOptions(
             settings.gx_max_rows,
             log_format,
@@ -352,6 +401,10 @@ class Run:
         if on_file:
             on_file(result)
 
+    def not_read(self, kind: str, path: str, why: str, on_file: OnFile | None) -> None:
+        """A file in a kind folder that the ledger does not read, or a folder it cannot list: listed as skipped."""
+        self._file_done(FileResult(path, kind, "skipped", message=why), on_file)
+
     def _step(self, step: str, name: str, seconds: float, rows: int | None) -> None:
         self.con.execute(
             "INSERT INTO meta.run_steps VALUES (?, ?, ?, ?, ?)", [self.summary.run_id, step, name, seconds, rows]
@@ -395,6 +448,24 @@ def run_ingest(
     return run.summary
 
 
+def run_reprocess(
+    store: Store,
+    settings: Settings,
+    files: list[Path],
+    on_file: OnFile | None = None,
+    on_model: OnModel | None = None,
+) -> RunSummary:
+    """Load each file again under the settings in force (``pipeline.reprocess``), then build and publish."""
+    from pipeline.reprocess import reprocess_file
+
+    with Run(store, settings, "reprocess " + " ".join(str(f) for f in files)) as run:
+        for path in files:
+            run._file_done(reprocess_file(run.con, path, store, run.summary.run_id, run.options), on_file)
+        refresh_stale_raw_views(run.con)
+        run.build_and_publish(on_model)
+    return run.summary
+
+
 def run_build(store: Store, settings: Settings, on_model: OnModel | None = None) -> RunSummary:
     with Run(store, settings, "build") as run:
         run.build_and_publish(on_model)
@@ -416,6 +487,8 @@ def run_nightly(
         run.summary.outside_links = found.outside_links
         for name, nearest in found.unknown_folders:
             run.reject_folder(landing / name, nearest, on_file)
+        for kind, path, why in found.not_read:
+            run.not_read(kind, path, why, on_file)
         run.load(found.pairs, on_file, landing)
         run.build_and_publish(on_model)
     return run.summary

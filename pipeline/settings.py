@@ -108,6 +108,10 @@ class Settings:
     """Invoice ids loaded even though an earlier file holds an invoice of the same provider with the same periods and
     line amounts (otherwise such a file is rejected as the same invoice delivered twice)."""
 
+    max_quarantine_share: Decimal = setting(Decimal("0.10"), "validation.max_quarantine_share")
+    """A loaded file with more than this share of its rows quarantined (0.10 = 10 %) makes the run exit 3, naming
+    the file: its rows are most likely of another format or a settings mistake."""
+
     gx_max_rows: int = setting(20_000, "validation.gx_max_rows")
     """Great Expectations validates a file's well-typed rows: all those the SQL rules pass up to this many and all
     those they flag up to this many, a deterministic sample of each beyond (every row is checked by the SQL rules)."""
@@ -281,6 +285,13 @@ def _decimal(expected: str) -> Callable[[Any], Decimal]:
     return check
 
 
+def _share(value: Any) -> Decimal:
+    d = _decimal("a share between 0 and 1 (0.10 = 10 %)")(value)
+    if d > 1:
+        raise ValueError("a share between 0 and 1 (0.10 = 10 %)")
+    return d
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("a non-empty string")
@@ -292,6 +303,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "db": _db_path,
     "focus_resource_patterns": _patterns,
     "invoice_duplicates_wanted": _names,
+    "max_quarantine_share": _share,
     "memory_limit": _memory_limit,
     "sql_memory_limit": _memory_limit,
     "sql_max_spill": _size,

@@ -175,10 +175,13 @@ class Store:
 
     def remove_orphans(self, con: duckdb.DuckDBPyConnection) -> list[Path]:
         """Delete lake files no manifest row names and half-written temporary files (left by a crash)."""
-        known = {row[0] for row in con.execute("SELECT file_hash FROM meta.loaded_files").fetchall()}
+        known = {
+            row[0]
+            for row in con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()
+        }
         removed: list[Path] = []
         for path in self.lake.glob("*/*.parquet"):
-            if path.stem not in known:
+            if f"{path.parent.name}/{path.name}" not in known:
                 path.unlink()
                 removed.append(path)
         for folder in (self.tmp, self.snapshots, self.published.parent):

@@ -99,7 +99,9 @@ class Request(Provenance, table=True):
 
     __tablename__ = "requests"
 
-    request_id: str = Field(primary_key=True, description="Unique id of the request (natural key).")
+    request_id: str = Field(
+        primary_key=True, description="Id of the request, unique per provider (the natural key is provider and id)."
+    )
     task_id: str = Field(nullable=False, description="The unit of business work this request is an attempt of.")
     attempt: int | None = Field(
         default=None, sa_type=Integer, description="Attempt number within the task (1 = first try), if logged."
@@ -109,7 +111,10 @@ class Request(Provenance, table=True):
         nullable=False, description="'api' (hosted, per-token) or 'self_hosted' (own cluster, per-hour)."
     )
     provider: str | None = Field(
-        default=None, description="API provider (API rows), e.g. 'moonshot'. Matches prices.provider."
+        default=None,
+        primary_key=True,
+        description="API provider (API rows), e.g. 'moonshot'. Matches prices.provider. Part of the natural key: two "
+        "providers may use the same request id.",
     )
     cluster_id: str | None = Field(default=None, description="Cluster that served the request (self-hosted rows).")
     model: str = Field(nullable=False, description="Model name as priced in the price catalog.")

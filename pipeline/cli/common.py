@@ -92,9 +92,8 @@ def summary(run, as_json: bool) -> None:
     d = run.as_dict()
     console.print(
         f"[bold]{escape(d['command'])}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} "
-        f"skipped "
-        f"(already loaded), {d['files_rejected']} rejected; rows: {d['rows_in']} in = {d['rows_loaded']} loaded + "
-        f"{d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
+        f"skipped (already loaded, or not read: see above), {d['files_rejected']} rejected; rows: {d['rows_in']} in = "
+        f"{d['rows_loaded']} loaded + {d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
     )
     if run.build:
         changed = ", ".join(run.build.months_changed) or "none"
@@ -137,12 +136,27 @@ def summary(run, as_json: bool) -> None:
             "is its own, priced apart; correct the files if they are one",
             highlight=False,
         )
+    share = run.max_quarantine_share
+    for f in run.over_quarantined:
+        text = (
+            f"{f.path}: {f.rows_quarantined} of {f.rows_in} rows ({f.rows_quarantined / f.rows_in:.1%}), above "
+            f"[validation] max_quarantine_share ({share:.0%}): another format, or a settings mistake? Fix it and load "
+            "it again with `costledger reprocess`"
+        )
+        console.print(f"[red]too many rows quarantined:[/] {escape(text)}", highlight=False)
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
+    quarantined = d["rows_quarantined"]
+    console.print(
+        f"{quarantined} row(s) quarantined in this run; why: `costledger status`"
+        if quarantined
+        else "no rows quarantined in this run",
+        highlight=False,
+    )
 
 
 def exit_for(run) -> None:
-    if run.count("rejected"):
+    if run.count("rejected") or run.over_quarantined:
         raise typer.Exit(EXIT_REJECTED)
     raise typer.Exit(EXIT_MISMATCH if run.mismatches or run.usage_gaps else EXIT_OK)
 

@@ -24,6 +24,8 @@ PANELS: dict[str, dict[str, str]] = {
         "ingest": "Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).",
         "build": "Run the SQL models (staging -> intermediate -> marts) and their audits, then publish.",
         "nightly": "Load every new file of a landing folder, build, and publish atomically. Safe to run twice.",
+        "reprocess": "Load files again under the settings in force now, in place of their earlier load; build; "
+        "publish.",
         "sample": "Write a realistic landing folder: two API providers, one self-hosted cluster, sweeps, invoices, "
         "opex.",
     },

@@ -1,11 +1,11 @@
--- grain: one row per request
+-- grain: one row per request (a request id is unique per provider)
 -- materialized: table
 -- published: no
 -- incremental: append
 -- input requests_new: staging.stg_ledger__requests
 -- months_touched: month, CAST(date_trunc('month', ended_at - INTERVAL 1 MICROSECOND) AS DATE)
 -- days_touched: started_at, ended_at - INTERVAL 1 MICROSECOND
--- unique_key: request_id
+-- unique_key: provider, request_id
 -- compression: request_id zstd, task_id zstd
 -- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Of the price it keeps only its band (price_band, a row of int_prices_effective), and of the request only the columns the models that read it use: every column written costs time on every build (at 10 M requests, each price column about 0.2 s). Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),

@@ -1,0 +1,106 @@
+"""Loading a file again under the settings in force now: ``costledger reprocess FILE...``.
+
+A file is known by its content (SHA-256): loading the same bytes again is skipped, so a file read under a wrong
+setting (a mapping, a bound, a price-list date) would stay as it was read forever. Reprocessing replaces what the
+ledger holds of that file (its rows in the lake, its quarantined rows, its keys and its manifest row) by what it
+gives now, in one transaction: if the new read fails or is rejected, the earlier load stays as it was. The file
+keeps its place in the load order (a restating kind's latest row stays the latest), its new rows get a lake file of
+their own (the earlier one is removed once the new one is committed), and the next build is full (the incremental
+models had folded its earlier rows in).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from pipeline.catalog import UNDEDUPLICATED, key_hash_sql, mark_raw_view_stale, refresh_stale_raw_views
+from pipeline.ingest import FileResult, IngestOptions, abandon_file, open_file, settle_file, stage_file
+from pipeline.lake import file_sha256
+from schemas.ddl import natural_key, table_name
+from schemas.tables import KINDS
+
+if TYPE_CHECKING:
+    from pipeline.store import Store
+
+
+def reprocess_file(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    store: "Store",
+    run_id: str,
+    options: IngestOptions,
+) -> FileResult:
+    """Load ``path`` again in place of its earlier load (see the module's doc); the file must have been loaded."""
+    t0 = time.perf_counter()
+    shown = str(path)
+    if not path.is_file():
+        return FileResult(shown, "?", "rejected", message=f"{shown}: no such file")
+    file_hash = file_sha256(path)
+    found = con.execute(
+        "SELECT kind, lake_file, load_seq, relative_path FROM meta.loaded_files WHERE file_hash = ?", [file_hash]
+    ).fetchall()
+    if not found:
+        message = (
+            f"{shown}: this content (sha256 {file_hash[:12]}) was never loaded, so there is nothing to reprocess; "
+            "load it with `costledger nightly` or `costledger ingest`"
+        )
+        return FileResult(shown, "?", "rejected", message=message)
+    kind, old_lake, load_seq, identity = found[0]
+    refresh_stale_raw_views(con, [kind])
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _forget(con, store, kind, file_hash)
+        staged = stage_file(
+            con,
+            kind,
+            path,
+            store,
+            run_id,
+            options,
+            identity or path.name,
+            lake_name=f"{file_hash}-{run_id}",
+            load_seq=load_seq,
+        )
+        opened = open_file(con, staged, store, run_id, begin=False) if not isinstance(staged, FileResult) else staged
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    if isinstance(opened, FileResult):  # rejected now (another reason, or unreadable): the earlier load stays
+        con.execute("ROLLBACK")
+        message = f"{opened.message} (the earlier load of this file stays as it was)"
+        return FileResult(shown, kind, "rejected", message=message, seconds=time.perf_counter() - t0)
+    try:
+        result = settle_file(con, opened)
+    except BaseException:
+        abandon_file(con, opened)
+        raise
+    if old_lake and old_lake != opened.lake_rel:
+        (store.lake / old_lake).unlink(missing_ok=True)
+    return result
+
+
+def _forget(con: duckdb.DuckDBPyConnection, store: "Store", kind: str, file_hash: str) -> None:
+    """Inside the reprocessing transaction: what the ledger holds of the file's earlier load, gone."""
+    model = KINDS[kind]
+    key = natural_key(model)
+    if key and kind not in UNDEDUPLICATED:
+        # the keys of its rows (read through the raw view, typed as when they were indexed)
+        con.execute(
+            f"DELETE FROM meta.key_index WHERE kind = ? AND key_hash IN "
+            f"(SELECT {key_hash_sql(key)} FROM raw.{table_name(model)} WHERE source_file_hash = ?)",
+            [kind, file_hash],
+        )
+    con.execute("DELETE FROM meta.quarantine WHERE file_hash = ?", [file_hash])
+    con.execute("DELETE FROM meta.loaded_files WHERE file_hash = ?", [file_hash])
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'built_files'"
+    ).fetchall()[0][0]
+    if exists:
+        # its earlier rows are folded into the incremental models: the next build recomputes them all
+        con.execute("DELETE FROM meta.built_files WHERE file_hash = ?", [file_hash])
+        con.execute("DELETE FROM meta.build_state")
+    mark_raw_view_stale(con, store.lake, kind)
