@@ -282,6 +282,7 @@ META_TABLES = (
     "meta.runs",
     "meta.run_steps",
     "meta.settings",
+    "meta.superseded_rows",
 )
 
 

@@ -73,6 +73,12 @@ META_DDL = [
     "without reading the lake (only rows whose hash hits are read back). Work file only; rebuilt from the lake when "
     "DuckDB (and so its hash function) changes.'",
     "CREATE TABLE IF NOT EXISTS meta.key_index_built (duckdb_version VARCHAR NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS meta.superseded_rows (
+        kind VARCHAR NOT NULL, file_hash VARCHAR NOT NULL, line BIGINT NOT NULL,
+        by_file_hash VARCHAR NOT NULL, by_line BIGINT NOT NULL)""",
+    "COMMENT ON TABLE meta.superseded_rows IS 'Rows a correction restated: a row of a file delivered as a correction "
+    "(a corrections/ folder of its kind, or ingest --correction) with the key of a row loaded earlier and other "
+    "content replaces it. The earlier row stays in the lake (history is never edited); the raw view leaves it out.'",
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
 ]
 
@@ -149,7 +155,12 @@ def raw_view_statements(
                 file_columns = [by_file[p] for p in paths]
             except duckdb.Error:
                 literals, file_columns = _readable_footers(con, literals)
-        out.append((f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns)))
+        superseded = bool(
+            con.execute("SELECT count(*) FROM meta.superseded_rows WHERE kind = ?", [kind]).fetchall()[0][0]
+        )
+        out.append(
+            (f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns, kind if superseded else None))
+        )
     return out
 
 
@@ -211,3 +222,15 @@ def table_columns(con: duckdb.DuckDBPyConnection, qualified: str) -> set[str]:
             [schema, name],
         ).fetchall()
     }
+
+
+def rebuild_in_full(con: duckdb.DuckDBPyConnection, file_hash: str | None = None) -> None:
+    """The next build recomputes the incremental models from every row: rows they folded in were replaced (a file
+    loaded again, ``file_hash``: no longer counted as built; or a correction)."""
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'build_state'"
+    ).fetchall()[0][0]
+    if exists:
+        con.execute("DELETE FROM meta.build_state")
+        if file_hash is not None:
+            con.execute("DELETE FROM meta.built_files WHERE file_hash = ?", [file_hash])

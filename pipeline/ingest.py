@@ -30,7 +30,7 @@ import shutil
 import zlib
 import time
 from concurrent.futures import Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
@@ -42,6 +42,7 @@ from pipeline.catalog import (
     UNDEDUPLICATED,
     key_hash_sql,
     mark_raw_view_stale,
+    rebuild_in_full,
     refresh_raw_view,
     refresh_stale_raw_views,
     sql_literal,
@@ -59,6 +60,9 @@ from schemas.tables import FX_DATE_COLUMNS, KINDS, LEDGER_CURRENCY, READ_OPTIONS
 if TYPE_CHECKING:
     from pipeline.store import Store
 
+
+#: A file under this folder of its kind folder corrects rows loaded earlier (``IngestOptions.correction``).
+CORRECTIONS_FOLDER = "corrections"
 
 #: Quarantined raw values are kept to this many characters.
 RAW_VALUE_CHARS = 200
@@ -84,6 +88,9 @@ class IngestOptions:
     max_file_bytes: int = 64 * 2**30
     invoice_duplicates_wanted: tuple[str, ...] = ()
     """Invoice ids loaded even when they repeat an earlier invoice's periods and line amounts."""
+    correction: bool = False
+    """The file corrects rows loaded earlier: a row with the key of an earlier row and other content restates it
+    (``meta.superseded_rows``) instead of being a conflict. Also true for a file under a ``corrections/`` folder."""
 
     def mapping_for(self, path: Path) -> LogMapping:
         return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
@@ -108,6 +115,8 @@ class FileResult:
     rows_in: int = 0
     rows_loaded: int = 0
     rows_quarantined: int = 0
+    rows_duplicate: int = 0
+    """Of the rows quarantined, the identical duplicates (counted once): an overlapping delivery, not bad data."""
     message: str = ""
     seconds: float = 0.0
 
@@ -277,6 +286,8 @@ class StagedFile:
     sealed: bool = False
     load_seq: int | None = None
     """Its place in the load order when it is loaded again; None: after every file loaded so far."""
+    duplicates: int = 0
+    """Rows quarantined as identical duplicates."""
 
     @property
     def shown(self) -> str:
@@ -332,6 +343,8 @@ def stage_file(
         return _reject(con, kind, shown, file_hash, missing, run_id, t0)
 
     _register_incoming(con, read)
+    if identity.split("/", 1)[0] == CORRECTIONS_FOLDER:
+        options = replace(options, correction=True)
     lake_rel = f"{table_name(model)}/{lake_name or file_hash}.parquet"
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     gx, raw_cols, loaded, quarantined, verbatim = _check_and_write(
@@ -353,11 +366,11 @@ def stage_file(
         store.lake / lake_rel,
         time.perf_counter() - t0,
         load_seq=load_seq,
+        duplicates=con.execute(
+            "SELECT count(*) FROM verdicts WHERE starts_with(verdict, 'identical duplicate')"
+        ).fetchall()[0][0],
     )
-    # every read of the landing file is done: the hash recorded must be of the bytes those reads saw
-    message = _changed_while_loading(shown, file_hash) if file_sha256(path) != file_hash else None
-    if message is None and kind == "invoices":
-        message = _same_invoice_again(con, shown, options.invoice_duplicates_wanted)
+    message = _after_read(con, kind, path, file_hash, options)
     if message is not None:
         discard_staged(con, staged)
         return _reject(con, kind, shown, file_hash, message, run_id, t0)
@@ -393,6 +406,7 @@ def _check_and_write(
             gx_max_rows=options.gx_max_rows,
             bounds=options.bounds,
             verbatim=read.verbatim,
+            correction=options.correction,
         )
         loaded, quarantined = _kind_quarantines_and_counts(con, kind, read)
         verbatim = _write_lake_tmp(con, path, read, cols, loaded, file_hash, tmp_path)
@@ -459,7 +473,9 @@ def settle_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> FileResul
         raise
     crashpoint("ingest.committed")
     seconds = s.seconds + time.perf_counter() - t0
-    return FileResult(s.shown, s.kind, "loaded", s.read.rows_in, s.loaded, s.quarantined, seconds=seconds)
+    return FileResult(
+        s.shown, s.kind, "loaded", s.read.rows_in, s.loaded, s.quarantined, seconds=seconds, rows_duplicate=s.duplicates
+    )
 
 
 def abandon_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> None:
@@ -493,6 +509,18 @@ def _missing_required(cols: list[ColumnSpec], present: set[str], shown: str) -> 
         return None
     plural = "s" if len(missing) > 1 else ""
     return f"{shown}: required column{plural} {', '.join(missing)} missing (line 1 / header)"
+
+
+def _after_read(
+    con: duckdb.DuckDBPyConnection, kind: str, path: Path, file_hash: str, options: IngestOptions
+) -> str | None:
+    """The rejection message of a file read and checked, or None: it changed while it was read (every read of the
+    landing file is done, and the hash recorded must be of the bytes they saw), or it is an invoice delivered again."""
+    if file_sha256(path) != file_hash:
+        return _changed_while_loading(str(path), file_hash)
+    if kind == "invoices":
+        return _same_invoice_again(con, str(path), options.invoice_duplicates_wanted)
+    return None
 
 
 def _unreadable(shown: str, exc: OSError) -> str:
@@ -665,6 +693,11 @@ def _write_file_rows(
             s.identity,
         ],
     )
+    if con.execute("SELECT count(*) FROM superseding").fetchall()[0][0]:
+        con.execute(
+            "INSERT INTO meta.superseded_rows SELECT ?, file_hash, line, ?, _line FROM superseding", [kind, s.file_hash]
+        )
+        rebuild_in_full(con)  # the incremental models folded in the rows now restated
     mark_raw_view_stale(con, store.lake, kind)  # refreshed when next read, not once per file
 
 
@@ -707,8 +740,8 @@ def _clean_up(con: duckdb.DuckDBPyConnection, read: ReadResult, tmp_path: Path) 
 
 
 def _drop_staging(con: duckdb.DuckDBPyConnection) -> None:
-    # one call for the six statements (a round trip from Python each)
-    tables = ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows")
+    # one call for the seven statements (a round trip from Python each)
+    tables = ("flags", "verdicts", "dup_first", "hit_keys", "existing_rows", "superseding")
     con.execute("DROP VIEW IF EXISTS flag_detail; " + " ".join(f"DROP TABLE IF EXISTS {t};" for t in tables))
 
 
@@ -982,6 +1015,7 @@ def _stage_checked(
     gx_max_rows: int,
     bounds: Bounds = Bounds(),
     verbatim: bool = False,
+    correction: bool = False,
 ) -> tuple[Future[int], set[str], list[str]]:
     """Build temp table ``flags`` (every row: typed columns, raw text, ``_mistyped``, ``_bad``), view ``flag_detail``
     (the bad rows, with one flag per expectation) and temp table ``verdicts`` (the rows not to load: line, reason,
@@ -998,7 +1032,7 @@ def _stage_checked(
     suite = suites(bounds)[kind]
     native, raw_cols, type_checks = _flag_rows(con, kind, cols, present, key, suite, verbatim)
     validated = _great_expectations(con, kind, cols, suite, where, gx_max_rows, bounds)
-    _verdicts(con, kind, cols, key, table, check_existing, type_checks, suite)
+    _verdicts(con, kind, cols, key, table, check_existing, type_checks, suite, correction)
     return validated, native, raw_cols
 
 
@@ -1182,9 +1216,11 @@ def _verdicts(
     check_existing: bool,
     type_checks: list[tuple[str, str, str]],
     suite: list,
+    correction: bool = False,
 ) -> None:
     """Temp table ``verdicts``: the rows not to load (bad rows, duplicates inside the file, keys already
-    loaded), with the reason and the columns at fault."""
+    loaded), with the reason and the columns at fault; and temp table ``superseding``: in a ``correction`` file,
+    the rows that restate a row loaded earlier (same key, other content), with that row's file and line."""
     messages = list(type_checks) + [
         (chk.column, f'"_chk_{chk.name}"', "'" + chk.message.replace("'", "''") + "'") for chk in suite
     ]
@@ -1198,6 +1234,7 @@ def _verdicts(
         + ", ".join(f"CASE WHEN {p} THEN '{c}' END" for c, p, _ in messages)
         + "], lambda x: x IS NOT NULL)), ', ')"
     )
+    con.execute("CREATE OR REPLACE TEMP TABLE superseding (_line BIGINT, file_hash VARCHAR, line BIGINT)")
     if not key:  # rows without a natural key (FOCUS): nothing to deduplicate
         con.execute(
             f"CREATE OR REPLACE TEMP TABLE verdicts AS SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns "
@@ -1230,9 +1267,13 @@ def _verdicts(
                      WHEN e.source_line IS NOT NULL AND ({same("c", "e")})
                        THEN 'identical duplicate of a row already loaded (file ' || left(e.source_file_hash, 12)
                             || ', line ' || e.source_line || '); counted once'
-                     WHEN e.source_line IS NOT NULL
-                       THEN 'conflict: key ({key_names}) already loaded from file ' || left(e.source_file_hash, 12)
-                            || ', line ' || e.source_line || ' with different content; not overwritten'
+                     WHEN e.source_line IS NOT NULL AND NOT {"true" if correction else "false"}
+                       THEN 'conflict: key ({key_names}) already loaded from '
+                            || coalesce((SELECT l.path FROM meta.loaded_files AS l
+                                         WHERE l.file_hash = e.source_file_hash), 'file ' || e.source_file_hash)
+                            || ', line ' || e.source_line || ', with different content; not overwritten. If this '
+                            || 'row corrects that one, deliver the file in a {CORRECTIONS_FOLDER}/ folder of its kind '
+                            || 'folder (or ingest --correction)'
                    END AS verdict,
                    '{key_names}' AS bad_columns
             FROM flags c
@@ -1243,6 +1284,19 @@ def _verdicts(
         ) WHERE verdict IS NOT NULL
         """
     )
+    if correction:
+        _superseding(con, existing, key)
+
+
+def _superseding(con: duckdb.DuckDBPyConnection, existing: str, key: list[str]) -> None:
+    """A correction file's rows that load and share a key with a row loaded earlier: they restate it (rows with the
+    same content were found duplicates, so every such row has other content)."""
+    con.execute(f"""
+        INSERT INTO superseding
+        SELECT c._line, e.source_file_hash, e.source_line
+        FROM flags c JOIN {existing} e ON {_on("e", "c", key)}
+        WHERE NOT c._bad AND c._line NOT IN (SELECT _line FROM verdicts)
+    """)
 
 
 def _reject(

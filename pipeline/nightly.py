@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Callable
@@ -97,13 +97,13 @@ class RunSummary:
 
     @property
     def over_quarantined(self) -> list[FileResult]:
-        """Loaded files with more than ``max_quarantine_share`` of their rows quarantined."""
+        """Loaded files with more than ``max_quarantine_share`` of their rows quarantined for a fault (identical
+        duplicates, counted once, are an overlapping delivery, not a fault)."""
+        share = self.max_quarantine_share
         return [
             f
             for f in self.files
-            if f.status == "loaded"
-            and f.rows_in
-            and Decimal(f.rows_quarantined) / f.rows_in > self.max_quarantine_share
+            if f.status == "loaded" and f.rows_in and Decimal(f.rows_quarantined - f.rows_duplicate) / f.rows_in > share
         ]
 
     @property
@@ -441,9 +441,12 @@ def run_ingest(
     command: str,
     on_file: OnFile | None = None,
     log_format: str | None = None,
+    correction: bool = False,
 ) -> RunSummary:
-    """Load files without building (the published file changes at the next build or nightly)."""
+    """Load files without building (the published file changes at the next build or nightly); ``correction``: the
+    files correct rows loaded earlier (``IngestOptions.correction``)."""
     with Run(store, settings, command, log_format) as run:
+        run.options = replace(run.options, correction=correction)
         run.load(pairs, on_file)
     return run.summary
 

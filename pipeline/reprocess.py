@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from pipeline.catalog import UNDEDUPLICATED, key_hash_sql, mark_raw_view_stale, refresh_stale_raw_views
+from pipeline.catalog import (
+    UNDEDUPLICATED,
+    key_hash_sql,
+    mark_raw_view_stale,
+    rebuild_in_full,
+    refresh_stale_raw_views,
+)
 from pipeline.ingest import FileResult, IngestOptions, abandon_file, open_file, settle_file, stage_file
 from pipeline.lake import file_sha256
 from schemas.ddl import natural_key, table_name
@@ -62,7 +68,7 @@ def reprocess_file(
             run_id,
             options,
             identity or path.name,
-            lake_name=f"{file_hash}-{run_id}",
+            lake_name=f"{run_id}-{file_hash}",  # a verbatim lake file's name ends with its hash
             load_seq=load_seq,
         )
         opened = open_file(con, staged, store, run_id, begin=False) if not isinstance(staged, FileResult) else staged
@@ -96,11 +102,6 @@ def _forget(con: duckdb.DuckDBPyConnection, store: "Store", kind: str, file_hash
         )
     con.execute("DELETE FROM meta.quarantine WHERE file_hash = ?", [file_hash])
     con.execute("DELETE FROM meta.loaded_files WHERE file_hash = ?", [file_hash])
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'built_files'"
-    ).fetchall()[0][0]
-    if exists:
-        # its earlier rows are folded into the incremental models: the next build recomputes them all
-        con.execute("DELETE FROM meta.built_files WHERE file_hash = ?", [file_hash])
-        con.execute("DELETE FROM meta.build_state")
+    con.execute("DELETE FROM meta.superseded_rows WHERE by_file_hash = ?", [file_hash])  # its corrections, if any
+    rebuild_in_full(con, file_hash)  # its earlier rows are folded into the incremental models
     mark_raw_view_stale(con, store.lake, kind)

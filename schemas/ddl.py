@@ -101,7 +101,12 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_columns: list[set[str]] | None = None) -> str:
+def raw_view_sql(
+    model: type[SQLModel],
+    parquet_literals: list[str],
+    file_columns: list[set[str]] | None = None,
+    superseded_kind: str | None = None,
+) -> str:
     """The raw table as a view over its lake files (each a quoted SQL literal), typed as the class says.
 
     With no file yet, the view is an empty relation with the same columns and types. ``file_columns``
@@ -112,6 +117,8 @@ def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_column
     a verbatim copy of a canonical landing file (``pipeline.ingest``), named by that file's SHA-256: its provenance
     is read from its name and row number. The two sets are read by one ``read_parquet`` each, under UNION ALL; a
     filter on ``source_file_hash`` prunes files in both (by Parquet statistics, by file name).
+
+    ``superseded_kind``: the kind has rows a correction restated (``meta.superseded_rows``); the view leaves them out.
     """
     name = f"{RAW_SCHEMA}.{table_name(model)}"
     if not parquet_literals:
@@ -139,7 +146,13 @@ def raw_view_sql(model: type[SQLModel], parquet_literals: list[str], file_column
             for c in cols
         )
         parts.append(f"SELECT {select} FROM read_parquet([{', '.join(literals)}]{options})")
-    return f"CREATE OR REPLACE VIEW {name} AS " + " UNION ALL ".join(parts)
+    body = " UNION ALL ".join(parts)
+    if superseded_kind is not None:
+        body = (
+            f"SELECT * FROM ({body}) AS r WHERE NOT EXISTS (SELECT 1 FROM meta.superseded_rows AS s "
+            f"WHERE s.kind = {_quote(superseded_kind)} AND s.file_hash = r.source_file_hash AND s.line = r.source_line)"
+        )
+    return f"CREATE OR REPLACE VIEW {name} AS {body}"
 
 
 def _provenance_sql(name: str) -> str:

@@ -37,7 +37,9 @@ def test_overlapping_price_is_quarantined_naming_both_ranges_and_builds_go_on(tm
     # a later file: 2026-07-15 to 2026-09-01 overlaps the 2026-08-01 price (the 2026-07-01 price ends at 07-15)
     write_csv(landing / "prices" / "b.csv", [price("2026-07-15", "2026-09-01", miss="1.00")])
     res = cli("nightly", landing, "--db", db)
-    assert res.exit_code == 0, res.output  # before: every build failed its grain audit
+    # the file's one row quarantined on purpose, above [validation] max_quarantine_share: exit 3, the rest published
+    # (before: every build failed its grain audit)
+    assert res.exit_code == 3, res.output
     q = rows(db, "select path, line, reason from meta.quarantine")
     assert len(q) == 1 and q[0]["path"].endswith("b.csv") and q[0]["line"] == 2
     assert "2026-07-15 00:00 to 2026-09-01 00:00" in q[0]["reason"]
@@ -113,7 +115,8 @@ def test_rows_beyond_the_plausibility_bounds_are_quarantined_not_fatal(tmp_path)
         ],
     )
     res = cli("nightly", landing, "--db", db, "--json")
-    assert res.exit_code == 0, res.output
+    # its rows quarantined on purpose, above [validation] max_quarantine_share: exit 3, the rest published
+    assert res.exit_code == 3, res.output
     s = json.loads(res.stdout)
     # 8 request rows: 1 loaded, 7 quarantined; 2 charges: both quarantined (infinity end, 1e13 amount)
     assert (s["rows_in"], s["rows_loaded"], s["rows_quarantined"]) == (11, 2, 9)
@@ -194,7 +197,8 @@ def test_nan_infinity_and_text_in_json_token_fields_are_quarantined(tmp_path):
     (landing / "requests" / "chat.jsonl").write_text("\n".join(lines) + "\n")
     (tmp_path / "s.toml").write_text('[[request_logs]]\nmatch = "chat*.jsonl"\nformat = "openai_chat"\n')
     res = cli("nightly", landing, "--db", db, "--settings", tmp_path / "s.toml", "--json")
-    assert res.exit_code == 0, res.output
+    # its rows quarantined on purpose, above [validation] max_quarantine_share: exit 3, the rest published
+    assert res.exit_code == 3, res.output
     s = json.loads(res.stdout)
     assert s["rows_in"] == 6 and s["rows_loaded"] + s["rows_quarantined"] == 6 and s["rows_quarantined"] >= 5
 
@@ -278,7 +282,8 @@ def test_markup_in_paths_and_values_is_printed_as_text(tmp_path):
     landing, db = tmp_path / "[red]l[/x]", tmp_path / "l.duckdb"
     write_csv(landing / "requests" / "[/x].csv", [request("[red]a", "t", "2026-07-10T10:00:00Z", latency_ms="[/x]")])
     res = cli("nightly", landing, "--db", db)
-    assert res.exit_code == 0, res.output
+    # its rows quarantined on purpose, above [validation] max_quarantine_share: exit 3, the rest published
+    assert res.exit_code == 3, res.output
     assert "[/x].csv" in res.output and "Traceback" not in res.output
 
 
@@ -286,7 +291,8 @@ def test_quarantined_raw_values_are_cut_to_200_characters(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     prompt = "SECRET PROMPT " * 100  # 1,400 characters in a misaligned column
     write_csv(landing / "requests" / "r.csv", [request("a", "t", "2026-07-10T10:00:00Z", latency_ms=prompt)])
-    assert cli("nightly", landing, "--db", db).exit_code == 0
+    # its rows quarantined on purpose, above [validation] max_quarantine_share: exit 3, the rest published
+    assert cli("nightly", landing, "--db", db).exit_code == 3
     raw = json.loads(rows(db, "select raw_row from meta.quarantine")[0]["raw_row"])
     assert len(raw["latency_ms"]) == 200 and raw["latency_ms"] == prompt[:200]
 

@@ -75,7 +75,7 @@ def test_duplicates_counted_once_and_conflicts_not_overwritten(ledger):
     assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (4, 1, 3)
     reasons = [r["reason"] for r in quarantine(ledger)]
     assert reasons[0].startswith("identical duplicate of a row already loaded")
-    assert reasons[1].startswith("conflict: same key (request_id) as line 2")
+    assert reasons[1].startswith("conflict: same key (request_id, provider) as line 2")
     assert reasons[2] == "identical duplicate of line 4 (counted once)"
     assert ledger.one("SELECT output_tokens FROM raw.requests WHERE request_id = 'r1'") == {"output_tokens": 10}
 
@@ -83,7 +83,10 @@ def test_duplicates_counted_once_and_conflicts_not_overwritten(ledger):
 def test_conflict_with_loaded_row_is_not_overwritten(ledger):
     ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)])
     ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=11)])
-    assert quarantine(ledger)[0]["reason"].startswith("conflict: key (request_id) already loaded")
+    reason = quarantine(ledger)[0]["reason"]
+    # the earlier file named by its path and line, and the way to mark a correction
+    assert reason.startswith("conflict: key (request_id, provider) already loaded from ") and ".csv, line 2" in reason
+    assert "corrections/ folder" in reason
     assert ledger.one("SELECT output_tokens FROM raw.requests") == {"output_tokens": 10}
 
 

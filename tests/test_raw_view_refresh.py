@@ -73,7 +73,8 @@ def test_a_row_conflicting_with_one_loaded_earlier_in_the_run_is_not_loaded(tmp_
     write_csv(b, [{**R1, "output_tokens": 99}])  # r1 with other content
     run = run_of([("requests", a), ("requests", b)])
     (q,) = _rows(run, "SELECT line, reason FROM meta.quarantine")
-    assert q["line"] == 2 and q["reason"].startswith("conflict: key (request_id) already loaded from file ")
+    assert q["line"] == 2
+    assert q["reason"].startswith(f"conflict: key (request_id, provider) already loaded from {a}, line 2")
     # the first content stays: 10 output tokens
     got = _rows(run, "SELECT request_id, output_tokens FROM raw.requests")
     assert got == [{"request_id": "r1", "output_tokens": 10}]

@@ -109,7 +109,8 @@ def test_raw_tables_match_the_sqlmodel_classes(ledger):
 def test_no_surrogate_keys_and_natural_key_on_requests():
     for model in KINDS.values():
         assert "id" not in model.model_fields
-    assert [c.name for c in canonical_columns(Request) if c.primary_key] == ["request_id"]
+    # a request id is unique per provider: two providers may use the same id
+    assert [c.name for c in canonical_columns(Request) if c.primary_key] == ["request_id", "provider"]
 
 
 def test_every_model_states_grain_and_marts_are_audited():

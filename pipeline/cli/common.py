@@ -138,8 +138,9 @@ def summary(run, as_json: bool) -> None:
         )
     share = run.max_quarantine_share
     for f in run.over_quarantined:
+        bad = f.rows_quarantined - f.rows_duplicate
         text = (
-            f"{f.path}: {f.rows_quarantined} of {f.rows_in} rows ({f.rows_quarantined / f.rows_in:.1%}), above "
+            f"{f.path}: {bad} of {f.rows_in} rows ({bad / f.rows_in:.1%}), above "
             f"[validation] max_quarantine_share ({share:.0%}): another format, or a settings mistake? Fix it and load "
             "it again with `costledger reprocess`"
         )

@@ -54,6 +54,15 @@ def ingest(
             show_default=False,
         ),
     ] = None,
+    correction: Annotated[
+        bool,
+        typer.Option(
+            "--correction",
+            metavar="",
+            help="The files correct rows loaded earlier: a row with an earlier row's key and other content "
+            "restates it (as a file under a corrections/ folder of its kind folder does in a nightly).",
+        ),
+    ] = False,
 ) -> None:
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
 
@@ -92,6 +101,7 @@ def ingest(
             f"ingest {kind}",
             on_file=progress.on_file,
             log_format=log_format,
+            correction=correction,
         )
     summary(run, as_json)
     if not as_json:
