@@ -73,6 +73,11 @@ META_DDL = [
     "without reading the lake (only rows whose hash hits are read back). Work file only; rebuilt from the lake when "
     "DuckDB (and so its hash function) changes.'",
     "CREATE TABLE IF NOT EXISTS meta.key_index_built (duckdb_version VARCHAR NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS meta.rolled_back_files (
+        file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL, path VARCHAR NOT NULL, rolled_back_at TIMESTAMP NOT NULL,
+        snapshot VARCHAR NOT NULL)""",
+    "COMMENT ON TABLE meta.rolled_back_files IS 'Files a costledger rollback took back: loaded after the snapshot "
+    "published again. A nightly does not load them again (costledger reprocess FILE does).'",
     """CREATE TABLE IF NOT EXISTS meta.superseded_rows (
         kind VARCHAR NOT NULL, file_hash VARCHAR NOT NULL, line BIGINT NOT NULL,
         by_file_hash VARCHAR NOT NULL, by_line BIGINT NOT NULL)""",
@@ -234,3 +239,23 @@ def rebuild_in_full(con: duckdb.DuckDBPyConnection, file_hash: str | None = None
         con.execute("DELETE FROM meta.build_state")
         if file_hash is not None:
             con.execute("DELETE FROM meta.built_files WHERE file_hash = ?", [file_hash])
+
+
+def forget_file(con: duckdb.DuckDBPyConnection, lake: Path, kind: str, file_hash: str) -> None:
+    """Inside the caller's transaction: what the ledger holds of a loaded file gone (its keys, quarantined rows,
+    manifest row and the corrections it made), and the next build full. Its lake file is left for the next run's
+    clean-up (``Store.remove_orphans``); the lake is never edited in a transaction that may roll back."""
+    model = KINDS[kind]
+    key = natural_key(model)
+    if key and kind not in UNDEDUPLICATED:
+        # the keys of its rows (read through the raw view, typed as when they were indexed)
+        con.execute(
+            f"DELETE FROM meta.key_index WHERE kind = ? AND key_hash IN "
+            f"(SELECT {key_hash_sql(key)} FROM raw.{table_name(model)} WHERE source_file_hash = ?)",
+            [kind, file_hash],
+        )
+    con.execute("DELETE FROM meta.quarantine WHERE file_hash = ?", [file_hash])
+    con.execute("DELETE FROM meta.loaded_files WHERE file_hash = ?", [file_hash])
+    con.execute("DELETE FROM meta.superseded_rows WHERE by_file_hash = ?", [file_hash])
+    rebuild_in_full(con, file_hash)  # its rows are folded into the incremental models
+    mark_raw_view_stale(con, lake, kind)

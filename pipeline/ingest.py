@@ -618,6 +618,17 @@ def _recognise(
             return file_hash, _repair_lake_file(con, kind, path, store, file_hash, options, t0)
         message = f"same content already loaded from {prev_path}"
         return file_hash, FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0)
+    rolled_back = con.execute(
+        "SELECT strftime(rolled_back_at, '%Y-%m-%d %H:%M'), snapshot FROM meta.rolled_back_files WHERE file_hash = ?",
+        [file_hash],
+    ).fetchall()
+    if rolled_back:
+        when, snapshot = rolled_back[0]
+        message = (
+            f"rolled back on {when} UTC (`costledger rollback` to {snapshot}): not loaded again; "
+            f"`costledger reprocess {shown}` loads it"
+        )
+        return file_hash, FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0)
     if kind not in UNDEDUPLICATED:
         same_name = con.execute(
             "SELECT path, file_hash FROM meta.loaded_files "

@@ -18,6 +18,7 @@ from typing import Callable
 
 from pipeline.build import BuildResult, build, publication
 from pipeline.catalog import refresh_stale_raw_views
+from pipeline.errors import UsageError
 from pipeline.faults import crashpoint
 from pipeline.ingest import (
     FileResult,
@@ -467,6 +468,46 @@ def run_reprocess(
         refresh_stale_raw_views(run.con)
         run.build_and_publish(on_model)
     return run.summary
+
+
+def run_rollback(store: Store, settings: Settings, to: Path | None = None) -> tuple[Path, list[tuple[str, str]]]:
+    """Publish an earlier snapshot again, and make it stick: the files loaded after it are taken back from the work
+    file (``forget_file``; listed in ``meta.rolled_back_files``, which a nightly does not load again), so the next
+    build publishes the snapshot's state plus only what is new. The run is recorded in ``meta.runs``. Returns the
+    snapshot and the (kind, path) of the files taken back."""
+    import duckdb
+
+    from pipeline.catalog import forget_file
+
+    snapshot = store.rollback_target(to)
+    with Run(store, settings, f"rollback to {snapshot.name}") as run:
+        snap = duckdb.connect(str(snapshot), read_only=True)
+        try:
+            kept = {h for (h,) in snap.execute("SELECT file_hash FROM meta.loaded_files").fetchall()}
+        finally:
+            snap.close()
+        con = run.con
+        loaded = con.execute("SELECT file_hash, kind, path FROM meta.loaded_files ORDER BY load_seq").fetchall()
+        if kept - {h for h, _, _ in loaded}:
+            raise UsageError(
+                f"{snapshot.name} holds files that an earlier rollback took back: it cannot be published again "
+                "(`costledger reprocess FILE` loads such a file again, then a nightly publishes it)"
+            )
+        later = [(h, kind, path) for h, kind, path in loaded if h not in kept]
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for file_hash, kind, path in later:
+                forget_file(con, store.lake, kind, file_hash)
+                con.execute(
+                    "INSERT INTO meta.rolled_back_files VALUES (?, ?, ?, current_localtimestamp(), ?)",
+                    [file_hash, kind, path, snapshot.name],
+                )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        store.link_as_published(snapshot)
+    return snapshot, [(kind, path) for _, kind, path in later]
 
 
 def run_build(store: Store, settings: Settings, on_model: OnModel | None = None) -> RunSummary:

@@ -6,7 +6,8 @@ ledger holds of that file (its rows in the lake, its quarantined rows, its keys 
 gives now, in one transaction: if the new read fails or is rejected, the earlier load stays as it was. The file
 keeps its place in the load order (a restating kind's latest row stays the latest), its new rows get a lake file of
 their own (the earlier one is removed once the new one is committed), and the next build is full (the incremental
-models had folded its earlier rows in).
+models had folded its earlier rows in). A file a rollback took back (``meta.rolled_back_files``) is loaded again the
+same way, after every file loaded so far.
 """
 
 from __future__ import annotations
@@ -17,17 +18,9 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from pipeline.catalog import (
-    UNDEDUPLICATED,
-    key_hash_sql,
-    mark_raw_view_stale,
-    rebuild_in_full,
-    refresh_stale_raw_views,
-)
+from pipeline.catalog import forget_file, refresh_stale_raw_views
 from pipeline.ingest import FileResult, IngestOptions, abandon_file, open_file, settle_file, stage_file
 from pipeline.lake import file_sha256
-from schemas.ddl import natural_key, table_name
-from schemas.tables import KINDS
 
 if TYPE_CHECKING:
     from pipeline.store import Store
@@ -47,7 +40,9 @@ def reprocess_file(
         return FileResult(shown, "?", "rejected", message=f"{shown}: no such file")
     file_hash = file_sha256(path)
     found = con.execute(
-        "SELECT kind, lake_file, load_seq, relative_path FROM meta.loaded_files WHERE file_hash = ?", [file_hash]
+        "SELECT kind, lake_file, load_seq, relative_path FROM meta.loaded_files WHERE file_hash = ? "
+        "UNION ALL SELECT kind, NULL, NULL, NULL FROM meta.rolled_back_files WHERE file_hash = ?",
+        [file_hash, file_hash],
     ).fetchall()
     if not found:
         message = (
@@ -59,7 +54,9 @@ def reprocess_file(
     refresh_stale_raw_views(con, [kind])
     con.execute("BEGIN TRANSACTION")
     try:
-        _forget(con, store, kind, file_hash)
+        if old_lake is not None or load_seq is not None:
+            forget_file(con, store.lake, kind, file_hash)
+        con.execute("DELETE FROM meta.rolled_back_files WHERE file_hash = ?", [file_hash])  # loaded again, if so
         staged = stage_file(
             con,
             kind,
@@ -87,21 +84,3 @@ def reprocess_file(
     if old_lake and old_lake != opened.lake_rel:
         (store.lake / old_lake).unlink(missing_ok=True)
     return result
-
-
-def _forget(con: duckdb.DuckDBPyConnection, store: "Store", kind: str, file_hash: str) -> None:
-    """Inside the reprocessing transaction: what the ledger holds of the file's earlier load, gone."""
-    model = KINDS[kind]
-    key = natural_key(model)
-    if key and kind not in UNDEDUPLICATED:
-        # the keys of its rows (read through the raw view, typed as when they were indexed)
-        con.execute(
-            f"DELETE FROM meta.key_index WHERE kind = ? AND key_hash IN "
-            f"(SELECT {key_hash_sql(key)} FROM raw.{table_name(model)} WHERE source_file_hash = ?)",
-            [kind, file_hash],
-        )
-    con.execute("DELETE FROM meta.quarantine WHERE file_hash = ?", [file_hash])
-    con.execute("DELETE FROM meta.loaded_files WHERE file_hash = ?", [file_hash])
-    con.execute("DELETE FROM meta.superseded_rows WHERE by_file_hash = ?", [file_hash])  # its corrections, if any
-    rebuild_in_full(con, file_hash)  # its earlier rows are folded into the incremental models
-    mark_raw_view_stale(con, store.lake, kind)

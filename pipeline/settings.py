@@ -275,7 +275,9 @@ def _whole(least: int, expected: str) -> Callable[[Any], int]:
 
 def _decimal(expected: str) -> Callable[[Any], Decimal]:
     def check(value: Any) -> Decimal:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        if isinstance(value, str):  # TOML has numbers: "95" is text, and a typed value is never guessed at
+            raise ValueError(expected + f", written without quotes ({value.strip()} rather than {value!r})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(expected.replace("a finite, non-negative number", "a number"))
         d = Decimal(str(value))
         if not d.is_finite() or d < 0:
@@ -378,8 +380,7 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             for key, value in table.items():
                 name = _TOML_KEYS.get((section, key))
                 if name is None:
-                    known = ", ".join(f"{s}.{k}" for s, k in _TOML_KEYS)
-                    raise SettingsError(f"{chosen}: unknown setting {section}.{key} (known: {known})")
+                    raise SettingsError(f"{chosen}: unknown setting {section}.{key}{_did_you_mean(section, key)}")
                 values[name] = _coerce(name, value, f"{chosen}: {section}.{key}")
                 origins[name] = f"{chosen}: {section}.{key}"
         source = str(chosen)
@@ -392,6 +393,20 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
         origins["db"] = "flag --db"
     settings = Settings(**values, source=source)
     return settings, {f.name: origins.get(f.name, "default") for f in fields(settings) if f.name != "source"}
+
+
+def _did_you_mean(section: str, key: str) -> str:
+    """'; did you mean X?' with the nearest known key, else the keys of the section (or the sections)."""
+    import difflib
+
+    known = [f"{s}.{k}" for s, k in _TOML_KEYS]
+    close = difflib.get_close_matches(f"{section}.{key}", known, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]}?"
+    in_section = [k for s, k in _TOML_KEYS if s == section]
+    if in_section:
+        return f"; [{section}] has {', '.join(in_section)}"
+    return f"; the sections are {', '.join(sorted({s for s, _ in _TOML_KEYS}))}"
 
 
 def _file_entry(entry: Any, where: str, cls: type, formats: tuple[str, ...]) -> dict[str, str]:

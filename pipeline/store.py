@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import time
 from contextlib import contextmanager
@@ -132,7 +133,17 @@ class Store:
     def open_work(self, settings: Settings) -> duckdb.DuckDBPyConnection:
         """The writer's connection to work.duckdb, with memory limit and spill folder set."""
         self.ensure_dirs()
-        con = connect_write(self.work_db)
+        try:
+            con = connect_write(self.work_db)
+        except duckdb.IOException as exc:
+            if "Conflicting lock" not in str(exc):
+                raise
+            holder = re.search(r"held in (.*?) \(PID (\d+)\)", str(exc))
+            who = f"{holder.group(1)}, PID {holder.group(2)}" if holder else "another process"
+            raise LedgerBusy(
+                f"the work file {self.work_db} is open in another process ({who}), for example a duckdb CLI or a "
+                "notebook: close it and run again (nothing was done; read the published file instead)"
+            ) from None
         temp = settings.temp_directory or str(self.tmp)
         con.execute(f"SET memory_limit = {sql_literal(settings.memory_limit)}")
         con.execute(f"SET temp_directory = {sql_literal(temp)}")
@@ -222,7 +233,7 @@ class Store:
         _fsync(tmp)
         os.replace(tmp, final)
         crashpoint("publish.snapshot_renamed")
-        self._link_as_published(final)
+        self.link_as_published(final)
         crashpoint("publish.renamed")
         self.prune_snapshots(keep)
         return final
@@ -288,8 +299,8 @@ class Store:
             info.update(run_id="?", published_at="unreadable", months=None)
         return info
 
-    def rollback(self, to: Path | None = None) -> Path:
-        """Publish an earlier snapshot again (default: the one before the current)."""
+    def rollback_target(self, to: Path | None = None) -> Path:
+        """The snapshot a rollback publishes: ``to``, else the one before the current."""
         snaps = self.snapshot_list()
         if to is None:
             current = self.published.stat().st_ino if self.published.exists() else None
@@ -299,10 +310,9 @@ class Store:
             to = older[-1]
         if not to.exists():
             raise FileNotFoundError(f"snapshot {to} does not exist (have: {', '.join(s.name for s in snaps)})")
-        self._link_as_published(to)
         return to
 
-    def _link_as_published(self, snapshot: Path) -> None:
+    def link_as_published(self, snapshot: Path) -> None:
         """Make ``snapshot`` the published file: a hard link under a temporary name, renamed over it (atomic)."""
         link_tmp = self.published.with_name(self.published.name + ".costledger-tmp")
         if link_tmp.exists():

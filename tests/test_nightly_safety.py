@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -315,6 +316,42 @@ def test_rollback_publishes_the_previous_snapshot(tmp_path, landings):
     assert fingerprint(db) != first
     assert cli("rollback", "--db", str(db)).exit_code == 0
     assert fingerprint(db) == first
+
+
+def test_a_rollback_sticks_through_the_next_nightly(tmp_path, landings):
+    july, full = landings
+    db = tmp_path / "l.duckdb"
+    assert cli("nightly", str(july), "--db", str(db)).exit_code in (0, 4)
+    first = fingerprint(db)
+    assert cli("nightly", str(full), "--db", str(db)).exit_code in (0, 4)
+    res = cli("rollback", "--db", str(db), "--json")
+    assert res.exit_code == 0, res.output
+    taken = sorted(Path(f["path"]).name for f in json.loads(res.stdout)["rolled_back_files"])
+    assert taken == sorted(AUGUST_NAMES)  # the four August files loaded after July's snapshot
+    # the next nightly over the same folder: July's state again (before, it republished August), the August files
+    # named as rolled back
+    again = cli("nightly", str(full), "--db", str(db), "--json")
+    assert again.exit_code in (0, 4), again.output
+    assert fingerprint(db) == first
+    skipped = {
+        Path(f["path"]).name: f["message"] for f in json.loads(again.stdout)["files"] if f["status"] == "skipped"
+    }
+    assert all("rolled back on" in skipped[name] and "costledger reprocess" in skipped[name] for name in AUGUST_NAMES)
+    runs = rows_of(db, "select command from meta.runs where command like 'rollback%'")
+    assert len(runs) == 1 and runs[0][0].startswith("rollback to ")
+    # one August file loaded again by name: it counts again, the others stay out
+    back = cli("reprocess", str(full / "opex" / "opex-2026-08.csv"), "--db", str(db))
+    assert back.exit_code in (0, 4), back.output
+    assert rows_of(db, "select count(*) from meta.loaded_files where path like '%opex-2026-08.csv'") == [(1,)]
+    assert rows_of(db, "select count(*) from meta.loaded_files where path like '%requests-2026-08%'") == [(0,)]
+
+
+def rows_of(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
 
 
 def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landings, monkeypatch):

@@ -179,7 +179,7 @@ def writer(fn, *args, **kwargs):
     except FileNotFoundError as exc:
         error(str(exc))
         raise typer.Exit(EXIT_FAILURE) from None
-    except (OSError, duckdb.IOException) as exc:
+    except (OSError, duckdb.Error) as exc:  # a commit that finds the disk full is a TransactionException
         if not disk_full(exc):
             raise
         error(

@@ -14,6 +14,7 @@ from pipeline.cli.common import (
     EXIT_FAILURE,
     EXIT_MISMATCH,
     EXIT_OK,
+    EXIT_USAGE,
     DbOpt,
     JsonOpt,
     Progress,
@@ -250,11 +251,27 @@ def sample(
             help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).",
         ),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            metavar="",
+            help="Write into a folder that is not empty (its files of the same names are replaced, the others stay).",
+        ),
+    ] = False,
 ) -> None:
     """Write a realistic landing folder: two API providers, one self-hosted cluster, sweeps, invoices, opex.
 
-    With --requests N: large benchmark data, streamed to one Parquet file per day.
+    With --requests N: large benchmark data, streamed to one Parquet file per day. A folder that is not empty is
+    refused (demo data mixed into a real landing folder would be loaded as real), unless --force, or --extra-day /
+    --late-day (which add a day to a large sample's folder).
     """
+    if out_dir.exists() and any(out_dir.iterdir()) and not (force or extra_day or late_day):
+        error(
+            f"{out_dir} is not empty: the sample would mix demo data into it. Choose a new folder, or give --force "
+            "to write into it anyway"
+        )
+        raise typer.Exit(EXIT_USAGE)
     if requests is not None:
         from pipeline.sample_large import write_large_sample
 

@@ -21,7 +21,7 @@ import typer
 
 from pipeline import __version__
 from pipeline.cli import load, operate, plan, read, toc
-from pipeline.cli.common import EXIT_FAILURE, EXIT_OK, console, error, out
+from pipeline.cli.common import EXIT_DISK, EXIT_FAILURE, EXIT_OK, console, error, out
 
 app = typer.Typer(
     name="costledger",
@@ -55,6 +55,12 @@ def main(
 
 
 EXIT_INTERRUPTED = 130
+
+
+def _interrupted(exc: Exception) -> bool:
+    """Ctrl-C as DuckDB reports it: an InterruptException, or (while a result is fetched) a RuntimeError."""
+    name = type(exc).__name__
+    return name == "InterruptException" or (isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
 
 
 def _unexpected(exc: Exception, debug: bool) -> int:
@@ -96,8 +102,13 @@ def run(args: list[str]) -> int:
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_FAILURE
+    except OSError as exc:  # the operating system's answer (no room, no permission, a folder for a file): no bug
+        from pipeline.cli.common import disk_full
+
+        error(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+        return EXIT_DISK if disk_full(exc) else EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 (the one place that turns the unexpected into a message)
-        if type(exc).__name__ != "InterruptException":  # Ctrl-C inside a DuckDB query is 130, below
+        if not _interrupted(exc):  # Ctrl-C inside a DuckDB query is 130, below
             return _unexpected(exc, debug)
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:

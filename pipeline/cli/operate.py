@@ -22,8 +22,14 @@ def rollback(
         Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")
     ] = None,
     list_: Annotated[bool, typer.Option("--list", metavar="", help="List the kept snapshots and exit.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Publish an earlier snapshot again (the next build or nightly publishes a new one)."""
+    """Publish an earlier snapshot again, and make it stick.
+
+    The files loaded after that snapshot are taken back (meta.rolled_back_files): the next nightly publishes the
+    snapshot's state plus only what is new, and does not load them again; `costledger reprocess FILE` loads one
+    again. The rollback is recorded in meta.runs.
+    """
     from pipeline.store import Store
 
     s = read_settings(settings, db)
@@ -46,10 +52,31 @@ def rollback(
                 highlight=False,
             )
         return
+    from pipeline.nightly import run_rollback
+
     target = store.snapshots / to if to else None
-    with store.writer_lock():
-        chosen = writer(store.rollback, target)
+    chosen, taken_back = writer(run_rollback, store, s, target)
+    if as_json:
+        out.print_json(
+            json.dumps(
+                {
+                    "published": chosen.name,
+                    "db": str(s.db),
+                    "rolled_back_files": [{"kind": k, "path": p} for k, p in taken_back],
+                }
+            )
+        )
+        return
     console.print(f"published {chosen.name} again as {s.db}", markup=False, highlight=False)
+    for kind, path in taken_back:
+        console.print(f"  rolled back  {kind:15} {path}", markup=False, highlight=False)
+    if taken_back:
+        console.print(
+            f"{len(taken_back)} file(s) loaded after it are taken back: the next nightly publishes this state plus "
+            "what is new, and does not load them again (`costledger reprocess FILE` does)",
+            markup=False,
+            highlight=False,
+        )
 
 
 @app.command("settings", rich_help_panel=toc.panel("settings"))

@@ -40,7 +40,7 @@ PANELS: dict[str, dict[str, str]] = {
         "scenario": "Planning without data: monthly cluster cost at each rate, and how many API tasks cost the same.",
     },
     "Operate": {
-        "rollback": "Publish an earlier snapshot again (the next build or nightly publishes a new one).",
+        "rollback": "Publish an earlier snapshot again, and make it stick.",
         "settings": "Show the settings in force (and where they came from), or an example settings file.",
         "benchmark": "Measure the nightly against DuckDB's floor, an analyst's SQL script and a pandas notebook at "
         "each size, then a one-day increment and a late file; the peers' marts are checked against costledger's.",

@@ -1,0 +1,96 @@
+"""What the operating system says is not a bug: one line and the documented exit code, never "please report it"."""
+
+import subprocess
+import sys
+import time
+
+import duckdb
+
+from pipeline.cli.main import run
+from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
+
+
+def small_landing(tmp_path):
+    root = tmp_path / "landing"
+    write_csv(root / "prices" / "prices.csv", [PRICE_MOONSHOT])
+    write_csv(root / "requests" / "r.csv", [request("r1", "t1", "2026-07-10T10:00:00Z")])
+    return root, tmp_path / "ledger.duckdb"
+
+
+def test_a_reader_holding_the_work_file_makes_the_nightly_exit_5_naming_it(tmp_path, capsys):
+    root, db = small_landing(tmp_path)
+    assert cli("nightly", root, "--db", db).exit_code == 0
+    work = tmp_path / "ledger.duckdb.d" / "work.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(work)!r}, read_only=True); "
+            "print('open', flush=True); time.sleep(60)",
+        ],  # fmt: skip
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        code = run(["nightly", str(root), "--db", str(db)])
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert code == 5, err
+    assert "is open in another process" in err and f"PID {holder.pid}" in err and "please report" not in err
+
+
+def test_a_full_disk_while_committing_exits_6(tmp_path, monkeypatch, capsys):
+    import pipeline.nightly as nightly
+
+    root, db = small_landing(tmp_path)
+
+    def build(*args, **kwargs):  # the build's commit meets a full disk
+        raise duckdb.TransactionException("TransactionContext Error: Failed to commit: No space left on device")
+
+    monkeypatch.setattr(nightly, "build", build)
+    assert run(["nightly", str(root), "--db", str(db)]) == 6
+    err = capsys.readouterr().err
+    assert "the disk is full" in err and "please report" not in err
+
+
+def test_an_output_path_that_is_a_folder_or_a_full_device_is_one_line(tmp_path, capsys):
+    root, db = small_landing(tmp_path)
+    assert cli("nightly", root, "--db", db).exit_code == 0
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    assert run(["report", "--db", str(db), "--out", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "Is a directory" in err and "please report" not in err and "Traceback" not in err
+    assert run(["report", "--db", str(db), "--format", "md", "--out", "/dev/full"]) == 6
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "please report" not in err
+
+
+def test_ctrl_c_while_a_result_is_fetched_exits_130(tmp_path, monkeypatch, capsys):
+    import pipeline.shell as shell
+
+    root, db = small_landing(tmp_path)
+    assert cli("nightly", root, "--db", db).exit_code == 0
+
+    def check(con, text):  # DuckDB's Python client reports Ctrl-C during a fetch as this RuntimeError
+        raise RuntimeError("Query interrupted")
+
+    monkeypatch.setattr(shell, "check", check)
+    assert run(["sql", "select 1", "--db", str(db)]) == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_sample_refuses_a_folder_that_is_not_empty(tmp_path):
+    landing = tmp_path / "landing"
+    write_csv(landing / "requests" / "real.csv", [request("r1", "t1", "2026-07-10T10:00:00Z")])
+    before = sorted(p.name for p in landing.rglob("*"))
+    res = cli("sample", "--out", landing)
+    assert res.exit_code == 2 and "is not empty" in res.output and "--force" in res.output
+    assert sorted(p.name for p in landing.rglob("*")) == before
+    started = time.perf_counter()
+    assert cli("sample", "--out", landing, "--force").exit_code == 0
+    assert (landing / "requests" / "real.csv").exists() and len(list(landing.rglob("*.csv*"))) > 2
+    assert time.perf_counter() - started < 120

@@ -1,0 +1,41 @@
+"""Settings are typed strictly and a misspelt key gets the nearest known one."""
+
+import pytest
+
+from pipeline.settings import SettingsError, load_settings
+
+
+def settings_file(tmp_path, text):
+    path = tmp_path / "s.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_number_written_as_text_is_refused(tmp_path):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, '[review]\nrate_per_hour_usd = "95"\n'))
+    assert "review.rate_per_hour_usd: '95' is not valid" in str(err.value)
+    assert "without quotes (95 rather than '95')" in str(err.value)
+
+
+def test_a_number_written_as_a_number_is_taken_exactly(tmp_path):
+    from decimal import Decimal
+
+    s = load_settings(settings_file(tmp_path, "[review]\nrate_per_hour_usd = 95.5\n"))
+    assert s.review_rate_per_hour_usd == Decimal("95.5")
+
+
+@pytest.mark.parametrize(
+    "text, hint",
+    [
+        ("[review]\nrate_per_hour = 60\n", "did you mean review.rate_per_hour_usd?"),
+        ("[reconciliation]\ntolerance_percent = 2\n", "did you mean reconciliation.tolerance_pct?"),
+        ("[slo]\nzzz = 1\n", "[slo] has api_ms, self_hosted_ms"),
+        ("[nothing_like_it]\nzzz = 1\n", "the sections are "),
+    ],
+)
+def test_an_unknown_key_names_the_nearest_one(tmp_path, text, hint):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, text))
+    assert "unknown setting" in str(err.value) and hint in str(err.value)
+    assert "known:" not in str(err.value)  # not a list of every key
