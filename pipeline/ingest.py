@@ -52,7 +52,16 @@ from pipeline.lake import HashAhead, file_sha256, lake_damage, seal
 from pipeline.loadtests import LoadTestMapping, read_load_test
 from pipeline.loadtests import sniff as sniff_load_test
 from pipeline.logformats import LogMapping, sniff
-from pipeline.readers import FileRejected, Limits, ReadResult, detect_format, limited, read_file, read_request_log
+from pipeline.readers import (
+    FileRejected,
+    Limits,
+    ReadResult,
+    detect_format,
+    limited,
+    read_file,
+    read_request_log,
+    unknown_columns_message,
+)
 from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name, view_value_sql
 from schemas.expectations import SPECIAL_FORMATS, Bounds, suites
 from schemas.tables import FX_DATE_COLUMNS, KINDS, LEDGER_CURRENCY, READ_OPTIONS, ReadOptions
@@ -88,6 +97,8 @@ class IngestOptions:
     max_file_bytes: int = 64 * 2**30
     invoice_duplicates_wanted: tuple[str, ...] = ()
     """Invoice ids loaded even when they repeat an earlier invoice's periods and line amounts."""
+    extra_columns: tuple[str, ...] = ()
+    """Columns of canonical files the ledger leaves out without a word (any other unknown column rejects the file)."""
     correction: bool = False
     """The file corrects rows loaded earlier: a row with the key of an earlier row and other content restates it
     (``meta.superseded_rows``) instead of being a conflict. Also true for a file under a ``corrections/`` folder."""
@@ -986,7 +997,16 @@ def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions)
         )
         if lt_format != "canonical":
             return read_load_test(path, lt_format, lt_mapping, allowed)
-    return read_file(path, allowed, READ_OPTIONS.get(kind, ReadOptions()).rename)
+    read = read_file(path, allowed, READ_OPTIONS.get(kind, ReadOptions()).rename)
+    if kind not in FOREIGN_COLUMN_KINDS and (
+        message := unknown_columns_message(path, read.unknown, allowed, options.extra_columns)
+    ):
+        raise FileRejected(message)
+    return read
+
+
+#: Kinds whose files are another standard's (FOCUS: dozens of columns the ledger has no use for): not named as unknown
+FOREIGN_COLUMN_KINDS = frozenset({"focus"})
 
 
 def _register_incoming(con: duckdb.DuckDBPyConnection, read: ReadResult) -> None:

@@ -259,16 +259,17 @@ class Run:
             run_id=uuid.uuid4().hex[:12], command=command, max_quarantine_share=settings.max_quarantine_share
         )
         self.options = IngestOptions(
-            settings.gx_max_rows,
-            log_format,
-            settings.request_log_mappings,
-            settings.load_test_mappings,
-            settings.billing_mappings,
-            settings.price_list_mappings,
-            settings.bounds,
-            settings.max_line_bytes,
-            settings.max_file_bytes,
-            settings.invoice_duplicates_wanted,
+            gx_max_rows=settings.gx_max_rows,
+            log_format=log_format,
+            log_mappings=settings.request_log_mappings,
+            load_test_mappings=settings.load_test_mappings,
+            billing_mappings=settings.billing_mappings,
+            price_list_mappings=settings.price_list_mappings,
+            bounds=settings.bounds,
+            max_line_bytes=settings.max_line_bytes,
+            max_file_bytes=settings.max_file_bytes,
+            invoice_duplicates_wanted=settings.invoice_duplicates_wanted,
+            extra_columns=settings.ingest_extra_columns,
         )
         self.t0 = time.perf_counter()
 

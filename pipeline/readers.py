@@ -53,6 +53,8 @@ class ReadResult:
     verbatim: bool = False
     """A Parquet file that holds nothing but allow-listed columns under their own names, and no metadata beyond its
     Arrow schema (``pipeline.ingest`` may keep it byte for byte as its lake file: a copy stores nothing else)."""
+    unknown: list[str] = field(default_factory=list)
+    """The file's columns that are not allow-listed (canonical files: left out, and named)."""
 
     @property
     def rows_in(self) -> int:
@@ -193,6 +195,34 @@ def json_not_parquet(path: Path, what: str) -> bool:
     return gz
 
 
+#: Fields of a request or response's content: never read (no prompt text is stored), and left out quietly
+CONTENT_FIELDS = frozenset(
+    {"messages", "prompt", "prompts", "response", "responses", "content", "reasoning_content", "tool_calls",
+     "completion", "choices", "input", "output", "system", "instructions", "text"}
+)  # fmt: skip
+
+
+def unknown_columns_message(path: Path, unknown: list[str], allowed: list[str], extra: tuple[str, ...]) -> str | None:
+    """The rejection of a canonical file with columns the ledger does not know (a misspelt optional column would be
+    dropped without a word: ``cluster`` for ``cluster_id`` makes a cluster's cost shared); None when every unknown
+    column is content (never read) or listed in ``[ingest] extra_columns``."""
+    import difflib
+
+    left = [n for n in unknown if n.lower() not in CONTENT_FIELDS and n not in extra]
+    if not left:
+        return None
+    hints = []
+    for name in left:
+        close = difflib.get_close_matches(name.lower(), allowed, n=1, cutoff=0.6)
+        if close:
+            hints.append(f"{close[0]} for {name}")
+    hint = f"; did you mean {', '.join(hints)}?" if hints else ""
+    return (
+        f"{path}: unknown column(s) {', '.join(left)} (line 1 / header){hint} Nothing loaded. Rename it, or list "
+        "columns the ledger should leave out in [ingest] extra_columns"
+    )
+
+
 def _field_names(names: list[str], allowed: list[str], rename: dict[str, str]) -> dict[str, str]:
     """File column -> field, for the file's columns that are allowed (after renaming)."""
     out: dict[str, str] = {}
@@ -211,9 +241,10 @@ def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -
     except pl.exceptions.PolarsError as exc:
         raise FileRejected(f"{path}: line 1: not a readable CSV header: {str(exc).splitlines()[0]}") from None
     mapping = _field_names(header, allowed, rename)
+    unknown = [n for n in header if n not in mapping]
     if not mapping:
         df = pl.DataFrame({"_line": pl.Series([], dtype=pl.Int64)})
-        return ReadResult(df.to_arrow(), [])
+        return ReadResult(df.to_arrow(), [], unknown=unknown)
     try:
         df = pl.read_csv(io.BytesIO(data), columns=list(mapping), infer_schema=False)
     except pl.exceptions.PolarsError as exc:
@@ -225,7 +256,7 @@ def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -
         .with_columns(pl.col("_line").cast(pl.Int64))
         .filter(~pl.all_horizontal(pl.exclude("_line").is_null()))
     )
-    return ReadResult(df.to_arrow(), list(mapping.values()))
+    return ReadResult(df.to_arrow(), list(mapping.values()), unknown=unknown)
 
 
 def _as_text(value: object) -> str | None:
@@ -291,11 +322,13 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str])
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []
     seen: set[str] = set()
+    keys: set[str] = set()
     # numbers stay text: exact decimals, no float rounding
     records, bad = json_lines(text, numbers_as_text=True)
     for lineno, obj in records:
         if rename:
             obj = {rename.get(k.lower(), k): v for k, v in obj.items()}
+        keys.update(obj)
         lines.append(lineno)
         for c in allowed:
             if c in obj:
@@ -304,7 +337,7 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str])
     present = [c for c in allowed if c in seen]
     arrays = {c: pa.array(cols[c], type=pa.string()) for c in present}
     arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(pa.table(arrays), present, bad)
+    return ReadResult(pa.table(arrays), present, bad, unknown=sorted(keys - set(allowed)))
 
 
 def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> ReadResult:
@@ -321,7 +354,10 @@ def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> Read
         and set(meta.metadata or {}) <= _SCHEMA_ONLY_METADATA
         and all(f.metadata is None and not pa.types.is_nested(f.type) for f in schema)
     )
-    return ReadResult(None, list(mapping.values()), parquet=(path, mapping, meta.num_rows), verbatim=verbatim)
+    unknown = [n for n in schema.names if n not in mapping]
+    return ReadResult(
+        None, list(mapping.values()), parquet=(path, mapping, meta.num_rows), verbatim=verbatim, unknown=unknown
+    )
 
 
 #: File metadata keys a verbatim Parquet file may carry: the Arrow schema pyarrow and polars write, pandas' index note

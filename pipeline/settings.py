@@ -102,6 +102,11 @@ class Settings:
     """[[price_lists]] entries: per file-name pattern, a price list's format (litellm), effective_from and
     currency (a LiteLLM file has no dates)."""
 
+    ingest_extra_columns: tuple[str, ...] = setting((), "ingest.extra_columns", example='["region", "cost_center"]')
+    """Columns of canonical files the ledger leaves out without a word. Any other column it does not know rejects the
+    file, naming the nearest known one (a misspelt optional column would otherwise be dropped); content fields
+    (messages, prompt, response, ...) are never read and need no listing."""
+
     invoice_duplicates_wanted: tuple[str, ...] = setting(
         (), "invoices.duplicates_wanted", example='["moonshot-credit-2026-10"]'
     )
@@ -305,6 +310,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "db": _db_path,
     "focus_resource_patterns": _patterns,
     "invoice_duplicates_wanted": _names,
+    "ingest_extra_columns": _names,
     "max_quarantine_share": _share,
     "memory_limit": _memory_limit,
     "sql_memory_limit": _memory_limit,

@@ -270,3 +270,8 @@ def test_the_example_settings_file_loads_as_the_defaults(tmp_path):
 
     # equal values (TOML reads 1.00 as the number 1.0: Decimal("1.0") == Decimal("1.00"))
     assert all(getattr(loaded, f.name) == getattr(Settings(), f.name) for f in fields(Settings) if f.name != "source")
+
+
+def test_the_readmes_copy_of_the_bundled_settings_file_is_that_file():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "```toml\n" + (ROOT / "costledger.toml").read_text(encoding="utf-8") + "```" in readme

@@ -139,3 +139,32 @@ def test_failed_gateway_requests_without_usage_load_as_zero_token_attempts(tmp_p
     )
     # g0: 504 -> timeout, 0 tokens; g1: ok, 1,000 + 100 tokens; g2: 500 -> error, 0 tokens
     assert got.stdout.splitlines()[1:] == ["g0,timeout,0", "g1,ok,1100", "g2,error,0"]
+
+
+def test_a_misspelt_optional_column_rejects_the_file_with_the_nearest_name(tmp_path):
+    root = tmp_path / "landing"
+    # 'cluster' for 'cluster_id': dropped without a word, the cost would become shared
+    write_csv(
+        root / "opex" / "opex-07.csv",
+        [{"month": "2026-07", "cluster": "c1", "category": "networking", "amount": "100", "currency": "USD"}],
+    )
+    db = tmp_path / "ledger.duckdb"
+    res = cli("nightly", root, "--db", db, "--json")
+    assert res.exit_code == 3, res.output
+    (f,) = json.loads(res.stdout)["files"]
+    assert f["status"] == "rejected" and "unknown column(s) cluster (line 1 / header)" in f["message"]
+    assert "did you mean cluster_id for cluster?" in f["message"]
+    # listed as an extra in the settings, the column is left out and the file loads
+    settings = tmp_path / "s.toml"
+    settings.write_text('[ingest]\nextra_columns = ["cluster"]\n')
+    assert cli("nightly", root, "--db", db, "--settings", settings).exit_code == 0
+
+
+def test_content_fields_are_left_out_without_a_word(tmp_path):
+    root, db = landing(tmp_path)
+    rows = [request("c1", "t9", "2026-07-10T10:00:00Z") | {"prompt": "SECRET PROMPT", "messages": "[...]"}]
+    write_csv(root / "requests" / "with-content.csv", rows)
+    res = cli("nightly", root, "--db", db)
+    assert res.exit_code == 0, res.output
+    got = cli("sql", "select count(*) as n from raw.requests where request_id = 'c1'", "--db", db, "--format", "csv")
+    assert got.stdout.splitlines()[1] == "1"
