@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pipeline.text import printable
+
 
 QUERIES = Path(__file__).resolve().parent.parent / "sql" / "queries"
 
@@ -37,15 +39,8 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-#: C0 controls but newline, DEL and C1 controls: an escape sequence among them would drive the terminal
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if c != 0x0A}
 #: a spreadsheet runs a cell that starts with one of these as a formula (CSV injection)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def printable(text: str) -> str:
-    """``text`` with its control characters written as ``\\xNN``: for what reaches a terminal."""
-    return text.translate(_CONTROL)
 
 
 def _cell(value: Any) -> str:

@@ -542,9 +542,9 @@ class FxRate(Provenance, table=True):
 
 
 #: For each kind with money in a ``currency``: the column whose date picks the exchange rate (the latest ``fx``
-#: date on or before it). Prices are converted per request, at the request's date (this one only has to have a rate).
+#: date on or before it); a row with no rate by then is quarantined. Prices are not here: they convert per request,
+#: at the rate of the request's date, and a request with no rate by its date is unpriced (and named as such).
 FX_DATE_COLUMNS: dict[str, str] = {
-    "prices": "effective_from",
     "invoices": "period_start",
     "cluster-charges": "charge_start",
     "hardware": "in_service_date",

@@ -38,15 +38,31 @@ def test_a_price_in_cny_converts_at_the_rate_in_force_on_the_request_date(ledger
     assert costs == {"jul10": Decimal("2.94"), "jul15": Decimal("3.15"), "jul14": Decimal("0.1176")}
 
 
-def test_no_rate_on_or_before_the_date_quarantines_the_row_naming_why(ledger):
+def test_a_price_before_its_currencys_first_rate_prices_only_the_requests_with_a_rate(ledger):
+    """The CNY rate starts on 15 July, after the price's 1 July: the price row loads (it was quarantined whole), the
+    requests from the 15th on are priced at that rate, the ones before are unpriced and counted as such; a price in
+    a currency with no rate at all prices nothing. Never converted at 1."""
     ledger.load("fx", [{"currency": "CNY", "date": "2026-07-15", "usd_per_unit": "0.15"}])
     result = ledger.load("prices", [PRICE_CNY, {**PRICE_MOONSHOT, "model": "kimi-k3-eu", "currency": "EUR"}])
-    assert (result.rows_loaded, result.rows_quarantined) == (0, 2)
-    reasons = [r["reason"] for r in ledger.rows("SELECT reason FROM meta.quarantine ORDER BY line")]
-    # the CNY rate starts on the 15th, after the price's 1 July; there is no EUR rate at all
-    assert reasons[0].startswith("no fx rate for CNY on or before 2026-07-01")
-    assert reasons[1].startswith("no fx rate for EUR on or before 2026-01-01")
-    assert all("never converted at 1" in r for r in reasons)
+    assert (result.rows_loaded, result.rows_quarantined) == (2, 0)
+    ledger.load(
+        "requests",
+        [
+            # 10 July: no CNY rate yet -> unpriced
+            request("jul10", "t1", "2026-07-10T12:00:00Z", cache_miss_input_tokens=1_000_000),
+            # 20 July: 1,000,000 x 21.00 / 1e6 = 21 CNY x 0.15 = $3.15
+            request("jul20", "t2", "2026-07-20T12:00:00Z", cache_miss_input_tokens=1_000_000),
+            # an EUR-priced model: no EUR rate at all -> unpriced
+            request("eu", "t3", "2026-07-20T12:00:00Z", model="kimi-k3-eu", cache_miss_input_tokens=1_000_000),
+        ],
+    )
+    ledger.build()
+    costs = dict(
+        ledger.con.execute("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced").fetchall()
+    )
+    assert costs == {"jul10": None, "jul20": Decimal("3.15"), "eu": None}
+    rec = ledger.one("SELECT metered_usd, unpriced_requests FROM marts.monthly_reconciliation")
+    assert rec == {"metered_usd": Decimal("3.15"), "unpriced_requests": 2}
 
 
 def test_invoices_charges_hardware_and_opex_convert_at_their_own_dates(ledger):

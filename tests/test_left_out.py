@@ -168,3 +168,13 @@ def test_content_fields_are_left_out_without_a_word(tmp_path):
     assert res.exit_code == 0, res.output
     got = cli("sql", "select count(*) as n from raw.requests where request_id = 'c1'", "--db", db, "--format", "csv")
     assert got.stdout.splitlines()[1] == "1"
+
+
+def test_escape_sequences_in_file_names_reach_the_terminal_escaped(tmp_path):
+    root, db = landing(tmp_path)
+    name = "r-\x1b[2J\x1b]0;owned\x07.csv"  # clear the screen, set the window title
+    write_csv(root / "requests" / name, [request("e1", "t5", "2026-07-10T10:00:00Z")])
+    res = cli("nightly", root, "--db", db)
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.output and "\x07" not in res.output
+    assert "r-\\x1b[2J\\x1b]0;owned\\x07.csv" in res.output

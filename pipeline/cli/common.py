@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from pipeline.text import printable
+
 # wide output when piped, so tables are not folded into 80 columns
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
@@ -45,8 +47,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", metavar="", help="Print a machi
 
 
 def error(text: str) -> None:
-    """One error line on stderr; ``text`` is data, printed as is (never read as rich markup)."""
-    console.print(f"[red]error:[/] {escape(text)}", highlight=False)
+    """One error line on stderr; ``text`` is data, printed as is (never read as rich markup, its control characters
+    escaped)."""
+    console.print(f"[red]error:[/] {escape(printable(text))}", highlight=False)
 
 
 def read_settings(settings_path: Path | None, db: Path | None):
@@ -80,7 +83,8 @@ def file_line(result) -> None:
         else result.message
     )
     console.print(
-        f"  [{colour}]{result.status:8}[/] {result.kind:15} {escape(result.path)}  [dim]{escape(detail)}[/]",
+        f"  [{colour}]{result.status:8}[/] {result.kind:15} {escape(printable(result.path))}  "
+        f"[dim]{escape(printable(detail))}[/]",
         highlight=False,
     )
 

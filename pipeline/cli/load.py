@@ -204,6 +204,27 @@ def reprocess(
     exit_for(run)
 
 
+def _refuse_a_full_folder(out_dir: Path, allowed: bool) -> None:
+    """Demo data written into a real landing folder would be loaded as real: a folder that is not empty is refused
+    unless ``allowed``."""
+    if out_dir.exists() and any(out_dir.iterdir()) and not allowed:
+        error(
+            f"{out_dir} is not empty: the sample would mix demo data into it. Choose a new folder, or give --force "
+            "to write into it anyway"
+        )
+        raise typer.Exit(EXIT_USAGE)
+
+
+def _large_sample(out_dir: Path, requests: int, months: int, start: str, seed: int, **days: bool) -> None:
+    from pipeline.sample_large import write_large_sample
+
+    t0 = time.perf_counter()
+    stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, **days)
+    for kind, n in stats.items():
+        console.print(f"  {kind:16} {n:>12,} rows")
+    console.print(f"wrote {escape(str(out_dir))} in {time.perf_counter() - t0:.1f} s", highlight=False)
+
+
 @app.command(rich_help_panel=toc.panel("sample"))
 def sample(
     out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")] = Path(
@@ -266,22 +287,9 @@ def sample(
     refused (demo data mixed into a real landing folder would be loaded as real), unless --force, or --extra-day /
     --late-day (which add a day to a large sample's folder).
     """
-    if out_dir.exists() and any(out_dir.iterdir()) and not (force or extra_day or late_day):
-        error(
-            f"{out_dir} is not empty: the sample would mix demo data into it. Choose a new folder, or give --force "
-            "to write into it anyway"
-        )
-        raise typer.Exit(EXIT_USAGE)
+    _refuse_a_full_folder(out_dir, force or extra_day or late_day)
     if requests is not None:
-        from pipeline.sample_large import write_large_sample
-
-        t0 = time.perf_counter()
-        stats = write_large_sample(
-            out_dir, requests, months=months or 3, start=start, seed=seed, extra_day=extra_day, late_day=late_day
-        )
-        for kind, n in stats.items():
-            console.print(f"  {kind:16} {n:>12,} rows")
-        console.print(f"wrote {escape(str(out_dir))} in {time.perf_counter() - t0:.1f} s", highlight=False)
+        _large_sample(out_dir, requests, months or 3, start, seed, extra_day=extra_day, late_day=late_day)
         return
     from pipeline.sample import write_sample
 

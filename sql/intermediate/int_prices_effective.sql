@@ -88,7 +88,8 @@ rates AS (
 )
 
 -- prices in USD per million tokens (per call for web search): a price in another currency at the fx rate in
--- force when its span starts (the latest rate on or before it; ingest refuses a price with no rate by then)
+-- force when its span starts (the latest rate on or before it); a span before the currency's first rate has no
+-- USD price, so its requests find no band and are unpriced (named as such), never converted at 1
 SELECT
     b.provider,
     b.model,
@@ -107,4 +108,4 @@ SELECT
     CAST(b.web_search_per_call * r.rate AS DECIMAL(38, 18)) AS web_search_per_call,
     row_number() OVER (ORDER BY b.provider, b.model, b.service_tier, b.min_input_tokens, b.valid_from) AS price_band
 FROM banded AS b
-ASOF LEFT JOIN rates AS r ON b.currency = r.currency AND CAST(b.valid_from AS DATE) >= r.date
+ASOF INNER JOIN rates AS r ON b.currency = r.currency AND CAST(b.valid_from AS DATE) >= r.date
