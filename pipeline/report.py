@@ -284,11 +284,20 @@ def unpriced_sentence(d: "ReportData") -> str | None:
     )
 
 
+def latency_sentence(d: "ReportData") -> str | None:
+    """The share of the API's accepted tasks whose latency is unknown: the SLO could not be checked for them."""
+    share = d.be.get("api_latency_unknown_share")
+    if not share:
+        return None
+    return (
+        f"The latency target could not be checked for {pct(share, 0)} of the tasks the API delivered: their responses "
+        "carry no latency, so they count as delivered on their outcome alone."
+    )
+
+
 def headline(d: "ReportData") -> list[str]:
     """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
-    out = _headline(d)
-    unpriced = unpriced_sentence(d)
-    return out + [unpriced] if unpriced else out
+    return _headline(d) + [line for line in (unpriced_sentence(d), latency_sentence(d)) if line]
 
 
 def _headline(d: "ReportData") -> list[str]:

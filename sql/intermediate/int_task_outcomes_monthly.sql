@@ -3,13 +3,14 @@
 -- incremental: months
 -- input tasks_of_months: intermediate.int_tasks_resolved
 -- unique_key: month, route
--- description: Task outcomes by the month and route each task belongs to: accepted tasks, latency violations, review cost, and what the accepted attempts alone cost at the API (their own provider's price on the api route, the reference price on self_hosted; accepted_attempts_priced of them had a price). Incremental: only months touched by new data are recomputed.
+-- description: Task outcomes by the month and route each task belongs to: accepted tasks, latency violations, accepted tasks whose accepted attempt has no latency (judged by their outcome alone: an API response body carries none), review cost, and what the accepted attempts alone cost at the API (their own provider's price on the api route, the reference price on self_hosted; accepted_attempts_priced of them had a price). Incremental: only months touched by new data are recomputed.
 SELECT
     month,
     route,
     count(*) AS tasks_resolved,
     count(*) FILTER (WHERE accepted) AS accepted_tasks,
     count(*) FILTER (WHERE latency_violation) AS latency_violations,
+    count(*) FILTER (WHERE accepted AND accepted_latency_ms IS NULL) AS accepted_latency_unknown,
     CAST(coalesce(sum(review_cost_usd), 0) AS DECIMAL(38, 12)) AS review_cost_usd,
     CAST(coalesce(sum(accepted_attempt_api_cost_usd), 0) AS DECIMAL(38, 12)) AS accepted_attempt_api_cost_usd,
     count(accepted_attempt_api_cost_usd) AS accepted_attempts_priced

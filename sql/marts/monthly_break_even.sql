@@ -20,6 +20,7 @@
 -- column verdict: 'no_self_hosted_route' (no self-hosted cost and no self-hosted requests), 'no_api_price' (C unknown), 'never_breaks_even' (C <= V), 'self_hosting_cheaper' (accepted tasks >= break-even, and at least one), else 'api_cheaper'.
 -- column self_hosting_cheaper: verdict = 'self_hosting_cheaper'; NULL for no_self_hosted_route and no_api_price; never true without accepted tasks.
 -- column productive_utilisation: Productive hours / provisioned hours over all clusters.
+-- column api_latency_unknown_share: Of the API route's accepted tasks, the share whose accepted attempt has no latency (API response bodies carry none): the SLO could not be checked for them, so they are judged by their outcome alone. NULL when the API accepted nothing.
 -- column capacity_tokens_per_second: Sum of the clusters' capacity at the SLO (tokens per second); NULL when a provisioned cluster's capacity is unknown.
 -- column capacity_source: 'sweep', 'observed' or 'mixed' (clusters differ).
 -- column monthly_token_capacity: Tokens all clusters could serve in the month at the SLO (capacity x 3,600 x provisioned hours, summed).
@@ -78,7 +79,8 @@ accepted_attempts AS (
         month,
         max(accepted_attempt_api_cost_usd) FILTER (WHERE route = 'api') AS api_accepted_metered_usd,
         max(accepted_attempt_api_cost_usd) FILTER (WHERE route = 'self_hosted') AS sh_accepted_equivalent_usd,
-        max(accepted_attempts_priced) FILTER (WHERE route = 'self_hosted') AS sh_accepted_priced
+        max(accepted_attempts_priced) FILTER (WHERE route = 'self_hosted') AS sh_accepted_priced,
+        max(accepted_latency_unknown) FILTER (WHERE route = 'api') AS api_latency_unknown
     FROM intermediate.int_task_outcomes_monthly
     GROUP BY month
 ),
@@ -113,6 +115,7 @@ inputs AS (
         coalesce(a.credits_usd, 0) AS credits_usd,
         coalesce(a.tax_usd, 0) AS tax_usd,
         e.api_equivalent_cost_usd,
+        x.api_latency_unknown,
         u.productive_utilisation,
         u.capacity_tokens_per_second,
         u.capacity_source,
@@ -245,5 +248,6 @@ SELECT
     money_div(self_hosted_cost_usd, sh_accepted) AS self_hosted_cost_per_accepted_task_usd,
     api_equivalent_cost_usd,
     CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) AS api_cost_of_self_hosted_tasks_usd,
-    CAST(api_cost_per_accepted_task_usd * sh_accepted - self_hosted_cost_usd AS DECIMAL(38, 12)) AS self_hosting_saving_usd
+    CAST(api_cost_per_accepted_task_usd * sh_accepted - self_hosted_cost_usd AS DECIMAL(38, 12)) AS self_hosting_saving_usd,
+    CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share
 FROM judged
