@@ -206,3 +206,49 @@ def test_multi_year_charges_of_millions_split_exactly(ledger):
     assert got["three"] == oracle(Decimal("1000000.01"), (2026, 1, 1), (2029, 1, 1))
     assert sum(got["year"].values()) == Decimal("3000000") and sum(got["three"].values()) == Decimal("1000000.01")
     assert len(got["three"]) == 36
+
+
+def test_a_focus_storage_volume_tagged_with_the_cluster_is_cost_not_provisioned_time(ledger):
+    """An on-demand node billed 220 h in July, and a storage volume tagged with the same cluster all month (744 h):
+    the volume's $50 is the cluster's cost, but only the node's 220 h are provisioned; a FOCUS compute row counts."""
+    from tests.test_focus import focus_row
+
+    # 1 July 00:00 -> 10 July 04:00 = 9 x 24 + 4 = 220 h
+    ledger.load("cluster-charges", [charge("node", "2026-07-01T00:00:00Z", "2026-07-10T04:00:00Z", "1100")])
+    month = {"BillingPeriodStart": "2026-07-01T00:00:00Z", "BillingPeriodEnd": "2026-08-01T00:00:00Z"}
+    ledger.load(
+        "focus",
+        [
+            focus_row(
+                **month,
+                ChargePeriodStart="2026-07-01T00:00:00Z",
+                ChargePeriodEnd="2026-08-01T00:00:00Z",
+                ServiceCategory="Storage",
+                ServiceName="Block storage",
+                ResourceId="vol-1",
+                BilledCost="50",
+                Tags='{"cluster": "c1"}',
+            ),
+            # a GPU instance of another cluster for 10 h: provisioned time, as before
+            focus_row(
+                **month,
+                ChargePeriodStart="2026-07-20T00:00:00Z",
+                ChargePeriodEnd="2026-07-20T10:00:00Z",
+                ServiceCategory="Compute",
+                BilledCost="80",
+                Tags='{"cluster": "c2"}',
+            ),
+        ],  # fmt: skip
+    )
+    ledger.build()
+    hours = {
+        r["cluster_id"]: r["provisioned_hours"]
+        for r in ledger.rows("SELECT cluster_id, provisioned_hours FROM marts.monthly_utilisation")
+    }
+    # c1: the node's 220 h only (the storage volume would have made it 744 h); c2: its compute row's 10 h
+    assert hours == {"c1": Decimal("220"), "c2": Decimal("10")}
+    cost = ledger.one(
+        "SELECT sum(amount_usd) AS s FROM marts.monthly_self_hosted_cost "
+        "WHERE cluster_id = 'c1' AND month = '2026-07-01'"
+    )
+    assert cost["s"] == Decimal("1150")  # the node's $1,100 + the volume's $50: cost all the same

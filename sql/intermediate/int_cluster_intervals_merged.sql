@@ -2,11 +2,11 @@
 -- materialized: table
 -- published: no
 -- unique_key: interval_kind, cluster_id, interval_start
--- description: Time intervals per cluster with overlaps merged (gaps and islands), so overlapping time counts once. 'provisioned': cluster charges (and FOCUS usage rows allocated to the cluster) and owned hardware in service. (Busy time, from request intervals, is merged per day in int_cluster_busy_monthly.)
+-- description: Time intervals per cluster with overlaps merged (gaps and islands), so overlapping time counts once. 'provisioned': cluster charges (and FOCUS usage rows allocated to the cluster that buy compute: a storage volume tagged with the cluster is cost, not provisioned time) and owned hardware in service. (Busy time, from request intervals, is merged per day in int_cluster_busy_monthly.)
 WITH intervals AS (
     SELECT 'provisioned' AS interval_kind, cluster_id, charge_start AS s, charge_end AS e
     FROM intermediate.int_cluster_charge_lines
-    WHERE category IN ('cluster_on_demand', 'cluster_reserved', 'cluster_other', 'focus_usage')
+    WHERE category IN ('cluster_on_demand', 'cluster_reserved', 'cluster_other', 'focus_usage') AND buys_compute
     UNION ALL
     SELECT 'provisioned', cluster_id, CAST(in_service_date AS TIMESTAMP), coalesce(CAST(retired_date AS TIMESTAMP), TIMESTAMP '9999-12-31')
     FROM staging.stg_ledger__hardware
