@@ -48,7 +48,7 @@ from pipeline.catalog import (
     sql_literal,
 )
 from pipeline.faults import crashpoint
-from pipeline.lake import HashAhead, file_sha256, lake_damage, seal
+from pipeline.lake import HashAhead, Signature, file_sha256, file_signature, lake_damage, seal, signed_sha256
 from pipeline.loadtests import LoadTestMapping, read_load_test
 from pipeline.loadtests import sniff as sniff_load_test
 from pipeline.logformats import LogMapping, sniff
@@ -334,7 +334,7 @@ def stage_file(
     table = f"raw.{table_name(model)}"
     cols = canonical_columns(model)
     shown = str(path)
-    file_hash, known = _recognise_readable(con, kind, path, store, options, identity, run_id, t0, hashes)
+    file_hash, signature, known = _recognise(con, kind, path, store, options, identity, run_id, t0, hashes)
     if known is not None:
         return known
     from pipeline.validate import warm_up
@@ -379,7 +379,7 @@ def stage_file(
             "SELECT count(*) FROM verdicts WHERE starts_with(verdict, 'identical duplicate')"
         ).fetchall()[0][0],
     )
-    message = _after_read(con, kind, path, file_hash, options)
+    message = _after_read(con, kind, path, (file_hash, signature), options)
     if message is not None:
         discard_staged(con, staged)
         return _reject(con, kind, shown, file_hash, message, run_id, t0)
@@ -521,11 +521,13 @@ def _missing_required(cols: list[ColumnSpec], present: set[str], shown: str) -> 
 
 
 def _after_read(
-    con: duckdb.DuckDBPyConnection, kind: str, path: Path, file_hash: str, options: IngestOptions
+    con: duckdb.DuckDBPyConnection, kind: str, path: Path, signed: tuple[str, Signature], options: IngestOptions
 ) -> str | None:
     """The rejection message of a file read and checked, or None: it changed while it was read (every read of the
-    landing file is done, and the hash recorded must be of the bytes they saw), or it is an invoice delivered again."""
-    if file_sha256(path) != file_hash:
+    landing file is done, and the hash recorded must be of the bytes they saw: the same hash now, and no write since
+    the first hash, ``signed_sha256``), or it is an invoice delivered again."""
+    file_hash, signature = signed
+    if file_sha256(path) != file_hash or file_signature(path) != signature:
         return _changed_while_loading(str(path), file_hash)
     if kind == "invoices":
         return _same_invoice_again(con, str(path), options.invoice_duplicates_wanted)
@@ -600,27 +602,6 @@ def loaded_identities(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], s
     return {(kind, identity): lake_file for kind, identity, lake_file in rows}
 
 
-def _recognise_readable(
-    con: duckdb.DuckDBPyConnection,
-    kind: str,
-    path: Path,
-    store: "Store",
-    options: IngestOptions,
-    identity: str,
-    run_id: str | None,
-    t0: float,
-    hashes: HashAhead | None,
-) -> tuple[str, FileResult | None]:
-    """``_recognise``, and the rejection of a file that does not exist or that the OS will not let us read."""
-    shown = str(path)
-    if not path.is_file():
-        return "", _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
-    try:
-        return _recognise(con, kind, path, store, options, identity, run_id, t0, hashes)
-    except OSError as exc:
-        return "", _reject(con, kind, shown, None, _unreadable(shown, exc), run_id, t0)
-
-
 def _recognise(
     con: duckdb.DuckDBPyConnection,
     kind: str,
@@ -631,13 +612,18 @@ def _recognise(
     run_id: str | None,
     t0: float,
     hashes: HashAhead | None,
-) -> tuple[str, FileResult | None]:
+) -> tuple[str, Signature | None, FileResult | None]:
     """The file's SHA-256 and, for a file seen before, its result: skipped (same content; its lake file rewritten if
-    damaged) or rejected (same name, different content); None for a new file. ``hashes`` may hold the SHA-256s of
-    the file and of its lake file taken ahead."""
+    damaged) or rejected (same name, different content; no such file; a file the OS will not let us read); None
+    for a new file; with the file's SHA-256 and its signature before that hash (``signed_sha256``). ``hashes`` may
+    hold the SHA-256s of the file and of its lake file taken ahead."""
     shown = str(path)
-    ahead = hashes.take(path) if hashes else None
-    file_hash = ahead or file_sha256(path)
+    if not path.is_file():
+        return "", None, _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
+    try:
+        file_hash, signature = (hashes.take_signed(path) if hashes else None) or signed_sha256(path)
+    except OSError as exc:
+        return "", None, _reject(con, kind, shown, None, _unreadable(shown, exc), run_id, t0)
     already = con.execute(
         "SELECT path, lake_file, lake_sha256 FROM meta.loaded_files WHERE file_hash = ?", [file_hash]
     ).fetchall()
@@ -645,9 +631,13 @@ def _recognise(
         prev_path, lake_file, lake_sha = already[0]
         lake_path = store.lake / lake_file if lake_file else None
         if lake_path and lake_damage(lake_path, lake_sha, hashes.take(lake_path) if hashes else None):
-            return file_hash, _repair_lake_file(con, kind, path, store, file_hash, options, t0)
+            return file_hash, signature, _repair_lake_file(con, kind, path, store, file_hash, options, t0)
         message = f"same content already loaded from {prev_path}"
-        return file_hash, FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0)
+        return (
+            file_hash,
+            signature,
+            FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0),
+        )
     rolled_back = con.execute(
         "SELECT strftime(rolled_back_at, '%Y-%m-%d %H:%M'), snapshot FROM meta.rolled_back_files WHERE file_hash = ?",
         [file_hash],
@@ -658,7 +648,11 @@ def _recognise(
             f"rolled back on {when} UTC (`costledger rollback` to {snapshot}): not loaded again; "
             f"`costledger reprocess {shown}` loads it"
         )
-        return file_hash, FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0)
+        return (
+            file_hash,
+            signature,
+            FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0),
+        )
     if kind not in UNDEDUPLICATED:
         same_name = con.execute(
             "SELECT path, file_hash FROM meta.loaded_files "
@@ -674,8 +668,8 @@ def _recognise(
                 "edited: deliver new rows as a file of a new name (rows loaded before are counted once), corrected "
                 f"rows in a {CORRECTIONS_FOLDER}/ folder of the kind folder"
             )
-            return file_hash, _reject(con, kind, shown, file_hash, message, run_id, t0)
-    return file_hash, None  # ``stage_file`` hashes it again once it is read: a change rejects it
+            return file_hash, signature, _reject(con, kind, shown, file_hash, message, run_id, t0)
+    return file_hash, signature, None  # ``stage_file`` checks both again once it is read: a change rejects it
 
 
 def _write_file_rows(

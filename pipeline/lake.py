@@ -51,6 +51,23 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+Signature = tuple[int, int, int, int]
+"""A file's inode, size, modification and change times (ns): a write between two readings of them changes them."""
+
+
+def file_signature(path: Path) -> Signature:
+    st = os.stat(path)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def signed_sha256(path: Path) -> tuple[str, Signature]:
+    """The file's SHA-256 and its signature taken before the hash: the same signature after a later read means no
+    write came between (equal hashes alone do not: a file rewritten in place and back to the same bytes, or
+    truncated to empty twice, hashes the same while a read in between saw other bytes)."""
+    signature = file_signature(path)
+    return file_sha256(path), signature
+
+
 class HashAhead:
     """SHA-256s of files taken ahead, in the order given, by two threads (hashing releases the GIL: two threads
     hash twice as fast on two cores). A nightly hashes the files it loaded before (a landing file and its lake
@@ -59,12 +76,17 @@ class HashAhead:
 
     def __init__(self, paths: Iterable[Path], name: str = "hash") -> None:
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix=name)
-        self._ahead: dict[Path, Future[str]] = {}
+        self._ahead: dict[Path, Future[tuple[str, Signature]]] = {}
         for path in paths:
             if path not in self._ahead:
-                self._ahead[path] = self._pool.submit(file_sha256, path)
+                self._ahead[path] = self._pool.submit(signed_sha256, path)
 
     def take(self, path: Path) -> str | None:
+        signed = self.take_signed(path)
+        return signed[0] if signed else None
+
+    def take_signed(self, path: Path) -> tuple[str, Signature] | None:
+        """The file's SHA-256 and its signature before that hash (``signed_sha256``), once."""
         future = self._ahead.pop(path, None)
         if future is None:
             return None

@@ -222,15 +222,43 @@ def test_a_csv_rewritten_after_its_read_is_rejected_and_loads_once_complete(ledg
     }
 
 
+def test_a_file_rewritten_and_back_while_it_is_read_is_rejected(ledger, tmp_path, monkeypatch):
+    """A-B-A: the file is rewritten in place (3 rows) right before its read and back to its first bytes (2 rows) right
+    after: its hash before and after are equal, but the rows read are the other version's. The file's signature
+    (inode, size, modification and change times) taken before the first hash tells the writes apart."""
+    import pipeline.ingest as ingest_module
+
+    landing = tmp_path / "requests" / "r-07.csv"
+    write_csv(landing, _rows(2))
+    first = landing.read_bytes()
+    other = tmp_path / "other.csv"
+    write_csv(other, _rows(3))
+    real_read = ingest_module._read
+
+    def rewritten_around_the_read(*args, **kwargs):
+        landing.write_bytes(other.read_bytes())
+        result = real_read(*args, **kwargs)
+        landing.write_bytes(first)
+        return result
+
+    monkeypatch.setattr(ingest_module, "_read", rewritten_around_the_read)
+    res = ingest_module.ingest_file(ledger.con, "requests", landing, ledger.store)
+    assert hashlib.sha256(landing.read_bytes()).hexdigest() == hashlib.sha256(first).hexdigest()
+    assert res.status == "rejected" and "changed while it was being loaded" in res.message, res
+    assert ledger.rows("SELECT file_hash FROM meta.loaded_files") == []
+
+
 def test_a_file_rewritten_while_it_loads_is_recorded_with_the_rows_of_its_hash(ledger, tmp_path):
-    """A writer thread rewrites the file again and again (1 to 400 rows) while it is loaded: whatever the timing,
-    the file is either rejected, or loaded with exactly the rows of the version whose SHA-256 the manifest holds."""
+    """A writer thread rewrites the file again and again (1 to 20 rows, each version within one 4 KiB page, so a
+    write is seen whole or not at all) while it is loaded: whatever the timing, the file is either rejected, or
+    loaded with exactly the rows of the version whose SHA-256 the manifest holds. A rewrite in place truncates the
+    file first, so an empty file (0 rows) is one of the versions a reader can meet."""
     import threading
 
     from pipeline.ingest import ingest_file
 
     landing = tmp_path / "requests" / "r-07.csv"
-    versions: dict[str, int] = {}
+    versions: dict[str, int] = {hashlib.sha256(b"").hexdigest(): 0}
 
     def write(n: int) -> None:
         tmp = landing.with_suffix(".tmp")
@@ -246,11 +274,13 @@ def test_a_file_rewritten_while_it_loads_is_recorded_with_the_rows_of_its_hash(l
     write(1)
     stop = threading.Event()
 
-    def writer():
+    def writer():  # bursts of rewrites with pauses between, so that some loads meet a write and some do not
         n = 2
         while not stop.is_set():
-            write(n % 400 + 1)
+            write(n % 20 + 1)
             n += 1
+            if n % 25 == 0:
+                stop.wait(0.3)
 
     thread = threading.Thread(target=writer)
     thread.start()
@@ -259,9 +289,9 @@ def test_a_file_rewritten_while_it_loads_is_recorded_with_the_rows_of_its_hash(l
     finally:
         stop.set()
         thread.join()
-    loaded = ledger.rows("SELECT file_hash, rows_loaded FROM meta.loaded_files ORDER BY load_seq")
+    loaded = ledger.rows("SELECT file_hash, rows_in FROM meta.loaded_files ORDER BY load_seq")
     assert len(loaded) == sum(r.status == "loaded" for r in results)
-    for row in loaded:
-        assert versions[row["file_hash"]] == row["rows_loaded"], row
+    for row in loaded:  # rows in: the rows read (a later version repeats earlier ids, loaded once)
+        assert versions[row["file_hash"]] == row["rows_in"], row
     for r in results:
         assert r.status in ("loaded", "rejected", "skipped"), r

@@ -51,19 +51,19 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
 
 
 def test_an_unreadable_file_is_rejected_and_the_rest_loads(tmp_path, monkeypatch):
-    import pipeline.ingest as ingest_module
+    import pipeline.lake as lake_module
 
     root, db = landing(tmp_path)
     secret = root / "requests" / "r-08.csv"
     write_csv(secret, [request("r2", "t2", "2026-08-10T10:00:00Z")])
-    real_hash = ingest_module.file_sha256
+    real_hash = lake_module.file_sha256
 
     def file_sha256(path):  # the operating system refuses to open the file
         if path == secret:
             raise PermissionError(13, "Permission denied", str(path))
         return real_hash(path)
 
-    monkeypatch.setattr(ingest_module, "file_sha256", file_sha256)
+    monkeypatch.setattr(lake_module, "file_sha256", file_sha256)
     res = cli("nightly", root, "--db", db, "--json")
     assert res.exit_code == 3, res.output  # a file rejected, the rest published
     files = {os.path.basename(f["path"]): f for f in json.loads(res.stdout)["files"]}
