@@ -1,4 +1,4 @@
--- The analyst's script: benchmark peer (a') of `costledger benchmark` (issue #14).
+-- The analyst's script: benchmark peer (a') of `costledger benchmark`.
 --
 -- What a user would write instead of costledger: one DuckDB SQL file that computes the contract marts
 -- (route cost, self-hosted cost, utilisation, break-even, reconciliation) straight from the landing files of

@@ -1,4 +1,4 @@
-"""A lower bound for the nightly (issue #14): the marts' own work with none of the guarantees, beside DuckDB's floor.
+"""A lower bound for the nightly: the marts' own work with none of the guarantees, beside DuckDB's floor.
 
 Usage: python benchmarks/lower_bound.py LANDING [--memory-limit 2GB] [--ledger LEDGER] [--work DIR]
 

@@ -1,4 +1,4 @@
-"""The pandas notebook: benchmark peer (a'') of ``costledger benchmark`` (issue #14).
+"""The pandas notebook: benchmark peer (a'') of ``costledger benchmark``.
 
 What an analyst would write in a notebook instead of costledger: read the request Parquet files and the
 price list, price every request, resolve each task (its last attempt judged accepted, else its last
