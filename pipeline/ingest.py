@@ -713,7 +713,7 @@ def _write_file_rows(
         "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
         "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
         "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
-        "coalesce(?, (SELECT max(load_seq) FROM meta.loaded_files), 0) + 1, ?, NULL, ?, ?",
+        "coalesce(?, (SELECT coalesce(max(load_seq), 0) + 1 FROM meta.loaded_files)), ?, NULL, ?, ?",
         [
             s.file_hash,
             kind,
@@ -723,7 +723,7 @@ def _write_file_rows(
             s.loaded,
             s.quarantined,
             run_id,
-            None if s.load_seq is None else s.load_seq - 1,
+            s.load_seq,  # a file loaded again keeps its place; a new file comes after every file loaded so far
             lake_file[0] if lake_file else None,
             lake_file[1] if lake_file else None,
             s.identity,

@@ -54,7 +54,7 @@ def reprocess_file(
     refresh_stale_raw_views(con, [kind])
     con.execute("BEGIN TRANSACTION")
     try:
-        if old_lake is not None or load_seq is not None:
+        if load_seq is not None:  # loaded (a file a rollback took back has no manifest row to forget)
             forget_file(con, store.lake, kind, file_hash)
         con.execute("DELETE FROM meta.rolled_back_files WHERE file_hash = ?", [file_hash])  # loaded again, if so
         staged = stage_file(

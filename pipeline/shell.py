@@ -46,19 +46,15 @@ class Checked:
     runs: str
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
-    """(token text, token type) of ``text``, comments left out."""
+def _tokens(text: str) -> list[tuple[int, str]]:
+    """(start, token text) of ``text``'s tokens, comments left out."""
     raw = duckdb.tokenize(text)
     out = []
     for i, (start, kind) in enumerate(raw):
         end = raw[i + 1][0] if i + 1 < len(raw) else len(text)
         if kind.name != "comment":
-            out.append((text[start:end].strip(), kind.name))
+            out.append((start, text[start:end].strip()))
     return out
-
-
-def _positions(text: str) -> list[int]:
-    return [start for start, kind in duckdb.tokenize(text) if kind.name != "comment"]
 
 
 def _is_select_tree(con: duckdb.DuckDBPyConnection, text: str) -> bool:
@@ -70,20 +66,21 @@ def _is_select_tree(con: duckdb.DuckDBPyConnection, text: str) -> bool:
 
 def _after_explain(text: str) -> str | None:
     """The statement an ``EXPLAIN [ANALYZE] [(options)]`` explains, or None when its shape is not that."""
-    tokens, starts = _tokens(text), _positions(text)
-    if not tokens or tokens[0][0].upper() != "EXPLAIN":
+    tokens = _tokens(text)
+    words = [word for _, word in tokens]
+    if not words or words[0].upper() != "EXPLAIN":
         return None
     i = 1
-    if i < len(tokens) and tokens[i][0].upper() in ("ANALYZE", "ANALYSE"):
+    if i < len(words) and words[i].upper() in ("ANALYZE", "ANALYSE"):
         i += 1
-    if i < len(tokens) and tokens[i][0] == "(":
+    if i < len(words) and words[i] == "(":
         depth = 0
-        while i < len(tokens):
-            depth += tokens[i][0].count("(") - tokens[i][0].count(")")
+        while i < len(words):
+            depth += words[i].count("(") - words[i].count(")")
             i += 1
             if depth <= 0:
                 break
-    return text[starts[i] :] if i < len(tokens) else None
+    return text[tokens[i][0] :] if i < len(words) else None
 
 
 def _check_one(con: duckdb.DuckDBPyConnection, stmt: Any) -> Checked | None:
@@ -104,10 +101,10 @@ def _check_one(con: duckdb.DuckDBPyConnection, stmt: Any) -> Checked | None:
             return None
         return Checked(text, text)
     if kind == "CALL":
-        starts = _positions(text)
-        if len(starts) < 2:
+        tokens = _tokens(text)
+        if len(tokens) < 2:
             return None
-        as_select = "SELECT * FROM " + text[starts[1] :]
+        as_select = "SELECT * FROM " + text[tokens[1][0] :]
         return Checked(text, as_select) if _is_select_tree(con, as_select) else None
     return None
 
