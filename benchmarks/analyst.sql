@@ -119,7 +119,7 @@ SELECT m.month, h.cluster_id, 'committed', CAST(h.price / h.life AS DECIMAL(38, 
 FROM hardware AS h
 JOIN months AS m ON m.month >= h.first_month AND date_diff('month', h.first_month, m.month) < h.life
 UNION ALL
-SELECT CAST(o.month || '-01' AS DATE), o.cluster_id, 'committed', CAST(o.amount AS DECIMAL(38, 12))
+SELECT CAST(o.month || '-01' AS DATE), o.cluster_id, 'operating', CAST(o.amount AS DECIMAL(38, 12))
 FROM read_csv(getvariable('landing') || '/opex/*.csv', all_varchar = TRUE) AS o;
 
 CREATE OR REPLACE TABLE route_cost AS
@@ -267,20 +267,38 @@ classes AS (
     SELECT
         month,
         sum(amount) FILTER (WHERE cost_class = 'committed') AS committed_cost_usd,
-        coalesce(sum(amount) FILTER (WHERE cost_class = 'avoidable'), 0) AS avoidable_cost_usd
+        coalesce(sum(amount) FILTER (WHERE cost_class = 'avoidable'), 0) AS avoidable_cost_usd,
+        coalesce(sum(amount) FILTER (WHERE cost_class = 'operating'), 0) AS operating_cost_usd
     FROM self_hosted_cost
     GROUP BY month
+),
+-- the API's waste factor: all its attempts / its accepted attempts, from the month if it has 200 accepted tasks, else
+-- pooled with up to 3 months before until it has, else 1
+pooled AS (
+    SELECT
+        r.month,
+        k.back,
+        coalesce(sum(p.api_accepted), 0) AS n,
+        sum(p.api_run_rate) / sum(p.api_accepted_cost) AS factor
+    FROM r
+    CROSS JOIN range(4) AS k (back)
+    LEFT JOIN r AS p ON p.month BETWEEN CAST(r.month - to_months(CAST(k.back AS INTEGER)) AS DATE) AND r.month
+    GROUP BY r.month, k.back
+),
+waste AS (
+    SELECT month, arg_min(factor, back) AS factor FROM pooled WHERE n >= 200 AND factor IS NOT NULL GROUP BY month
 ),
 c AS (
     SELECT
         r.*,
         k.committed_cost_usd,
         k.avoidable_cost_usd,
-        k.committed_cost_usd + k.avoidable_cost_usd AS fixed_cost_usd,
-        CASE WHEN r.api_accepted > 0 THEN r.api_run_rate / r.api_accepted_cost ELSE 1 END AS api_overhead_factor,
+        k.committed_cost_usd + k.operating_cost_usd + k.avoidable_cost_usd AS fixed_cost_usd,
+        coalesce(w.factor, 1) AS api_overhead_factor,
         r.api_run_rate / nullif(r.api_accepted, 0) AS measured
     FROM r
     LEFT JOIN classes AS k USING (month)
+    LEFT JOIN waste AS w USING (month)
 ),
 chosen AS (
     SELECT

@@ -345,7 +345,8 @@ def _headline(d: "ReportData") -> list[str]:
 
 
 def views(d: "ReportData") -> list[dict[str, Any]]:
-    """Fully loaded, infrastructure-only and marginal break-even, side by side (figures from the mart)."""
+    """The break-even under each question, side by side (figures from the mart): fully loaded, infrastructure only,
+    shutdown (hardware and reservations committed either way) and marginal (only the capacity one can cancel)."""
     be = d.be
     return [
         {
@@ -361,21 +362,62 @@ def views(d: "ReportData") -> list[dict[str, Any]]:
             "break_even": be["infrastructure_break_even_accepted_tasks"],
         },
         {
+            "view": "shutdown",
+            "cost": _add(be["avoidable_cost_usd"], be["operating_cost_usd"]),
+            "includes": "cancellable capacity and operating costs: does running the service pay, with the hardware "
+            "and reservations committed either way?",
+            "break_even": be["shutdown_break_even_accepted_tasks"],
+        },
+        {
             "view": "marginal",
             "cost": be["avoidable_cost_usd"],
-            "includes": "avoidable capacity only: the owned hardware is paid for",
+            "includes": "cancellable capacity only: does the capacity we can cancel this month pay for itself?",
             "break_even": be["marginal_break_even_accepted_tasks"],
         },
     ]
 
 
+def _add(*amounts: Any) -> Any:
+    return None if any(a is None for a in amounts) else sum(amounts)
+
+
+def comparator_how(d: "ReportData") -> str:
+    """How the API cost per accepted task used for break-even was found, with the two factors it multiplies by."""
+    be = d.be
+    if be["api_cost_source"] != "equivalent":
+        return "the API route's run-rate plus review, per accepted task"
+    waste = {
+        "month": "measured this month",
+        "pooled": "pooled with earlier months to reach enough accepted API tasks",
+        "assumed": "assumed: too few accepted API tasks to measure it",
+    }[be["api_waste_basis"]]
+    interval = (
+        f", 95 % interval {be['api_waste_factor_low']:.3f} to {be['api_waste_factor_high']:.3f}"
+        if be["api_waste_basis"] != "assumed"
+        else ""
+    )
+    unreconciled = (
+        " (the reference provider's invoice and logs do not reconcile this month: this figure carries the gap)"
+        if "invoice_unreconciled" in (be["verdict_caveats"] or [])
+        else ""
+    )
+    return (
+        "the cluster's own accepted attempts at the reference API price, times the API's spend on failures and "
+        f"retries per accepted dollar ({be['api_waste_factor']:.3f}x, {waste}{interval}) and times what the "
+        f"reference provider's invoices add to its list prices ({be['api_invoice_uplift']:.3f}x{unreconciled}), "
+        "plus review"
+    )
+
+
 def marginal_sentence(d: "ReportData") -> str:
     be = d.be
     if be["marginal_break_even_accepted_tasks"] is None:
-        return "No marginal view: there is no break-even this month."
+        return "No shutdown or marginal view: there is no break-even this month."
     return (
-        f"The owned hardware is paid for; keeping the on-demand capacity ({usd(be['avoidable_cost_usd'], 0)} a month) "
-        f"pays from {count(be['marginal_break_even_accepted_tasks'])} accepted tasks a month."
+        "With the hardware and reservations committed either way, running the service pays from "
+        f"{count(be['shutdown_break_even_accepted_tasks'])} accepted tasks a month; the capacity that can be "
+        f"cancelled this month ({usd(be['avoidable_cost_usd'], 0)}) pays for itself from "
+        f"{count(be['marginal_break_even_accepted_tasks'])}."
     )
 
 
@@ -434,7 +476,12 @@ def _env():
     )
     env.filters.update(usd=usd, pct=pct, count=count, ms=ms)
     env.globals.update(
-        verdict=verdict, headline=headline, views=views, steps=steps, marginal_sentence=marginal_sentence
+        verdict=verdict,
+        headline=headline,
+        views=views,
+        steps=steps,
+        marginal_sentence=marginal_sentence,
+        comparator_how=comparator_how,
     )
     return env
 

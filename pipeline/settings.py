@@ -78,6 +78,15 @@ class Settings:
     business_monthly_revenue_usd: Decimal | None = setting(None, "business.monthly_revenue_usd", sql=True, example="0")
     """Monthly revenue of the product using the model (license attribution check); None = not supplied."""
 
+    min_tasks_for_factor: int = setting(200, "api_waste.min_tasks_for_factor", sql=True)
+    """Accepted API tasks the API waste factor needs (what the API spends on failures, retries and rejected tasks per
+    dollar of accepted work): with fewer in a month, up to 3 months before are pooled until there are; with fewer
+    still the factor is assumed to be 1."""
+
+    bootstrap_seed: int = setting(20261202, "api_waste.bootstrap_seed", sql=True)
+    """Seed of the bootstrap that gives the API waste factor its 95 % interval: the same data and seed give the same
+    interval."""
+
     focus_cluster_tag_key: str = setting("cluster", "focus.cluster_tag_key", sql=True)
     """FOCUS rows whose Tags JSON has this key belong to the cluster it names."""
 

@@ -140,6 +140,22 @@ def ledger(tmp_path: Path):
     led.con.close()
 
 
+@pytest.fixture
+def ledger_factory(tmp_path: Path):
+    """Fresh ledgers in one test, each in its own folder (to compare what-ifs)."""
+    made: list[Ledger] = []
+
+    def make() -> Ledger:
+        folder = tmp_path / f"ledger{len(made)}"
+        folder.mkdir()
+        made.append(Ledger(folder, Settings()))
+        return made[-1]
+
+    yield make
+    for led in made:
+        led.con.close()
+
+
 def D(text: str) -> Decimal:
     return Decimal(text)
 

@@ -102,13 +102,14 @@ def _review_month(ledger, self_hosted_review_minutes: int) -> dict:
         + accepted("t2")
         + accepted("t3", review_minutes=str(self_hosted_review_minutes)),
     )
-    ledger.build(review_rate_per_hour_usd=Decimal(60))
+    ledger.build(review_rate_per_hour_usd=Decimal(60), min_tasks_for_factor=1)
     return month(ledger)
 
 
 def test_review_is_variable_and_the_api_overhead_scales_the_equivalent(ledger):
     be = _review_month(ledger, self_hosted_review_minutes=1)
-    # API run-rate $1.35 + $0.54 + $1.35 = $3.24; its accepted attempts $2.70 -> overhead 1.2
+    # API run-rate $1.35 + $0.54 + $1.35 = $3.24 (no invoice: metered); its accepted attempts $2.70 -> waste factor 1.2
+    # (two accepted tasks reach the minimum of 1 set here); uplift 1 without an invoice -> overhead 1.2 x 1
     assert be["api_overhead_factor"] == Decimal("1.2") and be["api_run_rate_usd"] == Decimal("3.24")
     # measured: ($3.24 + $6 review) / 2 = $4.62
     assert be["api_measured_cost_per_accepted_task_usd"] == Decimal("4.62")

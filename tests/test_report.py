@@ -77,9 +77,12 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     assert "That needs 11% of the cluster's measured capacity at no latency SLO: reachable" in text
     # C, its source, the measured figure beside it ($1.89 / 2 = $0.9450) and the gap ($0)
     assert "used for break-even (C, equivalent) $0.9450" in text and "measured on the API route $0.9450" in text
-    # three views: fully loaded $945 -> 1,000; infrastructure only (no opex) $945 -> 1,000; marginal $0 -> 0
+    # four views: fully loaded $945 -> 1,000; infrastructure only (no opex) $945 -> 1,000; shutdown and marginal
+    # (nothing cancellable, no opex) $0 -> 0
     assert "fully loaded hardware, cluster charges, operating costs $945 1,000" in text
-    assert "marginal avoidable capacity only: the owned hardware is paid for $0 0" in text
+    assert "does the capacity we can cancel this month pay for itself? $0 0" in text
+    assert "the hardware and reservations committed either way? $0 0" in text
+    assert "paid for" not in text
     # seed 000 step 1: observed 1,100 tokens/s
     assert "1. Capacity at the SLO 1,100 tokens/s" in text
     # nowhere a share above 100 % (the old "break-even utilisation" of 134.4 % is gone)

@@ -1,21 +1,28 @@
 -- grain: one row per month
 -- materialized: table
 -- unique_key: month
--- description: Does self-hosting pay that month? Break-even accepted tasks = F / (C - V): the fixed self-hosted cost F (committed + avoidable) over what each accepted task saves, the API cost per accepted equivalent task C less the self-hosted variable cost per accepted task V (human review, paid on both routes). C is like-for-like when the cluster accepted tasks (its own accepted attempts priced at the reference API, times the API's own overhead for failures and retries, plus the API route's review per task: 'equivalent'), else the API route's run-rate (invoiced usage without credits and tax, or metered) plus review per accepted task ('measured'). The capacity columns say whether break-even fits the cluster's measured capacity at the SLO.
+-- description: Does self-hosting pay that month? Break-even accepted tasks = F / (C - V): the fixed self-hosted cost F (committed + operating + avoidable) over what each accepted task saves, the API cost per accepted equivalent task C less the self-hosted variable cost per accepted task V (human review, paid on both routes). C is like-for-like when the cluster accepted tasks (its own accepted attempts priced at the reference API, times the API's waste factor W (its spend on failures and retries per dollar of accepted work) and the reference provider's invoice uplift U, plus the API route's review per task: 'equivalent'), else the API route's run-rate (invoiced usage without credits and tax, or metered) plus review per accepted task ('measured'). The capacity columns say whether break-even fits the cluster's measured capacity at the SLO.
 -- column month: First day of the month (UTC).
 -- column self_hosted_cost_usd: The self_hosted route's cost_usd, fully loaded: fixed cost F + human review.
--- column fixed_cost_usd: F = committed_cost_usd + avoidable_cost_usd: self-hosted cost that does not grow with tasks (review excluded).
--- column committed_cost_usd: Hardware amortisation, reserved charges, FOCUS PricingCategory 'committed' rows and operating costs: paid whatever the volume.
--- column avoidable_cost_usd: On-demand and other cluster charges: capacity the team could stop paying for.
+-- column fixed_cost_usd: F = committed_cost_usd + operating_cost_usd + avoidable_cost_usd: self-hosted cost that does not grow with tasks (review excluded).
+-- column committed_cost_usd: Hardware amortisation, reserved charges and FOCUS PricingCategory 'committed' rows: paid whether or not the cluster serves anything.
+-- column avoidable_cost_usd: On-demand and other cluster charges: capacity the team can stop paying for within the month.
 -- column api_cost_per_accepted_task_usd: The comparator C: what one accepted task costs on the API, review included (see api_cost_source); NULL when there is no API price for the month.
--- column api_cost_source: 'equivalent' (the cluster's own accepted attempts priced at the reference API x api_overhead_factor + the API route's review per accepted task) or 'measured' (the API route's run-rate + review / its accepted tasks); NULL when neither exists.
+-- column api_cost_source: 'equivalent' (the cluster's own accepted attempts priced at the reference API x W x U + the API route's review per accepted task) or 'measured' (the API route's run-rate + review / its accepted tasks); NULL when neither exists.
 -- column api_measured_cost_per_accepted_task_usd: The API route's run-rate + review / its accepted tasks (always shown beside C); NULL when the API accepted nothing.
--- column api_equivalent_cost_per_accepted_task_usd: C less review on the equivalent basis: the cluster's accepted attempts at the reference API price per accepted task x api_overhead_factor; NULL when the cluster accepted nothing or an accepted attempt has no reference price.
+-- column api_equivalent_cost_per_accepted_task_usd: C less review on the equivalent basis: the cluster's accepted attempts at the reference API price per accepted task x W x U; NULL when the cluster accepted nothing or an accepted attempt has no reference price.
 -- column api_comparator_gap_usd: api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd: how far the like-for-like comparator is from the API route's own figure (a different task mix); NULL when either is.
--- column api_overhead_factor: The API route's run-rate / the metered cost of its accepted attempts: what the API spends on failures, retries and rejected tasks per dollar of accepted work; 1 when the API accepted nothing.
+-- column api_overhead_factor: api_waste_factor x api_invoice_uplift: what C multiplies the cluster's accepted attempts at the reference price by. Kept for one version for older queries; read the two factors instead.
+-- column api_waste_factor: W: the metered cost of all the API route's attempts / that of its accepted attempts (at the route's own prices): what the API spends on failures, retries and rejected tasks per dollar of accepted work. From the month when it has at least min_tasks_for_factor accepted API tasks (a setting), else pooled with up to 3 months before until it has, else 1 (see api_waste_basis).
+-- column api_waste_basis: 'month' (the month alone), 'pooled' (with months before it) or 'assumed' (too few accepted API tasks even pooled: W = 1).
+-- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a seeded Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
+-- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
+-- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1).
 -- column self_hosted_variable_cost_per_accepted_task_usd: V = self-hosted review cost / self-hosted accepted tasks (the API route's review per task when the cluster accepted nothing; 0 with neither).
 -- column break_even_accepted_tasks: F / (C - V): accepted tasks a month at which the cluster costs no more than the API; NULL when C <= V or C is unknown.
--- column marginal_break_even_accepted_tasks: avoidable_cost_usd / (C - V): with the owned hardware paid for, the volume at which keeping the avoidable capacity pays (seed 004).
+-- column marginal_break_even_accepted_tasks: avoidable_cost_usd / (C - V): the answer to "does the capacity we can cancel this month pay for itself?" (hardware, reservations and operating costs are spent either way this month); NULL when break_even_accepted_tasks is.
+-- column shutdown_break_even_accepted_tasks: (avoidable_cost_usd + operating_cost_usd) / (C - V): the answer to "with the hardware and reservations committed either way, does running the service pay?"; NULL when break_even_accepted_tasks is.
 -- column self_hosted_accepted_tasks: Accepted tasks the self-hosted route delivered.
 -- column verdict: 'no_self_hosted_route' (no self-hosted cost and no self-hosted requests), 'no_api_price' (C unknown), 'never_breaks_even' (C <= V), 'self_hosting_cheaper' (accepted tasks >= break-even, and at least one), else 'api_cheaper'.
 -- column self_hosting_cheaper: verdict = 'self_hosting_cheaper'; NULL for no_self_hosted_route and no_api_price; never true without accepted tasks.
@@ -27,19 +34,20 @@
 -- column break_even_share_of_capacity: break_even_accepted_tasks x tokens per accepted task (all attempts, on the comparator's route) / monthly_token_capacity; NULL when either is unknown.
 -- column break_even_reachable: break_even_share_of_capacity <= 1: the cluster can serve the break-even volume within the SLO.
 -- column self_hosted_cost_per_million_tokens_at_capacity: F / monthly token capacity x 1e6: the cluster's cost per million tokens if it ran at capacity (seed 000, step 3).
--- column api_cost_per_million_tokens_at_mix: The API's price per million tokens at the cluster's own token mix: the API-equivalent cost of all its requests / their tokens (equivalent basis); the API route's run-rate / its tokens (measured basis).
+-- column api_cost_per_million_tokens_at_mix: The API's price per million tokens at the cluster's own token mix: the API-equivalent cost of all its requests x W x U / their tokens (equivalent basis); the API route's run-rate / its tokens (measured basis).
 -- column api_credits_usd: Credit lines of the month's API invoices (negative): one-off, left out of the run-rate.
 -- column api_tax_usd: Tax lines of the month's API invoices: recoverable, left out of the run-rate.
 -- column api_review_per_accepted_task_usd: The review part of C (C less it is the comparator's token cost).
 -- column tokens_per_accepted_task: Tokens (all four columns, every attempt) per accepted task on the comparator's route: the self-hosted route on the equivalent basis, the API route on the measured one.
 -- column api_run_rate_usd: The API route's run-rate: invoiced usage (lines other than credit and tax) where an invoice is loaded, else metered.
--- column operating_cost_usd: Operating costs (opex) within F: what the infrastructure-only view leaves out.
+-- column operating_cost_usd: Operating costs (opex: platform engineering, operations, networking, ...), a cost class of its own within F: they stop when the service is shut down, though not at once.
 -- column infrastructure_cost_usd: F less operating costs: hardware and cluster charges only.
 -- column infrastructure_break_even_accepted_tasks: (F - operating costs) / (C - V): break-even with operating costs left out, as the seeds' planning table does.
 -- column self_hosted_cost_per_accepted_task_usd: self_hosted_cost_usd / self_hosted_accepted_tasks; NULL without accepted tasks.
 -- column api_equivalent_cost_usd: All self-hosted requests (every attempt) priced at the reference API price.
--- column api_cost_of_self_hosted_tasks_usd: C x self_hosted_accepted_tasks: what the cluster's accepted tasks would have cost on the API.
--- column self_hosting_saving_usd: api_cost_of_self_hosted_tasks_usd - self_hosted_cost_usd: positive when self-hosting saved money that month.
+-- column api_would_have_cost_usd: C x self_hosted_accepted_tasks: what the API would have charged for the cluster's accepted tasks (review included).
+-- column saving_usd: api_would_have_cost_usd - (F + V x self_hosted_accepted_tasks): the dollars self-hosting saved that month (positive) or cost (negative) against sending the same accepted work to the API; NULL when C is unknown.
+-- column verdict_margin: (self_hosted_accepted_tasks - break_even_accepted_tasks) / break_even_accepted_tasks: how far the month's volume is above (positive) or below (negative) break-even, as a share of it; NULL when break-even is unknown or zero.
 WITH routes AS (
     SELECT
         month,
@@ -61,7 +69,7 @@ classes AS (
         month,
         CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'committed'), 0) AS DECIMAL(38, 12)) AS committed_cost_usd,
         CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'avoidable'), 0) AS DECIMAL(38, 12)) AS avoidable_cost_usd,
-        CAST(coalesce(sum(amount_usd) FILTER (WHERE is_operating_cost), 0) AS DECIMAL(38, 12)) AS operating_cost_usd
+        CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'operating'), 0) AS DECIMAL(38, 12)) AS operating_cost_usd
     FROM marts.monthly_self_hosted_cost
     GROUP BY month
 ),
@@ -74,10 +82,21 @@ api AS (
     FROM intermediate.int_api_provider_monthly
     GROUP BY month
 ),
+settings AS (SELECT * FROM staging.stg_ledger__settings),
+-- the invoice uplift U: the reference provider's invoiced run-rate / its metered cost, when both exist
+uplift AS (
+    SELECT
+        p.month,
+        CASE WHEN p.has_invoice AND p.metered_usd > 0 THEN money_div(p.invoiced_usage_usd, p.metered_usd) END
+            AS api_invoice_uplift,
+        coalesce(rc.status IN ('mismatch', 'missing_requests'), FALSE) AS invoice_unreconciled
+    FROM intermediate.int_api_provider_monthly AS p
+    JOIN settings AS s ON p.provider = s.reference_api_provider
+    LEFT JOIN marts.monthly_reconciliation AS rc USING (month, provider)
+),
 accepted_attempts AS (
     SELECT
         month,
-        max(accepted_attempt_api_cost_usd) FILTER (WHERE route = 'api') AS api_accepted_metered_usd,
         max(accepted_attempt_api_cost_usd) FILTER (WHERE route = 'self_hosted') AS sh_accepted_equivalent_usd,
         max(accepted_attempts_priced) FILTER (WHERE route = 'self_hosted') AS sh_accepted_priced,
         max(accepted_latency_unknown) FILTER (WHERE route = 'api') AS api_latency_unknown
@@ -110,7 +129,8 @@ inputs AS (
         c.committed_cost_usd,
         c.avoidable_cost_usd,
         c.operating_cost_usd,
-        CAST(coalesce(c.committed_cost_usd, 0) + coalesce(c.avoidable_cost_usd, 0) AS DECIMAL(38, 12)) AS fixed_cost_usd,
+        CAST(coalesce(c.committed_cost_usd, 0) + coalesce(c.operating_cost_usd, 0) + coalesce(c.avoidable_cost_usd, 0)
+            AS DECIMAL(38, 12)) AS fixed_cost_usd,
         coalesce(a.run_rate_usd, 0) AS run_rate_usd,
         coalesce(a.credits_usd, 0) AS credits_usd,
         coalesce(a.tax_usd, 0) AS tax_usd,
@@ -120,9 +140,13 @@ inputs AS (
         u.capacity_tokens_per_second,
         u.capacity_source,
         u.monthly_token_capacity,
-        -- the API's own waste per dollar of accepted work (1 when it accepted nothing)
-        coalesce(CASE WHEN r.api_accepted > 0 THEN money_div(a.run_rate_usd, x.api_accepted_metered_usd) END,
-                 CAST(1 AS DECIMAL(38, 12))) AS api_overhead_factor,
+        coalesce(w.api_waste_factor, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor,
+        CASE WHEN w.pooled_back = 0 THEN 'month' WHEN w.pooled_back > 0 THEN 'pooled' ELSE 'assumed' END AS api_waste_basis,
+        coalesce(w.api_waste_factor_low, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_low,
+        coalesce(w.api_waste_factor_high, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_high,
+        coalesce(up.api_invoice_uplift, CAST(1 AS DECIMAL(38, 12))) AS api_invoice_uplift,
+        coalesce(up.invoice_unreconciled, FALSE) AS invoice_unreconciled,
+        CAST(coalesce(w.api_waste_factor, 1) * coalesce(up.api_invoice_uplift, 1) AS DECIMAL(38, 12)) AS api_overhead_factor,
         CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
             THEN money_div(x.sh_accepted_equivalent_usd, r.sh_accepted) END AS sh_accepted_equivalent_per_task,
         money_div(r.api_review_usd, r.api_accepted) AS api_review_per_task,
@@ -133,6 +157,8 @@ inputs AS (
     LEFT JOIN accepted_attempts AS x USING (month)
     LEFT JOIN equivalent AS e USING (month)
     LEFT JOIN clusters AS u USING (month)
+    LEFT JOIN intermediate.int_api_waste_monthly AS w USING (month)
+    LEFT JOIN uplift AS up USING (month)
 ),
 comparator AS (
     SELECT
@@ -177,6 +203,10 @@ broken_even AS (
         CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
             THEN money_div(avoidable_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
         END AS marginal_break_even_accepted_tasks,
+        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
+            THEN money_div(avoidable_cost_usd + operating_cost_usd,
+                           api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
+        END AS shutdown_break_even_accepted_tasks,
         CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
             THEN money_div(fixed_cost_usd - operating_cost_usd,
                            api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
@@ -231,7 +261,7 @@ SELECT
         CAST(monthly_token_capacity * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12))) END
         AS self_hosted_cost_per_million_tokens_at_capacity,
     CASE api_cost_source
-        WHEN 'equivalent' THEN money_div(api_equivalent_cost_usd,
+        WHEN 'equivalent' THEN money_div(CAST(api_equivalent_cost_usd * api_overhead_factor AS DECIMAL(38, 12)),
             CAST(CAST(sh_tokens AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12)))
         WHEN 'measured' THEN money_div(run_rate_usd,
             CAST(CAST(api_tokens AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12)))
@@ -247,7 +277,22 @@ SELECT
     infrastructure_break_even_accepted_tasks,
     money_div(self_hosted_cost_usd, sh_accepted) AS self_hosted_cost_per_accepted_task_usd,
     api_equivalent_cost_usd,
-    CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) AS api_cost_of_self_hosted_tasks_usd,
-    CAST(api_cost_per_accepted_task_usd * sh_accepted - self_hosted_cost_usd AS DECIMAL(38, 12)) AS self_hosting_saving_usd,
-    CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share
+    CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) AS api_would_have_cost_usd,
+    CAST(api_cost_per_accepted_task_usd * sh_accepted
+        - (fixed_cost_usd + self_hosted_variable_cost_per_accepted_task_usd * sh_accepted) AS DECIMAL(38, 12)) AS saving_usd,
+    CASE WHEN break_even_accepted_tasks > 0
+        THEN (CAST(sh_accepted AS DOUBLE) - CAST(break_even_accepted_tasks AS DOUBLE)) / CAST(break_even_accepted_tasks AS DOUBLE)
+    END AS verdict_margin,
+    -- what the verdict rests on that the data could not confirm
+    list_filter([
+        CASE WHEN invoice_unreconciled THEN 'invoice_unreconciled' END,
+        CASE WHEN api_waste_basis = 'assumed' AND api_cost_source = 'equivalent' THEN 'api_waste_assumed' END
+    ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
+    CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
+    shutdown_break_even_accepted_tasks,
+    api_waste_factor,
+    api_waste_basis,
+    api_waste_factor_low,
+    api_waste_factor_high,
+    api_invoice_uplift
 FROM judged

@@ -6,16 +6,15 @@
 -- column cluster_id: Cluster the cost belongs to; NULL = an operating cost shared by all clusters.
 -- column category: cluster_on_demand, cluster_reserved, cluster_other, focus_<charge category>, focus_correction, hardware_amortisation, or an opex category (platform_engineering, inference_operations, networking, storage, observability, security, on_call, other).
 -- column amount_usd: Cost in USD, exact (DECIMAL, 12 decimal places).
--- column cost_class: 'committed' (hardware amortisation, reserved charges, FOCUS PricingCategory 'committed', operating costs: paid whatever the volume) or 'avoidable' (on-demand and other charges: capacity that could be stopped). Both are fixed: they do not grow with tasks.
--- column is_operating_cost: True for operating costs (opex): what the infrastructure-only view leaves out.
+-- column cost_class: 'committed' (hardware amortisation, reserved charges, FOCUS PricingCategory 'committed': paid whether or not the cluster serves anything), 'operating' (the opex categories: stops when the service is shut down, though not at once) or 'avoidable' (on-demand and other charges: capacity that can be stopped within the month). All three are fixed: they do not grow with tasks.
 WITH items AS (
-    SELECT month, cluster_id, category, cost_class, amount_usd, FALSE AS is_operating_cost
+    SELECT month, cluster_id, category, cost_class, amount_usd
     FROM intermediate.int_cluster_charges_split
     UNION ALL
-    SELECT month, cluster_id, 'hardware_amortisation', 'committed', amount_usd, FALSE
+    SELECT month, cluster_id, 'hardware_amortisation', 'committed', amount_usd
     FROM intermediate.int_hardware_amortised
     UNION ALL
-    SELECT o.month, o.cluster_id, o.category, 'committed', o.amount_usd, TRUE
+    SELECT o.month, o.cluster_id, o.category, 'operating', o.amount_usd
     FROM staging.stg_ledger__opex AS o
     JOIN intermediate.int_months_spined USING (month)
 )
@@ -24,7 +23,6 @@ SELECT
     cluster_id,
     category,
     CAST(sum(amount_usd) AS DECIMAL(38, 12)) AS amount_usd,
-    cost_class,
-    bool_or(is_operating_cost) AS is_operating_cost
+    cost_class
 FROM items
 GROUP BY month, cluster_id, category, cost_class

@@ -9,5 +9,7 @@ SELECT
     CAST(max(value) FILTER (WHERE key = 'reconciliation_tolerance_pct') AS DECIMAL(18, 6)) AS reconciliation_tolerance_pct,
     CAST(max(value) FILTER (WHERE key = 'reconciliation_tolerance_usd') AS DECIMAL(38, 12)) AS reconciliation_tolerance_usd,
     CAST(max(value) FILTER (WHERE key = 'review_rate_per_hour_usd') AS DECIMAL(38, 12)) AS review_rate_per_hour_usd,
-    coalesce(max(value) FILTER (WHERE key = 'focus_cluster_tag_key'), 'cluster') AS focus_cluster_tag_key
+    coalesce(max(value) FILTER (WHERE key = 'focus_cluster_tag_key'), 'cluster') AS focus_cluster_tag_key,
+    CAST(max(value) FILTER (WHERE key = 'min_tasks_for_factor') AS BIGINT) AS min_tasks_for_factor,
+    CAST(max(value) FILTER (WHERE key = 'bootstrap_seed') AS BIGINT) AS bootstrap_seed
 FROM meta.settings

@@ -1,0 +1,248 @@
+"""Economics v3 (DOMAIN.md): cost classes, the shutdown break-even, the saving in dollars and the verdict's margin.
+
+Every expected figure is worked by hand in the comments. Prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per
+1M, so 300k miss + 30k output = $1.35 and 300k hit + 30k output = $0.54.
+"""
+
+from decimal import Decimal
+
+import pytest
+
+from tests.conftest import PRICE_MOONSHOT, request
+from tests.test_break_even import BIG, SMALL, accepted, charge, month
+
+
+def _classes_month(ledger) -> dict:
+    """July: reserved $300 (committed), on-demand $200 (avoidable), opex $100 (operating).
+    API: t1 accepted ($1.35). Self-hosted: t2, t3, t4 accepted, each $1.35 at the reference price."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("r", "reserved", "300"), charge("od", "on_demand", "200")])
+    ledger.load(
+        "opex",
+        [
+            {
+                "month": "2026-07",
+                "cluster_id": "c1",
+                "category": "inference_operations",
+                "amount": "100",
+                "currency": "USD",
+            }
+        ],
+    )
+    ledger.load(
+        "requests",
+        [request("a1", "t1", "2026-07-01T10:00:00Z", **BIG)]
+        + [request(f"s{i}", f"t{i}", f"2026-07-0{i}T10:00:00Z", route="self_hosted", **BIG) for i in (2, 3, 4)],
+    )
+    ledger.load("outcomes", accepted("t1", "t2", "t3", "t4"))
+    ledger.build(min_tasks_for_factor=1)
+    return month(ledger)
+
+
+def test_operating_is_its_own_cost_class_and_f_adds_all_three(ledger):
+    be = _classes_month(ledger)
+    classes = dict(
+        ledger.con.execute(
+            "SELECT cost_class, sum(amount_usd) FROM marts.monthly_self_hosted_cost GROUP BY ALL"
+        ).fetchall()
+    )
+    assert classes == {"committed": 300, "operating": 100, "avoidable": 200}
+    # F = $300 + $100 + $200 = $600
+    assert (be["committed_cost_usd"], be["operating_cost_usd"], be["avoidable_cost_usd"]) == (300, 100, 200)
+    assert be["fixed_cost_usd"] == 600
+
+
+def test_shutdown_and_marginal_break_even_saving_and_margin(ledger):
+    be = _classes_month(ledger)
+    # API: one task, one attempt at $1.35, accepted -> waste factor 1; no invoice -> uplift 1
+    # C = the cluster's accepted attempts at the reference price, $1.35 x 3 / 3 = $1.35 per task; V = $0 (no review)
+    assert be["api_cost_per_accepted_task_usd"] == Decimal("1.35")
+    # break-even = $600 / $1.35 = 444.44...; shutdown = ($200 + $100) / $1.35 = 222.22...; marginal = $200 / $1.35
+    assert be["break_even_accepted_tasks"] == pytest.approx(Decimal(600) / Decimal("1.35"), abs=Decimal("1e-9"))
+    assert be["shutdown_break_even_accepted_tasks"] == pytest.approx(
+        Decimal(300) / Decimal("1.35"), abs=Decimal("1e-9")
+    )
+    assert be["marginal_break_even_accepted_tasks"] == pytest.approx(
+        Decimal(200) / Decimal("1.35"), abs=Decimal("1e-9")
+    )
+    # the API would have charged 3 x $1.35 = $4.05 for the 3 accepted tasks; saving = $4.05 - ($600 + 0) = -$595.95
+    assert be["api_would_have_cost_usd"] == Decimal("4.05")
+    assert be["saving_usd"] == Decimal("-595.95")
+    # margin = (3 - 444.44...) / 444.44... = 3 x 1.35 / 600 - 1 = 0.00675 - 1 = -0.99325
+    assert be["verdict_margin"] == pytest.approx(-0.99325, rel=1e-9)
+    assert be["verdict"] == "api_cheaper"
+
+
+def test_saving_is_positive_past_break_even_and_counts_review(ledger):
+    # one self-hosted task with 1 review minute at $60/h ($1); on-demand $0.35 of cluster cost in July
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("od", "on_demand", "0.35")])
+    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
+    ledger.load("outcomes", accepted("t1", review_minutes="1"))
+    ledger.build(review_rate_per_hour_usd=Decimal(60))
+    be = month(ledger)
+    # the API accepted nothing: C = $1.35 (reference price) x W 1 x U 1 + the cluster's own review per task $1 = $2.35;
+    # V = $1. break-even = $0.35 / ($2.35 - $1) = 0.259...; delivered 1 -> cheaper
+    assert be["api_cost_per_accepted_task_usd"] == Decimal("2.35")
+    # saving = $2.35 x 1 - ($0.35 + $1 x 1) = $1.00; the API would have charged $2.35
+    assert (be["saving_usd"], be["api_would_have_cost_usd"]) == (Decimal("1.00"), Decimal("2.35"))
+    # margin = (1 - 0.35/1.35) / (0.35/1.35) = 1.35/0.35 - 1 = 2.857142...
+    assert be["verdict_margin"] == pytest.approx(1.35 / 0.35 - 1, rel=1e-9)
+    assert be["verdict"] == "self_hosting_cheaper"
+
+
+# ---- the API waste factor W and the invoice uplift U ----
+
+
+def _waste_month(ledger, api_tasks: int, failed_per_task: int, **settings) -> dict:
+    """July: `api_tasks` API tasks, each with `failed_per_task` failed attempts at $0.54 and one accepted at $1.35.
+    Self-hosted: one accepted task at $1.35 (reference price); on-demand $10."""
+    rows = []
+    for t in range(api_tasks):
+        for f in range(failed_per_task):
+            rows.append(request(f"a{t}-{f}", f"t{t}", "2026-07-01T10:00:00Z", status="error", attempt=f + 1, **SMALL))
+        rows.append(request(f"a{t}", f"t{t}", "2026-07-01T11:00:00Z", attempt=failed_per_task + 1, **BIG))
+    rows.append(request("s1", "sh1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG))
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("od", "on_demand", "10")])
+    ledger.load("requests", rows)
+    ledger.load("outcomes", accepted(*[f"t{t}" for t in range(api_tasks)], "sh1"))
+    ledger.build(**settings)
+    return month(ledger)
+
+
+def test_one_accepted_api_task_does_not_make_a_factor(ledger):
+    # one API task: 5 failed attempts ($0.54 each) and the accepted one ($1.35). Its ratio would be
+    # ($2.70 + $1.35) / $1.35 = 3, but one task is below the default minimum of 200: W = 1, assumed
+    be = _waste_month(ledger, api_tasks=1, failed_per_task=5)
+    assert (be["api_waste_factor"], be["api_waste_basis"]) == (1, "assumed")
+    assert (be["api_waste_factor_low"], be["api_waste_factor_high"], be["api_overhead_factor"]) == (1, 1, 1)
+    # C = $1.35 x 1 x 1 (no invoice: U = 1); the verdict says W was assumed
+    assert be["api_cost_per_accepted_task_usd"] == Decimal("1.35")
+    assert "api_waste_assumed" in be["verdict_caveats"]
+
+
+def test_zero_accepted_api_tasks_is_the_same_assumption_no_jump(ledger):
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("od", "on_demand", "10")])
+    ledger.load(
+        "requests",
+        [
+            request("a1", "t1", "2026-07-01T10:00:00Z", status="error", **BIG),
+            request("s1", "sh1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
+        ],
+    )
+    ledger.load("outcomes", accepted("sh1") + [{"task_id": "t1", "accepted": "false", "decided_at": "2026-07-20"}])
+    ledger.build(min_tasks_for_factor=1)
+    be = month(ledger)
+    # the API accepted nothing: W = 1, assumed, even with the minimum at 1; C = $1.35
+    assert (be["api_waste_factor"], be["api_waste_basis"]) == (1, "assumed")
+    assert be["api_cost_per_accepted_task_usd"] == Decimal("1.35")
+
+
+def test_w_from_the_month_when_it_has_enough_tasks_and_its_interval(ledger):
+    # 4 tasks, each 1 failed ($0.54) + 1 accepted ($1.35); minimum 4: W = (4 x $1.89) / (4 x $1.35) = 1.4
+    be = _waste_month(ledger, api_tasks=4, failed_per_task=1, min_tasks_for_factor=4)
+    assert (be["api_waste_factor"], be["api_waste_basis"]) == (Decimal("1.4"), "month")
+    # every task has the same ratio, so every resample has it too: the interval is [1.4, 1.4]
+    assert be["api_waste_factor_low"] == be["api_waste_factor_high"] == Decimal("1.4")
+    # C = $1.35 x 1.4 = $1.89; the old overhead factor is W x U = 1.4 x 1
+    assert be["api_cost_per_accepted_task_usd"] == Decimal("1.89") and be["api_overhead_factor"] == Decimal("1.4")
+    assert be["verdict_caveats"] == []
+
+
+def test_w_pools_earlier_months_to_reach_the_minimum(ledger):
+    # June: 2 API tasks, 1 failed ($0.54) + 1 accepted ($1.35) each; July: 1 task, accepted at once ($1.35).
+    # minimum 3: July alone has 1, with June 3 -> W = ($3.78 + $1.35) / ($2.70 + $1.35) = 5.13 / 4.05 = 1.2666...
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("od", "on_demand", "10")])
+    ledger.load(
+        "requests",
+        [
+            request("j1f", "j1", "2026-06-03T10:00:00Z", status="error", **SMALL),
+            request("j1", "j1", "2026-06-03T11:00:00Z", attempt=2, **BIG),
+            request("j2f", "j2", "2026-06-04T10:00:00Z", status="error", **SMALL),
+            request("j2", "j2", "2026-06-04T11:00:00Z", attempt=2, **BIG),
+            request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
+            request("s1", "sh1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
+        ],
+    )
+    ledger.load("outcomes", accepted("j1", "j2", at="2026-06-20T00:00:00Z") + accepted("t1", "sh1"))
+    ledger.build(min_tasks_for_factor=3)
+    be = month(ledger)
+    assert be["api_waste_basis"] == "pooled"
+    assert be["api_waste_factor"] == pytest.approx(Decimal("5.13") / Decimal("4.05"), abs=Decimal("1e-11"))
+    # June alone has 2 < 3 and no earlier month: assumed
+    assert month(ledger, "2026-06-01")["api_waste_basis"] == "assumed"
+
+
+def test_invoice_uplift_is_shown_apart_and_an_unreconciled_invoice_is_a_caveat(ledger):
+    # 4 tasks as above (metered $1.89 each, $7.56 in all); Moonshot invoices 3 % more: $7.7868
+    ledger.load(
+        "invoices",
+        [
+            {
+                "provider": "moonshot",
+                "invoice_id": "m-07",
+                "line_id": "1",
+                "period_start": "2026-07-01",
+                "period_end": "2026-08-01",
+                "line_type": "output",
+                "amount": "7.7868",
+                "currency": "USD",
+            }
+        ],
+    )
+    be = _waste_month(ledger, api_tasks=4, failed_per_task=1, min_tasks_for_factor=4)
+    # U = $7.7868 / $7.56 = 1.03; W = 1.4 as before; C = $1.35 x 1.4 x 1.03 = $1.9467
+    assert be["api_invoice_uplift"] == Decimal("1.03") and be["api_waste_factor"] == Decimal("1.4")
+    assert be["api_overhead_factor"] == Decimal("1.442")
+    assert be["api_cost_per_accepted_task_usd"] == Decimal("1.9467")
+    # $0.2268 apart is beyond the 1 % tolerance ($0.0756) but within $1.00: 'ok' with the default dollar tolerance
+    assert be["verdict_caveats"] == []
+
+
+def test_every_api_request_a_cache_hit(ledger_factory):
+    """The regression: the API's requests all cache hits. With invoices re-issued to match, break-even must not fall;
+    with the old invoices left in place, the verdict carries invoice_unreconciled."""
+
+    def run(hit: bool, invoiced: str) -> dict:
+        led = ledger_factory()
+        tokens = SMALL if hit else BIG
+        led.load("prices", [PRICE_MOONSHOT])
+        led.load("cluster-charges", [charge("od", "on_demand", "100")])
+        led.load(
+            "requests",
+            [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **tokens) for i in range(3)]
+            + [request("s1", "sh1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)],
+        )
+        led.load("outcomes", accepted("t0", "t1", "t2", "sh1"))
+        led.load(
+            "invoices",
+            [
+                {
+                    "provider": "moonshot",
+                    "invoice_id": "m-07",
+                    "line_id": "1",
+                    "period_start": "2026-07-01",
+                    "period_end": "2026-08-01",
+                    "line_type": "output",
+                    "amount": invoiced,
+                    "currency": "USD",
+                }
+            ],
+        )
+        led.build(min_tasks_for_factor=3, reconciliation_tolerance_usd=Decimal("0.01"))
+        return month(led)
+
+    # logs and invoice agree at $1.35 x 3 = $4.05: U = 1, W = 1, C = $1.35, break-even $100 / $1.35
+    base = run(hit=False, invoiced="4.05")
+    # all hits, invoice re-issued at $0.54 x 3 = $1.62: still U = 1, W = 1, C = $1.35 (the cluster's own attempts)
+    matched = run(hit=True, invoiced="1.62")
+    assert base["break_even_accepted_tasks"] == matched["break_even_accepted_tasks"]
+    assert matched["break_even_accepted_tasks"] >= base["break_even_accepted_tasks"]
+    assert base["verdict_caveats"] == matched["verdict_caveats"] == []
+    # all hits in the logs but the old $4.05 invoice: U = $4.05 / $1.62 = 2.5, and the month does not reconcile
+    stale = run(hit=True, invoiced="4.05")
+    assert stale["api_invoice_uplift"] == Decimal("2.5")
+    assert "invoice_unreconciled" in stale["verdict_caveats"]
