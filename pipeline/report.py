@@ -425,35 +425,37 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
     """Seed 000's five steps, computed from the data: (step, figure, how it was found)."""
     be = d.be
     source = {
-        "sweep": "the latest load-test sweep before month end",
+        "sweep": "the load-test sweeps in force over the month, weighted by node-hours",
         "observed": "observed in the request log (best 5-minute window within the SLO; a lower bound)",
-        "mixed": "sweeps for some clusters, the request log for others",
+        "mixed": "the request log before the first sweep, the sweeps after it",
     }.get(be["capacity_source"] or "", "unknown")
-    tps = be["capacity_tokens_per_second"]
+    per_node = be["capacity_per_node_tokens_per_second"]
     return [
         (
             "1. Capacity at the SLO",
-            f"{count(tps)} tokens/s" if tps is not None else "unknown",
-            f"aggregate tokens per second within {_slo(d)}: {source}",
+            f"{count(per_node)} tokens/s per node" if per_node is not None else "unknown",
+            f"aggregate tokens per second one node serves within {_slo(d)}: {source}",
         ),
         (
             "2. Duty cycle, measured",
-            f"{pct(be['productive_utilisation'])} productive",
-            "productive hours (accepted attempts) / provisioned hours; not assumed",
+            f"{pct(be['token_utilisation'])} of token capacity used",
+            "tokens served / the tokens the provisioned nodes could serve at the SLO; not assumed "
+            f"(in hours, {pct(be['productive_utilisation'])} of provisioned time went to accepted work)",
         ),
         (
-            "3. Monthly token capacity and cost per token",
-            f"{count(be['monthly_token_capacity'])} tokens; "
-            f"{usd(be['self_hosted_cost_per_million_tokens_at_capacity'], 2)} "
-            "per million at capacity",
-            "capacity x 3,600 x provisioned hours; fixed cost / that capacity",
+            "3. Cost per million tokens",
+            f"{usd(be['self_hosted_cost_per_million_tokens_served'], 2)} per million served",
+            f"fixed cost / the tokens served; at full capacity ({count(be['monthly_token_capacity'])} tokens from "
+            f"{count(be['provisioned_node_hours'])} node-hours) it would be "
+            f"{usd(be['self_hosted_cost_per_million_tokens_at_capacity'], 2)}",
         ),
         (
             "4. The API at your mix",
             f"{usd(be['api_cost_per_million_tokens_at_mix'], 2)} per million tokens",
-            "the cluster's own requests priced at the reference API / their tokens"
+            "the cluster's own requests priced at the reference API, times the API's waste and invoice factors, / "
+            "their tokens: compare with step 3's served figure"
             if be["api_cost_source"] == "equivalent"
-            else "the API route's run-rate / its tokens",
+            else "the API route's run-rate / its tokens: compare with step 3's served figure",
         ),
         (
             "5. Operations",

@@ -586,6 +586,7 @@ def _load_tests() -> list[dict]:
             "tokens_per_second": tps,
             "p95_latency_ms": p95,
             "p50_latency_ms": p50,
+            "nodes": 1,  # the sweeps ran on the owned server alone
         }
         for sweep, at, points in SWEEPS
         for i, (c, tps, p50, p95) in enumerate(points)

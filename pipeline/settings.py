@@ -87,6 +87,9 @@ class Settings:
     """Seed of the bootstrap that gives the API waste factor its 95 % interval: the same data and seed give the same
     interval."""
 
+    gpus_per_node: int = setting(8, "clusters.gpus_per_node", sql=True)
+    """GPUs in one node: a cluster charge billed in gpu_hour buys its quantity / this many node-hours."""
+
     focus_cluster_tag_key: str = setting("cluster", "focus.cluster_tag_key", sql=True)
     """FOCUS rows whose Tags JSON has this key belong to the cluster it names."""
 

@@ -130,6 +130,15 @@ def _non_negative(*cols: str) -> list[Check]:
     ]
 
 
+def _at_least_one(column: str) -> Check:
+    return Check(
+        f"{column}_positive",
+        "ExpectColumnValuesToBeBetween",
+        {"column": column, "min_value": 1},
+        f"{column} is less than 1",
+    )
+
+
 def _in_set(name: str, column: str, values: tuple[str, ...]) -> Check:
     return Check(
         name,
@@ -239,6 +248,7 @@ SUITES: dict[str, list[Check]] = {
         _after(
             "retired_after_service", "retired_date", "in_service_date", True, "retired_date is before in_service_date"
         ),
+        _at_least_one("nodes"),
     ],
     "opex": [
         _in_set("category_known", "category", OPEX_CATEGORIES),
@@ -272,6 +282,7 @@ SUITES: dict[str, list[Check]] = {
         *_non_negative("p50_latency_ms", "output_tokens_per_second"),
         _after("p95_not_below_p50", "p95_latency_ms", "p50_latency_ms", True, "p95_latency_ms is below p50_latency_ms"),
         _not_future("measured_at"),
+        _at_least_one("nodes"),
     ],
     "focus": [
         _in_set("charge_category_known", "charge_category", FOCUS_CHARGE_CATEGORIES),

@@ -308,6 +308,9 @@ class HardwareAsset(Provenance, table=True):
         default=None, sa_type=Money, description="Value at end of life; amortised = purchase_price - salvage_value."
     )
     retired_date: date | None = Field(default=None, sa_type=Date, description="First day out of service, if retired.")
+    nodes: int | None = Field(
+        default=None, sa_type=Integer, description="Nodes (servers) the asset is; provisioned node-hours count each."
+    )
     currency: str = Field(nullable=False, description="ISO currency code (USD).")
 
 
@@ -493,6 +496,11 @@ class LoadTestPoint(Provenance, table=True):
     )
     output_tokens_per_second: Decimal | None = Field(
         default=None, sa_type=Numeric(18, 3), description="Output tokens per second, if measured."
+    )
+    nodes: int | None = Field(
+        default=None,
+        sa_type=Integer,
+        description="Nodes the sweep ran on (default 1): its capacity per node is its capacity / nodes.",
     )
 
 

@@ -320,14 +320,20 @@ def _sweeps(ledger, slo_ms: int | None) -> dict:
     return {str(r["month"]): r for r in ledger.rows("SELECT * FROM marts.monthly_utilisation")}
 
 
-def test_capacity_from_the_latest_sweep_before_month_end_within_the_slo(ledger):
+def test_sweeps_hold_from_their_date_weighted_by_node_hours_within_the_slo(ledger):
     u = _sweeps(ledger, slo_ms=150_000)
-    # July: sweep A (B came later); 1,800 tokens/s is at p95 200 s > 150 s SLO -> 1,000
+    # July: sweep A alone (B comes later); 1,800 tokens/s is at p95 200 s > 150 s SLO -> 1,000
     assert (u["2026-07-01"]["sweep_id"], u["2026-07-01"]["capacity_tokens_per_second"]) == ("A", 1000)
     assert u["2026-07-01"]["capacity_source"] == "sweep" and u["2026-07-01"]["sweep_points_within_slo"] == 1
-    # August: sweep B, measured before August ends -> 2,000; 2,000 x 3,600 x 744 h = 5,356,800,000 tokens
-    assert (u["2026-08-01"]["sweep_id"], u["2026-08-01"]["capacity_tokens_per_second"]) == ("B", 2000)
-    assert u["2026-08-01"]["monthly_token_capacity"] == 5_356_800_000
+    # August (one reserved node all month, 744 node-hours): A holds until B is measured on 5 August 10:00, i.e. for
+    # 4 x 24 + 10 = 106 node-hours, B for the other 638. Capacity per node = (1,000 x 106 + 2,000 x 638) / 744
+    # = 1,382,000 / 744 = 1,857.527 tokens/s; the sweep in force at the month's end is B
+    assert u["2026-08-01"]["sweep_id"] == "B"
+    assert u["2026-08-01"]["capacity_per_node_tokens_per_second"] == Decimal("1857.527")
+    assert u["2026-08-01"]["capacity_tokens_per_second"] == Decimal("1857.527")  # one node
+    # monthly token capacity = 1,382,000 / 744 x 744 node-hours x 3,600 = 4,975,200,000 tokens
+    assert u["2026-08-01"]["monthly_token_capacity"] == 4_975_200_000
+    assert u["2026-08-01"]["provisioned_node_hours"] == 744
 
 
 def test_capacity_without_an_slo_uses_every_sweep_point(ledger):

@@ -246,3 +246,146 @@ def test_every_api_request_a_cache_hit(ledger_factory):
     stale = run(hit=True, invoiced="4.05")
     assert stale["api_invoice_uplift"] == Decimal("2.5")
     assert "invoice_unreconciled" in stale["verdict_caveats"]
+
+
+# ---- node-hours and capacity per node ----
+
+
+def _owned_and_on_demand(ledger, nodes_given: bool, **settings) -> dict:
+    """c1 in July: an owned server (1 node, in service since January) all month, 744 h; an on-demand node
+    10 July 00:00 -> 20 July 00:00 billed as 240 node_hour; and a charge of 1,920 gpu_hour over 20 -> 30 July."""
+    ledger.load(
+        "hardware",
+        [
+            {
+                "asset_id": "srv",
+                "cluster_id": "c1",
+                "purchase_price": "36000",
+                "in_service_date": "2026-01-01",
+                "life_months": "36",
+                "currency": "USD",
+            }
+        ],
+    )
+    od = charge("od", "on_demand", "2400", "2026-07-10T00:00:00Z", "2026-07-20T00:00:00Z")
+    gpu = charge("gpu", "on_demand", "2400", "2026-07-20T00:00:00Z", "2026-07-30T00:00:00Z")
+    ledger.load(
+        "cluster-charges",
+        [{**od, "quantity": "240", "unit": "node_hour"}, {**gpu, "quantity": "1920", "unit": "gpu_hour"}],
+    )
+    point = {
+        "sweep_id": "A",
+        "cluster_id": "c1",
+        "concurrency": 8,
+        "measured_at": "2026-06-01T00:00:00Z",
+        "tokens_per_second": "1000",
+        "p95_latency_ms": "1000",
+    }
+    ledger.load("load-tests", [{**point, "nodes": "1"} if nodes_given else point])
+    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
+    ledger.build(**settings)
+    return ledger.one("SELECT * FROM marts.monthly_utilisation WHERE month = '2026-07-01'")
+
+
+def test_an_on_demand_node_beside_an_owned_one_adds_node_hours_and_capacity(ledger):
+    u = _owned_and_on_demand(ledger, nodes_given=True)
+    # owned 744 + on-demand 240 node_hour + 1,920 gpu_hour / 8 GPUs per node = 240 -> 1,224 node-hours;
+    # provisioned hours (the union in time) stay 744
+    assert (u["provisioned_node_hours"], u["provisioned_hours"]) == (1224, 744)
+    # capacity per node 1,000 tokens/s (one node swept); the cluster's mean over the month 1,000 x 1,224 / 744
+    assert u["capacity_per_node_tokens_per_second"] == 1000
+    assert u["capacity_tokens_per_second"] == Decimal("1645.161")  # 1,224,000 / 744 = 1,645.1612...
+    # monthly token capacity = 1,224 x 1,000 x 3,600 = 4,406,400,000; served 330,000
+    assert u["monthly_token_capacity"] == 4_406_400_000
+    assert u["token_utilisation"] == pytest.approx(330_000 / 4_406_400_000)
+    assert u["sweep_nodes_assumed"] is False
+
+
+def test_a_sweep_without_nodes_on_a_cluster_of_several_is_flagged(ledger):
+    u = _owned_and_on_demand(ledger, nodes_given=False, gpus_per_node=4)
+    # 1,920 gpu_hour / 4 = 480 node-hours: 744 + 240 + 480 = 1,464; more than one node ran, the sweep says not how many
+    assert u["provisioned_node_hours"] == 1464 and u["sweep_nodes_assumed"] is True
+    be = month(ledger)
+    assert "sweep_nodes_assumed" in be["verdict_caveats"] and be["provisioned_node_hours"] == 1464
+
+
+def test_a_first_sweep_in_mid_month_holds_from_its_date(ledger):
+    """July, one reserved node all month (744 node-hours). The request log shows 1,100 tokens/s within the SLO (a
+    one-hour request of 330,000 tokens on 2 July: 330,000 / 300 s in its 5-minute window). A sweep measured on
+    20 July 00:00 says 3,000 tokens/s per node."""
+    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
+    ledger.load(
+        "requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=60_000, **BIG)]
+    )
+    ledger.load(
+        "load-tests",
+        [
+            {
+                "sweep_id": "S",
+                "cluster_id": "c1",
+                "concurrency": 8,
+                "measured_at": "2026-07-20T00:00:00Z",
+                "tokens_per_second": "3000",
+                "p95_latency_ms": "1000",
+                "nodes": "1",
+            }
+        ],
+    )
+    ledger.build()
+    u = ledger.one("SELECT * FROM marts.monthly_utilisation")
+    # 1 -> 20 July = 19 x 24 = 456 node-hours at the observed 1,100; 20 July -> 1 August = 288 at 3,000:
+    # (456 x 1,100 + 288 x 3,000) / 744 = (501,600 + 864,000) / 744 = 1,365,600 / 744 = 1,835.484 tokens/s per node
+    assert u["capacity_source"] == "mixed"
+    assert u["capacity_per_node_tokens_per_second"] == Decimal("1835.484")
+    # monthly token capacity = 1,365,600 x 3,600 = 4,916,160,000 tokens (the sweep for the whole month would say
+    # 3,000 x 744 x 3,600 = 8,035,200,000)
+    assert u["monthly_token_capacity"] == 4_916_160_000
+
+
+def test_a_sweep_of_another_token_mix_carries_a_warning(ledger):
+    # production on c1: BIG requests, 300,000 input of 330,000 tokens = 90.9 % input; the sweep's best point:
+    # 1,000 tokens/s of which 500 output = 50 % input: 40.9 points apart (> 10)
+    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
+    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
+    sweep = {
+        "sweep_id": "S",
+        "cluster_id": "c1",
+        "concurrency": 8,
+        "measured_at": "2026-06-20T00:00:00Z",
+        "tokens_per_second": "1000",
+        "output_tokens_per_second": "500",
+        "p95_latency_ms": "1000",
+    }
+    ledger.load("load-tests", [sweep])
+    ledger.build()
+    assert ledger.one("SELECT capacity_mix_warning FROM marts.monthly_utilisation")["capacity_mix_warning"] is True
+    assert "capacity_mix_warning" in month(ledger)["verdict_caveats"]
+
+
+def test_cost_per_million_tokens_served_beside_the_at_capacity_figure(ledger):
+    # reserved $744 for July, one node (744 node-hours); a sweep of 1,000 tokens/s per node; served 330,000 tokens
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
+    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
+    ledger.load("outcomes", accepted("t1"))
+    sweep = {
+        "sweep_id": "S",
+        "cluster_id": "c1",
+        "concurrency": 8,
+        "measured_at": "2026-06-20T00:00:00Z",
+        "tokens_per_second": "1000",
+        "p95_latency_ms": "1000",
+    }
+    ledger.load("load-tests", [sweep])
+    ledger.build()
+    be = month(ledger)
+    # served: $744 / 0.33 M tokens = $2,254.5454...; at capacity: $744 / (744 x 1,000 x 3,600 / 1e6) = $0.2777...
+    assert be["self_hosted_cost_per_million_tokens_served"] == pytest.approx(
+        Decimal(744) / Decimal("0.33"), abs=Decimal("1e-9")
+    )
+    assert be["self_hosted_cost_per_million_tokens_at_capacity"] == pytest.approx(
+        Decimal(1) / Decimal("3.6"), abs=Decimal("1e-9")
+    )
+    # token utilisation = 330,000 / 2,678,400,000
+    assert be["token_utilisation"] == pytest.approx(330_000 / 2_678_400_000)
+    assert be["capacity_per_node_tokens_per_second"] == 1000 and be["provisioned_node_hours"] == 744

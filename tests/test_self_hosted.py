@@ -252,3 +252,9 @@ def test_a_focus_storage_volume_tagged_with_the_cluster_is_cost_not_provisioned_
         "WHERE cluster_id = 'c1' AND month = '2026-07-01'"
     )
     assert cost["s"] == Decimal("1150")  # the node's $1,100 + the volume's $50: cost all the same
+    # node-hours likewise: c1's on-demand node 220 h (no quantity: one node over its period), none for the volume;
+    # c2's compute row 10 h (no ConsumedUnit: one node over its period)
+    node_hours = dict(
+        ledger.con.execute("SELECT cluster_id, provisioned_node_hours FROM marts.monthly_utilisation").fetchall()
+    )
+    assert node_hours == {"c1": Decimal("220"), "c2": Decimal("10")}

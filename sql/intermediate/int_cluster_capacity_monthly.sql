@@ -1,59 +1,158 @@
 -- grain: one row per cluster x month (of int_cluster_hours_monthly)
 -- materialized: table
 -- unique_key: cluster_id, month
--- description: What each cluster can serve at the latency SLO (seed 000, step 1). A cluster-month uses the latest sweep (load-tests) whose last point was measured before the month ends; its capacity is the highest tokens_per_second among the sweep's points whose p95 latency is within the self-hosted SLO (all points when there is no SLO), NULL when none is. Without a sweep, the observed lower bound from the request log (int_cluster_requests_monthly.observed_tokens_per_second). Monthly token capacity = capacity x 3,600 x provisioned hours.
+-- description: What each cluster can serve at the latency SLO (seed 000, step 1), per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). The part of a month before the cluster's first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node, and left out when that is unknown. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 months AS (
-    SELECT h.cluster_id, h.month, m.month_end, h.provisioned_ms, h.observed_tokens_per_second
+    SELECT h.cluster_id, h.month, m.month_start, m.month_end, h.provisioned_ms, h.observed_tokens_per_second
     FROM intermediate.int_cluster_hours_monthly AS h
     JOIN intermediate.int_months_spined AS m USING (month)
 ),
+-- nodes running at a constant rate over a period: node-hours per hour
+rates AS (
+    SELECT cluster_id, charge_start AS rate_start, charge_end AS rate_end, money_div(node_hours * 3600, charge_seconds) AS nodes
+    FROM intermediate.int_cluster_charge_lines
+    WHERE node_hours IS NOT NULL AND charge_seconds > 0
+    UNION ALL
+    SELECT cluster_id, CAST(in_service_date AS TIMESTAMP), coalesce(CAST(retired_date AS TIMESTAMP), TIMESTAMP '9999-12-31'), nodes
+    FROM staging.stg_ledger__hardware
+),
 sweeps AS (
-    SELECT cluster_id, sweep_id, max(measured_at) AS sweep_measured_at
-    FROM staging.stg_ledger__load_tests
-    GROUP BY cluster_id, sweep_id
-),
-chosen AS (
-    SELECT m.cluster_id, m.month, s.sweep_id, s.sweep_measured_at
-    FROM months AS m
-    JOIN sweeps AS s ON s.cluster_id = m.cluster_id AND s.sweep_measured_at < m.month_end
-    QUALIFY row_number() OVER (PARTITION BY m.cluster_id, m.month ORDER BY s.sweep_measured_at DESC, s.sweep_id DESC) = 1
-),
-swept AS (
     SELECT
-        c.cluster_id,
-        c.month,
-        c.sweep_id,
-        c.sweep_measured_at,
+        p.cluster_id,
+        p.sweep_id,
+        max(p.measured_at) AS sweep_measured_at,
+        max(p.nodes) AS sweep_nodes,
+        bool_or(p.nodes_given) AS sweep_nodes_given,
         count(*) AS sweep_points,
         count(*) FILTER (WHERE st.slo_ms_self_hosted IS NULL OR p.p95_latency_ms <= st.slo_ms_self_hosted)
             AS sweep_points_within_slo,
         max(p.tokens_per_second) FILTER (WHERE st.slo_ms_self_hosted IS NULL OR p.p95_latency_ms <= st.slo_ms_self_hosted)
-            AS sweep_tokens_per_second
-    FROM chosen AS c
-    JOIN staging.stg_ledger__load_tests AS p USING (cluster_id, sweep_id)
+            AS sweep_tokens_per_second,
+        -- the input share of the tokens at the best point within the SLO, when it reports its output tokens
+        arg_max(1 - CAST(p.output_tokens_per_second AS DOUBLE) / CAST(p.tokens_per_second AS DOUBLE), p.tokens_per_second)
+            FILTER (WHERE st.slo_ms_self_hosted IS NULL OR p.p95_latency_ms <= st.slo_ms_self_hosted) AS sweep_input_share
+    FROM staging.stg_ledger__load_tests AS p
     CROSS JOIN settings AS st
-    GROUP BY ALL
+    GROUP BY p.cluster_id, p.sweep_id
 ),
-capacity AS (
+periods AS (
     SELECT
-        m.cluster_id,
-        m.month,
-        m.provisioned_ms,
-        CASE WHEN s.sweep_id IS NOT NULL THEN s.sweep_tokens_per_second ELSE m.observed_tokens_per_second END
-            AS capacity_tokens_per_second,
-        CASE WHEN s.sweep_id IS NOT NULL THEN 'sweep' WHEN m.observed_tokens_per_second IS NOT NULL THEN 'observed' END
-            AS capacity_source,
-        s.sweep_id,
-        s.sweep_measured_at,
-        s.sweep_points,
-        s.sweep_points_within_slo,
-        m.observed_tokens_per_second
+        *,
+        sweep_measured_at AS valid_from,
+        coalesce(lead(sweep_measured_at) OVER (PARTITION BY cluster_id ORDER BY sweep_measured_at, sweep_id),
+                 TIMESTAMP '9999-12-31') AS valid_to
+    FROM sweeps
+),
+first_sweeps AS (
+    SELECT cluster_id, min(valid_from) AS first_at FROM periods GROUP BY cluster_id
+),
+-- each month cut where the sweep in force changes; the part before the cluster's first sweep has none
+segments AS (
+    SELECT m.cluster_id, m.month, p.sweep_id, greatest(m.month_start, p.valid_from) AS seg_start, least(m.month_end, p.valid_to) AS seg_end
     FROM months AS m
-    LEFT JOIN swept AS s USING (cluster_id, month)
+    JOIN periods AS p ON p.cluster_id = m.cluster_id AND p.valid_from < m.month_end AND p.valid_to > m.month_start
+    UNION ALL
+    SELECT m.cluster_id, m.month, NULL, m.month_start, least(m.month_end, coalesce(f.first_at, m.month_end))
+    FROM months AS m
+    LEFT JOIN first_sweeps AS f USING (cluster_id)
+    WHERE f.first_at IS NULL OR f.first_at > m.month_start
+),
+segment_hours AS (
+    SELECT
+        s.cluster_id,
+        s.month,
+        s.sweep_id,
+        date_diff('second', s.seg_start, s.seg_end) AS seg_seconds,
+        coalesce(money_div(sum(r.nodes * date_diff('second', greatest(s.seg_start, r.rate_start), least(s.seg_end, r.rate_end))), 3600),
+                 0) AS node_hours
+    FROM segments AS s
+    LEFT JOIN rates AS r ON r.cluster_id = s.cluster_id AND r.rate_start < s.seg_end AND r.rate_end > s.seg_start
+    WHERE s.seg_end > s.seg_start
+    GROUP BY s.cluster_id, s.month, s.sweep_id, s.seg_start, s.seg_end
+),
+month_hours AS (
+    SELECT cluster_id, month, sum(node_hours) AS provisioned_node_hours
+    FROM segment_hours
+    GROUP BY cluster_id, month
+),
+weighed AS (
+    SELECT
+        g.cluster_id,
+        g.month,
+        g.sweep_id,
+        -- by node-hours; by time when nothing was provisioned that month
+        CASE WHEN h.provisioned_node_hours > 0 THEN CAST(g.node_hours AS DOUBLE) ELSE CAST(g.seg_seconds AS DOUBLE) END AS weight,
+        CASE
+            WHEN g.sweep_id IS NOT NULL THEN CAST(p.sweep_tokens_per_second AS DOUBLE) / p.sweep_nodes
+            WHEN h.provisioned_node_hours > 0
+                -- observed for the whole cluster: per node at the month's mean node count (node-hours / provisioned hours)
+                THEN CAST(m.observed_tokens_per_second AS DOUBLE) * (m.provisioned_ms / 3600000.0)
+                    / CAST(h.provisioned_node_hours AS DOUBLE)
+            ELSE CAST(m.observed_tokens_per_second AS DOUBLE)
+        END AS per_node,
+        g.sweep_id IS NOT NULL AS from_sweep,
+        p.sweep_nodes_given,
+        p.sweep_input_share
+    FROM segment_hours AS g
+    JOIN month_hours AS h USING (cluster_id, month)
+    JOIN months AS m USING (cluster_id, month)
+    LEFT JOIN periods AS p ON p.cluster_id = g.cluster_id AND p.sweep_id = g.sweep_id
+    -- a part before the first sweep without an observed capacity is left out
+    WHERE g.sweep_id IS NOT NULL OR m.observed_tokens_per_second IS NOT NULL
+),
+mix AS (
+    SELECT
+        cluster_id,
+        month,
+        sum(cache_hit_input_tokens + cache_miss_input_tokens) / nullif(
+            sum(cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens), 0
+        ) AS production_input_share
+    FROM intermediate.int_requests_monthly
+    WHERE route = 'self_hosted' AND cluster_id IS NOT NULL
+    GROUP BY cluster_id, month
+),
+per_month AS (
+    SELECT
+        w.cluster_id,
+        w.month,
+        -- NULL when a weighed part's capacity is unknown (a sweep with no point within the SLO)
+        CASE WHEN bool_and(w.per_node IS NOT NULL) AND sum(w.weight) > 0
+            THEN sum(w.weight * w.per_node) / sum(w.weight) END AS capacity_per_node,
+        CASE WHEN bool_and(w.from_sweep) THEN 'sweep' WHEN NOT bool_or(w.from_sweep) THEN 'observed' ELSE 'mixed' END
+            AS capacity_source,
+        bool_or(w.from_sweep AND NOT w.sweep_nodes_given) AS sweep_nodes_missing,
+        bool_or(w.from_sweep AND abs(w.sweep_input_share - x.production_input_share) > 0.10) AS capacity_mix_warning
+    FROM weighed AS w
+    LEFT JOIN mix AS x USING (cluster_id, month)
+    GROUP BY w.cluster_id, w.month
+),
+latest AS (
+    -- the sweep in force at the month's end
+    SELECT g.cluster_id, g.month, arg_max(g.sweep_id, p.valid_from) AS sweep_id
+    FROM segment_hours AS g
+    JOIN periods AS p ON p.cluster_id = g.cluster_id AND p.sweep_id = g.sweep_id
+    GROUP BY g.cluster_id, g.month
 )
 SELECT
-    * EXCLUDE (provisioned_ms),
-    -- tokens/s x provisioned seconds (provisioned_ms / 1000): exact in DECIMAL
-    CAST(capacity_tokens_per_second * provisioned_ms * CAST(0.001 AS DECIMAL(4, 3)) AS DECIMAL(38, 3)) AS monthly_token_capacity
-FROM capacity
+    m.cluster_id,
+    m.month,
+    CAST(c.capacity_per_node * h.provisioned_node_hours / nullif(m.provisioned_ms / 3600000.0, 0) AS DECIMAL(18, 3))
+        AS capacity_tokens_per_second,
+    c.capacity_source,
+    l.sweep_id,
+    p.sweep_measured_at,
+    p.sweep_points,
+    p.sweep_points_within_slo,
+    m.observed_tokens_per_second,
+    CAST(h.provisioned_node_hours AS DECIMAL(38, 6)) AS provisioned_node_hours,
+    CAST(c.capacity_per_node AS DECIMAL(18, 3)) AS capacity_per_node_tokens_per_second,
+    CAST(round(c.capacity_per_node * h.provisioned_node_hours * 3600) AS DECIMAL(38, 3)) AS monthly_token_capacity,
+    coalesce(c.capacity_mix_warning, FALSE) AS capacity_mix_warning,
+    coalesce(c.sweep_nodes_missing AND h.provisioned_node_hours > m.provisioned_ms / 3600000.0 + 1e-9, FALSE)
+        AS sweep_nodes_assumed
+FROM months AS m
+LEFT JOIN month_hours AS h USING (cluster_id, month)
+LEFT JOIN per_month AS c USING (cluster_id, month)
+LEFT JOIN latest AS l USING (cluster_id, month)
+LEFT JOIN periods AS p ON p.cluster_id = m.cluster_id AND p.sweep_id = l.sweep_id

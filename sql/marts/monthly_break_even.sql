@@ -18,7 +18,12 @@
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a seeded Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
--- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1).
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one).
+-- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost (seed 000, step 3); compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
+-- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle (seed 000, step 2), a share of token capacity (productive_utilisation, in hours, is not a duty cycle).
+-- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
+-- column capacity_per_node_tokens_per_second: Tokens per second per node within the SLO over all clusters: monthly_token_capacity / (provisioned_node_hours x 3,600).
+-- column capacity_mix_warning: A sweep in force had a token mix more than 10 points of input share away from production's.
 -- column self_hosted_variable_cost_per_accepted_task_usd: V = self-hosted review cost / self-hosted accepted tasks (the API route's review per task when the cluster accepted nothing; 0 with neither).
 -- column break_even_accepted_tasks: F / (C - V): accepted tasks a month at which the cluster costs no more than the API; NULL when C <= V or C is unknown.
 -- column marginal_break_even_accepted_tasks: avoidable_cost_usd / (C - V): the answer to "does the capacity we can cancel this month pay for itself?" (hardware, reservations and operating costs are spent either way this month); NULL when break_even_accepted_tasks is.
@@ -30,10 +35,10 @@
 -- column api_latency_unknown_share: Of the API route's accepted tasks, the share whose accepted attempt has no latency (API response bodies carry none): the SLO could not be checked for them, so they are judged by their outcome alone. NULL when the API accepted nothing.
 -- column capacity_tokens_per_second: Sum of the clusters' capacity at the SLO (tokens per second); NULL when a provisioned cluster's capacity is unknown.
 -- column capacity_source: 'sweep', 'observed' or 'mixed' (clusters differ).
--- column monthly_token_capacity: Tokens all clusters could serve in the month at the SLO (capacity x 3,600 x provisioned hours, summed).
+-- column monthly_token_capacity: Tokens all clusters could serve in the month at the SLO (provisioned node-hours x capacity per node x 3,600, summed).
 -- column break_even_share_of_capacity: break_even_accepted_tasks x tokens per accepted task (all attempts, on the comparator's route) / monthly_token_capacity; NULL when either is unknown.
 -- column break_even_reachable: break_even_share_of_capacity <= 1: the cluster can serve the break-even volume within the SLO.
--- column self_hosted_cost_per_million_tokens_at_capacity: F / monthly token capacity x 1e6: the cluster's cost per million tokens if it ran at capacity (seed 000, step 3).
+-- column self_hosted_cost_per_million_tokens_at_capacity: F / monthly token capacity x 1e6: what a million tokens would cost if the clusters ran at full capacity all month (not what they cost: see self_hosted_cost_per_million_tokens_served).
 -- column api_cost_per_million_tokens_at_mix: The API's price per million tokens at the cluster's own token mix: the API-equivalent cost of all its requests x W x U / their tokens (equivalent basis); the API route's run-rate / its tokens (measured basis).
 -- column api_credits_usd: Credit lines of the month's API invoices (negative): one-off, left out of the run-rate.
 -- column api_tax_usd: Tax lines of the month's API invoices: recoverable, left out of the run-rate.
@@ -119,7 +124,11 @@ clusters AS (
         CASE WHEN count(DISTINCT capacity_source) = 1 THEN min(capacity_source)
             WHEN count(DISTINCT capacity_source) > 1 THEN 'mixed' END AS capacity_source,
         CASE WHEN bool_and(monthly_token_capacity IS NOT NULL OR provisioned_hours = 0)
-            THEN sum(monthly_token_capacity) END AS monthly_token_capacity
+            THEN sum(monthly_token_capacity) END AS monthly_token_capacity,
+        sum(provisioned_node_hours) AS provisioned_node_hours,
+        sum(tokens_served) AS tokens_served,
+        coalesce(bool_or(capacity_mix_warning), FALSE) AS capacity_mix_warning,
+        coalesce(bool_or(sweep_nodes_assumed), FALSE) AS sweep_nodes_assumed
     FROM marts.monthly_utilisation
     GROUP BY month
 ),
@@ -140,6 +149,10 @@ inputs AS (
         u.capacity_tokens_per_second,
         u.capacity_source,
         u.monthly_token_capacity,
+        u.provisioned_node_hours,
+        u.tokens_served,
+        u.capacity_mix_warning,
+        u.sweep_nodes_assumed,
         coalesce(w.api_waste_factor, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor,
         CASE WHEN w.pooled_back = 0 THEN 'month' WHEN w.pooled_back > 0 THEN 'pooled' ELSE 'assumed' END AS api_waste_basis,
         coalesce(w.api_waste_factor_low, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_low,
@@ -286,7 +299,9 @@ SELECT
     -- what the verdict rests on that the data could not confirm
     list_filter([
         CASE WHEN invoice_unreconciled THEN 'invoice_unreconciled' END,
-        CASE WHEN api_waste_basis = 'assumed' AND api_cost_source = 'equivalent' THEN 'api_waste_assumed' END
+        CASE WHEN api_waste_basis = 'assumed' AND api_cost_source = 'equivalent' THEN 'api_waste_assumed' END,
+        CASE WHEN capacity_mix_warning THEN 'capacity_mix_warning' END,
+        CASE WHEN sweep_nodes_assumed THEN 'sweep_nodes_assumed' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,
@@ -294,5 +309,15 @@ SELECT
     api_waste_basis,
     api_waste_factor_low,
     api_waste_factor_high,
-    api_invoice_uplift
+    api_invoice_uplift,
+    CASE WHEN tokens_served > 0 THEN money_div(fixed_cost_usd,
+        CAST(CAST(tokens_served AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12))) END
+        AS self_hosted_cost_per_million_tokens_served,
+    CASE WHEN monthly_token_capacity > 0 THEN CAST(tokens_served AS DOUBLE) / CAST(monthly_token_capacity AS DOUBLE) END
+        AS token_utilisation,
+    provisioned_node_hours,
+    CASE WHEN provisioned_node_hours > 0
+        THEN CAST(CAST(monthly_token_capacity AS DOUBLE) / (CAST(provisioned_node_hours AS DOUBLE) * 3600) AS DECIMAL(18, 3))
+    END AS capacity_per_node_tokens_per_second,
+    capacity_mix_warning
 FROM judged

@@ -18,6 +18,8 @@ SELECT
     t.resource_id,
     t.service_name,
     t.service_category,
+    t.consumed_quantity,
+    t.consumed_unit,
     CAST(t.billed_cost * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS billed_cost_usd,
     CAST(t.effective_cost * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS effective_cost_usd,
     t.tags

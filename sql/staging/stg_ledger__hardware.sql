@@ -1,7 +1,7 @@
 -- grain: one row per owned asset
 -- materialized: view
 -- unique_key: asset_id
--- description: Owned hardware as loaded. Prices in another currency are converted to USD at the fx rate of the in-service date.
+-- description: Owned hardware as loaded. Prices in another currency are converted to USD at the fx rate of the in-service date. nodes: 1 when not given.
 SELECT
     t.asset_id,
     t.cluster_id,
@@ -9,6 +9,7 @@ SELECT
     CAST(coalesce(t.salvage_value, 0) * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS salvage_value_usd,
     t.in_service_date,
     t.life_months,
-    t.retired_date
+    t.retired_date,
+    coalesce(t.nodes, 1) AS nodes
 FROM raw.hardware AS t
 ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.in_service_date AS DATE) >= fx.date

@@ -1,7 +1,7 @@
 -- grain: one row per sweep x cluster x concurrency
 -- materialized: view
 -- unique_key: sweep_id, cluster_id, concurrency
--- description: Capacity sweep points as loaded (canonical load-tests files, vLLM bench serve and SGLang bench_serving results): aggregate tokens per second and latency of a cluster at each concurrency.
+-- description: Capacity sweep points as loaded (canonical load-tests files, vLLM bench serve and SGLang bench_serving results): aggregate tokens per second and latency of a cluster at each concurrency, on nodes nodes (1 when not given: nodes_given says whether it was).
 SELECT
     sweep_id,
     cluster_id,
@@ -10,5 +10,7 @@ SELECT
     tokens_per_second,
     p95_latency_ms,
     p50_latency_ms,
-    output_tokens_per_second
+    output_tokens_per_second,
+    coalesce(nodes, 1) AS nodes,
+    nodes IS NOT NULL AS nodes_given
 FROM raw.load_tests
