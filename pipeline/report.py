@@ -381,6 +381,22 @@ def _add(*amounts: Any) -> Any:
     return None if any(a is None for a in amounts) else sum(amounts)
 
 
+def surcharges(d: "ReportData") -> list[str]:
+    """One sentence per provider whose invoice lines are above their own quantity x unit price (line_price_mismatch)."""
+    out = []
+    for r in d.reconciliation:
+        if r["line_price_mismatches"]:
+            share = r["line_price_mismatch_share"]
+            above = f"{pct(share, 1)} above" if share is not None else "not equal to"
+            lines = "line is" if r["line_price_mismatches"] == 1 else "lines are"
+            out.append(
+                f"{r['provider']}: {r['line_price_mismatches']} invoice {lines} {above} quantity x unit price "
+                f"({usd(r['line_price_mismatch_usd'])} this month): a fee or surcharge its price list lacks, so its "
+                "invoice does not match the logs priced at that list."
+            )
+    return out
+
+
 def comparator_how(d: "ReportData") -> str:
     """How the API cost per accepted task used for break-even was found, with the two factors it multiplies by."""
     be = d.be
@@ -484,6 +500,7 @@ def _env():
         steps=steps,
         marginal_sentence=marginal_sentence,
         comparator_how=comparator_how,
+        surcharges=surcharges,
     )
     return env
 
@@ -548,6 +565,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
                 f"  {r['provider']:12} invoiced {usd(r['invoiced_usd'])}  metered {usd(r['metered_usd'])}  "
                 f"difference {usd(r['difference_usd'])}  {r['status']}"
             )
+        lines += [f"  {s}" for s in surcharges(d)]
         for i in d.invoices:
             lines.append(
                 f"    {i['provider']} invoice {i['invoice_id']}: usage {usd(i['usage_usd'])}  credits "

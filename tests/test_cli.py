@@ -123,6 +123,17 @@ def test_demo_reconciliation_flags_the_marked_up_provider(demo_db):
     rows = sql_json(demo_db, "select month, provider, status from marts.monthly_reconciliation order by all")
     assert {(r["provider"], r["status"]) for r in rows} == {("cometapi", "mismatch"), ("moonshot", "ok")}
     assert len(rows) == 8
+    # the sample marks CometAPI's usage lines up by 3 % over quantity x unit price (a surcharge its price list lacks):
+    # each of its months has line_price_mismatch lines at that share; Moonshot's lines are as priced
+    shares = sql_json(
+        demo_db,
+        "select provider, line_price_mismatches > 0 as flagged, round(line_price_mismatch_share, 4) as share "
+        "from marts.monthly_reconciliation",
+    )
+    assert {(r["provider"], r["flagged"], r["share"]) for r in shares} == {
+        ("cometapi", True, 0.03),
+        ("moonshot", False, None),
+    }
 
 
 def test_nightly_twice_changes_nothing(demo_db):

@@ -389,3 +389,43 @@ def test_cost_per_million_tokens_served_beside_the_at_capacity_figure(ledger):
     # token utilisation = 330,000 / 2,678,400,000
     assert be["token_utilisation"] == pytest.approx(330_000 / 2_678_400_000)
     assert be["capacity_per_node_tokens_per_second"] == 1000 and be["provisioned_node_hours"] == 744
+
+
+# ---- invoice lines against their own quantity x unit price ----
+
+
+def test_a_line_above_its_quantity_times_unit_price_is_a_line_price_mismatch(ledger):
+    def line(line_id: str, amount: str, currency: str = "USD", **kw) -> dict:
+        return {
+            "provider": "moonshot",
+            "invoice_id": "m-07",
+            "line_id": line_id,
+            "period_start": "2026-07-01",
+            "period_end": "2026-08-01",
+            "line_type": "input_cache_miss",
+            "amount": amount,
+            "currency": currency,
+            **kw,
+        }
+
+    ledger.load("fx", [{"currency": "EUR", "date": "2026-06-01", "usd_per_unit": "1.1"}])
+    ledger.load(
+        "invoices",
+        [
+            # 1,000,000 tokens at $3.00 a million = $3.00; invoiced $3.09: $0.09 (3 %) above
+            line("1", "3.09", quantity="1000000", unit_price_per_million="3.00"),
+            # 2,000,000 at $15.00 = $30.00: as priced
+            line("2", "30.00", quantity="2000000", unit_price_per_million="15.00"),
+            # 1,000,000 at EUR 2.00 = EUR 2.00, invoiced EUR 2.00: as priced in its own currency ($2.20 both ways)
+            line("3", "2.00", "EUR", quantity="1000000", unit_price_per_million="2.00"),
+            # no quantity: nothing to check against
+            line("4", "5.00"),
+        ],
+    )
+    ledger.build(reconciliation_tolerance_usd=Decimal("0.01"), reconciliation_tolerance_pct=Decimal("1"))
+    rec = ledger.one("SELECT * FROM marts.monthly_reconciliation")
+    # tolerance per line: the larger of $0.01 and 1 % of $3.00 = $0.03; $0.09 is beyond it -> one line
+    assert rec["line_price_mismatches"] == 1
+    assert rec["line_price_mismatch_usd"] == Decimal("0.09")
+    # as a share: $0.09 / $3.00 = 0.03
+    assert rec["line_price_mismatch_share"] == pytest.approx(0.03)

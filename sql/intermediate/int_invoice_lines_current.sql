@@ -5,6 +5,7 @@
 -- column month: Month the share is allocated to (first day, UTC).
 -- column amount_usd: This month's share of the line.
 -- column line_amount_usd: The whole line, as invoiced.
+-- column line_priced_usd: The whole line at its own quantity x unit price / 1e6 (USD); NULL when it does not state both.
 -- column months_in_period: How many months the line's period touches (1 for a monthly invoice).
 -- column allocation_basis: 'single_month', 'metered' (by metered cost) or 'time' (nothing metered in the period).
 WITH ranked AS (
@@ -80,6 +81,8 @@ SELECT
         ELSE share_usd
     END AS amount_usd,
     amount_usd AS line_amount_usd,
+    -- quantity x unit price / 1e6, in USD: what the line would be at its own stated price
+    CAST(money_div(quantity * unit_price_per_million, 1000000) * usd_per_unit AS DECIMAL(38, 12)) AS line_priced_usd,
     CAST(months_in_period AS INTEGER) AS months_in_period,
     allocation_basis,
     source_file_hash

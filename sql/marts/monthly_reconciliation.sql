@@ -16,6 +16,9 @@
 -- column unpriced_requests: Requests with no price (missing from metered_usd).
 -- column invoices: How many invoices of the provider count in the month (an invoice, its credit notes and adjustments are separate invoices that add up).
 -- column invoice_ids: Their ids, comma-separated.
+-- column line_price_mismatches: Invoice lines (stating a quantity and a unit price) whose amount differs from quantity x unit price / 1e6 by more than the tolerance (the larger of tolerance_usd and tolerance_pct of the priced amount): line_price_mismatch, a fee or surcharge the price list lacks.
+-- column line_price_mismatch_usd: What those lines add (this month's share) above their quantity x unit price.
+-- column line_price_mismatch_share: line_price_mismatch_usd / those lines at their quantity x unit price: the surcharge as a share (0.03 = 3 %); NULL without such lines.
 -- column allocated_from_multi_month_usd: The part of the invoiced total that comes from lines whose period spans several months (allocated by metered cost, else by time).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 judged AS (
@@ -27,6 +30,23 @@ judged AS (
         ) AS tolerance_usd
     FROM intermediate.int_api_provider_monthly AS p
     CROSS JOIN settings AS s
+),
+-- lines whose amount is not their quantity x unit price (beyond the tolerance): a fee or surcharge the price list lacks
+line_checks AS (
+    SELECT
+        l.month,
+        l.provider,
+        count(*) AS line_price_mismatches,
+        sum(money_div(l.amount_usd * (l.line_amount_usd - l.line_priced_usd), l.line_amount_usd)) AS line_price_mismatch_usd,
+        sum(l.amount_usd) AS mismatched_lines_usd
+    FROM intermediate.int_invoice_lines_current AS l
+    CROSS JOIN settings AS s
+    WHERE l.line_priced_usd IS NOT NULL AND l.line_amount_usd <> 0
+        AND abs(l.line_amount_usd - l.line_priced_usd) > greatest(
+            s.reconciliation_tolerance_usd,
+            CAST(abs(l.line_priced_usd) * s.reconciliation_tolerance_pct * CAST(0.01 AS DECIMAL(3, 2)) AS DECIMAL(38, 12))
+        )
+    GROUP BY l.month, l.provider
 )
 SELECT
     month,
@@ -48,5 +68,10 @@ SELECT
     unpriced_requests,
     invoices,
     invoice_ids,
-    allocated_from_multi_month_usd
+    allocated_from_multi_month_usd,
+    coalesce(c.line_price_mismatches, 0) AS line_price_mismatches,
+    CAST(coalesce(c.line_price_mismatch_usd, 0) AS DECIMAL(38, 12)) AS line_price_mismatch_usd,
+    CAST(money_div(c.line_price_mismatch_usd, c.mismatched_lines_usd - c.line_price_mismatch_usd) AS DOUBLE)
+        AS line_price_mismatch_share
 FROM judged
+LEFT JOIN line_checks AS c USING (month, provider)

@@ -1,7 +1,7 @@
 -- grain: one row per invoice line per loaded export (a newer export of the period repeats its lines)
 -- materialized: view
 -- unique_key: provider, invoice_id, line_id, source_file_hash
--- description: Invoice lines as loaded; the month is the month the billed period starts in. Amounts in another currency are converted to USD at the fx rate of the period start (the latest on or before it).
+-- description: Invoice lines as loaded; the month is the month the billed period starts in. Amounts in another currency are converted to USD at the fx rate of the period start (the latest on or before it). usd_per_unit: that rate (1 for USD).
 SELECT
     t.provider,
     t.invoice_id,
@@ -14,6 +14,8 @@ SELECT
     t.quantity,
     t.unit_price_per_million,
     CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd,
+    t.currency,
+    CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS usd_per_unit,
     t.source_file_hash
 FROM raw.invoices AS t
 ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.period_start AS DATE) >= fx.date
