@@ -47,6 +47,11 @@ line_checks AS (
             CAST(abs(l.line_priced_usd) * s.reconciliation_tolerance_pct * CAST(0.01 AS DECIMAL(3, 2)) AS DECIMAL(38, 12))
         )
     GROUP BY l.month, l.provider
+),
+checked AS (
+    SELECT j.*, c.* EXCLUDE (month, provider)
+    FROM judged AS j
+    LEFT JOIN line_checks AS c USING (month, provider)
 )
 SELECT
     month,
@@ -69,9 +74,8 @@ SELECT
     invoices,
     invoice_ids,
     allocated_from_multi_month_usd,
-    coalesce(c.line_price_mismatches, 0) AS line_price_mismatches,
-    CAST(coalesce(c.line_price_mismatch_usd, 0) AS DECIMAL(38, 12)) AS line_price_mismatch_usd,
-    CAST(money_div(c.line_price_mismatch_usd, c.mismatched_lines_usd - c.line_price_mismatch_usd) AS DOUBLE)
+    coalesce(line_price_mismatches, 0) AS line_price_mismatches,
+    CAST(coalesce(line_price_mismatch_usd, 0) AS DECIMAL(38, 12)) AS line_price_mismatch_usd,
+    CAST(money_div(line_price_mismatch_usd, mismatched_lines_usd - line_price_mismatch_usd) AS DOUBLE)
         AS line_price_mismatch_share
-FROM judged
-LEFT JOIN line_checks AS c USING (month, provider)
+FROM checked
