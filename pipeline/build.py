@@ -81,6 +81,16 @@ MACROS = [
         ) * CAST(0.000000000001 AS DECIMAL(13, 12))
     END
     """,
+    # the verdict of a month with a self-hosted route and an API price, from C, V, its accepted tasks and break-even:
+    # one definition for the month's verdict and for its recomputations under each named assumption
+    """
+    CREATE OR REPLACE TEMP MACRO break_even_verdict(c, v, accepted, break_even) AS
+    CASE
+        WHEN c <= v THEN 'never_breaks_even'
+        WHEN accepted > 0 AND accepted >= break_even THEN 'self_hosting_cheaper'
+        ELSE 'api_cheaper'
+    END
+    """,
 ]
 
 

@@ -32,6 +32,10 @@ def run_query(
 def jsonable(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return str(value)  # exact: never through float
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]  # lists and structs (e.g. monthly_break_even.verdict_sensitivity)
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (dt.date, dt.datetime, dt.time)):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
@@ -48,6 +52,8 @@ def _cell(value: Any) -> str:
         return "NULL"
     if isinstance(value, decimal.Decimal):
         return format(value, "f")
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(jsonable(value))
     return str(value)
 
 

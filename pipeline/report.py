@@ -297,7 +297,51 @@ def latency_sentence(d: "ReportData") -> str | None:
 
 def headline(d: "ReportData") -> list[str]:
     """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
-    return _headline(d) + [line for line in (unpriced_sentence(d), latency_sentence(d)) if line]
+    extra = (saving_sentence(d), robustness_sentence(d), unpriced_sentence(d), latency_sentence(d))
+    return _headline(d) + [line for line in extra if line]
+
+
+def saving_sentence(d: "ReportData") -> str | None:
+    """The month's saving (or cost) in dollars against sending the same accepted work to the API."""
+    be = d.be
+    if be["saving_usd"] is None or be["verdict"] in ("no_self_hosted_route", "no_api_price"):
+        return None
+    saved = be["saving_usd"]
+    what = "saved" if saved >= 0 else "cost"
+    return (
+        f"Self-hosting {what} {usd(abs(saved), 0)} this month against sending the same accepted tasks to the API, "
+        f"which would have charged {usd(be['api_would_have_cost_usd'], 0)} for them."
+    )
+
+
+#: what each named assumption of marts.monthly_verdict_sensitivity means, for a reader
+ASSUMPTIONS = {
+    "api_waste_factor": "the API's spend on failures and retries at either end of its 95 % interval",
+    "hardware_life": "hardware lasting two thirds or four thirds as long",
+    "compute_hour_price": "node-hour and GPU-hour prices 20 % lower or higher",
+    "api_cache_hit_rate": "the cluster's requests at the API's own cache-hit rate",
+}
+
+
+def _assumption(name: str) -> str:
+    if name.startswith("reference_provider:"):
+        return f"{name.split(':', 1)[1]}'s price list instead of the reference provider's"
+    return ASSUMPTIONS.get(name, name)
+
+
+def robustness_sentence(d: "ReportData") -> str | None:
+    """How far the month is from break-even, and which named assumptions would turn the verdict."""
+    be = d.be
+    if be["verdict_confidence"] is None or be["verdict_margin"] is None:
+        return None
+    side = "above" if be["verdict_margin"] >= 0 else "below"
+    margin = f"The month is {pct(abs(be['verdict_margin']), 1)} {side} break-even"
+    flipped = be["verdict_flipped_by"] or []
+    if not flipped:
+        return f"{margin}; the verdict holds under every assumption tested (robust)."
+    names = [_assumption(a) for a in flipped]
+    listed = names[0] if len(names) == 1 else "; ".join(names[:-1]) + "; or " + names[-1]
+    return f"{margin}: a marginal verdict. It turns with {listed}."
 
 
 def _headline(d: "ReportData") -> list[str]:

@@ -429,3 +429,83 @@ def test_a_line_above_its_quantity_times_unit_price_is_a_line_price_mismatch(led
     assert rec["line_price_mismatch_usd"] == Decimal("0.09")
     # as a share: $0.09 / $3.00 = 0.03
     assert rec["line_price_mismatch_share"] == pytest.approx(0.03)
+
+
+# ---- the verdict's robustness ----
+
+
+def test_the_verdict_under_each_named_assumption(ledger):
+    """July: an owned server bought for $360 with a 36-month life ($10 a month), 10 self-hosted tasks accepted, each
+    $1.35 at the reference price; another provider prices the model at $6.00 a million cache-miss input (Moonshot:
+    $3.00). No API traffic: W is assumed 1, U is 1, so C = $1.35 and V = $0."""
+    other = {**PRICE_MOONSHOT, "provider": "other", "cache_miss_input_per_million": "6.00"}
+    ledger.load("prices", [PRICE_MOONSHOT, other])
+    ledger.load(
+        "hardware",
+        [
+            {
+                "asset_id": "srv",
+                "cluster_id": "c1",
+                "purchase_price": "360",
+                "in_service_date": "2026-07-01",
+                "life_months": "36",
+                "currency": "USD",
+            }
+        ],
+    )
+    ledger.load(
+        "requests",
+        [request(f"s{i}", f"t{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in range(10)],
+    )
+    ledger.load("outcomes", accepted(*[f"t{i}" for i in range(10)]))
+    ledger.build()
+    be = month(ledger)
+    # break-even = $10 / $1.35 = 7.407...; 10 delivered -> cheaper, margin (10 - 7.407) / 7.407 = 13.5 / 10 - 1 = 0.35
+    assert be["verdict"] == "self_hosting_cheaper" and be["verdict_margin"] == pytest.approx(0.35)
+    rows = {r["assumption"]: r for r in ledger.rows("SELECT * FROM marts.monthly_verdict_sensitivity")}
+    # no charges (no compute-hour price to move), no API tasks (W assumed, no interval), no API cache-hit share
+    assert set(rows) == {"hardware_life", "reference_provider:other"}
+    life = rows["hardware_life"]
+    # life x 2/3 -> $10 x 3/2 = $15 -> 15 / 1.35 = 11.11 > 10: the API would be cheaper; x 4/3 -> $7.50 -> 5.56
+    assert life["break_even_low"] == pytest.approx(Decimal(15) / Decimal("1.35"), abs=Decimal("1e-9"))
+    assert life["break_even_high"] == pytest.approx(Decimal("7.5") / Decimal("1.35"), abs=Decimal("1e-9"))
+    assert (life["verdict_low"], life["verdict_high"], life["flips"]) == ("api_cheaper", "self_hosting_cheaper", True)
+    # the other provider at the cluster's mix: 300k x $6 + 30k x $15 = $2.25 a task against $1.35: ratio 5/3;
+    # C = $2.25 -> break-even $10 / $2.25 = 4.44: still cheaper
+    ref = rows["reference_provider:other"]
+    assert ref["value_low"] == pytest.approx(2.25 / 1.35)
+    assert ref["break_even_low"] == pytest.approx(Decimal(10) / Decimal("2.25"), abs=Decimal("1e-9"))
+    assert ref["flips"] is False
+    assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("marginal", ["hardware_life"])
+
+
+def test_compute_hour_prices_move_fixed_cost_and_a_robust_verdict_stays(ledger):
+    # on-demand $13.50 for July (one node, no quantity: compute time); 20 self-hosted tasks at $1.35
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("od", "on_demand", "13.50")])
+    ledger.load(
+        "requests",
+        [request(f"s{i}", f"t{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in range(20)],
+    )
+    ledger.load("outcomes", accepted(*[f"t{i}" for i in range(20)]))
+    ledger.build()
+    be = month(ledger)
+    # break-even $13.50 / $1.35 = 10; 20 delivered; prices -20 % / +20 %: $10.80 -> 8, $16.20 -> 12: still cheaper
+    row = ledger.one("SELECT * FROM marts.monthly_verdict_sensitivity WHERE assumption = 'compute_hour_price'")
+    assert (row["value_low"], row["value_high"]) == (0.8, 1.2)
+    assert (row["break_even_low"], row["break_even_high"]) == (8, 12)
+    assert row["flips"] is False
+    assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("robust", [])
+
+
+def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
+    """The first test's month: $10 of hardware, 10 tasks at $1.35; the verdict turns with the hardware's life."""
+    from pipeline.report import plain_report
+
+    test_the_verdict_under_each_named_assumption(ledger)
+    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    # saving = $1.35 x 10 - ($10 + 0) = $3.50; the API would have charged $13.50 (whole dollars on the first screen)
+    assert "Self-hosting saved $4 this month" in text and "would have charged $14 for them" in text
+    # margin 0.35 -> 35.0 % above break-even; hardware_life flips it
+    assert "The month is 35.0% above break-even: a marginal verdict." in text
+    assert "It turns with hardware lasting two thirds or four thirds as long." in text

@@ -120,11 +120,12 @@ def test_every_model_states_grain_and_marts_are_audited():
         assert m.grain.startswith("one row"), m.path
         assert m.path.stem == m.name
     marts = [m for m in models if m.layer == "marts"]
-    # the contract's five marts, plus the report's sensitivity and team usage marts, unallocated FOCUS cost and
-    # the usage-export reconciliation (issue #12)
+    # the contract's five marts and the verdict's sensitivity, plus the report's sensitivity and team usage marts,
+    # unallocated FOCUS cost and the usage-export reconciliation
     assert sorted(m.name for m in marts) == sorted(
         [
             *CONTRACT,
+            "monthly_verdict_sensitivity",
             "monthly_sensitivity",
             "monthly_team_usage",
             "monthly_unallocated_cloud_cost",

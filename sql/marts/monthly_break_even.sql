@@ -24,6 +24,9 @@
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
 -- column capacity_per_node_tokens_per_second: Tokens per second per node within the SLO over all clusters: monthly_token_capacity / (provisioned_node_hours x 3,600).
 -- column capacity_mix_warning: A sweep in force had a token mix more than 10 points of input share away from production's.
+-- column verdict_confidence: 'robust' when no named assumption at its low or high value flips the verdict, 'marginal' when one does (verdict_flipped_by names them; marts.monthly_verdict_sensitivity has the figures); NULL without a verdict to test.
+-- column verdict_flipped_by: The assumptions that flip the verdict (see int_verdict_assumptions_monthly for each); [] when none does.
+-- column verdict_sensitivity: Break-even and the verdict under each named assumption at its low and high value (one struct per assumption; marts.monthly_verdict_sensitivity has them as rows).
 -- column self_hosted_variable_cost_per_accepted_task_usd: V = self-hosted review cost / self-hosted accepted tasks (the API route's review per task when the cluster accepted nothing; 0 with neither).
 -- column break_even_accepted_tasks: F / (C - V): accepted tasks a month at which the cluster costs no more than the API; NULL when C <= V or C is unknown.
 -- column marginal_break_even_accepted_tasks: avoidable_cost_usd / (C - V): the answer to "does the capacity we can cancel this month pay for itself?" (hardware, reservations and operating costs are spent either way this month); NULL when break_even_accepted_tasks is.
@@ -237,14 +240,71 @@ judged AS (
         CASE
             WHEN NOT has_self_hosted_route THEN 'no_self_hosted_route'
             WHEN api_cost_per_accepted_task_usd IS NULL THEN 'no_api_price'
-            WHEN api_cost_per_accepted_task_usd <= self_hosted_variable_cost_per_accepted_task_usd THEN 'never_breaks_even'
-            WHEN sh_accepted > 0 AND sh_accepted >= break_even_accepted_tasks THEN 'self_hosting_cheaper'
-            ELSE 'api_cheaper'
+            ELSE break_even_verdict(api_cost_per_accepted_task_usd, self_hosted_variable_cost_per_accepted_task_usd,
+                                    sh_accepted, break_even_accepted_tasks)
         END AS verdict,
         CASE WHEN monthly_token_capacity > 0 AND break_even_accepted_tasks IS NOT NULL
             THEN CAST(break_even_accepted_tasks AS DOUBLE) * tokens_per_accepted_task / CAST(monthly_token_capacity AS DOUBLE)
         END AS break_even_share_of_capacity
     FROM broken_even
+),
+-- the verdict again under each named assumption at its low and high value (int_verdict_assumptions_monthly)
+assumed AS (
+    SELECT
+        j.month,
+        a.assumption,
+        a.value_low,
+        a.value_high,
+        j.verdict,
+        j.sh_accepted,
+        j.self_hosted_variable_cost_per_accepted_task_usd AS v,
+        CAST(j.fixed_cost_usd + a.fixed_delta_low AS DECIMAL(38, 12)) AS f_low,
+        CAST(j.fixed_cost_usd + a.fixed_delta_high AS DECIMAL(38, 12)) AS f_high,
+        -- only the equivalent basis has a token part to scale
+        CASE WHEN j.api_cost_source = 'equivalent'
+            THEN CAST(j.api_equivalent_cost_per_accepted_task_usd * a.equivalent_factor_low + j.api_review_per_accepted_task_usd
+                AS DECIMAL(38, 12))
+            ELSE j.api_cost_per_accepted_task_usd END AS c_low,
+        CASE WHEN j.api_cost_source = 'equivalent'
+            THEN CAST(j.api_equivalent_cost_per_accepted_task_usd * a.equivalent_factor_high + j.api_review_per_accepted_task_usd
+                AS DECIMAL(38, 12))
+            ELSE j.api_cost_per_accepted_task_usd END AS c_high
+    FROM judged AS j
+    JOIN intermediate.int_verdict_assumptions_monthly AS a USING (month)
+    WHERE j.verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
+),
+assumed_break_even AS (
+    SELECT
+        *,
+        CASE WHEN c_low > v THEN money_div(f_low, c_low - v) END AS break_even_low,
+        CASE WHEN c_high > v THEN money_div(f_high, c_high - v) END AS break_even_high
+    FROM assumed
+),
+assumed_verdicts AS (
+    SELECT
+        *,
+        break_even_verdict(c_low, v, sh_accepted, break_even_low) AS verdict_low,
+        break_even_verdict(c_high, v, sh_accepted, break_even_high) AS verdict_high
+    FROM assumed_break_even
+),
+sensitivity AS (
+    SELECT
+        month,
+        list(struct_pack(
+            assumption := assumption, value_low := value_low, value_high := value_high,
+            break_even_low := break_even_low, break_even_high := break_even_high,
+            verdict_low := verdict_low, verdict_high := verdict_high,
+            flips := verdict_low <> verdict OR verdict_high <> verdict
+        ) ORDER BY assumption) AS verdict_sensitivity,
+        list(assumption ORDER BY assumption) FILTER (WHERE verdict_low <> verdict OR verdict_high <> verdict)
+            AS verdict_flipped_by
+    FROM assumed_verdicts
+    GROUP BY month
+),
+final AS (
+    SELECT j.*, s.verdict_sensitivity, coalesce(s.verdict_flipped_by, []) AS verdict_flipped_by
+    FROM judged AS j
+    LEFT JOIN sensitivity AS s USING (month)
 )
 SELECT
     month,
@@ -319,5 +379,10 @@ SELECT
     CASE WHEN provisioned_node_hours > 0
         THEN CAST(CAST(monthly_token_capacity AS DOUBLE) / (CAST(provisioned_node_hours AS DOUBLE) * 3600) AS DECIMAL(18, 3))
     END AS capacity_per_node_tokens_per_second,
-    capacity_mix_warning
-FROM judged
+    capacity_mix_warning,
+    CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
+        THEN CASE WHEN len(verdict_flipped_by) > 0 THEN 'marginal' ELSE 'robust' END END AS verdict_confidence,
+    CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even') THEN verdict_flipped_by END
+        AS verdict_flipped_by,
+    coalesce(verdict_sensitivity, []) AS verdict_sensitivity
+FROM final

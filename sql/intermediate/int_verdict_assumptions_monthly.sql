@@ -1,0 +1,120 @@
+-- grain: one row per month x assumption
+-- materialized: table
+-- unique_key: month, assumption
+-- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review). Assumptions: api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), and reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix: its cost of the cluster's tokens / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band).
+-- column value_low: The assumption's low value (a factor, a share or a price ratio).
+-- column value_high: Its high value.
+WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
+months AS (SELECT month, month_start, month_end FROM intermediate.int_months_spined),
+hardware AS (
+    SELECT month, sum(amount_usd) AS amortisation_usd FROM intermediate.int_hardware_amortised GROUP BY month
+),
+compute_time AS (
+    SELECT s.month, sum(s.amount_usd) AS compute_usd
+    FROM intermediate.int_cluster_charges_split AS s
+    JOIN intermediate.int_cluster_charge_lines AS l USING (charge_id)
+    WHERE l.node_hours IS NOT NULL
+    GROUP BY s.month
+),
+tokens AS (
+    SELECT
+        month,
+        sum(cache_hit_input_tokens) FILTER (WHERE route = 'self_hosted') AS sh_hit,
+        sum(cache_miss_input_tokens) FILTER (WHERE route = 'self_hosted') AS sh_miss,
+        sum(output_tokens + reasoning_tokens) FILTER (WHERE route = 'self_hosted') AS sh_out,
+        sum(a_all_miss_usd) FILTER (WHERE route = 'self_hosted') AS sh_a,
+        sum(b_hit_saving_usd) FILTER (WHERE route = 'self_hosted') AS sh_b,
+        sum(c_not_read_input_usd) FILTER (WHERE route = 'self_hosted') AS sh_c,
+        sum(cache_hit_input_tokens) FILTER (WHERE route = 'api') AS api_hit,
+        sum(cache_miss_input_tokens) FILTER (WHERE route = 'api') AS api_miss
+    FROM intermediate.int_requests_monthly
+    GROUP BY month
+),
+shares AS (
+    SELECT
+        *,
+        CAST(sh_hit AS DOUBLE) / nullif(sh_hit + sh_miss, 0) AS sh_hit_share,
+        CAST(api_hit AS DOUBLE) / nullif(api_hit + api_miss, 0) AS api_hit_share
+    FROM tokens
+),
+-- each provider's price of the reference model in force at the month's end (standard tier, first band)
+month_prices AS (
+    SELECT
+        m.month,
+        p.provider,
+        arg_max(p.cache_hit_input_per_million, p.valid_from) AS hit_price,
+        arg_max(p.cache_miss_input_per_million, p.valid_from) AS miss_price,
+        arg_max(p.output_per_million, p.valid_from) AS output_price
+    FROM months AS m
+    CROSS JOIN settings AS s
+    JOIN intermediate.int_prices_effective AS p
+        ON p.model = s.reference_api_model AND p.service_tier = 'standard' AND p.min_input_tokens = 0
+        AND p.valid_from < m.month_end AND (p.valid_until IS NULL OR p.valid_until > m.month_start)
+    GROUP BY m.month, p.provider
+),
+mix_cost AS (
+    SELECT
+        p.month,
+        p.provider,
+        p.provider = s.reference_api_provider AS is_reference,
+        CAST(t.sh_hit * p.hit_price + t.sh_miss * p.miss_price + t.sh_out * p.output_price AS DECIMAL(38, 12)) AS cost
+    FROM month_prices AS p
+    CROSS JOIN settings AS s
+    JOIN tokens AS t USING (month)
+),
+cases AS (
+    SELECT
+        w.month,
+        'api_waste_factor' AS assumption,
+        CAST(w.api_waste_factor_low AS DOUBLE) AS value_low,
+        CAST(w.api_waste_factor_high AS DOUBLE) AS value_high,
+        CAST(0 AS DECIMAL(38, 12)) AS fixed_delta_low,
+        CAST(0 AS DECIMAL(38, 12)) AS fixed_delta_high,
+        money_div(w.api_waste_factor_low, w.api_waste_factor) AS equivalent_factor_low,
+        money_div(w.api_waste_factor_high, w.api_waste_factor) AS equivalent_factor_high
+    FROM intermediate.int_api_waste_monthly AS w
+    UNION ALL
+    SELECT month, 'hardware_life', 2.0 / 3, 4.0 / 3, money_div(amortisation_usd, 2), -money_div(amortisation_usd, 4), 1, 1
+    FROM hardware
+    WHERE amortisation_usd <> 0
+    UNION ALL
+    SELECT month, 'compute_hour_price', 0.8, 1.2, -money_div(compute_usd, 5), money_div(compute_usd, 5), 1, 1
+    FROM compute_time
+    WHERE compute_usd <> 0
+    UNION ALL
+    SELECT
+        month,
+        'api_cache_hit_rate',
+        sh_hit_share,
+        api_hit_share,
+        0,
+        0,
+        1,
+        money_div(CAST(sh_a - CAST(api_hit_share AS DECIMAL(38, 12)) * sh_b + sh_c AS DECIMAL(38, 12)),
+                  CAST(sh_a - CAST(sh_hit_share AS DECIMAL(38, 12)) * sh_b + sh_c AS DECIMAL(38, 12)))
+    FROM shares
+    WHERE api_hit_share IS NOT NULL AND sh_hit_share IS NOT NULL AND sh_a - sh_hit_share * sh_b + sh_c > 0
+    UNION ALL
+    SELECT
+        o.month,
+        'reference_provider:' || o.provider,
+        CAST(o.cost / r.cost AS DOUBLE),
+        CAST(o.cost / r.cost AS DOUBLE),
+        0,
+        0,
+        money_div(o.cost, r.cost),
+        money_div(o.cost, r.cost)
+    FROM mix_cost AS o
+    JOIN mix_cost AS r ON r.month = o.month AND r.is_reference
+    WHERE NOT o.is_reference AND r.cost > 0
+)
+SELECT
+    month,
+    assumption,
+    value_low,
+    value_high,
+    CAST(fixed_delta_low AS DECIMAL(38, 12)) AS fixed_delta_low,
+    CAST(fixed_delta_high AS DECIMAL(38, 12)) AS fixed_delta_high,
+    CAST(equivalent_factor_low AS DECIMAL(38, 12)) AS equivalent_factor_low,
+    CAST(equivalent_factor_high AS DECIMAL(38, 12)) AS equivalent_factor_high
+FROM cases
