@@ -145,10 +145,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
     settings = _rows(con, "SELECT key, value FROM meta.settings ORDER BY key")
     s = {r["key"]: r["value"] for r in settings}
     inputs = query(con, "measured_planning_inputs", {"month": first})
-    measured_plan: list[dict[str, Any]] = []
-    if inputs and inputs[0]["rate_per_hour_usd"] is not None and inputs[0]["api_cost_per_accepted_task_usd"]:
-        i = inputs[0]
-        measured_plan = planning_table(con, [i["rate_per_hour_usd"]], i["hours"], [i["api_cost_per_accepted_task_usd"]])
+    measured_plan = inputs  # the month's break-even in the planning table's terms: one row, or none without one
 
     def business(key: str) -> Any:
         return s.get(key) or None
@@ -329,6 +326,34 @@ def _assumption(name: str) -> str:
     return ASSUMPTIONS.get(name, name)
 
 
+def _value(name: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if name == "api_cache_hit_rate":
+        return pct(value)
+    if name == "hardware_life":
+        return f"x {value:.2f} life"
+    return f"x {value:.3f}"
+
+
+def robustness_rows(d: "ReportData") -> list[dict[str, Any]]:
+    """The verdict under each named assumption (monthly_break_even.verdict_sensitivity), in the reader's words."""
+    words = {"api_cheaper": "API cheaper", "self_hosting_cheaper": "self-hosting cheaper", "never_breaks_even": "never"}
+    return [
+        {
+            "assumption": _assumption(r["assumption"]),
+            "low": _value(r["assumption"], r["value_low"]),
+            "high": _value(r["assumption"], r["value_high"]),
+            "break_even_low": r["break_even_low"],
+            "break_even_high": r["break_even_high"],
+            "verdict_low": words.get(r["verdict_low"], r["verdict_low"]),
+            "verdict_high": words.get(r["verdict_high"], r["verdict_high"]),
+            "flips": r["flips"],
+        }
+        for r in d.be["verdict_sensitivity"] or []
+    ]
+
+
 def robustness_sentence(d: "ReportData") -> str | None:
     """How far the month is from break-even, and which named assumptions would turn the verdict."""
     be = d.be
@@ -402,7 +427,7 @@ def views(d: "ReportData") -> list[dict[str, Any]]:
         {
             "view": "infrastructure only",
             "cost": be["infrastructure_cost_usd"],
-            "includes": "hardware and cluster charges; operating costs left out, as the seeds' planning table does",
+            "includes": "hardware and cluster charges; operating costs left out, as published planning tables do",
             "break_even": be["infrastructure_break_even_accepted_tasks"],
         },
         {
@@ -482,7 +507,7 @@ def marginal_sentence(d: "ReportData") -> str:
 
 
 def steps(d: "ReportData") -> list[tuple[str, str, str]]:
-    """Seed 000's five steps, computed from the data: (step, figure, how it was found)."""
+    """The five steps from capacity to cost per token, computed from the data: (step, figure, how it was found)."""
     be = d.be
     source = {
         "sweep": "the load-test sweeps in force over the month, weighted by node-hours",
@@ -545,6 +570,7 @@ def _env():
         marginal_sentence=marginal_sentence,
         comparator_how=comparator_how,
         surcharges=surcharges,
+        robustness_rows=robustness_rows,
     )
     return env
 
@@ -573,7 +599,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     be = d.be
     lines = [f"costledger report for {d.month}", "=" * 40, *headline(d), ""]
     if be["break_even_accepted_tasks"] is not None:
-        lines.append("Break-even, three views:")
+        lines.append("Break-even, four questions:")
         for v in views(d):
             lines.append(
                 f"  {v['view']:20} fixed cost {usd(v['cost'], 0):>12}  break-even {count(v['break_even']):>10} "
@@ -581,7 +607,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
             )
         lines += [f"  {marginal_sentence(d)}", ""]
     lines += [
-        "The comparator (API cost per accepted task):",
+        "What an accepted task costs on the API:",
         f"  used ({be['api_cost_source'] or 'n/a'})      {usd(be['api_cost_per_accepted_task_usd'], 4)}",
         f"  measured on the API route  {usd(be['api_measured_cost_per_accepted_task_usd'], 4)}"
         f"  (gap {usd(be['api_comparator_gap_usd'], 4)})",
@@ -589,10 +615,10 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
         f"  API credits this month     {usd(be['api_credits_usd'])} (left out of the run-rate)",
         f"  API tax this month         {usd(be['api_tax_usd'])} (left out of the run-rate)",
         "",
-        "Seed 000's five steps, from the data:",
+        "From capacity to cost per token: five steps, from the data:",
         *(f"  {step}: {figure} ({how})" for step, figure, how in steps(d)),
         "",
-        "Routes:",
+        "Routes (the cash view: as billed, credits and tax included; break-even uses the run-rate):",
     ]
     for r in d.routes:
         lines.append(

@@ -509,3 +509,17 @@ def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
     # margin 0.35 -> 35.0 % above break-even; hardware_life flips it
     assert "The month is 35.0% above break-even: a marginal verdict." in text
     assert "It turns with hardware lasting two thirds or four thirds as long." in text
+
+
+def test_the_planning_tables_measured_row_is_the_break_even(ledger):
+    """The review month of test_break_even: F = $264.80, C = $3.648, V = $1 (break-even 100 tasks)."""
+    from pipeline.report import gather
+    from tests.test_break_even import _review_month
+
+    _review_month(ledger, self_hosted_review_minutes=1)
+    (row,) = gather(ledger.con, "2026-07").measured_plan
+    # monthly cost F = $264.80; a task saves C - V = $3.648 - $1 = $2.648; $264.80 / $2.648 = 100 tasks, as break-even
+    assert (row["monthly_cost_usd"], row["api_cost_per_task_usd"]) == (Decimal("264.8"), Decimal("2.648"))
+    assert (row["equivalent_api_tasks"], row["equivalent_api_tasks_rounded"]) == (100, 100)
+    # per provisioned hour (both charges cover all of July, 744 h): $264.80 / 744 = $0.355913978494...
+    assert row["rate_per_hour_usd"] == pytest.approx(Decimal("264.8") / 744, abs=Decimal("1e-12"))

@@ -163,7 +163,7 @@ def test_markdown_version_has_the_same_verdict(demo_db, tmp_path):
     md = out.read_text()
     assert md.startswith("# Self-hosted vs API: break-even report for 2026-09")
     assert "**The API was cheaper in 2026-09.**" in md and "Self-hosting breaks even at" in md
-    assert "| seeds' scenario | $80 | 730 | $58,400 | $1.35 | 43,300 |" in md
+    assert "| published example | $80 | 730 | $58,400 | $1.35 | 43,300 |" in md
 
 
 def test_scenario_reproduces_the_seeds_table():
