@@ -51,7 +51,10 @@ waste_draws AS (
     SELECT
         w.month,
         b.replicate,
-        hash(s.bootstrap_seed, b.replicate, g.month, g.task_group) / 18446744073709551616.0 AS u,
+        -- one integer key per (seed, replicate, month, group), hashed whole: hash() of several arguments combines
+        -- their hashes too weakly for independent draws (replicates came out alike and the interval half as wide)
+        hash(((CAST(s.bootstrap_seed AS HUGEINT) * 1000 + b.replicate) * 100000 + (g.month - DATE '2000-01-01')) * 1000
+             + g.task_group) / 18446744073709551616.0 AS u,
         g.attempts_metered_usd,
         g.accepted_metered_usd
     FROM waste AS w
