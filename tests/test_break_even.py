@@ -67,19 +67,20 @@ def test_equivalent_comparator_break_even_and_observed_capacity(ledger):
     assert be["break_even_accepted_tasks"] == 1000 and be["self_hosted_accepted_tasks"] == 2
     assert (be["verdict"], be["self_hosting_cheaper"]) == ("api_cheaper", False)
     assert be["marginal_break_even_accepted_tasks"] == 0  # nothing avoidable: $0 / $0.945
-    # capacity, observed (no sweep, no SLO): each window holds one request of 330,000 tokens / 300 s = 1,100 tokens/s
-    assert (be["capacity_source"], be["capacity_tokens_per_second"]) == ("observed", Decimal("1100"))
-    # monthly token capacity = 1,100 x 3,600 x 744 h = 2,946,240,000 tokens
-    assert be["monthly_token_capacity"] == 2_946_240_000
-    # share = 1,000 tasks x (660,000 tokens / 2 tasks) / 2,946,240,000 = 330,000,000 / 2,946,240,000
-    assert be["break_even_share_of_capacity"] == pytest.approx(330_000_000 / 2_946_240_000, rel=1e-12)
-    assert be["break_even_reachable"] is True
-    # F per million tokens at capacity: $945 / 2,946.24 M; the API at the cluster's mix: $1.89 / 0.66 M
-    assert be["self_hosted_cost_per_million_tokens_at_capacity"] == q12(Decimal(945) / Decimal("2946.24"))
+    # capacity, observed (no sweep, no SLO): each request's 330,000 tokens spread over its hour, so a 5-minute window
+    # holds 330,000 x 300 / 3,600 = 27,500 of them: 27,500 / 300 s = 91.666... tokens/s, stored as 91.667
+    assert (be["capacity_source"], be["capacity_tokens_per_second"]) == ("observed", Decimal("91.667"))
+    # monthly token capacity = 91.667 x 3,600 x 744 node-hours = 245,520,892.8 -> 245,520,893 tokens
+    assert be["monthly_token_capacity"] == 245_520_893
+    # share = 1,000 tasks x (660,000 tokens / 2 tasks) / 245,520,893 = 1.344: more than the cluster was seen to serve
+    assert be["break_even_share_of_capacity"] == pytest.approx(330_000_000 / 245_520_893, rel=1e-12)
+    assert be["break_even_reachable"] is False
+    # F per million tokens at capacity: $945 / 245.520893 M; the API at the cluster's mix: $1.89 / 0.66 M
+    assert be["self_hosted_cost_per_million_tokens_at_capacity"] == q12(Decimal(945) / Decimal("245.520893"))
     assert be["api_cost_per_million_tokens_at_mix"] == q12(Decimal("1.89") / Decimal("0.66"))
     # productive = busy: both hours belong to accepted attempts; 2 / 744
     util = ledger.one("SELECT * FROM marts.monthly_utilisation")
-    assert util["tokens_served"] == 660_000 and util["token_utilisation"] == pytest.approx(660_000 / 2_946_240_000)
+    assert util["tokens_served"] == 660_000 and util["token_utilisation"] == pytest.approx(660_000 / 245_520_893)
 
 
 def _review_month(ledger, self_hosted_review_minutes: int) -> dict:

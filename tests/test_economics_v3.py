@@ -523,3 +523,19 @@ def test_the_planning_tables_measured_row_is_the_break_even(ledger):
     assert (row["equivalent_api_tasks"], row["equivalent_api_tasks_rounded"]) == (100, 100)
     # per provisioned hour (both charges cover all of July, 744 h): $264.80 / 744 = $0.355913978494...
     assert row["rate_per_hour_usd"] == pytest.approx(Decimal("264.8") / 744, abs=Decimal("1e-12"))
+
+
+def test_observed_capacity_spreads_each_requests_tokens_over_the_time_it_ran(ledger):
+    """No sweep, no SLO. Request a: 600,000 tokens from 10:02:30 for 5 minutes (to 10:07:30); request b: 330,000
+    tokens from 10:05:00 for 100 s. By start, the 10:00 window would hold a's 600,000 (2,000 tokens/s)."""
+    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
+    a = request(
+        "a", "t1", "2026-07-02T10:02:30Z", route="self_hosted", latency_ms=300_000, cache_miss_input_tokens=600_000
+    )
+    b = request("b", "t2", "2026-07-02T10:05:00Z", route="self_hosted", latency_ms=100_000, **BIG)
+    ledger.load("requests", [a, b])
+    ledger.build()
+    u = ledger.one("SELECT * FROM marts.monthly_utilisation")
+    # a spreads evenly: 10:00 window gets 150 s of 300 s = 300,000 tokens, 10:05 window the other 300,000; b lies in
+    # the 10:05 window whole: 300,000 + 330,000 = 630,000 tokens / 300 s = 2,100 tokens/s (the best window)
+    assert (u["capacity_source"], u["capacity_tokens_per_second"]) == ("observed", 2100)

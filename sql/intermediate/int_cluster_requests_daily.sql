@@ -2,9 +2,10 @@
 -- materialized: table
 -- incremental: days
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
+-- input requests_near_days: intermediate.int_requests_priced (cluster_id, route, latency_ms, started_at, ended_at, cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reasoning_tokens), day started_at, lookback ended_at
 -- input accepted_of_days: intermediate.int_tasks_resolved (accepted_day, accepted_cluster_id, accepted_latency_ms, route, accepted), day accepted_day
 -- unique_key: cluster_id, day
--- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour, the tokens served, and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
+-- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour, the tokens served, and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
     SELECT
@@ -40,17 +41,46 @@ peak AS (
     FROM (SELECT cluster_id, day, month, date_trunc('hour', started_at) AS hour, count(*) AS n FROM requests GROUP BY ALL) AS hourly
     GROUP BY cluster_id, day, month
 ),
-windows AS (
-    -- 5-minute windows by request start: tokens, requests, and requests within the SLO
+spans AS (
+    -- every request running on the cluster in the day (those started before it included): its tokens spread evenly
+    -- over [started_at, started_at + latency); a request without latency is a point at its start
     SELECT
-        r.cluster_id,
-        r.day,
-        r.month,
-        time_bucket(INTERVAL 5 MINUTE, r.started_at) AS window_start,
-        sum(r.tokens) AS tokens,
+        cluster_id,
+        started_at AS s,
+        CASE WHEN latency_ms > 0 THEN ended_at ELSE started_at END AS e,
+        latency_ms,
+        cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens AS tokens
+    FROM scoped.requests_near_days
+    WHERE route = 'self_hosted' AND cluster_id IS NOT NULL
+),
+window_pieces AS (
+    -- a span within one 5-minute window stays whole; a longer one is cut into the windows it overlaps
+    SELECT cluster_id, time_bucket(INTERVAL 5 MINUTE, s) AS window_start, CAST(tokens AS DOUBLE) AS tokens, latency_ms
+    FROM spans
+    WHERE time_bucket(INTERVAL 5 MINUTE, s) = time_bucket(INTERVAL 5 MINUTE, e - INTERVAL 1 MICROSECOND) OR e = s
+    UNION ALL
+    SELECT
+        cluster_id,
+        w AS window_start,
+        tokens * date_diff('millisecond', greatest(s, w), least(e, w + INTERVAL 5 MINUTE)) / latency_ms,
+        latency_ms
+    FROM (
+        SELECT *, unnest(generate_series(time_bucket(INTERVAL 5 MINUTE, s), e - INTERVAL 1 MICROSECOND, INTERVAL 5 MINUTE)) AS w
+        FROM spans
+        WHERE e > s AND time_bucket(INTERVAL 5 MINUTE, s) < time_bucket(INTERVAL 5 MINUTE, e - INTERVAL 1 MICROSECOND)
+    ) AS windows_of_span
+),
+windows AS (
+    -- 5-minute windows: the tokens served in them, the requests running in them, and those within the SLO
+    SELECT
+        p.cluster_id,
+        CAST(p.window_start AS DATE) AS day,
+        CAST(date_trunc('month', p.window_start) AS DATE) AS month,
+        p.window_start,
+        sum(p.tokens) AS tokens,
         count(*) AS n,
-        count(*) FILTER (WHERE s.slo_ms_self_hosted IS NULL OR r.latency_ms <= s.slo_ms_self_hosted) AS n_within_slo
-    FROM requests AS r
+        count(*) FILTER (WHERE s.slo_ms_self_hosted IS NULL OR p.latency_ms <= s.slo_ms_self_hosted) AS n_within_slo
+    FROM window_pieces AS p
     CROSS JOIN settings AS s
     GROUP BY ALL
 ),
@@ -79,5 +109,5 @@ SELECT
     o.observed_tokens_per_second
 FROM request_time AS rt
 JOIN peak AS p USING (cluster_id, day, month)
-JOIN observed AS o USING (cluster_id, day, month)
+LEFT JOIN observed AS o USING (cluster_id, day, month)
 LEFT JOIN accepted_time AS a USING (cluster_id, day)
