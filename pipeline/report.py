@@ -295,7 +295,23 @@ def latency_sentence(d: "ReportData") -> str | None:
 def headline(d: "ReportData") -> list[str]:
     """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
     extra = (saving_sentence(d), robustness_sentence(d), unpriced_sentence(d), latency_sentence(d))
-    return _headline(d) + [line for line in extra if line]
+    return _headline(d) + [line for line in extra if line] + caveat_sentences(d)
+
+
+#: one sentence per caveat the verdict carries (monthly_break_even.verdict_caveats)
+CAVEATS = {
+    "invoice_unreconciled": "The reference provider's invoice does not match its request logs this month, so the "
+    "API price used here carries that gap (see 'How far to trust these numbers').",
+    "api_waste_assumed": "Too few tasks went to the API to measure what it spends on failures and retries; it is "
+    "assumed to spend nothing on them, which makes the API look cheaper than it may be.",
+    "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "
+    "output tokens from production's, so the capacity may not hold for this traffic.",
+    "sweep_nodes_assumed": "A load test does not say how many nodes it ran on; it is taken as one node.",
+}
+
+
+def caveat_sentences(d: "ReportData") -> list[str]:
+    return [CAVEATS.get(c, c) for c in d.be.get("verdict_caveats") or []]
 
 
 def saving_sentence(d: "ReportData") -> str | None:

@@ -539,3 +539,12 @@ def test_observed_capacity_spreads_each_requests_tokens_over_the_time_it_ran(led
     # a spreads evenly: 10:00 window gets 150 s of 300 s = 300,000 tokens, 10:05 window the other 300,000; b lies in
     # the 10:05 window whole: 300,000 + 330,000 = 630,000 tokens / 300 s = 2,100 tokens/s (the best window)
     assert (u["capacity_source"], u["capacity_tokens_per_second"]) == ("observed", 2100)
+
+
+def test_the_first_screen_names_each_caveat(ledger):
+    """One accepted API task (W assumed) beside a cluster; the report says the waste factor was assumed."""
+    from pipeline.report import plain_report
+
+    _waste_month(ledger, api_tasks=1, failed_per_task=5)
+    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    assert "Too few tasks went to the API to measure what it spends on failures and retries" in text

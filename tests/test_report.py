@@ -49,8 +49,9 @@ def small_ledger(ledger):
         [
             request("a1", "t1", "2026-07-01T10:00:00Z", team=XSS, **big),
             request("a2", "t2", "2026-07-01T10:00:00Z", **small),
-            request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **big),
-            request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=3_600_000, **small),
+            # five minutes each, from a window's start: each fills one 5-minute window with its 330,000 tokens
+            request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=300_000, **big),
+            request("s2", "t4", "2026-07-02T12:00:00Z", route="self_hosted", latency_ms=300_000, **small),
         ],
     )
     ledger.load(
@@ -83,7 +84,7 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     assert "does the capacity we can cancel this month pay for itself? $0 0" in text
     assert "the hardware and reservations committed either way? $0 0" in text
     assert "paid for" not in text
-    # seed 000 step 1: observed 1,100 tokens/s
+    # step 1: observed 330,000 tokens / 300 s = 1,100 tokens/s
     assert "1. Capacity at the SLO 1,100 tokens/s" in text
     # nowhere a share above 100 % (the old "break-even utilisation" of 134.4 % is gone)
     assert not re.search(r"\b(?!100(\.0)?%)\d{3,}(,\d{3})*(\.\d)?%", text)
