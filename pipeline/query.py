@@ -109,15 +109,35 @@ def stream(
             w.writerows([clean(csv_cell(v, spreadsheet_safe)) for v in r] for r in batch)
         sink.flush()
         return
-    # cells, headers and titles are data: Text keeps rich from reading "[red]" or "[/x]" in them as markup
-    table = Table(title=Text(printable(title)) if title else None, show_lines=False)
-    for n in names:
-        table.add_column(Text(printable(n)), overflow="fold")
+    shown: list[list[str]] = []
     total = 0
     for batch in batches:
-        for r in batch[: max(0, limit - total)]:
-            table.add_row(*(Text(printable(_cell(v))) for v in r))
+        shown += [[printable(_cell(v)) for v in r] for r in batch[: max(0, limit - total)]]
         total += len(batch)
-    console.print(table)
+    heads = [printable(n) for n in names]
+    # a grid needs each column as wide as its header or its widest cell, plus borders
+    needed = sum(max([len(h)] + [len(r[i]) for r in shown]) + 3 for i, h in enumerate(heads)) + 1
+    if needed > console.width and len(heads) > 1:
+        _records(heads, shown, console, title)
+    else:
+        # cells, headers and titles are data: Text keeps rich from reading "[red]" or "[/x]" in them as markup
+        table = Table(title=Text(printable(title)) if title else None, show_lines=False)
+        for h in heads:
+            table.add_column(Text(h), overflow="fold")
+        for r in shown:
+            table.add_row(*(Text(c) for c in r))
+        console.print(table)
     if total > limit:
         console.print(f"({total} rows, {limit} shown; use --limit or --format csv)")
+
+
+def _records(heads: list[str], rows: list[list[str]], console: Console, title: str | None) -> None:
+    """A result too wide for the terminal, one record per block: each column's name beside its value (like the duckdb
+    CLI's line mode), so that no value is folded into a column two characters wide."""
+    if title:
+        console.print(Text(printable(title)))
+    width = max(len(h) for h in heads)
+    for i, r in enumerate(rows, 1):
+        console.print(Text(f"-- row {i} " + "-" * max(0, min(console.width, 80) - 10 - len(str(i)))))
+        for h, c in zip(heads, r):
+            console.print(Text(f"{h.rjust(width)} = {c}"), soft_wrap=True)

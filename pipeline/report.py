@@ -22,9 +22,6 @@ from pipeline.errors import CostledgerError, UsageError
 from pipeline.query import run_query
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-SEEDS_RATES = [Decimal(80), Decimal(120), Decimal(160)]
-SEEDS_HOURS = Decimal(730)
-SEEDS_API_COSTS = [Decimal("1.35"), Decimal("0.54")]
 
 
 class NoMonths(CostledgerError):
@@ -119,7 +116,6 @@ class ReportData:
     month_costs: list[dict[str, Any]]
     utilisation: list[dict[str, Any]]
     sensitivity: list[dict[str, Any]]
-    seeds_plan: list[dict[str, Any]]
     measured_plan: list[dict[str, Any]]
     measured_inputs: dict[str, Any]
     reconciliation: list[dict[str, Any]]
@@ -179,7 +175,6 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             "ORDER BY scenario_group, is_measured, share_of_capacity, api_cache_hit_rate",
             [first],
         ),
-        seeds_plan=planning_table(con, SEEDS_RATES, SEEDS_HOURS, SEEDS_API_COSTS),
         measured_plan=measured_plan,
         measured_inputs=inputs[0] if inputs else {},
         reconciliation=_rows(

@@ -83,9 +83,9 @@ class Settings:
     dollar of accepted work): with fewer in a month, up to 3 months before are pooled until there are; with fewer
     still the factor is assumed to be 1."""
 
-    bootstrap_seed: int = setting(20261202, "api_waste.bootstrap_seed", sql=True)
-    """Seed of the bootstrap that gives the API waste factor its 95 % interval: the same data and seed give the same
-    interval."""
+    bootstrap_random_state: int = setting(20261202, "api_waste.bootstrap_random_state", sql=True)
+    """Where the random draws of the bootstrap that gives the API waste factor its 95 % interval start: the same data
+    and number give the same interval."""
 
     gpus_per_node: int = setting(8, "clusters.gpus_per_node", sql=True)
     """GPUs in one node: a cluster charge billed in gpu_hour buys its quantity / this many node-hours."""

@@ -241,7 +241,7 @@ def test_the_readme_example_queries_run_on_the_published_ledger(demo_db):
         for q in block.split(";")
     ]
     queries = [q for q in queries if q]
-    assert len(queries) == 6
+    assert len(queries) == 7
     for q in queries:
         res = cli("sql", q, "--db", str(demo_db), "--format", "csv")
         assert res.exit_code == 0, (q, res.output)

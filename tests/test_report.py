@@ -164,7 +164,8 @@ def test_markdown_version_has_the_same_verdict(demo_db, tmp_path):
     md = out.read_text()
     assert md.startswith("# Self-hosted vs API: break-even report for 2026-09")
     assert "**The API was cheaper in 2026-09.**" in md and "Self-hosting breaks even at" in md
-    assert "| published example | $80 | 730 | $58,400 | $1.35 | 43,300 |" in md
+    # the planning section keeps the company's own row only (the published example stays in `costledger scenario`)
+    assert "| measured 2026-09 |" in md and "| $80 |" not in md
 
 
 def test_scenario_reproduces_the_seeds_table():
@@ -246,3 +247,97 @@ def test_report_renders_in_headless_chromium(demo_db, tmp_path):
         line for line in (shot_run.stderr + dom_run.stderr).splitlines() if "CONSOLE" in line or "Uncaught" in line
     ]
     assert console == [], console
+
+
+def _tables(md: str) -> list[tuple[list[str], list[list[str]]]]:
+    """The tables a CommonMark (GFM tables) parser finds: (header cells, body rows of cells)."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(md)
+    tables, row, in_head = [], None, False
+    for t in tokens:
+        if t.type == "table_open":
+            tables.append(([], []))
+        elif t.type == "thead_open":
+            in_head = True
+        elif t.type == "thead_close":
+            in_head = False
+        elif t.type == "tr_open":
+            row = []
+        elif t.type == "inline" and row is not None:
+            row.append(t.content)
+        elif t.type == "tr_close":
+            (tables[-1][0].extend(row) if in_head else tables[-1][1].append(row))
+            row = None
+    return tables
+
+
+def test_the_markdown_parses_into_the_intended_tables(demo_db):
+    con = connect_read(demo_db)
+    md = render_markdown(gather(con, "2026-10"))
+    tables = _tables(md)
+    heads = [" | ".join(h) for h, _ in tables]
+    # every row has its table's columns: no paragraph swallowed into a table, no two tables merged
+    for head, body in tables:
+        assert all(len(r) == len(head) for r in body), head
+    # the tables the report means to have, each on its own
+    for want in (
+        "view | fixed cost counted | a month | break-even accepted tasks",
+        "provider | invoiced | metered | difference | status",
+        "provider | invoice | usage | credits | tax | total | note",
+        "scenario | cache-hit share | API per accepted task | break-even tasks | self-hosting cheaper",
+        "provider | token type | reported | logged | difference | status",
+    ):
+        assert want in heads, want
+    # the invoice table holds invoices (the demo's four months: CometAPI and Moonshot, one each for October)
+    invoices = next(body for head, body in tables if head[:2] == ["provider", "invoice"])
+    assert {r[0] for r in invoices} == {"cometapi", "moonshot"}
+
+
+def test_no_report_output_speaks_of_the_source_essays(demo_db, tmp_path):
+    """The reader never meets our source documents' word ("seed 000", "the seeds' scenario"): not in the HTML, the
+    Markdown, the text, nor in the report command's help."""
+    con = connect_read(demo_db)
+    data = gather(con, "2026-10")
+    outputs = {
+        "html": render_html(data),
+        "md": render_markdown(data),
+        "text": plain_report(con, "2026-10"),
+        "help": CliRunner().invoke(app, ["report", "--help"]).output,
+    }
+    for name, text in outputs.items():
+        assert not re.search(r"seed", text, re.IGNORECASE), (name, re.findall(r".{40}seed.{40}", text, re.I)[:3])
+
+
+def test_the_exports_open_back_with_the_marts_figures(demo_db, tmp_path):
+    """--format json and csv, and --json on stdout: read back, their figures equal the marts' exactly (decimals as
+    text, never through float)."""
+    import csv as csvlib
+    import json
+
+    be = sql_row(demo_db, "select * from marts.monthly_break_even where month = '2026-10-01'")
+    res = runner.invoke(app, ["report", "--db", str(demo_db), "--format", "json", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "r.json").read_text())
+    (row,) = doc["sections"]["break_even"]
+    for column in ("fixed_cost_usd", "saving_usd", "api_cost_per_accepted_task_usd", "break_even_accepted_tasks"):
+        assert Decimal(row[column]) == be[column], column
+    assert doc["sections"]["first_screen"][0]["text"] == "Self-hosting was cheaper in 2026-10."
+    stdout = runner.invoke(app, ["report", "--db", str(demo_db), "--json"])
+    assert stdout.exit_code == 0 and json.loads(stdout.stdout) == doc
+    res = runner.invoke(app, ["report", "--db", str(demo_db), "--format", "csv", "--out", str(tmp_path / "csv")])
+    assert res.exit_code == 0, res.output
+    with (tmp_path / "csv" / "break_even.csv").open(newline="") as f:
+        (csv_row,) = list(csvlib.DictReader(f))
+    assert Decimal(csv_row["saving_usd"]) == be["saving_usd"] and csv_row["verdict"] == be["verdict"]
+    with (tmp_path / "csv" / "self_hosted_cost.csv").open(newline="") as f:
+        costs = list(csvlib.DictReader(f))
+    # the categories add up to the fixed cost F, to the cent and beyond
+    assert sum(Decimal(c["amount_usd"]) for c in costs) == be["fixed_cost_usd"]
+
+
+def sql_row(db, query: str) -> dict:
+    con = connect_read(db)
+    cur = con.execute(query)
+    names = [d[0] for d in cur.description]
+    return dict(zip(names, cur.fetchone()))

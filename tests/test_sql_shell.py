@@ -287,3 +287,21 @@ def test_terminal_escape_sequences_in_values_are_shown_escaped(published):
     assert res.exit_code == 0, res.output
     assert "\x1b" not in res.output and "\x9b" not in res.output
     assert "\\x1b[31mred" in res.output and "\\x9bx" in res.output
+
+
+def test_a_result_too_wide_for_the_terminal_prints_one_record_per_block(demo_db, monkeypatch):
+    """select * from the break-even mart has some 60 columns: on an 80-column terminal each row is a block of
+    `column = value` lines, never a grid of columns two characters wide; a narrow result stays a grid."""
+    monkeypatch.setenv("COLUMNS", "80")
+    wide = CliRunner().invoke(
+        app, ["sql", "select * from marts.monthly_break_even order by month", "--db", str(demo_db)]
+    )
+    assert wide.exit_code == 0, wide.output
+    lines = wide.output.splitlines()
+    assert sum(line.startswith("-- row ") for line in lines) == 4
+    assert any(line.strip() == "verdict = self_hosting_cheaper" for line in lines)
+    assert "┃" not in wide.output
+    narrow = CliRunner().invoke(
+        app, ["sql", "select month, verdict from marts.monthly_break_even", "--db", str(demo_db)]
+    )
+    assert "┃" in narrow.output and "-- row" not in narrow.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 from rich.markup import escape
@@ -178,21 +178,27 @@ def report(
     db: DbOpt = None,
     settings: SettingsOpt = None,
     fmt: Annotated[
-        Literal["html", "md", "text"],
+        Literal["html", "md", "text", "json", "csv"],
         typer.Option(
             "--format",
             help="html: self-contained file with charts (opens offline); md: Markdown for chat and email; text: print "
-            "to the terminal.",
+            "to the terminal; json: the report's figures, one section per table, exact decimals as text; csv: a "
+            "folder with one CSV file per section.",
         ),
     ] = "html",
     out_file: Annotated[
         Optional[Path],
         typer.Option(
-            "--out", help="File to write. Default: reports/costledger-YYYY-MM.html (or .md).", show_default=False
+            "--out",
+            help="File (a folder for csv) to write. Default: reports/costledger-YYYY-MM.html (.md, .json, -csv/).",
+            show_default=False,
         ),
     ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="Print the report's figures as JSON on stdout (no file).")
+    ] = False,
 ) -> None:
-    """The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust.
+    """The monthly break-even report for leadership: verdict, trends, sensitivity, planning, trust.
 
     Exit codes: 0 written; 1 no ledger or no month yet; 2 --month is not a month (YYYY-MM) or not in the ledger.
     """
@@ -201,13 +207,16 @@ def report(
 
     con = open_read(read_settings(settings, db))
     try:
-        if fmt == "text":
+        if fmt == "text" and not as_json:
             out.print(plain_report(con, month), markup=False, highlight=False)
             return
         data = gather(con, month)
     except CostledgerError as exc:  # a month that is not one, or not in the ledger: 2; no months yet: 1
         error(str(exc))
         raise typer.Exit(exc.exit_code) from None
+    if as_json or fmt in ("json", "csv"):
+        _export(data, "json" if as_json else fmt, out_file, to_stdout=as_json)
+        return
     text = render_html(data) if fmt == "html" else render_markdown(data)
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -216,6 +225,24 @@ def report(
         console.print(line, markup=False, highlight=False)
     where = "open it in a browser; it needs no network" if fmt == "html" else "paste it into chat or email"
     console.print(f"wrote {target} ({len(text.encode()) / 1024:,.0f} KiB): {where}", markup=False, highlight=False)
+
+
+def _export(data: Any, fmt: str, out_file: Optional[Path], to_stdout: bool) -> None:
+    """The report's figures as JSON (a file, or stdout) or as a folder of CSV files, one per section."""
+    from pipeline.export import as_json, write_csv_folder
+
+    if to_stdout:
+        out.print(as_json(data), end="", markup=False, highlight=False, soft_wrap=True)
+        return
+    if fmt == "csv":
+        folder = out_file or Path("reports") / f"costledger-{data.month}-csv"
+        files = write_csv_folder(data, folder)
+        console.print(f"wrote {len(files)} CSV files to {folder}: one per section", markup=False, highlight=False)
+        return
+    target = out_file or Path("reports") / f"costledger-{data.month}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(as_json(data), encoding="utf-8")
+    console.print(f"wrote {target}: the report's figures, one section per table", markup=False, highlight=False)
 
 
 @app.command(rich_help_panel=toc.panel("verify"))

@@ -33,7 +33,7 @@ PANELS: dict[str, dict[str, str]] = {
         "sql": "Run ad-hoc SQL against the published ledger, read-only and sandboxed.",
         "status": "Per kind and per file: rows in, loaded, quarantined; top quarantine reasons; the latest run's "
         "slowest steps.",
-        "report": "The monthly break-even report for leadership: verdict, trends, sensitivity, scenarios, trust.",
+        "report": "The monthly break-even report for leadership: verdict, trends, sensitivity, planning, trust.",
         "verify": "Check every lake file against the SHA-256 recorded when it was loaded.",
     },
     "Plan": {

@@ -1,7 +1,7 @@
 -- grain: one row per month (with enough accepted API tasks, alone or pooled)
 -- materialized: table
 -- unique_key: month
--- description: The API waste factor W: the metered cost of all the API route's attempts / that of its accepted attempts (at the route's own prices), from the month alone when it has at least min_tasks_for_factor accepted API tasks (a setting), else pooled with up to 3 months before until it has (pooled_back: how many); months that reach the minimum in no such way have no row (W is then assumed 1 by its readers). Its 95 % interval is the 2.5th and 97.5th percentile of a seeded Poisson bootstrap (500 replicates) over the task groups of int_api_task_groups_monthly in the months it was measured on: each group's weight in a replicate is a Poisson(1) draw made from a hash of the seed (a setting), the replicate, the month and the group, so the same data and seed give the same interval.
+-- description: The API waste factor W: the metered cost of all the API route's attempts / that of its accepted attempts (at the route's own prices), from the month alone when it has at least min_tasks_for_factor accepted API tasks (a setting), else pooled with up to 3 months before until it has (pooled_back: how many); months that reach the minimum in no such way have no row (W is then assumed 1 by its readers). Its 95 % interval is the 2.5th and 97.5th percentile of a reproducible Poisson bootstrap (500 replicates) over the task groups of int_api_task_groups_monthly in the months it was measured on: each group's weight in a replicate is a Poisson(1) draw made from a hash of bootstrap_random_state (a setting), the replicate, the month and the group, so the same data and setting give the same interval.
 -- column month: First day of the month (UTC).
 -- column pooled_back: 0 when the month alone has enough accepted API tasks, else how many months before it were pooled (1 to 3).
 -- column api_waste_factor: W, exact (DECIMAL).
@@ -45,15 +45,15 @@ waste AS (
     FROM waste_pool AS p
     JOIN waste_windows AS w USING (month, back)
 ),
--- its 95 % interval: a seeded Poisson bootstrap over the task groups of the months it was measured on (500 replicates;
--- each group's weight is a Poisson(1) draw from a hash of the seed, the replicate, the month and the group)
+-- its 95 % interval: a reproducible Poisson bootstrap over the task groups of the months it was measured on (500 replicates;
+-- each group's weight is a Poisson(1) draw from a hash of bootstrap_random_state, the replicate, the month and the group)
 waste_draws AS (
     SELECT
         w.month,
         b.replicate,
-        -- one integer key per (seed, replicate, month, group), hashed whole: hash() of several arguments combines
+        -- one integer key per (random state, replicate, month, group), hashed whole: hash() of several arguments combines
         -- their hashes too weakly for independent draws (replicates came out alike and the interval half as wide)
-        hash(((CAST(s.bootstrap_seed AS HUGEINT) * 1000 + b.replicate) * 100000 + (g.month - DATE '2000-01-01')) * 1000
+        hash(((CAST(s.bootstrap_random_state AS HUGEINT) * 1000 + b.replicate) * 100000 + (g.month - DATE '2000-01-01')) * 1000
              + g.task_group) / 18446744073709551616.0 AS u,
         g.attempts_metered_usd,
         g.accepted_metered_usd

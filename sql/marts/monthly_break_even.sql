@@ -15,12 +15,12 @@
 -- column api_overhead_factor: api_waste_factor x api_invoice_uplift: what C multiplies the cluster's accepted attempts at the reference price by. Kept for one version for older queries; read the two factors instead.
 -- column api_waste_factor: W: the metered cost of all the API route's attempts / that of its accepted attempts (at the route's own prices): what the API spends on failures, retries and rejected tasks per dollar of accepted work. From the month when it has at least min_tasks_for_factor accepted API tasks (a setting), else pooled with up to 3 months before until it has, else 1 (see api_waste_basis).
 -- column api_waste_basis: 'month' (the month alone), 'pooled' (with months before it) or 'assumed' (too few accepted API tasks even pooled: W = 1).
--- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a seeded Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
+-- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
 -- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one).
--- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost (seed 000, step 3); compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
--- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle (seed 000, step 2), a share of token capacity (productive_utilisation, in hours, is not a duty cycle).
+-- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
+-- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, a share of token capacity (productive_utilisation, in hours, is not a duty cycle).
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
 -- column capacity_per_node_tokens_per_second: Tokens per second per node within the SLO over all clusters: monthly_token_capacity / (provisioned_node_hours x 3,600).
 -- column capacity_mix_warning: A sweep in force had a token mix more than 10 points of input share away from production's.
@@ -50,7 +50,7 @@
 -- column api_run_rate_usd: The API route's run-rate: invoiced usage (lines other than credit and tax) where an invoice is loaded, else metered.
 -- column operating_cost_usd: Operating costs (opex: platform engineering, operations, networking, ...), a cost class of its own within F: they stop when the service is shut down, though not at once.
 -- column infrastructure_cost_usd: F less operating costs: hardware and cluster charges only.
--- column infrastructure_break_even_accepted_tasks: (F - operating costs) / (C - V): break-even with operating costs left out, as the seeds' planning table does.
+-- column infrastructure_break_even_accepted_tasks: (F - operating costs) / (C - V): break-even with operating costs left out, as published planning tables do.
 -- column self_hosted_cost_per_accepted_task_usd: self_hosted_cost_usd / self_hosted_accepted_tasks; NULL without accepted tasks.
 -- column api_equivalent_cost_usd: All self-hosted requests (every attempt) priced at the reference API price.
 -- column api_would_have_cost_usd: C x self_hosted_accepted_tasks: what the API would have charged for the cluster's accepted tasks (review included).

@@ -12,7 +12,7 @@
 -- column capacity_tokens_per_second: Aggregate tokens per second (input + output) the cluster serves within the self-hosted latency SLO over its provisioned time: capacity per node x the month's mean node count (provisioned node-hours / provisioned hours); NULL when unknown (or no sweep point met the SLO).
 -- column capacity_source: 'sweep' (load-tests), 'observed' (the best 5-minute window of the request log within the SLO: a lower bound) or 'mixed' (observed before the cluster's first sweep, then swept); NULL without either.
 -- column tokens_served: Tokens the cluster processed in the month (cache-hit and cache-miss input, output and reasoning, all requests).
--- column token_utilisation: tokens_served / monthly_token_capacity: the duty cycle (seed 000, step 2); NULL without capacity.
+-- column token_utilisation: tokens_served / monthly_token_capacity: the duty cycle; NULL without capacity.
 -- column requests: Self-hosted requests started on the cluster in the month.
 -- column peak_hour_requests: Requests started in the busiest clock hour of the month.
 -- column monthly_token_capacity: provisioned_node_hours x capacity_per_node_tokens_per_second x 3,600: tokens the cluster could serve in the month at the SLO.

@@ -1,4 +1,4 @@
--- Kimi K3 license checks from the seeds, run only on business figures supplied in the settings
+-- Kimi K3 license checks (its modified MIT license), run only on business figures supplied in the settings
 -- ([business] in costledger.toml). Parameters: $maas_revenue_12m_usd, $monthly_active_users,
 -- $monthly_revenue_usd (NULL when not supplied).
 SELECT

@@ -1,4 +1,4 @@
--- The report's measured planning row: the month's own break-even in the seeds' planning terms, from the same F, C and
+-- The report's measured planning row: the month's own break-even in the published planning table's terms, from the same F, C and
 -- V as marts.monthly_break_even, so the two never disagree. The monthly cost is the fixed cost F (review, paid per
 -- task on both routes, is in C - V instead); the cost per task is what each accepted task saves, C - V; the tasks
 -- that cost the same are the break-even itself. The rate per provisioned hour (all clusters) is shown beside it.

@@ -1,9 +1,9 @@
--- The seeds' planning arithmetic, used by `costledger scenario` (with the rates given) and by the report (with
+-- The usual published planning arithmetic, used by `costledger scenario` (with the rates given) and by the report (with
 -- the month's measured self-hosted cost per provisioned hour and measured API cost per accepted task).
 -- Parameters (bound, never formatted in): $rates (DECIMAL[] USD per cluster-hour), $hours (hours per month),
 -- $api_costs (DECIMAL[] USD per API task).
 -- One row per rate x API cost: monthly cost = rate x hours; API tasks that cost the same = monthly / API cost,
--- exact and rounded to the nearest 100 as the seeds round them.
+-- exact and rounded to the nearest 100 as the published example rounds them.
 WITH rates AS (SELECT unnest(CAST($rates AS DECIMAL(18, 6)[])) AS rate_per_hour_usd),
 api AS (SELECT unnest(CAST($api_costs AS DECIMAL(18, 6)[])) AS api_cost_per_task_usd),
 monthly AS (

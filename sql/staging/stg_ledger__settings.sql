@@ -11,6 +11,6 @@ SELECT
     CAST(max(value) FILTER (WHERE key = 'review_rate_per_hour_usd') AS DECIMAL(38, 12)) AS review_rate_per_hour_usd,
     coalesce(max(value) FILTER (WHERE key = 'focus_cluster_tag_key'), 'cluster') AS focus_cluster_tag_key,
     CAST(max(value) FILTER (WHERE key = 'min_tasks_for_factor') AS BIGINT) AS min_tasks_for_factor,
-    CAST(max(value) FILTER (WHERE key = 'bootstrap_seed') AS BIGINT) AS bootstrap_seed,
+    CAST(max(value) FILTER (WHERE key = 'bootstrap_random_state') AS BIGINT) AS bootstrap_random_state,
     CAST(max(value) FILTER (WHERE key = 'gpus_per_node') AS BIGINT) AS gpus_per_node
 FROM meta.settings

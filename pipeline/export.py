@@ -1,0 +1,67 @@
+"""The report's figures for finance: one section per table, exact decimals, as JSON or as a folder of CSV files.
+
+The figures are the marts' own (``ReportData``); nothing is computed here. Decimals stay exact: JSON carries them as
+strings, CSV as their full decimal text.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.query import csv_cell, jsonable
+from pipeline.report import ReportData, headline
+
+#: the sections, in the report's order: (name, what it holds)
+SECTIONS = {
+    "first_screen": "the verdict and what it rests on, in sentences",
+    "break_even": "the month's row of marts.monthly_break_even",
+    "verdict_sensitivity": "break-even and the verdict under each named assumption",
+    "routes": "the month by route (the cash view)",
+    "self_hosted_cost": "what self-hosting cost, by cluster and category",
+    "utilisation": "each cluster's hours, capacity and token utilisation",
+    "reconciliation": "invoices against the request logs, by provider",
+    "invoices": "the invoices that count this month",
+    "planning": "the month's break-even as a cluster rate",
+}
+
+
+def sections(data: ReportData) -> dict[str, list[dict[str, Any]]]:
+    """Each section's rows (dicts of column -> value) for the report's month."""
+    be = {k: v for k, v in data.be.items() if k != "verdict_sensitivity"}
+    return {
+        "first_screen": [{"line": i + 1, "text": line} for i, line in enumerate(headline(data))],
+        "break_even": [be],
+        "verdict_sensitivity": [{"month": data.be["month"], **r} for r in data.be["verdict_sensitivity"] or []],
+        "routes": data.routes,
+        "self_hosted_cost": data.month_costs,
+        "utilisation": data.utilisation,
+        "reconciliation": data.reconciliation,
+        "invoices": data.invoices,
+        "planning": data.measured_plan,
+    }
+
+
+def as_json(data: ReportData) -> str:
+    """One JSON document: the month and each section's rows (decimals as strings, never through float)."""
+    doc = {"month": data.month, "sections": sections(data)}
+    return json.dumps(jsonable(doc), indent=1, ensure_ascii=False) + "\n"
+
+
+def write_csv_folder(data: ReportData, folder: Path) -> list[Path]:
+    """One CSV file per section in ``folder`` (created); returns the files written. Text a spreadsheet would run as
+    a formula is guarded with a leading ``'``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, rows in sections(data).items():
+        path = folder / f"{name}.csv"
+        columns = list(rows[0]) if rows else ["(no rows)"]
+        with path.open("w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(columns)
+            for r in rows:
+                w.writerow([csv_cell(r.get(c), spreadsheet_safe=True) for c in columns])
+        written.append(path)
+    return written
