@@ -1,12 +1,15 @@
-"""The report's figures for finance: one section per table, exact decimals, as JSON or as a folder of CSV files.
+"""The report's figures for finance: one section per table, exact decimals, as JSON, a folder of CSV files or an
+XLSX workbook (one sheet per section).
 
 The figures are the marts' own (``ReportData``); nothing is computed here. Decimals stay exact: JSON carries them as
-strings, CSV as their full decimal text.
+strings, CSV as their full decimal text, XLSX as a number when it has at most 15 significant digits, else as text.
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
+import decimal
 import json
 from pathlib import Path
 from typing import Any
@@ -65,3 +68,36 @@ def write_csv_folder(data: ReportData, folder: Path) -> list[Path]:
                 w.writerow([csv_cell(r.get(c), spreadsheet_safe=True) for c in columns])
         written.append(path)
     return written
+
+
+def _xlsx_value(value: Any) -> Any:
+    """A cell value: a decimal as a number only when it has at most 15 significant digits (what a spreadsheet keeps
+    of a number, so it reads back as the same decimal), else as its exact text; lists and structs as JSON text."""
+    if isinstance(value, decimal.Decimal):
+        digits = len(value.normalize().as_tuple().digits)
+        return float(value) if value.is_finite() and digits <= 15 else format(value, "f")
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(jsonable(value))
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.replace(tzinfo=None)  # XLSX has no time zones; the ledger's times are UTC
+    return value
+
+
+def write_xlsx(data: ReportData, path: Path) -> None:
+    """One sheet per section, a header row first; text a spreadsheet would run as a formula is written as text."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.remove(book.active)
+    for name, rows in sections(data).items():
+        sheet = book.create_sheet(title=name[:31])
+        columns = list(rows[0]) if rows else ["(no rows)"]
+        sheet.append(columns)
+        for r in rows:
+            sheet.append([_xlsx_value(r.get(c)) for c in columns])
+        for row in sheet.iter_rows(min_row=2):
+            for cell in row:
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    cell.data_type = "s"  # a value, never a formula
+    path.parent.mkdir(parents=True, exist_ok=True)
+    book.save(path)

@@ -341,3 +341,28 @@ def sql_row(db, query: str) -> dict:
     cur = con.execute(query)
     names = [d[0] for d in cur.description]
     return dict(zip(names, cur.fetchone()))
+
+
+def test_the_xlsx_export_opens_back_with_the_marts_figures_exactly(demo_db, tmp_path):
+    """One sheet per section; every decimal of the break-even row reads back as the mart's decimal: a number when it
+    has at most 15 significant digits, else its exact text."""
+    from openpyxl import load_workbook
+
+    out = tmp_path / "r.xlsx"
+    res = runner.invoke(app, ["report", "--db", str(demo_db), "--format", "xlsx", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    book = load_workbook(out)
+    assert "break_even" in book.sheetnames and "verdict_sensitivity" in book.sheetnames
+    sheet = book["break_even"]
+    head = [c.value for c in sheet[1]]
+    got = dict(zip(head, [c.value for c in sheet[2]]))
+    be = sql_row(demo_db, "select * from marts.monthly_break_even where month = '2026-10-01'")
+    checked = 0
+    for column, value in be.items():
+        if isinstance(value, Decimal):
+            cell = got[column]
+            assert Decimal(cell if isinstance(cell, str) else repr(cell)) == value, (column, cell, value)
+            checked += 1
+    assert checked >= 30  # every money and count column of the row
+    # the sensitivity sheet has a row per named assumption
+    assert book["verdict_sensitivity"].max_row - 1 == len(be["verdict_sensitivity"])

@@ -178,19 +178,20 @@ def report(
     db: DbOpt = None,
     settings: SettingsOpt = None,
     fmt: Annotated[
-        Literal["html", "md", "text", "json", "csv"],
+        Literal["html", "md", "text", "json", "csv", "xlsx"],
         typer.Option(
             "--format",
             help="html: self-contained file with charts (opens offline); md: Markdown for chat and email; text: print "
             "to the terminal; json: the report's figures, one section per table, exact decimals as text; csv: a "
-            "folder with one CSV file per section.",
+            "folder with one CSV file per section; xlsx: a workbook with one sheet per section.",
         ),
     ] = "html",
     out_file: Annotated[
         Optional[Path],
         typer.Option(
             "--out",
-            help="File (a folder for csv) to write. Default: reports/costledger-YYYY-MM.html (.md, .json, -csv/).",
+            help="File (a folder for csv) to write. Default: reports/costledger-YYYY-MM.html "
+            "(.md, .json, .xlsx, -csv/).",
             show_default=False,
         ),
     ] = None,
@@ -214,7 +215,7 @@ def report(
     except CostledgerError as exc:  # a month that is not one, or not in the ledger: 2; no months yet: 1
         error(str(exc))
         raise typer.Exit(exc.exit_code) from None
-    if as_json or fmt in ("json", "csv"):
+    if as_json or fmt in ("json", "csv", "xlsx"):
         _export(data, "json" if as_json else fmt, out_file, to_stdout=as_json)
         return
     text = render_html(data) if fmt == "html" else render_markdown(data)
@@ -239,7 +240,13 @@ def _export(data: Any, fmt: str, out_file: Optional[Path], to_stdout: bool) -> N
         files = write_csv_folder(data, folder)
         console.print(f"wrote {len(files)} CSV files to {folder}: one per section", markup=False, highlight=False)
         return
-    target = out_file or Path("reports") / f"costledger-{data.month}.json"
+    target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
+    if fmt == "xlsx":
+        from pipeline.export import write_xlsx
+
+        write_xlsx(data, target)
+        console.print(f"wrote {target}: the report's figures, one sheet per section", markup=False, highlight=False)
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(as_json(data), encoding="utf-8")
     console.print(f"wrote {target}: the report's figures, one section per table", markup=False, highlight=False)
