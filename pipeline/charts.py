@@ -86,7 +86,9 @@ def self_hosted_categories(rows: list[dict[str, Any]]) -> alt.Chart:
         .encode(
             x=alt.X("month:O"),
             y=alt.Y("sum(amount_usd):Q", title="USD", stack="zero"),
-            color=alt.Color("category:N", scale=alt.Scale(scheme="tableau10")),
+            color=alt.Color(
+                "category:N", scale=alt.Scale(scheme="tableau20"), legend=alt.Legend(orient="right", labelLimit=320)
+            ),
             tooltip=["month:O", "category:N", "sum(amount_usd):Q"],
         )
         .properties(width=WIDTH, height=HEIGHT)

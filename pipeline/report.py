@@ -226,7 +226,9 @@ def add_charts(data: ReportData) -> None:
     data.charts = {
         "cost_per_task": charts.to_svg(charts.cost_per_task(data.trend_routes)),
         "utilisation": charts.to_svg(charts.utilisation(data.trend_be)),
-        "categories": charts.to_svg(charts.self_hosted_categories(data.trend_costs)),
+        "categories": charts.to_svg(
+            charts.self_hosted_categories([{**r, "category": category_label(r["category"])} for r in data.trend_costs])
+        ),
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
         "latency": charts.to_svg(
             charts.latency(
@@ -461,6 +463,73 @@ def _add(*amounts: Any) -> Any:
     return None if any(a is None for a in amounts) else sum(amounts)
 
 
+#: a cost category as a reader names it (marts.monthly_self_hosted_cost.category)
+CATEGORY_LABELS = {
+    "hardware_amortisation": "Owned hardware (written off over its life)",
+    "cluster_on_demand": "On-demand nodes",
+    "cluster_reserved": "Reserved nodes",
+    "cluster_other": "Other cluster charges",
+    "platform_engineering": "Platform engineering",
+    "inference_operations": "Inference operations",
+    "networking": "Networking",
+    "storage": "Storage",
+    "observability": "Observability",
+    "security": "Security",
+    "on_call": "On-call",
+    "other": "Other operating costs",
+    "focus_correction": "Cloud bill corrections",
+}
+
+
+def category_label(category: str) -> str:
+    if category.startswith("focus_") and category not in CATEGORY_LABELS:
+        return "Cloud bill: " + category.removeprefix("focus_").replace("_", " ")
+    return CATEGORY_LABELS.get(category, category.replace("_", " "))
+
+
+#: the terms the report uses, for its glossary
+GLOSSARY = [
+    ("Task", "One piece of business work (an answer, a code change, a ticket). It may take several attempts."),
+    ("Attempt", "One request to a model for a task. Failed and retried attempts cost money too."),
+    (
+        "Accepted task",
+        "A task whose final outcome was accepted, within the latency target. Only accepted tasks count as delivered.",
+    ),
+    ("Latency target (SLO)", "The longest an accepted attempt may take; a slower one does not count as delivered."),
+    (
+        "Break-even",
+        "The number of accepted tasks a month at which running your own cluster costs the same as sending them to "
+        "the API.",
+    ),
+    ("Margin", "How far this month's delivered tasks are above (or below) break-even, as a share of break-even."),
+    (
+        "Robust / marginal",
+        "Robust: no reasonable change to the assumptions the figures rest on turns the verdict. Marginal: one does.",
+    ),
+    (
+        "Fixed cost",
+        "What the cluster costs whatever it serves: hardware, reserved and on-demand capacity, operating costs.",
+    ),
+    ("Operating costs", "Platform engineering, operations, on-call and the like: they stop when the service stops."),
+    (
+        "Cash view",
+        "What a route cost as billed, with credits, tax and human review; break-even leaves credits and tax out.",
+    ),
+    (
+        "Waste factor",
+        "What the API spends on failed attempts, retries and rejected tasks for each dollar of delivered work.",
+    ),
+    ("Invoice uplift", "What the reference provider's invoices add on top of its list prices (fees, surcharges)."),
+    (
+        "Capacity at the latency target",
+        "The tokens per second a node serves while meeting the latency target, from load tests (else from the "
+        "request log).",
+    ),
+    ("Token utilisation", "The tokens the cluster served as a share of what its nodes could have served."),
+    ("Node-hour", "One server (node) provisioned for one hour."),
+]
+
+
 def surcharges(d: "ReportData") -> list[str]:
     """One sentence per provider whose invoice lines are above their own quantity x unit price (line_price_mismatch)."""
     out = []
@@ -582,6 +651,8 @@ def _env():
         comparator_how=comparator_how,
         surcharges=surcharges,
         robustness_rows=robustness_rows,
+        category_label=category_label,
+        glossary=GLOSSARY,
     )
     return env
 

@@ -366,3 +366,21 @@ def test_the_xlsx_export_opens_back_with_the_marts_figures_exactly(demo_db, tmp_
     assert checked >= 30  # every money and count column of the row
     # the sensitivity sheet has a row per named assumption
     assert book["verdict_sensitivity"].max_row - 1 == len(be["verdict_sensitivity"])
+
+
+def test_the_report_labels_costs_for_a_reader_and_ends_with_a_glossary(demo_db):
+    """Cost categories in words (not column values), human review on its own line beside the cluster's costs, the
+    algebra in an appendix and a glossary of the terms used."""
+    con = connect_read(demo_db)
+    data = gather(con, "2026-10")
+    text = _words(render_html(data))
+    assert "Owned hardware (written off over its life)" in text and "hardware_amortisation" not in text
+    assert "On-demand nodes" in text and "cluster_on_demand" not in text
+    # the demo's October review on the cluster: its route's review_cost_usd, on a line of its own
+    review = next(r["review_cost_usd"] for r in data.routes if r["route"] == "self_hosted")
+    assert f"Human review of the cluster's tasks (grows with the tasks; not a cluster cost) ${review:,.2f}" in text
+    assert text.index("How the numbers are computed") < text.index("Glossary")
+    for term in ("Accepted task", "Break-even", "Waste factor", "Token utilisation", "Cash view"):
+        assert term in text.split("Glossary", 1)[1], term
+    md = render_markdown(data)
+    assert "## Glossary" in md and "**Break-even**:" in md
