@@ -56,23 +56,25 @@ def cost_per_task(rows: list[dict[str, Any]]) -> alt.Chart:
 
 
 def utilisation(rows: list[dict[str, Any]]) -> alt.Chart:
-    """Shares of the month: productive hours of provisioned hours, and the break-even volume's share of capacity."""
+    """Two shares of the month's token capacity: the tokens served (token utilisation, the duty cycle) and the
+    break-even volume. Hours-based productive utilisation is another measure and stays in the table."""
     long = []
     for r in _plain(rows):
         for key, label in (
-            ("productive_utilisation", "productive utilisation (of provisioned hours)"),
-            ("break_even_share_of_capacity", "break-even volume (share of capacity at the SLO)"),
+            ("token_utilisation", "tokens served (token utilisation)"),
+            ("break_even_share_of_capacity", "break-even volume"),
         ):
-            if r[key] is not None:
+            if r.get(key) is not None:
                 long.append({"month": r["month"], "series": label, "value": r[key]})
     return (
-        alt.Chart(alt.Data(values=long), title="Utilisation and the break-even share of capacity")
+        alt.Chart(alt.Data(values=long), title="Share of the cluster's token capacity at the latency target")
         .mark_line(point=True)
         .encode(
             x=alt.X("month:O"),
-            y=alt.Y("value:Q", title="share (100% = all of it)", axis=alt.Axis(format="%")),
+            y=alt.Y("value:Q", title="share of token capacity", axis=alt.Axis(format="%")),
             color=alt.Color("series:N", scale=alt.Scale(range=["#2ca02c", "#d62728"]), title=None),
             strokeDash=alt.StrokeDash("series:N", title=None),
+            shape=alt.Shape("series:N", title=None),
         )
         .properties(width=WIDTH, height=HEIGHT)
     )
@@ -95,28 +97,28 @@ def self_hosted_categories(rows: list[dict[str, Any]]) -> alt.Chart:
     )
 
 
-def rates(rows: list[dict[str, Any]]) -> alt.Chart:
-    long = []
-    for r in _plain(rows):
-        for key, label in (
-            ("acceptance_rate", "acceptance rate"),
-            ("retry_rate", "retries per task"),
-            ("cache_hit_rate", "cache-hit rate"),
-        ):
-            if r[key] is not None:
-                long.append({"month": r["month"], "route": r["route"], "metric": label, "value": r[key]})
-    return (
-        alt.Chart(alt.Data(values=long))
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("month:O"),
-            y=alt.Y("value:Q", title=None, axis=alt.Axis(format="%")),
-            color=alt.Color("route:N", scale=ROUTE_COLOURS),
+def rates(rows: list[dict[str, Any]]) -> alt.HConcatChart:
+    """Acceptance and cache-hit rates as percentages; retries per task as a number (0.19 retries per task, not 19 %)."""
+    data = _plain(rows)
+
+    def panel(key: str, title: str, fmt: str) -> alt.Chart:
+        values = [{"month": r["month"], "route": r["route"], "value": r[key]} for r in data if r[key] is not None]
+        return (
+            alt.Chart(alt.Data(values=values), title=title)
+            .mark_line(point=True)
+            .encode(
+                x=alt.X("month:O"),
+                y=alt.Y("value:Q", title=None, axis=alt.Axis(format=fmt)),
+                color=alt.Color("route:N", scale=ROUTE_COLOURS, title="route"),
+            )
+            .properties(width=200, height=160)
         )
-        .properties(width=200, height=160)
-        .facet(column=alt.Column("metric:N", title=None))
-        .properties(title="Acceptance, retries and cache hits per route")
-    )
+
+    return alt.hconcat(
+        panel("acceptance_rate", "Acceptance rate", "%"),
+        panel("cache_hit_rate", "Cache-hit rate (of input tokens)", "%"),
+        panel("retry_rate", "Retries per task", ".2f"),
+    ).properties(title="Acceptance, cache hits and retries per route")
 
 
 def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = None) -> alt.HConcatChart:
@@ -132,7 +134,9 @@ def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = N
             x="month:O",
             y=alt.Y("seconds:Q"),
             color=alt.Color("route:N", scale=ROUTE_COLOURS, title="route"),
-            strokeDash=alt.StrokeDash("percentile:N", title="percentile"),
+            # one line per route and percentile, told apart by their points' shape (one legend, not two)
+            detail="percentile:N",
+            shape=alt.Shape("percentile:N", title="percentile", scale=alt.Scale(range=["circle", "square"])),
         )
         .properties(width=300, height=HEIGHT)
     )

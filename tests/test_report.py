@@ -384,3 +384,20 @@ def test_the_report_labels_costs_for_a_reader_and_ends_with_a_glossary(demo_db):
         assert term in text.split("Glossary", 1)[1], term
     md = render_markdown(data)
     assert "## Glossary" in md and "**Break-even**:" in md
+
+
+def test_the_charts_draw_ratios_as_ratios_and_never_mix_hours_with_token_shares(demo_db):
+    """The charts' own specs: retries per task on a number axis (0.19, not 19 %); the capacity chart holds token
+    shares only (hours-based productive utilisation is not on it); p50 and p95 told apart by shape."""
+    from pipeline import charts
+
+    data = gather(connect_read(demo_db), "2026-10")
+    rates = charts.rates(data.trend_routes).to_dict()
+    formats = {p["title"]: p["encoding"]["y"]["axis"]["format"] for p in rates["hconcat"]}
+    assert formats == {"Acceptance rate": "%", "Cache-hit rate (of input tokens)": "%", "Retries per task": ".2f"}
+    capacity = charts.utilisation(data.trend_be).to_dict()
+    series = {v["series"] for v in capacity["data"]["values"]}
+    assert series == {"tokens served (token utilisation)", "break-even volume"}
+    latency = charts.latency(data.trend_routes, {"api": 300_000}).to_dict()
+    lines = latency["hconcat"][0]["layer"][0]
+    assert lines["encoding"]["shape"]["field"] == "percentile" and "strokeDash" not in lines["encoding"]
