@@ -128,6 +128,10 @@ class ReportData:
     settings: list[dict[str, Any]]
     license: list[dict[str, Any]]
     teams: list[dict[str, Any]]
+    previous: dict[str, Any] | None = None
+    """The month before's break-even row, when the ledger has it."""
+    movements: list[dict[str, Any]] = field(default_factory=list)
+    """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""
     charts: dict[str, str] = field(default_factory=dict)
 
     def setting(self, key: str) -> str | None:
@@ -209,6 +213,17 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             },
         ),
         teams=_rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
+        previous=next(
+            iter(
+                _rows(
+                    con,
+                    "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH",
+                    [first],
+                )
+            ),
+            None,
+        ),
+        movements=query(con, "month_movements", {"month": first}),
     )
 
 
@@ -254,6 +269,16 @@ VERDICTS = {
     "never_breaks_even": "Self-hosting never breaks even",
     "no_api_price": "No verdict: there is no API price to compare with",
     "no_self_hosted_route": "No self-hosted route",
+}
+
+
+#: the verdict inside a sentence
+VERDICT_NOUNS = {
+    "api_cheaper": "the API cheaper",
+    "self_hosting_cheaper": "self-hosting cheaper",
+    "never_breaks_even": "self-hosting never breaking even",
+    "no_api_price": "no API price to compare with",
+    "no_self_hosted_route": "no self-hosted route",
 }
 
 
@@ -530,6 +555,40 @@ GLOSSARY = [
 ]
 
 
+def _saving_words(saving: Any) -> str:
+    return f"saving {usd(saving, 0)}" if saving >= 0 else f"costing {usd(-saving, 0)}"
+
+
+def changes(d: "ReportData") -> list[str]:
+    """What changed since the month before: the saving, break-even, the verdict, and the largest cost movements."""
+    be, before = d.be, d.previous
+    if before is None:
+        return []
+    out = []
+    if be["saving_usd"] is not None and before["saving_usd"] is not None:
+        out.append(
+            f"Self-hosting went from {_saving_words(before['saving_usd'])} in {str(before['month'])[:7]} to "
+            f"{_saving_words(be['saving_usd'])} in {d.month}."
+        )
+    if be["break_even_accepted_tasks"] is not None and before["break_even_accepted_tasks"] is not None:
+        out.append(
+            f"Break-even moved from {count(before['break_even_accepted_tasks'])} to "
+            f"{count(be['break_even_accepted_tasks'])} accepted tasks; the cluster delivered "
+            f"{count(before['self_hosted_accepted_tasks'])}, then {count(be['self_hosted_accepted_tasks'])}."
+        )
+    if be["verdict"] != before["verdict"]:
+        out.append(
+            f"The verdict changed: {VERDICT_NOUNS[before['verdict']]} before, {VERDICT_NOUNS[be['verdict']]} now."
+        )
+    for m in d.movements:
+        name = category_label(m["item"]) if m["kind"] == "self-hosted" else f"the API at {m['item']}"
+        out.append(
+            f"{name[0].upper() + name[1:]}: {usd(m['last_usd'], 0)}, then {usd(m['this_usd'], 0)} "
+            f"({'+' if m['change_usd'] >= 0 else '-'}{usd(abs(m['change_usd']), 0)}; {m['cause']})."
+        )
+    return out
+
+
 def surcharges(d: "ReportData") -> list[str]:
     """One sentence per provider whose invoice lines are above their own quantity x unit price (line_price_mismatch)."""
     out = []
@@ -653,6 +712,7 @@ def _env():
         robustness_rows=robustness_rows,
         category_label=category_label,
         glossary=GLOSSARY,
+        changes=changes,
     )
     return env
 

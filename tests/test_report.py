@@ -401,3 +401,26 @@ def test_the_charts_draw_ratios_as_ratios_and_never_mix_hours_with_token_shares(
     latency = charts.latency(data.trend_routes, {"api": 300_000}).to_dict()
     lines = latency["hconcat"][0]["layer"][0]
     assert lines["encoding"]["shape"]["field"] == "percentile" and "strokeDash" not in lines["encoding"]
+
+
+def test_what_changed_since_the_month_before(demo_db):
+    """August against July in the demo: Moonshot's prices changed on 16 August (prices.csv), and the on-demand nodes
+    moved with their node-hours at the sample's $60 a node-hour; October turned the verdict."""
+    con = connect_read(demo_db)
+    august = gather(con, "2026-08")
+    moves = {m["item"]: m for m in august.movements}
+    assert moves["moonshot"]["cause"] == "a price change on 2026-08-16"
+    od = moves["cluster_on_demand"]
+    # the owned server's 744 h each month; on-demand node-hours are the rest of the month's node-hours
+    hours = dict(
+        con.execute(
+            "select month::varchar, sum(provisioned_node_hours) from marts.monthly_utilisation group by all"
+        ).fetchall()
+    )
+    assert od["change_usd"] == (hours["2026-08-01"] - hours["2026-07-01"]) * 60
+    assert len(august.movements) <= 3
+    october = gather(con, "2026-10")
+    lines = " ".join(_words(render_html(october)).split())
+    assert "The verdict changed: the API cheaper before, self-hosting cheaper now." in lines
+    sept, octo = october.previous["saving_usd"], october.be["saving_usd"]
+    assert f"Self-hosting went from costing ${-sept:,.0f} in 2026-09 to saving ${octo:,.0f} in 2026-10." in lines
