@@ -39,6 +39,28 @@ def to_svg(chart: alt.TopLevelMixin) -> str:
     return svg[svg.index("<svg") :]
 
 
+def saving(rows: list[dict[str, Any]]) -> alt.Chart:
+    """What self-hosting saved (above zero) or cost (below) each month against sending the same tasks to the API."""
+    data = [
+        {"month": r["month"], "saving": r["saving_usd"], "side": "saved" if r["saving_usd"] >= 0 else "cost"}
+        for r in _plain(rows)
+        if r.get("saving_usd") is not None
+    ]
+    return (
+        alt.Chart(alt.Data(values=data), title="What self-hosting saved (+) or cost (-) each month, USD")
+        .mark_bar()
+        .encode(
+            x=alt.X("month:O", title="month"),
+            y=alt.Y("saving:Q", title="USD against the API"),
+            color=alt.Color(
+                "side:N", scale=alt.Scale(domain=["saved", "cost"], range=["#1b7f3b", "#b42318"]), title=None
+            ),
+            tooltip=["month:O", "saving:Q"],
+        )
+        .properties(width=WIDTH * 2, height=140)
+    )
+
+
 def cost_per_task(rows: list[dict[str, Any]]) -> alt.Chart:
     data = [r for r in _plain(rows) if r["cost_per_accepted_task_usd"] is not None]
     # a linear axis: a log scale would flatten a 200x gap between the routes without saying so

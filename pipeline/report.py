@@ -239,6 +239,7 @@ def add_charts(data: ReportData) -> None:
     from pipeline import charts
 
     data.charts = {
+        "saving": charts.to_svg(charts.saving(data.trend_be)),
         "cost_per_task": charts.to_svg(charts.cost_per_task(data.trend_routes)),
         "utilisation": charts.to_svg(charts.utilisation(data.trend_be)),
         "categories": charts.to_svg(
@@ -271,6 +272,9 @@ VERDICTS = {
     "no_self_hosted_route": "No self-hosted route",
 }
 
+
+#: how a route's cost was found, in words (monthly_route_cost.cost_basis)
+BASIS_WORDS = {"invoice": "invoices", "metered": "logs x prices", "cluster_billing": "cluster bills + review"}
 
 #: the verdict inside a sentence
 VERDICT_NOUNS = {
@@ -713,6 +717,7 @@ def _env():
         category_label=category_label,
         glossary=GLOSSARY,
         changes=changes,
+        basis_words=BASIS_WORDS,
     )
     return env
 

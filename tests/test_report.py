@@ -424,3 +424,16 @@ def test_what_changed_since_the_month_before(demo_db):
     assert "The verdict changed: the API cheaper before, self-hosting cheaper now." in lines
     sept, octo = october.previous["saving_usd"], october.be["saving_usd"]
     assert f"Self-hosting went from costing ${-sept:,.0f} in 2026-09 to saving ${octo:,.0f} in 2026-10." in lines
+
+
+def test_the_main_page_holds_at_most_six_tables_and_four_charts_before_the_appendix(demo_db):
+    html = render_html(gather(connect_read(demo_db), "2026-10"))
+    main, appendix = html.split('<h2 id="appendix">', 1)
+    charts = len(re.findall(r'class="chart( wide)?"', main))
+    assert main.count("<table") <= 6 and charts <= 4, (main.count("<table"), charts)
+    # the saving per month is on the first screen, before any table
+    assert main.index('id="chart-saving"') < main.index("<table")
+    # the details are all still there, after it
+    for heading in ("How far to trust these numbers", "How the numbers are computed", "Glossary", "Sensitivity"):
+        assert heading in appendix, heading
+    assert "What changed since 2026-09</h2>" in main
