@@ -239,12 +239,21 @@ def add_charts(data: ReportData) -> None:
     from pipeline import charts
 
     data.charts = {
-        "saving": charts.to_svg(charts.saving(data.trend_be)),
+        # a chart without a figure to draw is left out, not drawn empty
+        "saving": charts.to_svg(charts.saving(data.trend_be))
+        if any(r["saving_usd"] is not None for r in data.trend_be)
+        else "",
         "cost_per_task": charts.to_svg(charts.cost_per_task(data.trend_routes)),
-        "utilisation": charts.to_svg(charts.utilisation(data.trend_be)),
+        "utilisation": charts.to_svg(charts.utilisation(data.trend_be))
+        if any(
+            r["token_utilisation"] is not None or r["break_even_share_of_capacity"] is not None for r in data.trend_be
+        )
+        else "",
         "categories": charts.to_svg(
             charts.self_hosted_categories([{**r, "category": category_label(r["category"])} for r in data.trend_costs])
-        ),
+        )
+        if data.trend_costs
+        else "",
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
         "latency": charts.to_svg(
             charts.latency(

@@ -97,7 +97,7 @@ def test_report_figures_are_the_marts_figures(small_ledger):
 
 
 @pytest.mark.parametrize("case", ["api_only", "cluster_only"])
-def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, case):
+def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, case, tmp_path):
     if case == "api_only":
         ledger.load("prices", [PRICE_MOONSHOT])
         ledger.load("requests", [request("a1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000)])
@@ -130,6 +130,23 @@ def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, 
         and want[1] in plain_report(con, "2026-07")
     )
     assert "Self-hosting was cheaper" not in render_html(data)
+    if chromium() is not None:  # the page as a reader sees it, kept beside the demo's
+        shot = ARTIFACTS / f"report-{case.replace('_', '-')}.png"
+        page = tmp_path / "r.html"
+        page.write_text(render_html(data), encoding="utf-8")
+        _screenshot(page, shot, tmp_path)
+        assert shot.exists() and shot.stat().st_size > 20_000
+
+
+def _screenshot(page, shot, tmp_path) -> subprocess.CompletedProcess:
+    shot.unlink(missing_ok=True)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
+    return subprocess.run(
+        [chromium(), *flags, "--window-size=1400,1600", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_data_driven_strings_are_escaped(small_ledger):

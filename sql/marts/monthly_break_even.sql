@@ -54,7 +54,7 @@
 -- column self_hosted_cost_per_accepted_task_usd: self_hosted_cost_usd / self_hosted_accepted_tasks; NULL without accepted tasks.
 -- column api_equivalent_cost_usd: All self-hosted requests (every attempt) priced at the reference API price.
 -- column api_would_have_cost_usd: C x self_hosted_accepted_tasks: what the API would have charged for the cluster's accepted tasks (review included).
--- column saving_usd: api_would_have_cost_usd - (F + V x self_hosted_accepted_tasks): the dollars self-hosting saved that month (positive) or cost (negative) against sending the same accepted work to the API; NULL when C is unknown.
+-- column saving_usd: api_would_have_cost_usd - (F + V x self_hosted_accepted_tasks): the dollars self-hosting saved that month (positive) or cost (negative) against sending the same accepted work to the API; NULL when C is unknown or there is no self-hosted route.
 -- column verdict_margin: (self_hosted_accepted_tasks - break_even_accepted_tasks) / break_even_accepted_tasks: how far the month's volume is above (positive) or below (negative) break-even, as a share of it; NULL when break-even is unknown or zero.
 WITH routes AS (
     SELECT
@@ -350,9 +350,11 @@ SELECT
     infrastructure_break_even_accepted_tasks,
     money_div(self_hosted_cost_usd, sh_accepted) AS self_hosted_cost_per_accepted_task_usd,
     api_equivalent_cost_usd,
-    CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) AS api_would_have_cost_usd,
-    CAST(api_cost_per_accepted_task_usd * sh_accepted
-        - (fixed_cost_usd + self_hosted_variable_cost_per_accepted_task_usd * sh_accepted) AS DECIMAL(38, 12)) AS saving_usd,
+    CASE WHEN has_self_hosted_route THEN CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) END
+        AS api_would_have_cost_usd,
+    CASE WHEN has_self_hosted_route THEN CAST(api_cost_per_accepted_task_usd * sh_accepted
+        - (fixed_cost_usd + self_hosted_variable_cost_per_accepted_task_usd * sh_accepted) AS DECIMAL(38, 12)) END
+        AS saving_usd,
     CASE WHEN break_even_accepted_tasks > 0
         THEN (CAST(sh_accepted AS DOUBLE) - CAST(break_even_accepted_tasks AS DOUBLE)) / CAST(break_even_accepted_tasks AS DOUBLE)
     END AS verdict_margin,
