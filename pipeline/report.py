@@ -285,6 +285,15 @@ VERDICTS = {
 #: how a route's cost was found, in words (monthly_route_cost.cost_basis)
 BASIS_WORDS = {"invoice": "invoices", "metered": "logs x prices", "cluster_billing": "cluster bills + review"}
 
+#: where the API cost per accepted task used for break-even comes from, in words (api_cost_source)
+BASIS_OF_C = {"equivalent": "priced from the cluster's own tasks", "measured": "the API route's own tasks"}
+#: where capacity comes from, in words (capacity_source)
+SOURCE_WORDS = {
+    "sweep": "load tests",
+    "observed": "the request log (a lower bound)",
+    "mixed": "the request log, then load tests",
+}
+
 #: the verdict inside a sentence
 VERDICT_NOUNS = {
     "api_cheaper": "the API cheaper",
@@ -727,6 +736,8 @@ def _env():
         glossary=GLOSSARY,
         changes=changes,
         basis_words=BASIS_WORDS,
+        basis_of_c=BASIS_OF_C,
+        source_words=SOURCE_WORDS,
     )
     return env
 

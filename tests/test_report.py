@@ -77,7 +77,8 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     assert "Self-hosting breaks even at 1,000 accepted tasks a month (you delivered 2)." in text
     assert "That needs 11% of the cluster's measured capacity at no latency SLO: reachable" in text
     # C, its source, the measured figure beside it ($1.89 / 2 = $0.9450) and the gap ($0)
-    assert "used for break-even (C, equivalent) $0.9450" in text and "measured on the API route $0.9450" in text
+    assert "used for break-even (priced from the cluster's own tasks) $0.9450" in text
+    assert "measured on the API route $0.9450" in text
     # four views: fully loaded $945 -> 1,000; infrastructure only (no opex) $945 -> 1,000; shutdown and marginal
     # (nothing cancellable, no opex) $0 -> 0
     assert "fully loaded hardware, cluster charges, operating costs $945 1,000" in text
