@@ -150,7 +150,7 @@ def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = N
             if r[key] is not None:
                 long.append({"month": r["month"], "route": r["route"], "percentile": key[:3], "seconds": r[key] / 1000})
     lines = (
-        alt.Chart(alt.Data(values=long), title="Latency (s); dotted: the SLO")
+        alt.Chart(alt.Data(values=long), title="Latency (s); dotted: the latency target")
         .mark_line(point=True)
         .encode(
             x="month:O",
@@ -171,7 +171,7 @@ def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = N
         )
         lines = alt.layer(lines, rule)
     bars = (
-        alt.Chart(alt.Data(values=_plain(rows)), title="Accepted attempts over the SLO")
+        alt.Chart(alt.Data(values=_plain(rows)), title="Accepted attempts over the latency target")
         .mark_bar()
         .encode(
             x=alt.X("month:O"),

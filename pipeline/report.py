@@ -310,7 +310,7 @@ def verdict(be: dict[str, Any]) -> str:
 
 def _slo(d: "ReportData") -> str:
     v = d.setting("slo_ms_self_hosted")
-    return f"the {int(v) / 1000:g} s SLO" if v else "no latency SLO"
+    return f"the {int(v) / 1000:g} s latency target" if v else "no latency target"
 
 
 def unpriced_sentence(d: "ReportData") -> str | None:
@@ -460,7 +460,7 @@ def _headline(d: "ReportData") -> list[str]:
     if share is None:
         out.append(
             f"The cluster's capacity at {_slo(d)} is unknown (no load-test sweep and no window of the request "
-            "log within the SLO), so whether that volume fits is not known."
+            "log within the latency target), so whether that volume fits is not known."
         )
     else:
         lower = (
@@ -672,20 +672,20 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
     be = d.be
     source = {
         "sweep": "the load-test sweeps in force over the month, weighted by node-hours",
-        "observed": "observed in the request log (best 5-minute window within the SLO; a lower bound)",
+        "observed": "observed in the request log (best 5-minute window within the latency target; a lower bound)",
         "mixed": "the request log before the first sweep, the sweeps after it",
     }.get(be["capacity_source"] or "", "unknown")
     per_node = be["capacity_per_node_tokens_per_second"]
     return [
         (
-            "1. Capacity at the SLO",
+            "1. Capacity at the latency target",
             f"{count(per_node)} tokens/s per node" if per_node is not None else "unknown",
             f"aggregate tokens per second one node serves within {_slo(d)}: {source}",
         ),
         (
             "2. Duty cycle, measured",
             f"{pct(be['token_utilisation'])} of token capacity used",
-            "tokens served / the tokens the provisioned nodes could serve at the SLO; not assumed "
+            "tokens served / the tokens the provisioned nodes could serve at the latency target; not assumed "
             f"(in hours, {pct(be['productive_utilisation'])} of provisioned time went to accepted work)",
         ),
         (
@@ -792,7 +792,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
             f"  {r['route']:12} {r['requests']:>7,} requests  {r['tasks']:>6,} tasks  {r['accepted_tasks']:>6,} "
             f"accepted  cost {usd(r['cost_usd'])} ({r['cost_basis']})  "
             f"per accepted task {usd(r['cost_per_accepted_task_usd'], 4)}  "
-            f"cache hits {pct(r['cache_hit_rate'])}  p95 {ms(r['p95_latency_ms'])}  SLO violations "
+            f"cache hits {pct(r['cache_hit_rate'])}  p95 {ms(r['p95_latency_ms'])}  over the latency target "
             f"{r['latency_violations']}"
         )
     if d.reconciliation:

@@ -75,7 +75,7 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     # 1,000 x 330,000 tokens / (1,100 tokens/s x 3,600 x 744 h) = 11.2% -> "11%"
     assert "The API was cheaper in 2026-07." in text
     assert "Self-hosting breaks even at 1,000 accepted tasks a month (you delivered 2)." in text
-    assert "That needs 11% of the cluster's measured capacity at no latency SLO: reachable" in text
+    assert "That needs 11% of the cluster's measured capacity at no latency target: reachable" in text
     # C, its source, the measured figure beside it ($1.89 / 2 = $0.9450) and the gap ($0)
     assert "used for break-even (priced from the cluster's own tasks) $0.9450" in text
     assert "measured on the API route $0.9450" in text
@@ -86,7 +86,7 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     assert "the hardware and reservations committed either way? $0 0" in text
     assert "paid for" not in text
     # step 1: observed 330,000 tokens / 300 s = 1,100 tokens/s
-    assert "1. Capacity at the SLO 1,100 tokens/s" in text
+    assert "1. Capacity at the latency target 1,100 tokens/s" in text
     # nowhere a share above 100 % (the old "break-even utilisation" of 134.4 % is gone)
     assert not re.search(r"\b(?!100(\.0)?%)\d{3,}(,\d{3})*(\.\d)?%", text)
     # the license check with $25M Model-as-a-Service revenue (> $20M)
