@@ -574,6 +574,13 @@ GLOSSARY = [
     ),
     ("Token utilisation", "The tokens the cluster served as a share of what its nodes could have served."),
     ("Node-hour", "One server (node) provisioned for one hour."),
+    ("Duty cycle", "How much of its capacity the cluster used: its token utilisation."),
+    (
+        "Productive utilisation",
+        "The share of provisioned hours the cluster spent on delivered tasks (hours, not tokens: not a duty cycle).",
+    ),
+    ("Peak-to-average", "Requests in the busiest hour over the average hour: how much capacity a peak needs."),
+    ("Cancellable capacity", "On-demand and other charges the team can stop paying for within the month."),
 ]
 
 
