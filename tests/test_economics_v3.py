@@ -12,6 +12,21 @@ from tests.conftest import PRICE_MOONSHOT, request
 from tests.test_break_even import BIG, SMALL, accepted, charge, month
 
 
+def moonshot_line(line_id: str, amount: str, currency: str = "USD", line_type: str = "output", **kw) -> dict:
+    """A line of Moonshot's July invoice m-07."""
+    return {
+        "provider": "moonshot",
+        "invoice_id": "m-07",
+        "line_id": line_id,
+        "period_start": "2026-07-01",
+        "period_end": "2026-08-01",
+        "line_type": line_type,
+        "amount": amount,
+        "currency": currency,
+        **kw,
+    }
+
+
 def _classes_month(ledger) -> dict:
     """July: reserved $300 (committed), on-demand $200 (avoidable), opex $100 (operating).
     API: t1 accepted ($1.35). Self-hosted: t2, t3, t4 accepted, each $1.35 at the reference price."""
@@ -180,18 +195,7 @@ def test_invoice_uplift_is_shown_apart_and_an_unreconciled_invoice_is_a_caveat(l
     # 4 tasks as above (metered $1.89 each, $7.56 in all); Moonshot invoices 3 % more: $7.7868
     ledger.load(
         "invoices",
-        [
-            {
-                "provider": "moonshot",
-                "invoice_id": "m-07",
-                "line_id": "1",
-                "period_start": "2026-07-01",
-                "period_end": "2026-08-01",
-                "line_type": "output",
-                "amount": "7.7868",
-                "currency": "USD",
-            }
-        ],
+        [moonshot_line("1", "7.7868")],
     )
     be = _waste_month(ledger, api_tasks=4, failed_per_task=1, min_tasks_for_factor=4)
     # U = $7.7868 / $7.56 = 1.03; W = 1.4 as before; C = $1.35 x 1.4 x 1.03 = $1.9467
@@ -219,18 +223,7 @@ def test_every_api_request_a_cache_hit(ledger_factory):
         led.load("outcomes", accepted("t0", "t1", "t2", "sh1"))
         led.load(
             "invoices",
-            [
-                {
-                    "provider": "moonshot",
-                    "invoice_id": "m-07",
-                    "line_id": "1",
-                    "period_start": "2026-07-01",
-                    "period_end": "2026-08-01",
-                    "line_type": "output",
-                    "amount": invoiced,
-                    "currency": "USD",
-                }
-            ],
+            [moonshot_line("1", invoiced)],
         )
         led.build(min_tasks_for_factor=3, reconciliation_tolerance_usd=Decimal("0.01"))
         return month(led)
@@ -395,31 +388,29 @@ def test_cost_per_million_tokens_served_beside_the_at_capacity_figure(ledger):
 
 
 def test_a_line_above_its_quantity_times_unit_price_is_a_line_price_mismatch(ledger):
-    def line(line_id: str, amount: str, currency: str = "USD", **kw) -> dict:
-        return {
-            "provider": "moonshot",
-            "invoice_id": "m-07",
-            "line_id": line_id,
-            "period_start": "2026-07-01",
-            "period_end": "2026-08-01",
-            "line_type": "input_cache_miss",
-            "amount": amount,
-            "currency": currency,
-            **kw,
-        }
-
     ledger.load("fx", [{"currency": "EUR", "date": "2026-06-01", "usd_per_unit": "1.1"}])
     ledger.load(
         "invoices",
         [
             # 1,000,000 tokens at $3.00 a million = $3.00; invoiced $3.09: $0.09 (3 %) above
-            line("1", "3.09", quantity="1000000", unit_price_per_million="3.00"),
+            moonshot_line(
+                "1", line_type="input_cache_miss", amount="3.09", quantity="1000000", unit_price_per_million="3.00"
+            ),
             # 2,000,000 at $15.00 = $30.00: as priced
-            line("2", "30.00", quantity="2000000", unit_price_per_million="15.00"),
+            moonshot_line(
+                "2", line_type="input_cache_miss", amount="30.00", quantity="2000000", unit_price_per_million="15.00"
+            ),
             # 1,000,000 at EUR 2.00 = EUR 2.00, invoiced EUR 2.00: as priced in its own currency ($2.20 both ways)
-            line("3", "2.00", "EUR", quantity="1000000", unit_price_per_million="2.00"),
+            moonshot_line(
+                "3",
+                line_type="input_cache_miss",
+                amount="2.00",
+                currency="EUR",
+                quantity="1000000",
+                unit_price_per_million="2.00",
+            ),
             # no quantity: nothing to check against
-            line("4", "5.00"),
+            moonshot_line("4", line_type="input_cache_miss", amount="5.00"),
         ],
     )
     ledger.build(reconciliation_tolerance_usd=Decimal("0.01"), reconciliation_tolerance_pct=Decimal("1"))
