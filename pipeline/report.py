@@ -138,6 +138,12 @@ class ReportData:
         return next((r["value"] or None for r in self.settings if r["key"] == key), None)
 
 
+#: files and rows per kind, for the trust section
+DATA_QUALITY = """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
+       sum(rows_quarantined) AS rows_quarantined
+FROM meta.loaded_files GROUP BY kind ORDER BY kind"""
+
+
 def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
     m = resolve_month(con, month)
     first = dt.date.fromisoformat(f"{m}-01")
@@ -192,12 +198,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         )
         if _has(con, "marts", "monthly_usage_reconciliation")
         else [],
-        data_quality=_rows(
-            con,
-            """SELECT kind, count(*) AS files, sum(rows_in) AS rows_in, sum(rows_loaded) AS rows_loaded,
-                                          sum(rows_quarantined) AS rows_quarantined
-                                   FROM meta.loaded_files GROUP BY kind ORDER BY kind""",
-        ),
+        data_quality=_rows(con, DATA_QUALITY),
         rejected_files=_rows(
             con, "SELECT kind, path, reason FROM meta.rejected_files ORDER BY rejected_at DESC LIMIT 20"
         ),
@@ -213,18 +214,16 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             },
         ),
         teams=_rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
-        previous=next(
-            iter(
-                _rows(
-                    con,
-                    "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH",
-                    [first],
-                )
-            ),
-            None,
-        ),
+        previous=_month_before(con, first),
         movements=query(con, "month_movements", {"month": first}),
     )
+
+
+def _month_before(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, Any] | None:
+    rows = _rows(
+        con, "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH", [first]
+    )
+    return rows[0] if rows else None
 
 
 def _has(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
