@@ -128,6 +128,8 @@ class ReportData:
     settings: list[dict[str, Any]]
     license: list[dict[str, Any]]
     teams: list[dict[str, Any]]
+    forecast: dict[str, Any] | None = None
+    """The month's row of marts.monthly_forecast (when the ledger has the mart)."""
     previous: dict[str, Any] | None = None
     """The month before's break-even row, when the ledger has it."""
     movements: list[dict[str, Any]] = field(default_factory=list)
@@ -215,6 +217,9 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         ),
         teams=_rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
         previous=_month_before(con, first),
+        forecast=next(iter(_rows(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])), None)
+        if _has(con, "marts", "monthly_forecast")
+        else None,
         movements=query(con, "month_movements", {"month": first}),
     )
 
@@ -337,7 +342,13 @@ def latency_sentence(d: "ReportData") -> str | None:
 
 def headline(d: "ReportData") -> list[str]:
     """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
-    extra = (saving_sentence(d), robustness_sentence(d), unpriced_sentence(d), latency_sentence(d))
+    extra = (
+        saving_sentence(d),
+        robustness_sentence(d),
+        forecast_sentence(d),
+        unpriced_sentence(d),
+        latency_sentence(d),
+    )
     return _headline(d) + [line for line in extra if line] + caveat_sentences(d)
 
 
@@ -355,6 +366,24 @@ CAVEATS = {
 
 def caveat_sentences(d: "ReportData") -> list[str]:
     return [CAVEATS.get(c, c) for c in d.be.get("verdict_caveats") or []]
+
+
+def forecast_sentence(d: "ReportData") -> str | None:
+    """When the cluster's volume reaches break-even if its trend holds (marts.monthly_forecast)."""
+    f = d.forecast
+    if f is None or f["forecast_status"] in ("too_few_months", "no_break_even", "already_above"):
+        return None
+    trend = f"its trend of the last {f['months_fitted']} months ({f['trend_monthly_growth']:+.0%} a month)"
+    if f["forecast_status"] == "not_growing":
+        return f"The cluster's volume is not growing ({trend}): at this trend it does not reach break-even."
+    if f["forecast_status"] == "beyond_12_months":
+        return f"At {trend}, the cluster's volume would take more than 12 months to reach break-even."
+    when, low, high = (
+        str(f[k])[:7] if f[k] is not None else None
+        for k in ("projected_month", "projected_month_low", "projected_month_high")
+    )
+    span = "" if low == high == when else f" (range {low} to {high})" if high else f" (range {low} to beyond 12 months)"
+    return f"If the cluster's volume keeps {trend}, it reaches break-even in {when}{span}."
 
 
 def saving_sentence(d: "ReportData") -> str | None:

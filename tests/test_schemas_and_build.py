@@ -126,6 +126,7 @@ def test_every_model_states_grain_and_marts_are_audited():
         [
             *CONTRACT,
             "monthly_verdict_sensitivity",
+            "monthly_forecast",
             "monthly_sensitivity",
             "monthly_team_usage",
             "monthly_unallocated_cloud_cost",
