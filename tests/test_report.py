@@ -156,24 +156,15 @@ def chromium_flags(tmp_path) -> list[str]:
 
 
 def _screenshot(page, shot, tmp_path) -> subprocess.CompletedProcess:
-    """A screenshot of ``page``; a second try when the browser left none (a busy machine can make it give up)."""
+    """A screenshot of ``page`` (the artifacts folder is made here: a fresh clone has none until a test writes one)."""
+    shot.parent.mkdir(parents=True, exist_ok=True)
     shot.unlink(missing_ok=True)
-    for attempt in range(2):
-        run = subprocess.run(
-            [
-                chromium(),
-                *chromium_flags(tmp_path / f"try{attempt}"),
-                "--window-size=1400,1600",
-                f"--screenshot={shot}",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        if shot.exists():
-            break
-    return run
+    return subprocess.run(
+        [chromium(), *chromium_flags(tmp_path), "--window-size=1400,1600", f"--screenshot={shot}", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_data_driven_strings_are_escaped(small_ledger):
