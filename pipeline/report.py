@@ -216,18 +216,19 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             },
         ),
         teams=_rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
-        previous=_month_before(con, first),
-        forecast=next(iter(_rows(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])), None)
+        previous=_first_row(
+            con, "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH", [first]
+        ),
+        forecast=_first_row(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])
         if _has(con, "marts", "monthly_forecast")
         else None,
         movements=query(con, "month_movements", {"month": first}),
     )
 
 
-def _month_before(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, Any] | None:
-    rows = _rows(
-        con, "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH", [first]
-    )
+def _first_row(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> dict[str, Any] | None:
+    """The query's first row, or None when it has none."""
+    rows = _rows(con, sql, params)
     return rows[0] if rows else None
 
 

@@ -375,11 +375,11 @@ def oracle():
     invoiced = invoiced_usage()
     cl = cluster()
     tks = tasks(reqs)
-    return {m.isoformat(): month_figures(m, reqs, tks, invoiced, cl, table) for m in MONTHS}, cl
+    return {m.isoformat(): month_figures(m, reqs, tks, invoiced, cl, table) for m in MONTHS}, cl, reqs, tks
 
 
 def test_every_figure_of_the_demos_break_even_matches_the_oracle(demo_db, oracle):
-    figures, _ = oracle
+    figures = oracle[0]
     ledger = {r["month"]: r for r in sql_json(demo_db, "select * from marts.monthly_break_even order by month")}
     assert sorted(ledger) == sorted(figures)
     compared, differ = 0, []
@@ -398,7 +398,7 @@ def test_every_figure_of_the_demos_break_even_matches_the_oracle(demo_db, oracle
 
 
 def test_the_verdict_under_each_assumption_matches_the_oracle(demo_db, oracle):
-    figures, cl = oracle
+    figures, cl = oracle[:2]
     ledger = {r["month"]: r for r in sql_json(demo_db, "select * from marts.monthly_break_even order by month")}
     for m, fig in figures.items():
         row = ledger[m]
@@ -422,11 +422,8 @@ def test_the_verdict_under_each_assumption_matches_the_oracle(demo_db, oracle):
 def test_the_waste_factors_interval_is_about_as_wide_as_the_delta_method_says(demo_db, oracle):
     """The bootstrap is seeded and resamples hash groups of tasks: its 95 % interval must hold W and be about as
     wide as the ratio estimator's normal approximation, 1.96 x sqrt(sum (y - W x)^2) / sum x over tasks."""
-    figures, _ = oracle
+    figures, _, reqs, tks = oracle
     ledger = {r["month"]: r for r in sql_json(demo_db, "select * from marts.monthly_break_even order by month")}
-    table = prices()
-    reqs = requests(table)
-    tks = tasks(reqs)
     for m, fig in figures.items():
         w = fig["api_waste_factor"]
         low, high = Decimal(ledger[m]["api_waste_factor_low"]), Decimal(ledger[m]["api_waste_factor_high"])

@@ -37,6 +37,14 @@ shares AS (
         CAST(api_hit AS DOUBLE) / nullif(api_hit + api_miss, 0) AS api_hit_share
     FROM tokens
 ),
+-- the cluster's requests priced at a cache-hit share h of their input: A - h x B + C (int_requests_daily's sums)
+repriced AS (
+    SELECT
+        *,
+        CAST(sh_a - CAST(sh_hit_share AS DECIMAL(38, 12)) * sh_b + sh_c AS DECIMAL(38, 12)) AS sh_cost_own_share,
+        CAST(sh_a - CAST(api_hit_share AS DECIMAL(38, 12)) * sh_b + sh_c AS DECIMAL(38, 12)) AS sh_cost_api_share
+    FROM shares
+),
 -- each provider's price of the reference model in force at the month's end (standard tier, first band)
 month_prices AS (
     SELECT
@@ -90,10 +98,9 @@ cases AS (
         0,
         0,
         1,
-        money_div(CAST(sh_a - CAST(api_hit_share AS DECIMAL(38, 12)) * sh_b + sh_c AS DECIMAL(38, 12)),
-                  CAST(sh_a - CAST(sh_hit_share AS DECIMAL(38, 12)) * sh_b + sh_c AS DECIMAL(38, 12)))
-    FROM shares
-    WHERE api_hit_share IS NOT NULL AND sh_hit_share IS NOT NULL AND sh_a - sh_hit_share * sh_b + sh_c > 0
+        money_div(sh_cost_api_share, sh_cost_own_share)
+    FROM repriced
+    WHERE sh_cost_api_share IS NOT NULL AND sh_cost_own_share > 0
     UNION ALL
     SELECT
         o.month,
