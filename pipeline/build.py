@@ -94,6 +94,12 @@ MACROS = [
 ]
 
 
+def define_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """Define the SQL macros the models use on ``con`` (temporary: a connection's own)."""
+    for stmt in MACROS:
+        con.execute(stmt)
+
+
 class AuditFailed(CostledgerError, RuntimeError):
     """A model broke its grain or an audit query returned rows; the build was rolled back."""
 
@@ -209,8 +215,7 @@ def build(
     built, kinds = incremental.built_files(con), incremental.file_kinds(models)
     _check_lake(con, store, lambda kind, file_hash: kind not in kinds or file_hash not in built)
     audits = sorted((sql_dir / "audits").glob("*.sql"))
-    for stmt in MACROS:
-        con.execute(stmt)
+    define_macros(con)
     before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
     steps = _Steps(con, sql_dir)

@@ -182,3 +182,54 @@ def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = N
         .properties(width=240, height=HEIGHT)
     )
     return alt.hconcat(lines, bars)
+
+
+HYBRID_PARTS = (
+    ("cluster_cost_usd", "nodes"),
+    ("operating_cost_usd", "operating cost"),
+    ("api_overflow_cost_usd", "API for the overflow"),
+    ("review_usd", "human review"),
+)
+
+
+def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
+    """The month's cost at each cluster size, in its parts, the cheapest size and today's named above their bars."""
+    data = _plain(rows)
+    parts = [
+        {"nodes": r["nodes"], "part": label, "usd": r[key], "order": i}
+        for r in data
+        for i, (key, label) in enumerate(HYBRID_PARTS)
+        if r[key] is not None
+    ]
+    marks = [
+        {
+            "nodes": r["nodes"],
+            "total": r["total_usd"],
+            "mark": ", ".join(w for w, on in (("cheapest", r["is_cheapest"]), ("today", r["is_current"])) if on),
+        }
+        for r in data
+        if r["total_usd"] is not None
+    ]
+    bars = (
+        alt.Chart(alt.Data(values=parts), title="The month's cost at each cluster size, USD")
+        .mark_bar()
+        .encode(
+            x=alt.X("nodes:O", title="nodes (0 = everything on the API)", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("usd:Q", title="USD for the month", stack="zero"),
+            color=alt.Color(
+                "part:N",
+                scale=alt.Scale(
+                    domain=[label for _, label in HYBRID_PARTS], range=["#d62728", "#ff9896", "#1f77b4", "#c7c7c7"]
+                ),
+                title=None,
+            ),
+            order=alt.Order("order:Q"),
+            tooltip=["nodes:O", "part:N", "usd:Q"],
+        )
+    )
+    labels = (
+        alt.Chart(alt.Data(values=marks))
+        .mark_text(dy=-8, fontSize=12, fontWeight="bold")
+        .encode(x="nodes:O", y=alt.Y("total:Q", stack=None), text="mark:N")
+    )
+    return alt.layer(bars, labels).properties(width=WIDTH, height=HEIGHT)

@@ -44,6 +44,9 @@ def sections(data: ReportData) -> dict[str, list[dict[str, Any]]]:
         "reconciliation": data.reconciliation,
         "invoices": data.invoices,
         "planning": data.measured_plan,
+        "hybrid_plan": data.hybrid,
+        "gate_comparison": data.gate.comparison if data.gate else [],
+        "gate_criteria": data.gate.criteria if data.gate else [],
     }
 
 

@@ -52,6 +52,8 @@ KIND_ORDER = (
     "usage",
     "requests",
     "outcomes",
+    "eval-tasks",
+    "gate-checks",
 )
 assert set(KIND_ORDER) == set(KINDS)
 

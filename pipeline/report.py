@@ -11,15 +11,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pipeline.build import MACROS
+from pipeline.build import define_macros
 from pipeline.errors import CostledgerError, UsageError
+from pipeline.planning import Gate, gate as read_gate, gate_headline, gate_sentence, hybrid_plan, plan_sentences
 from pipeline.query import run_query
+from pipeline.text import count, ms, pct, usd  # noqa: F401 (the report's formatters, also read from here)
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -33,28 +35,6 @@ class ReportError(UsageError, ValueError):
 
 
 # ------------------------------------------------------------------ display formatting (rounding for display only)
-
-
-def usd(value: Decimal | None, places: int = 2) -> str:
-    if value is None:
-        return "n/a"
-    q = Decimal(1).scaleb(-places)
-    v = Decimal(value).quantize(q, rounding=ROUND_HALF_UP)
-    return f"-${-v:,}" if v < 0 else f"${v:,}"
-
-
-def pct(value: float | Decimal | None, places: int = 1) -> str:
-    return "n/a" if value is None else f"{float(value) * 100:,.{places}f}%"
-
-
-def count(value: Decimal | int | float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{Decimal(str(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP):,}"
-
-
-def ms(value: int | None) -> str:
-    return "n/a" if value is None else f"{value / 1000:,.1f} s"
 
 
 # ------------------------------------------------------------------ data
@@ -73,8 +53,7 @@ def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | No
 
 
 def with_macros(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    for stmt in MACROS:
-        con.execute(stmt)
+    define_macros(con)
     return con
 
 
@@ -134,6 +113,10 @@ class ReportData:
     """The month before's break-even row, when the ledger has it."""
     movements: list[dict[str, Any]] = field(default_factory=list)
     """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""
+    hybrid: list[dict[str, Any]] = field(default_factory=list)
+    """The month's rows of marts.monthly_hybrid_plan: its cost at each cluster size."""
+    gate: Gate | None = None
+    """The latest evaluation set's deployment gate, when the ledger has one."""
     charts: dict[str, str] = field(default_factory=dict)
 
     def setting(self, key: str) -> str | None:
@@ -223,6 +206,8 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         if _has(con, "marts", "monthly_forecast")
         else None,
         movements=query(con, "month_movements", {"month": first}),
+        hybrid=hybrid_plan(con, m) if _has(con, "marts", "monthly_hybrid_plan") else [],
+        gate=read_gate(con) if _has(con, "marts", "gate_verdict") else None,
     )
 
 
@@ -259,6 +244,7 @@ def add_charts(data: ReportData) -> None:
         )
         if data.trend_costs
         else "",
+        "hybrid": charts.to_svg(charts.hybrid_plan(data.hybrid)) if len(data.hybrid) > 1 else "",
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
         "latency": charts.to_svg(
             charts.latency(
@@ -369,11 +355,19 @@ def caveat_sentences(d: "ReportData") -> list[str]:
     return [CAVEATS.get(c, c) for c in d.be.get("verdict_caveats") or []]
 
 
-def forecast_sentence(d: "ReportData") -> str | None:
-    """When the cluster's volume reaches break-even if its trend holds (marts.monthly_forecast)."""
+def forecast_sentence(d: "ReportData", already_above: bool = False) -> str | None:
+    """When the cluster's volume reaches break-even if its trend holds (marts.monthly_forecast); with
+    ``already_above``, also a sentence for a month already at or above it (the first screen's verdict says so)."""
     f = d.forecast
-    if f is None or f["forecast_status"] in ("too_few_months", "no_break_even", "already_above"):
+    if f is None or f["forecast_status"] in ("too_few_months", "no_break_even"):
         return None
+    if f["forecast_status"] == "already_above":
+        if not already_above:
+            return None
+        if f["trend_monthly_growth"] is None:  # above with fewer than 3 months: no trend to state
+            return "The cluster already delivers its break-even volume."
+        growth = f"{f['trend_monthly_growth']:+.0%} a month over the last {f['months_fitted']} months"
+        return f"The cluster already delivers its break-even volume; its volume grew {growth}."
     trend = f"its trend of the last {f['months_fitted']} months ({f['trend_monthly_growth']:+.0%} a month)"
     if f["forecast_status"] == "not_growing":
         return f"The cluster's volume is not growing ({trend}): at this trend it does not reach break-even."
@@ -748,6 +742,34 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
     ]
 
 
+#: the gate's criteria in words (marts.gate_criteria.criterion; drill_<name> are the drills)
+CRITERION_WORDS = {
+    "cases": "cases in the evaluation set",
+    "categories_covered": "categories with cases on both routes",
+    "every_case_on_both_routes": "cases missing a route",
+    "hosted_days": "days of API measurements",
+    "accepted_share_gap_points": "the cluster's accepted share against the API's, in points",
+    "self_hosted_p95_ms": "the cluster's p95 latency, ms",
+}
+
+
+def criterion_words(name: str) -> str:
+    if name.startswith("drill_"):
+        return f"the {name[6:].replace('_', ' ')} drill (1 = passed)"
+    return CRITERION_WORDS.get(name, name)
+
+
+def decisions(d: "ReportData") -> dict[str, Any]:
+    """The "Decisions ahead" section: the plan in sentences, the gate verdict and what it lacks, the forecast."""
+    return {
+        "plan": plan_sentences(d.hybrid),
+        "gate": gate_sentence(d.gate) if d.gate else None,
+        "gate_headline": gate_headline(d.gate) if d.gate else None,
+        "gate_open": [c for c in d.gate.criteria if c["status"] != "passed"] if d.gate else [],
+        "forecast": forecast_sentence(d, already_above=True),
+    }
+
+
 def _env():
     import jinja2
 
@@ -774,6 +796,8 @@ def _env():
         basis_words=BASIS_WORDS,
         basis_of_c=BASIS_OF_C,
         source_words=SOURCE_WORDS,
+        decisions=decisions,
+        criterion_words=criterion_words,
     )
     return env
 
@@ -831,6 +855,10 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
             f"cache hits {pct(r['cache_hit_rate'])}  p95 {ms(r['p95_latency_ms'])}  over the latency target "
             f"{r['latency_violations']}"
         )
+    ahead = decisions(d)
+    if ahead["plan"] or ahead["gate"] or ahead["forecast"]:
+        lines += ["", "Decisions ahead:"]
+        lines += [f"  {s}" for s in [*ahead["plan"], ahead["gate"], ahead["forecast"]] if s]
     if d.reconciliation:
         lines += ["", "Invoice reconciliation:"]
         for r in d.reconciliation:

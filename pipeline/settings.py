@@ -23,6 +23,7 @@ from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
 from pipeline.pricelists import PRICE_LIST_FORMATS, PriceListMapping
 from pipeline.logformats import LOG_FORMATS, LogMapping
 from pipeline.errors import CostledgerError
+from schemas.tables import GATE_DRILLS
 
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")
 
@@ -89,6 +90,26 @@ class Settings:
 
     gpus_per_node: int = setting(8, "clusters.gpus_per_node", sql=True)
     """GPUs in one node: a cluster charge billed in gpu_hour buys its quantity / this many node-hours."""
+
+    planning_node_month_usd: Decimal | None = setting(None, "planning.node_month_usd", sql=True, example="60000")
+    """The cost of one node for a month (committed + avoidable: hardware or reservation and on-demand charges), for
+    the hybrid plan of a month without a cluster of its own (a month with one uses its own cost per node). None =
+    not supplied: such a month is planned on the API alone."""
+
+    gate_min_cases: int = setting(30, "gate.min_cases", sql=True)
+    """Deployment gate: the evaluation set needs at least this many cases, covering every category."""
+
+    gate_min_hosted_days: int = setting(7, "gate.min_hosted_days", sql=True)
+    """Deployment gate: the hosted (API) measurements of the evaluation set must span at least this many days (a
+    week of hosted measurements before the decision)."""
+
+    gate_max_accepted_share_drop_points: Decimal = setting(
+        Decimal("2"), "gate.max_accepted_share_drop_points", sql=True
+    )
+    """Deployment gate: the self-hosted accepted share may be at most this many percentage points below the API's."""
+
+    gate_required_drills: tuple[str, ...] = setting(GATE_DRILLS, "gate.required_drills", sql=True)
+    """Deployment gate: the failure drills that must be recorded (gate-checks) and passed for the cluster."""
 
     focus_cluster_tag_key: str = setting("cluster", "focus.cluster_tag_key", sql=True)
     """FOCUS rows whose Tags JSON has this key belong to the cluster it names."""
@@ -189,16 +210,19 @@ class Settings:
 
     def sql_rows(self) -> list[tuple[str, str]]:
         """(key, value) rows for the ``meta.settings`` table the SQL models read (the fields marked ``sql``)."""
-        rows = [
-            (f.name, "" if getattr(self, f.name) is None else str(getattr(self, f.name)))
-            for f in fields(self)
-            if f.metadata.get("sql")
-        ]
+        rows = [(f.name, _sql_text(getattr(self, f.name))) for f in fields(self) if f.metadata.get("sql")]
         rows += [(f"focus_resource_pattern.{cluster}", pattern) for cluster, pattern in self.focus_resource_patterns]
         return rows
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, (Path, Decimal)) else v) for k, v in asdict(self).items()}
+
+
+def _sql_text(value: Any) -> str:
+    """A setting as the text meta.settings holds: '' for None, a list of names comma-separated."""
+    if value is None:
+        return ""
+    return ",".join(value) if isinstance(value, tuple) else str(value)
 
 
 #: TOML layout: (section, key) -> Settings field (made from the fields; [[...]] arrays are read apart)
@@ -246,6 +270,13 @@ def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ValueError('a list of names, e.g. ["a", "b"]')
     return tuple(value)
+
+
+def _drills(value: Any) -> tuple[str, ...]:
+    names = _names(value)
+    if unknown := [n for n in names if n not in GATE_DRILLS]:
+        raise ValueError(f"drill names among {', '.join(GATE_DRILLS)} (not {', '.join(unknown)})")
+    return names
 
 
 def _memory_limit(value: Any) -> str:
@@ -330,6 +361,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "temp_directory": _folder,
     "earliest_date": _date,
     "business_monthly_active_users": _whole(0, "a whole number of users"),
+    "planning_node_month_usd": _decimal("a finite, non-negative number of dollars"),
+    "gate_required_drills": _drills,
     "business_monthly_revenue_usd": _decimal("a finite, non-negative number of dollars"),
     "slo_ms_api": _whole(1, "a positive whole number of milliseconds"),
     "slo_ms_self_hosted": _whole(1, "a positive whole number of milliseconds"),
@@ -499,6 +532,8 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, Decimal)):
         return str(value)
+    if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

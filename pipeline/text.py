@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 #: C0 controls but newline, DEL and C1 controls: an escape sequence among them would drive the terminal
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if c != 0x0A}
 
@@ -9,3 +11,28 @@ _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] i
 def printable(text: str) -> str:
     """``text`` with its control characters written as ``\\xNN``: for what reaches a terminal."""
     return text.translate(_CONTROL)
+
+
+# numbers as the report and the commands print them: money rounded once, here, for display
+
+
+def usd(value: Decimal | None, places: int = 2) -> str:
+    if value is None:
+        return "n/a"
+    q = Decimal(1).scaleb(-places)
+    v = Decimal(value).quantize(q, rounding=ROUND_HALF_UP)
+    return f"-${-v:,}" if v < 0 else f"${v:,}"
+
+
+def pct(value: float | Decimal | None, places: int = 1) -> str:
+    return "n/a" if value is None else f"{float(value) * 100:,.{places}f}%"
+
+
+def count(value: Decimal | int | float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{Decimal(str(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP):,}"
+
+
+def ms(value: int | None) -> str:
+    return "n/a" if value is None else f"{value / 1000:,.1f} s"

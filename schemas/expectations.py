@@ -35,6 +35,7 @@ from schemas.tables import (
     ROUTES,
     SERVICE_TIERS,
     USAGE_TOKEN_TYPES,
+    GATE_DRILLS,
 )
 
 #: A ``max_value`` meaning "the end of tomorrow, UTC": a timestamp later than that is in the future, bad input.
@@ -265,6 +266,17 @@ SUITES: dict[str, list[Check]] = {
             {"column": "usd_per_unit", "min_value": 0, "strict_min": True},
             "usd_per_unit is not above 0",
         ),
+    ],
+    # an evaluation case's columns are names: the table's NOT NULL and key say all there is to check
+    "eval-tasks": [],
+    "gate-checks": [
+        Check(
+            "drill_known",
+            "ExpectColumnValuesToBeInSet",
+            {"column": "drill", "value_set": list(GATE_DRILLS)},
+            f"check (the drill) is not one of {', '.join(GATE_DRILLS)}",
+        ),
+        _not_future("run_at"),
     ],
     "load-tests": [
         Check(

@@ -73,6 +73,8 @@ OPEX_CATEGORIES: tuple[str, ...] = (
     "on_call",
     "other",
 )
+#: The failure drills of the deployment gate (``gate-checks``), as seed 001 lists them.
+GATE_DRILLS: tuple[str, ...] = ("node_loss", "rollback", "queue_growth", "long_context_burst", "malformed_tool_call")
 #: The ledger's currency: amounts in any other convert through the ``fx`` kind (a row without a rate on or before
 #: its date is quarantined, never converted at 1).
 LEDGER_CURRENCY = "USD"
@@ -450,6 +452,8 @@ class ReadOptions:
 
 
 READ_OPTIONS: dict[str, ReadOptions] = {
+    # ``check`` is an SQL keyword: the table's column is drill
+    "gate-checks": ReadOptions(rename={"check": "drill"}),
     "focus": ReadOptions(
         rename=FOCUS_COLUMNS,
         null_tokens=("NULL", "null"),
@@ -502,6 +506,39 @@ class LoadTestPoint(Provenance, table=True):
         sa_type=Integer,
         description="Nodes the sweep ran on (default 1): its capacity per node is its capacity / nodes.",
     )
+
+
+class EvalTask(Provenance, table=True):
+    """One task of an evaluation case: the deployment gate runs each case on both routes with the same prompt and
+    acceptance criteria, so a case has a task on each route (the route comes from the task's requests)."""
+
+    __tablename__ = "eval_tasks"
+
+    eval_set: str = Field(primary_key=True, description="The evaluation set (e.g. 'k3-gate-2026-10').")
+    task_id: str = Field(primary_key=True, description="A task of the request log run for the case.")
+    case_id: str = Field(nullable=False, description="The case: the same prompt and criteria on both routes.")
+    category: str | None = Field(
+        default=None, description="The kind of work the case stands for (e.g. 'coding', 'extraction'); '' = none."
+    )
+
+
+class GateCheck(Provenance, table=True):
+    """One run of a failure drill on a cluster (seed 001's deployment gate). The file's column is ``check``."""
+
+    __tablename__ = "gate_checks"
+
+    eval_set: str = Field(primary_key=True, description="The evaluation set the drill belongs to.")
+    drill: str = Field(
+        primary_key=True,
+        description="node_loss, rollback, queue_growth, long_context_burst or malformed_tool_call (the file's "
+        "column check).",
+    )
+    cluster_id: str = Field(primary_key=True, description="The cluster the drill ran on.")
+    run_at: datetime = Field(
+        primary_key=True, sa_type=DateTime, description="When the drill ran, UTC; the latest run of a drill counts."
+    )
+    passed: bool = Field(sa_type=Boolean, nullable=False, description="Whether the cluster came through the drill.")
+    note: str | None = Field(default=None, description="Free-text note (what happened).")
 
 
 #: ingest kind (CLI name) -> table class
@@ -572,4 +609,6 @@ KINDS: dict[str, type[SQLModel]] = {
     "load-tests": LoadTestPoint,
     "fx": FxRate,
     "usage": UsageLine,
+    "eval-tasks": EvalTask,
+    "gate-checks": GateCheck,
 }

@@ -146,9 +146,9 @@ def test_nightly_twice_changes_nothing(demo_db):
     res = cli("nightly", str(SAMPLE), "--db", str(demo_db), "--json", "--settings", str(ROOT / "costledger.toml"))
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
-    # 25 files: prices, hardware, charges, sweeps, 4 x (opex, invoices, requests, outcomes, usage exports), the
-    # October Costs export = 4 + 20 + 1
-    assert summary["files_loaded"] == 0 and summary["files_skipped"] == summary["files_seen"] == 25
+    # 27 files: prices, hardware, charges, sweeps, 4 x (opex, invoices, requests, outcomes, usage exports), the
+    # October Costs export, the evaluation set and its drills = 4 + 20 + 1 + 2
+    assert summary["files_loaded"] == 0 and summary["files_skipped"] == summary["files_seen"] == 27
     assert sql_json(demo_db, query) == before
 
 

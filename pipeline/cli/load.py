@@ -37,7 +37,8 @@ def ingest(
     kind: Annotated[
         str,
         typer.Argument(
-            help="requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests."
+            help="requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests, "
+            "eval-tasks, gate-checks."
         ),
     ],
     files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
@@ -67,7 +68,8 @@ def ingest(
 ) -> None:
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
 
-    KIND: requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests.
+    KIND: requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests,
+    eval-tasks, gate-checks.
     """
     from pipeline.billing import BILLING_FORMATS, USAGE_FORMATS
     from pipeline.pricelists import PRICE_LIST_FORMATS
@@ -129,7 +131,7 @@ def nightly(
         Path,
         typer.Argument(
             help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, "
-            "hardware/, opex/, focus/, load-tests/, fx/, usage/."
+            "hardware/, opex/, focus/, load-tests/, fx/, usage/, eval-tasks/, gate-checks/."
         ),
     ],
     db: DbOpt = None,

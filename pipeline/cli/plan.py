@@ -1,4 +1,4 @@
-"""Planning without data: scenario."""
+"""Plan: scenario (without data), plan (the hybrid plan of a month) and gate (the deployment gate)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,19 @@ from typing import Annotated, Optional
 import typer
 
 from pipeline.cli import toc
-from pipeline.cli.common import EXIT_USAGE, JsonOpt, console, error, out
+from pipeline.text import usd
+from pipeline.cli.common import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    DbOpt,
+    JsonOpt,
+    SettingsOpt,
+    console,
+    error,
+    open_read,
+    out,
+    read_settings,
+)
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
@@ -49,7 +61,7 @@ def scenario(
     import duckdb
 
     from pipeline.query import jsonable, render
-    from pipeline.report import count, planning_table, usd
+    from pipeline.report import count, planning_table
 
     rates = _amounts(rate_per_hour, "80,120,160", "--rate-per-hour")
     costs = _amounts(api_cost_per_task, "1.35,0.54", "--api-cost-per-task")
@@ -76,3 +88,147 @@ def scenario(
     ]
     render(names, table, "table", 1000, out, title="Planning: cluster cost vs API tasks of the same cost")
     console.print("API task counts rounded to the nearest 100, as the seeds round them.")
+
+
+def _what_if(value: str | None, flag: str) -> Decimal | None:
+    if value is None:
+        return None
+    (amount,) = _amounts([value], value, flag)
+    return amount
+
+
+@app.command(rich_help_panel=toc.panel("plan"))
+def plan(
+    month: Annotated[
+        Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")
+    ] = None,
+    node_month_usd: Annotated[
+        Optional[str],
+        typer.Option(
+            help="What-if: the cost of one node for the month, USD (default: the month's own, else the "
+            "setting planning.node_month_usd)."
+        ),
+    ] = None,
+    capacity_tps: Annotated[
+        Optional[str],
+        typer.Option(
+            help="What-if: tokens per second one node serves within the latency target (default: the "
+            "month's measured capacity)."
+        ),
+    ] = None,
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """How big a cluster for a month's demand: the month's cost at 0, 1, 2, ... nodes, the overflow on the API.
+
+    Each hour's demand (both routes, every attempt) is served by n nodes up to their capacity at the latency target;
+    the rest goes to the API at that hour's price per token. What-if values change nothing in the ledger.
+
+    Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000
+    """
+    from pipeline.errors import CostledgerError
+    from pipeline.planning import hybrid_plan, nodes_words, plan_sentences
+    from pipeline.query import jsonable, render
+    from pipeline.report import resolve_month
+    from pipeline.text import pct
+
+    node_price = _what_if(node_month_usd, "--node-month-usd")
+    capacity = _what_if(capacity_tps, "--capacity-tps")
+    con = open_read(read_settings(settings, db))
+    try:
+        m = resolve_month(con, month)
+        rows = hybrid_plan(con, m, node_month_usd=node_price, capacity_tps=capacity)
+    except CostledgerError as exc:
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
+    if as_json:
+        out.print_json(json.dumps([{k: jsonable(v) for k, v in r.items()} for r in rows]))
+        return
+    names = ["nodes", "tokens on the cluster", "cluster", "operating", "API overflow", "review", "total", ""]
+    table = [
+        [
+            str(r["nodes"]),
+            pct(r["self_hosted_token_share"]),
+            usd(r["cluster_cost_usd"], 0),
+            usd(r["operating_cost_usd"], 0),
+            usd(r["api_overflow_cost_usd"], 0),
+            usd(r["review_usd"], 0),
+            usd(r["total_usd"], 0),
+            ", ".join(w for w, on in (("cheapest", r["is_cheapest"]), ("today", r["is_current"])) if on),
+        ]
+        for r in rows
+    ]
+    render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
+    for sentence in plan_sentences(rows):
+        out.print(sentence, markup=False, highlight=False)
+    if rows and rows[-1]["nodes"] == 1000 and rows[-1]["overflow_hours"]:
+        out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
+
+
+@app.command(rich_help_panel=toc.panel("gate"))
+def gate(
+    eval_set: Annotated[
+        Optional[str], typer.Option("--eval-set", help="The evaluation set. Default: the last one by name.")
+    ] = None,
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Is the cluster ready? The deployment gate: an evaluation set side by side on both routes, its criteria, its
+    verdict (passed, failed naming what failed, or incomplete naming what is missing).
+
+    Load the set with `costledger ingest eval-tasks FILE` and the drills with `costledger ingest gate-checks FILE`
+    (or eval-tasks/ and gate-checks/ folders of a nightly). Criteria thresholds are settings under [gate].
+
+    Example: costledger gate --eval-set k3-gate-2026-10
+    """
+    from pipeline.errors import CostledgerError
+    from pipeline.planning import gate as read_gate, gate_sentence
+    from pipeline.query import jsonable, render
+
+    con = open_read(read_settings(settings, db))
+    try:
+        g = read_gate(con, eval_set)
+    except CostledgerError as exc:
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
+    if g is None:
+        error("the ledger has no evaluation set: load eval-tasks (and gate-checks) files first")
+        raise typer.Exit(EXIT_FAILURE)
+    if as_json:
+        doc = {"eval_set": g.eval_set, "verdict": g.verdict, "criteria": g.criteria, "comparison": g.comparison}
+        out.print_json(json.dumps(jsonable(doc)))
+        return
+    _print_gate(g, render)
+    out.print(gate_sentence(g), markup=False, highlight=False)
+
+
+def _print_gate(g, render) -> None:  # type: ignore[no-untyped-def]
+    from pipeline.text import count, ms, pct
+
+    names = ["category", "route", "cases", "accepted", "p95 latency", "target", "retries per task",
+             "input per accepted", "of it cache hits", "output", "reasoning", "cost per accepted task"]  # fmt: skip
+    table = [
+        [
+            r["category"],
+            "API" if r["route"] == "api" else "self-hosted",
+            str(r["cases"]),
+            pct(r["accepted_share"]),
+            ms(r["p95_latency_ms"]),
+            ms(r["slo_ms"]),
+            f"{r['retries_per_task']:.2f}",
+            count(r["input_tokens_per_accepted_task"]),
+            count(r["cache_hit_input_tokens_per_accepted_task"]),
+            count(r["output_tokens_per_accepted_task"]),
+            count(r["reasoning_tokens_per_accepted_task"]),
+            usd(r["cost_per_accepted_task_usd"], 2),
+        ]  # fmt: skip
+        for r in g.comparison
+    ]
+    render(names, table, "table", 1000, out, title=f"Deployment gate {g.eval_set}: the same cases on both routes")
+    crit = [
+        [r["criterion"], "n/a" if r["value"] is None else str(r["value"]), str(r["threshold"]), r["status"]]
+        for r in g.criteria
+    ]  # what failed or is missing is named in the verdict's sentence below the table
+    render(["criterion", "value", "threshold", "status"], crit, "table", 1000, out, title="Criteria")

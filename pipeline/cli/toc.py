@@ -38,6 +38,10 @@ PANELS: dict[str, dict[str, str]] = {
     },
     "Plan": {
         "scenario": "Planning without data: monthly cluster cost at each rate, and how many API tasks cost the same.",
+        "plan": "How big a cluster for a month's demand: the month's cost at 0, 1, 2, ... nodes, the overflow on the "
+        "API.",
+        "gate": "Is the cluster ready? The deployment gate: an evaluation set side by side on both routes, its "
+        "criteria, its verdict (passed, failed naming what failed, or incomplete naming what is missing).",
     },
     "Operate": {
         "rollback": "Publish an earlier snapshot again, and make it stick.",

@@ -12,5 +12,11 @@ SELECT
     coalesce(max(value) FILTER (WHERE key = 'focus_cluster_tag_key'), 'cluster') AS focus_cluster_tag_key,
     CAST(max(value) FILTER (WHERE key = 'min_tasks_for_factor') AS BIGINT) AS min_tasks_for_factor,
     CAST(max(value) FILTER (WHERE key = 'bootstrap_random_state') AS BIGINT) AS bootstrap_random_state,
-    CAST(max(value) FILTER (WHERE key = 'gpus_per_node') AS BIGINT) AS gpus_per_node
+    CAST(max(value) FILTER (WHERE key = 'gpus_per_node') AS BIGINT) AS gpus_per_node,
+    CAST(nullif(max(value) FILTER (WHERE key = 'planning_node_month_usd'), '') AS DECIMAL(38, 12)) AS planning_node_month_usd,
+    CAST(max(value) FILTER (WHERE key = 'gate_min_cases') AS BIGINT) AS gate_min_cases,
+    CAST(max(value) FILTER (WHERE key = 'gate_min_hosted_days') AS BIGINT) AS gate_min_hosted_days,
+    CAST(max(value) FILTER (WHERE key = 'gate_max_accepted_share_drop_points') AS DECIMAL(18, 6))
+        AS gate_max_accepted_share_drop_points,
+    max(value) FILTER (WHERE key = 'gate_required_drills') AS gate_required_drills
 FROM meta.settings

@@ -1,0 +1,177 @@
+"""Decisions ahead, read from the published ledger: the hybrid plan of a month (as built, or at a what-if node
+price or capacity per node) and the deployment gate of an evaluation set.
+
+The plan's arithmetic is the SQL of ``marts.monthly_hybrid_plan``, once: a what-if runs that model's own SQL on the
+published file with the what-if values bound as DuckDB variables, which the build leaves unset (NULL).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+
+from pipeline.build import define_macros
+from pipeline.errors import CostledgerError
+from pipeline.models import SQL_DIR, parse_model
+from pipeline.text import count, pct, usd
+
+#: The variables the hybrid plan's SQL reads its what-if values from.
+_WHAT_IF = {"node_month_usd": "costledger_plan_node_month_usd", "capacity_tps": "costledger_plan_capacity_tps"}
+
+
+class PlanError(CostledgerError, ValueError):
+    """A what-if value that is not a positive number, or a month or evaluation set the ledger does not have."""
+
+    exit_code = 2
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    cur = con.execute(sql, params)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def hybrid_plan(
+    con: duckdb.DuckDBPyConnection,
+    month: str,
+    *,
+    node_month_usd: Decimal | None = None,
+    capacity_tps: Decimal | None = None,
+) -> list[dict[str, Any]]:
+    """The month's cost at each cluster size (``month`` as YYYY-MM), as built or at the what-if values given."""
+    for name, value in (("--node-month-usd", node_month_usd), ("--capacity-tps", capacity_tps)):
+        if value is not None and (not value.is_finite() or value <= 0 or value >= Decimal(10**12)):
+            raise PlanError(f"{name}: {value} is not a positive number below 1e12")
+    first_day = f"{month}-01"
+    if node_month_usd is None and capacity_tps is None:
+        sql = "SELECT * FROM marts.monthly_hybrid_plan WHERE month = CAST(? AS DATE) ORDER BY nodes"
+        return _rows(con, sql, [first_day])
+    define_macros(con)
+    for key, value in (("node_month_usd", node_month_usd), ("capacity_tps", capacity_tps)):
+        con.execute(f"SET VARIABLE {_WHAT_IF[key]} = CAST(? AS VARCHAR)", [None if value is None else str(value)])
+    try:
+        body = parse_model("marts", SQL_DIR / "marts" / "monthly_hybrid_plan.sql").body
+        return _rows(con, f"SELECT * FROM (\n{body}\n) WHERE month = CAST(? AS DATE) ORDER BY nodes", [first_day])
+    finally:
+        for variable in _WHAT_IF.values():
+            con.execute(f"RESET VARIABLE {variable}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gate:
+    """One evaluation set's gate: the side-by-side rows, the criteria and the verdict."""
+
+    eval_set: str
+    comparison: list[dict[str, Any]]
+    criteria: list[dict[str, Any]]
+    verdict: dict[str, Any]
+
+
+def eval_sets(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [r[0] for r in con.execute("SELECT eval_set FROM marts.gate_verdict ORDER BY eval_set").fetchall()]
+
+
+def gate(con: duckdb.DuckDBPyConnection, eval_set: str | None = None) -> Gate | None:
+    """The gate of ``eval_set`` (default: the latest-named set); None when the ledger has no evaluation set."""
+    known = eval_sets(con)
+    if not known:
+        return None
+    if eval_set is None:
+        eval_set = known[-1]
+    elif eval_set not in known:
+        raise PlanError(f"evaluation set {eval_set!r} is not in the ledger (sets: {', '.join(known)})")
+    comparison = _rows(
+        con,
+        "SELECT * FROM marts.gate_comparison WHERE eval_set = ? "
+        "ORDER BY category = 'all categories' DESC, category, route",
+        [eval_set],
+    )
+    criteria = _rows(con, "SELECT * FROM marts.gate_criteria WHERE eval_set = ?", [eval_set])
+    (verdict,) = _rows(con, "SELECT * FROM marts.gate_verdict WHERE eval_set = ?", [eval_set])
+    return Gate(eval_set=eval_set, comparison=comparison, criteria=criteria, verdict=verdict)
+
+
+# ------------------------------------------------------------------ words (the report and the commands)
+
+NODE_COST_WORDS = {
+    "measured": "the month's own committed and avoidable cluster cost per node",
+    "setting": "the price per node-month in the settings (planning.node_month_usd)",
+    "what_if": "the price given",
+}
+CAPACITY_WORDS = {
+    "sweep": "load tests",
+    "observed": "the busiest 5 minutes within the latency target in the request log",
+    "mixed": "the request log, then load tests",
+    "what_if": "the capacity given",
+}
+
+
+def nodes_words(n: int) -> str:
+    return "no cluster (everything on the API)" if n == 0 else f"{n} node" + ("" if n == 1 else "s")
+
+
+def plan_sentences(rows: list[dict[str, Any]]) -> list[str]:
+    """What the curve says: the inputs, the cheapest size against today's, and the all-API cost."""
+    if not rows:
+        return []
+    first = rows[0]
+    month = str(first["month"])[:7]
+    if len(rows) == 1:
+        missing = (
+            "no capacity per node was measured (no load test and no self-hosted requests)"
+            if first["capacity_per_node_tokens_per_second"] is None
+            else "there is no price for a node (no cluster this month and no planning.node_month_usd setting)"
+        )
+        return [
+            f"Everything on the API would have cost {usd(first['total_usd'], 0)} in {month}. No cluster size can be "
+            f"costed: {missing}. `costledger plan --month {month} --node-month-usd X --capacity-tps Y` prices one."
+        ]
+    cheapest = next((r for r in rows if r["is_cheapest"]), None)
+    current = next((r for r in rows if r["is_current"]), None)
+    said = [
+        f"At {month}'s demand (busiest hour {count(first['peak_tokens_per_second'])} tokens/s, both routes, every "
+        f"attempt), one node serves {count(first['capacity_per_node_tokens_per_second'])} tokens/s within the latency "
+        f"target ({CAPACITY_WORDS.get(first['capacity_source'] or '', 'measured')}) and costs "
+        f"{usd(first['node_month_usd'], 0)} a month ({NODE_COST_WORDS.get(first['node_cost_source'] or '', '')})."
+    ]
+    if cheapest is None:
+        return said + ["The API price of the demand is unknown, so no size can be called cheapest."]
+    best = f"The cheapest size is {nodes_words(cheapest['nodes'])}: {usd(cheapest['total_usd'], 0)} for the month"
+    if current is not None and current["nodes"] == cheapest["nodes"]:
+        best += ", which is today's size"
+    elif current is not None:
+        more = current["total_usd"] - cheapest["total_usd"] if current["total_usd"] is not None else None
+        best += (
+            f"; today's {nodes_words(current['nodes'])} cost {usd(current['total_usd'], 0)} on this plan"
+            f" ({usd(more, 0)} more)"
+        )
+    share = pct(cheapest["self_hosted_token_share"], 0)
+    said.append(best + (f", with {share} of the tokens served by the cluster." if cheapest["nodes"] else "."))
+    if cheapest["nodes"] != 0:
+        said.append(f"Everything on the API would have cost {usd(rows[0]['total_usd'], 0)}.")
+    return said
+
+
+def gate_headline(g: Gate) -> str:
+    """The gate's verdict and its count of criteria, for a page that lists what failed or is missing below it."""
+    v = g.verdict
+    if v["verdict"] == "passed":
+        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria."
+    failed, missing = len(v["failed_criteria"]), len(v["missing_criteria"])
+    parts = [f"{failed} failed" if failed else "", f"{missing} not yet measured" if missing else ""]
+    word = "failed" if v["verdict"] == "failed" else "is incomplete"
+    counted = " and ".join(p for p in parts if p)
+    return f"The deployment gate ({g.eval_set}) {word}: of {v['criteria']} criteria, {counted}."
+
+
+def gate_sentence(g: Gate) -> str:
+    """The gate's verdict in one sentence, naming what failed or is missing."""
+    v = g.verdict
+    if v["verdict"] == "passed":
+        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria."
+    reasons = "; ".join(v["reasons"]) or ", ".join(v["failed_criteria"] + v["missing_criteria"])
+    word = "failed" if v["verdict"] == "failed" else "is incomplete"
+    return f"The deployment gate ({g.eval_set}) {word}: {reasons}."

@@ -1,0 +1,12 @@
+-- grain: one row per eval set x drill x cluster x run
+-- materialized: view
+-- unique_key: eval_set, drill, cluster_id, run_at
+-- description: The deployment gate's failure drills as loaded (the file's column check is drill here): node loss, rollback, queue growth, long-context burst and malformed tool call, each run on a cluster at a time, passed or not.
+SELECT
+    eval_set,
+    drill,
+    cluster_id,
+    run_at,
+    passed,
+    note
+FROM raw.gate_checks
