@@ -18,7 +18,15 @@ import duckdb
 
 from pipeline.errors import CostledgerError
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+def _sql_dir() -> Path:
+    """The models' folder: pipeline/sql in an installed package (a wheel carries sql/ there), else the checkout's
+    sql/ beside pipeline/ (an editable install maps it)."""
+    here = Path(__file__).resolve().parent
+    return here / "sql" if (here / "sql" / "marts").is_dir() else here.parent / "sql"
+
+
+SQL_DIR = _sql_dir()
 LAYERS = ("staging", "intermediate", "marts")
 
 #: The incremental strategies (``-- incremental:``), see ``pipeline.incremental``.

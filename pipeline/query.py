@@ -7,7 +7,6 @@ import csv
 import datetime as dt
 import decimal
 import json
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import duckdb
@@ -15,10 +14,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pipeline.models import SQL_DIR
 from pipeline.text import printable
 
 
-QUERIES = Path(__file__).resolve().parent.parent / "sql" / "queries"
+QUERIES = SQL_DIR / "queries"
 
 
 def run_query(
