@@ -292,7 +292,7 @@ def table(steps: list[Step], command: str, checks: list[PeerCheck] = []) -> str:
     return "\n".join(lines) + "\n"
 
 
-# ---- peers (issue #14): the analyst's script (a') and the pandas notebook (a''), checked against the ledger ----
+# ---- peers: the analyst's script (a') and the pandas notebook (a''), checked against the ledger ----
 
 PEERS = Path(__file__).resolve().parents[1] / "benchmarks"
 ANALYST_SQL = PEERS / "analyst.sql"

@@ -1,4 +1,4 @@
-"""Provider exports (issue #12): cost exports read as invoices (the OpenAI Costs API, the Anthropic cost report)
+"""Provider exports: cost exports read as invoices (the OpenAI Costs API, the Anthropic cost report)
 and usage exports read as usage lines (the OpenAI completions usage API, the Anthropic usage report).
 
 Ingest layer, like ``pipeline.logformats``: a file is detected from its content (or named by ``--format`` or a

@@ -1,4 +1,4 @@
-"""Price lists other than the canonical one (issue #12): LiteLLM's ``model_prices_and_context_window.json``.
+"""Price lists other than the canonical one: LiteLLM's ``model_prices_and_context_window.json``.
 
 Ingest layer, like ``pipeline.billing``. Many teams already maintain that file; each model entry becomes price
 rows of the canonical ``prices`` kind:

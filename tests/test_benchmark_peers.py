@@ -1,4 +1,4 @@
-"""The benchmark's peers (issue #14) compute the same marts as costledger, so the comparison is of the same work.
+"""The benchmark's peers compute the same marts as costledger, so the comparison is of the same work.
 
 Three independent implementations of the contract marts on the same landing files: costledger's nightly, the
 analyst's DuckDB script (benchmarks/analyst.sql) and the pandas notebook (benchmarks/notebook.py). They must agree

@@ -1,4 +1,4 @@
-"""Provider billing exports read as invoices (issue #12): the OpenAI Costs API and the Anthropic cost report,
+"""Provider billing exports read as invoices: the OpenAI Costs API and the Anthropic cost report,
 detected from their content; hand-written fixtures in tests/fixtures/billing, figures worked by hand."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""No input ends in a traceback (issue #11), by property: every reader and every kind is fed
+"""No input ends in a traceback, by property: every reader and every kind is fed
 mutated rows, mutated JSON (NaN, Infinity, wrong types, huge numbers, deep nesting) and
 random bytes. For every file: no exception escapes, rows in = loaded + quarantined (or the
 file is rejected whole with a message), and a build over whatever loaded still passes (a row

@@ -1,4 +1,4 @@
-"""Other currencies (issue #12): amounts convert to USD through the fx kind at the latest rate on or before their
+"""Other currencies: amounts convert to USD through the fx kind at the latest rate on or before their
 date; a row with no such rate is quarantined with the reason named, never converted at 1."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Great Expectations' share of ingest: which rows it validates, and that a disagreement with the SQL rules stops.
 
-GX validates a sample of a large file (issue #14: its fixed cost per file dominated the nightly); the sample must
+GX validates a sample of a large file (its fixed cost per file dominated the nightly); the sample must
 still contain the rows the SQL rules flag, and GX must still catch a rule the SQL compilation gets wrong.
 """
 

@@ -1,4 +1,4 @@
-"""The attack run's defects (issue #11), one test each: every one of these failed before 0.6.0."""
+"""The attack run's defects, one test each: every one of these failed before 0.6.0."""
 
 import json
 import signal

@@ -420,7 +420,7 @@ def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_pat
 
 
 def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
-    """Issue #14 (c): a keys model's grain audit reads the rows a batch recomputes, before they are inserted (the
+    """A keys model's grain audit reads the rows a batch recomputes, before they are inserted (the
     keys' old rows deleted first), not the keys' rows of the whole table. A duplicate among them fails the build."""
     from pipeline import build as build_module
     from pipeline.build import AuditFailed
@@ -480,7 +480,7 @@ def _accepted(led: Ledger) -> list[tuple[str, str, str | None]]:
 
 
 def test_a_day_model_reads_the_tasks_of_its_days_only(ledger, tmp_path):
-    """Issue #14 (c): team usage reads the single-attempt tasks of the touched days (by their attempt's day) and the
+    """Team usage reads the single-attempt tasks of the touched days (by their attempt's day) and the
     retried tasks in the range of the touched days' retried task ids; the clusters' accepted time the accepted tasks
     whose accepted attempt is on a touched day (by that attempt's day). All still equal a full build, also when a late
     retry widens the range to old tasks."""
@@ -527,7 +527,7 @@ def test_a_day_model_reads_the_tasks_of_its_days_only(ledger, tmp_path):
 
 
 def test_the_lookup_of_earlier_rows_reads_the_range_of_the_batch_keys(ledger, tmp_path):
-    """Issue #14 (c): the keys models find their keys' earlier rows in the row groups whose task ids overlap the range
+    """The keys models find their keys' earlier rows in the row groups whose task ids overlap the range
     of the batch's keys (bound as DuckDB variables that zone maps prune by); a retry of an old task, or an outcome
     for one, widens the range to it, and every build still equals a full build."""
     ledger.load("prices", [PRICE_MOONSHOT])
@@ -556,7 +556,7 @@ def test_the_lookup_of_earlier_rows_reads_the_range_of_the_batch_keys(ledger, tm
 
 
 def test_only_keys_with_earlier_input_rows_are_looked_for_in_the_keys_models(ledger, tmp_path, monkeypatch):
-    """Issue #14 (c): a keys model's rows for a key come from that key's input rows alone, so a key without earlier
+    """A keys model's rows for a key come from that key's input rows alone, so a key without earlier
     rows (a new task) has none to delete: the delete, a scan of the whole table, looks for the keys with earlier rows
     of the append model (a retry) or of another input (an outcome loaded before) only, and is skipped when there
     are none. Every build still equals a full build."""

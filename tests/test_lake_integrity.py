@@ -1,4 +1,4 @@
-"""Lake integrity (issue #11): hashes in the manifest, checked by every build and by `verify`;
+"""Lake integrity: hashes in the manifest, checked by every build and by `verify`;
 a missing or altered lake file stops publishing with a one-line error; re-delivering the
 original landing file rewrites it. Landing files are identified by their relative path."""
 
@@ -168,7 +168,7 @@ def test_file_sha256_equals_hashlib_over_the_whole_file(tmp_path, size):
 
 
 def test_hash_ahead_hands_over_each_given_file_hash_once(tmp_path):
-    # issue #14 (c): SHA-256s taken ahead by two threads equal hashlib's over the whole file; each is handed over
+    # SHA-256s taken ahead by two threads equal hashlib's over the whole file; each is handed over
     # once; a file not given, or one that could not be read, is None (its caller hashes it and meets the error)
     from pipeline.lake import HashAhead
 

@@ -1,4 +1,4 @@
-"""The project's modules import one way (issue #13): no import cycle among `pipeline` and
+"""The project's modules import one way: no import cycle among `pipeline` and
 `schemas` modules, counting imports inside functions and under TYPE_CHECKING too."""
 
 import ast
@@ -57,7 +57,7 @@ def test_the_checker_finds_a_cycle():
 
 
 def test_every_function_fits_on_a_screen():
-    """Issue #13: no function in the project's packages or scripts over 80 lines (as `ruff format` lays it out)."""
+    """No function in the project's packages or scripts over 80 lines (as `ruff format` lays it out)."""
     long = []
     for folder in (*PACKAGES, "scripts"):
         for path in sorted((ROOT / folder).rglob("*.py")):

@@ -1,4 +1,4 @@
-"""Models declare themselves (issue #13): header keys checked against one fixed set, column
+"""Models declare themselves: header keys checked against one fixed set, column
 comments checked against the model's columns, the restated-month watch covers every mart."""
 
 import shutil

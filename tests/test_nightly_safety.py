@@ -1,4 +1,4 @@
-"""The nightly never loses or double-counts money and never blocks readers (issue #4).
+"""The nightly never loses or double-counts money and never blocks readers.
 
 * kill test: SIGKILL the nightly at 24 points (reads, validation, lake writes, manifest
   commits, models, build commit, each publish step); the published ledger then opens
@@ -355,7 +355,7 @@ def rows_of(db: Path, sql: str) -> list[tuple]:
 
 
 def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landings, monkeypatch):
-    # issue #14 (c): a nightly over a landing folder that already loaded its files spends seconds hashing them;
+    # A nightly over a landing folder that already loaded its files spends seconds hashing them;
     # GX's import (~5 s) starts beside that hashing when a file's kind and name are new, and not at all when every
     # file is one loaded before
     import pipeline.ingest as ingest_module
@@ -385,7 +385,7 @@ def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landi
 def test_files_loaded_before_are_hashed_ahead_once_and_a_new_file_right_before_its_read(
     tmp_path, landings, monkeypatch
 ):
-    # issue #14 (c): telling the files loaded before loaded and intact hashes each landing file and its lake file
+    # Telling the files loaded before loaded and intact hashes each landing file and its lake file
     # (9.7 s of one more day at 100 M rows, one after the other); two threads hash them ahead, each once. A new file
     # is hashed in the run's own thread, after the files before it were taken, so its recorded hash is its content's
     import pipeline.ingest as ingest_module

@@ -1,4 +1,4 @@
-"""A run's files overlap (issue #14): Great Expectations checks file i in its thread while file i+1 is staged.
+"""A run's files overlap: Great Expectations checks file i in its thread while file i+1 is staged.
 
 File i's rows are written in a transaction left open, and file i+1 is recognised, checked and deduplicated inside
 it, so it sees file i as loaded; file i is committed only once GX agrees. These tests hold the run to that: the

@@ -1,4 +1,4 @@
-"""DOMAIN.md's pricing rule (issue #12): service tiers, long-context tiers (min_input_tokens), cache writes at
+"""DOMAIN.md's pricing rule: service tiers, long-context tiers (min_input_tokens), cache writes at
 their own rates (default: the cache-miss price), web searches per call, other currencies. Hand-worked cases,
 then a property: the metered cost of generated requests equals a Python Decimal recomputation of the rule."""
 

@@ -1,4 +1,4 @@
-"""A raw view is refreshed when it is read, not once per file loaded (issue #14).
+"""A raw view is refreshed when it is read, not once per file loaded.
 
 Loading a file marks its kind's raw view stale in the file's transaction; the view is rebuilt from the manifest
 before ingest reads it (the rows a duplicate key points at, exchange rates, prices), once a load is done, and when

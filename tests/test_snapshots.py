@@ -1,4 +1,4 @@
-"""Runs that loaded nothing never push real snapshots out of keep_snapshots (issue #13)."""
+"""Runs that loaded nothing never push real snapshots out of keep_snapshots."""
 
 import csv
 

@@ -1,4 +1,4 @@
-"""The SQL shell cannot write (issue #11): no COPY/EXPORT/ATTACH/INSTALL/SET, no file outside
+"""The SQL shell cannot write: no COPY/EXPORT/ATTACH/INSTALL/SET, no file outside
 the lake, every statement of a multi-statement query checked before any runs."""
 
 import hashlib

@@ -1,4 +1,4 @@
-"""A canonical Parquet landing file is kept byte for byte as its lake file (issue #14).
+"""A canonical Parquet landing file is kept byte for byte as its lake file.
 
 A file whose columns are the ledger's, under their own names and in the ledger's types, whose rows all load and
 read back unchanged, is copied into the lake instead of re-encoded; the raw view reads its provenance

@@ -2,7 +2,7 @@
 
 ``costledger --help`` (and ``costledger`` alone) is the one command a new user runs first and the one a shell
 script calls to check the install. Importing Typer, Click and Rich's help renderer takes longer than the whole
-answer should (issue #14: under 0.3 s), so this module, which imports nothing, prints it. Every other help
+answer should (under 0.3 s), so this module, which imports nothing, prints it. Every other help
 (``costledger ingest --help``) is Typer's. The commands take their help panel from ``PANELS`` and a test checks
 that the names and one-line summaries here are those of the Typer app (tests/test_cli.py).
 """
