@@ -35,7 +35,7 @@ class SettingsError(CostledgerError, ValueError):
 def setting(default: Any, toml: str, sql: bool = False, example: str | None = None) -> Any:
     """One setting, declared once: its default, its TOML key (``section.key``), whether the SQL models read it
     (``meta.settings``) and, for one without a default, an example value; its doc is the docstring below it.
-    The TOML key map, the example file, the settings view and the README table are all made from these."""
+    The TOML key map, the example file, the settings view and the table of docs/settings.md are all made from these."""
     return field(default=default, metadata={"toml": toml, "sql": sql, "example": example})
 
 
@@ -586,7 +586,7 @@ def example_toml() -> str:
 
 
 def settings_markdown() -> str:
-    """The README's settings table, made from the fields (a test checks that the README has exactly this)."""
+    """The settings table of docs/settings.md, made from the fields (a test checks that the file has exactly this)."""
     docs = FIELD_DOCS()
     rows = ["| key | default | meaning |", "|---|---|---|"]
     for f in fields(Settings):

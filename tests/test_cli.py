@@ -232,16 +232,17 @@ def test_large_sample_streams_one_parquet_file_per_day_and_loads_cleanly(tmp_pat
     assert res.exit_code == 0 and (out / "requests" / "requests-2026-08-01.parquet").exists()
 
 
-def test_the_readme_example_queries_run_on_the_published_ledger(demo_db):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("Example ad-hoc queries:", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
+@pytest.mark.parametrize("doc, statements", [("README.md", 3), ("docs/marts.md", 7)])
+def test_the_documented_example_queries_run_on_the_published_ledger(demo_db, doc, statements):
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    block = text.split("Example ad-hoc queries:", 1)[1].split("```sql", 1)[1].split("```", 1)[0]
     # each statement without its comment lines (a leading "--" would read as a command-line option)
     queries = [
         "\n".join(line for line in q.splitlines() if not line.lstrip().startswith("--")).strip()
         for q in block.split(";")
     ]
     queries = [q for q in queries if q]
-    assert len(queries) == 7
+    assert len(queries) == statements
     for q in queries:
         res = cli("sql", q, "--db", str(demo_db), "--format", "csv")
         assert res.exit_code == 0, (q, res.output)
@@ -263,10 +264,10 @@ def test_settings_show_where_each_value_came_from(tmp_path, monkeypatch):
     assert res.exit_code == 0 and "from" in res.stdout  # the table has a "from" column
 
 
-def test_readme_settings_table_is_the_generated_one():
+def test_the_documented_settings_table_is_the_generated_one():
     from pipeline.settings import _TOML_KEYS, Settings, example_toml, settings_markdown
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
     block = readme.split("<!-- settings:begin -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
     assert block == settings_markdown(), "regenerate with: costledger settings --markdown"
     # every declared TOML key is in the table and in the example file, and the example file loads
@@ -288,6 +289,6 @@ def test_the_example_settings_file_loads_as_the_defaults(tmp_path):
     assert all(getattr(loaded, f.name) == getattr(Settings(), f.name) for f in fields(Settings) if f.name != "source")
 
 
-def test_the_readmes_copy_of_the_bundled_settings_file_is_that_file():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_documented_copy_of_the_bundled_settings_file_is_that_file():
+    readme = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
     assert "```toml\n" + (ROOT / "costledger.toml").read_text(encoding="utf-8") + "```" in readme

@@ -33,7 +33,8 @@ def test_no_file_names_a_work_period_or_an_issue_number():
 def test_the_pattern_finds_what_it_is_meant_to():
     # the check above can fail: each of these lines would fail it, and ordinary prose would not
     # (the numbers are joined on at run time, so that this file does not name one itself)
-    for line in ("measured in session " + "17", "see issue #" + "14", "Issue " + "36 moved it", "sessions " + "9 to 12"):
+    numbered = ("measured in session " + "17", "see issue #" + "14", "Issue " + "36 moved it", "sessions " + "9 to 12")
+    for line in numbered:
         assert HISTORY.search(line), line
     for line in ("a session of `costledger sql`", "the issue date of an invoice", "17 sessions of review"):
         assert not HISTORY.search(line), line
@@ -41,3 +42,13 @@ def test_the_pattern_finds_what_it_is_meant_to():
 
 def test_scale_document_is_at_most_10000_characters():
     assert len((ROOT / "docs" / "scale.md").read_text(encoding="utf-8")) <= 10_000
+
+
+def test_readme_is_at_most_12000_characters_and_links_to_what_exists():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme) <= 12_000
+    for doc in ["README.md", *(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))]:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if "://" not in target:
+                assert ((ROOT / doc).parent / target).exists(), f"{doc} links to {target}, which does not exist"

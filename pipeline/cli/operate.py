@@ -92,7 +92,7 @@ def settings_cmd(
         typer.Option(
             "--markdown",
             metavar="",
-            help="Print the README's settings table (generated from the settings' declarations).",
+            help="Print the settings table of docs/settings.md (generated from the settings' declarations).",
         ),
     ] = False,
 ) -> None:
