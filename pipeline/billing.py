@@ -28,12 +28,11 @@ position among the rows the file gives (1-based); a quarantine reason also names
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 
-from pipeline.logformats import FileMapping, _get
+from pipeline.logformats import _get
 from pipeline.readers import (
     ReadResult,
     json_not_parquet,
@@ -42,19 +41,10 @@ from pipeline.readers import (
     mapped_result,
     utf8_text,
 )
+from pipeline.fileformats import BILLING_FORMATS, BillingMapping, USAGE_FORMATS  # noqa: F401 (the format's names, also read from here)
 
-BILLING_FORMATS = ("openai_costs", "anthropic_costs")
-USAGE_FORMATS = ("openai_usage", "anthropic_usage")
 DEFAULT_PROVIDER = {"openai_costs": "openai", "anthropic_costs": "anthropic", "openai_usage": "openai",
                     "anthropic_usage": "anthropic"}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class BillingMapping(FileMapping):
-    """Per-file values a billing export does not carry ([[billing_exports]] in the settings)."""
-
-    provider: str | None = None
-    """The provider its lines are invoices of (default: openai / anthropic)."""
 
 
 class _Unmappable(ValueError):

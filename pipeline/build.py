@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable
 import duckdb
 
 from pipeline import incremental, lake
-from pipeline.models import LAYERS, SQL_DIR, Model, discover
+from pipeline.models import LAYERS, SQL_DIR, Model, define_macros, discover
 from pipeline.faults import crashpoint
 from pipeline.catalog import init_ledger, raw_view_statements, table_columns
 from pipeline.settings import Settings
@@ -41,63 +41,6 @@ from pipeline.errors import CostledgerError
 
 if TYPE_CHECKING:
     from pipeline.store import Store
-
-
-#: Exact money division, rounded half away from zero to 1e-12. DuckDB's ``/`` returns DOUBLE; ``money_div``
-#: scales both sides to integers of 1e-12 (HUGEINT), divides with ``//`` and scales back to DECIMAL(38,12).
-#: The short form, 2 x N x 1e12 + D over 2 x D, fits HUGEINT (1.7e38) while |num| < 8e13 and |den| < 1e14; past that
-#: (a multi-year charge of millions times its seconds, 1e21 at the plausibility bounds) the quotient is built in
-#: three exact parts: whole units, then 1e-6 units, then 1e-12 units, each remainder scaled by 1e6 only (at most
-#: 2e32). Any num and den of DECIMAL(38,12) whose quotient is one too divide without overflow.
-MACROS = [
-    """
-    CREATE OR REPLACE TEMP MACRO money_units(x) AS
-    CAST(trunc(CAST(x AS DECIMAL(38, 12))) AS HUGEINT) * CAST(1000000000000 AS HUGEINT)
-    + CAST((CAST(x AS DECIMAL(38, 12)) - trunc(CAST(x AS DECIMAL(38, 12)))) * 1000000000000 AS HUGEINT)
-    """,
-    """
-    CREATE OR REPLACE TEMP MACRO money_div_units(n, d) AS
-    (n // d) * CAST(1000000000000 AS HUGEINT)
-    + ((n % d) * 1000000 // d) * 1000000
-    + (2 * (((n % d) * 1000000) % d) * 1000000 + d) // (2 * d)
-    """,
-    """
-    CREATE OR REPLACE TEMP MACRO money_div(num, den) AS
-    CASE WHEN den IS NULL OR den = 0 OR num IS NULL THEN NULL
-    WHEN num = 0 THEN CAST(0 AS DECIMAL(38, 12))  -- the same value, without the HUGEINT steps (most review costs)
-    WHEN abs(num) < 80000000000000 AND abs(den) < 100000000000000 THEN
-        CAST(
-            sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
-            * ((2 * abs(CAST(CAST(num AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT)) * CAST(1000000000000 AS HUGEINT)
-                + abs(CAST(CAST(den AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT)))
-               // (2 * abs(CAST(CAST(den AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT))))
-            AS DECIMAL(38, 0)
-        ) * CAST(0.000000000001 AS DECIMAL(13, 12))
-    ELSE
-        CAST(
-            sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
-            * money_div_units(abs(money_units(num)), abs(money_units(den)))
-            AS DECIMAL(38, 0)
-        ) * CAST(0.000000000001 AS DECIMAL(13, 12))
-    END
-    """,
-    # the verdict of a month with a self-hosted route and an API price, from C, V, its accepted tasks and break-even:
-    # one definition for the month's verdict and for its recomputations under each named assumption
-    """
-    CREATE OR REPLACE TEMP MACRO break_even_verdict(c, v, accepted, break_even) AS
-    CASE
-        WHEN c <= v THEN 'never_breaks_even'
-        WHEN accepted > 0 AND accepted >= break_even THEN 'self_hosting_cheaper'
-        ELSE 'api_cheaper'
-    END
-    """,
-]
-
-
-def define_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """Define the SQL macros the models use on ``con`` (temporary: a connection's own)."""
-    for stmt in MACROS:
-        con.execute(stmt)
 
 
 class AuditFailed(CostledgerError, RuntimeError):

@@ -25,14 +25,12 @@ the field named; numbers stay text until DuckDB casts them (exact decimals).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 
-from pipeline.logformats import FileMapping
 from pipeline.readers import (
     ReadResult,
     json_not_parquet,
@@ -41,17 +39,7 @@ from pipeline.readers import (
     mapped_result,
     utf8_text,
 )
-
-LOAD_TEST_FORMATS = ("canonical", "vllm_bench", "sglang_bench")
-
-
-@dataclass(frozen=True)
-class LoadTestMapping(FileMapping):
-    """Per-file values a benchmark result does not carry ([[load_tests]] in the settings)."""
-
-    cluster_id: str | None = None
-    sweep_id: str | None = None
-    measured_at: str | None = None
+from pipeline.fileformats import LOAD_TEST_FORMATS, LoadTestMapping  # noqa: F401 (the format's names, also read from here)
 
 
 class _Unmappable(ValueError):

@@ -41,54 +41,15 @@ quarantined with the fields named, never silently fixed.
 from __future__ import annotations
 
 import datetime as dt
-import fnmatch
 import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
+from pipeline.fileformats import FileMapping, LOG_FORMATS, LogMapping  # noqa: F401 (the format's names, also read from here)
 
-LOG_FORMATS = (
-    "canonical",
-    "openai_chat",
-    "openai_responses",
-    "openai_batch",
-    "anthropic",
-    "gemini",
-    "bedrock",
-    "openrouter",
-    "litellm",
-    "vllm",
-    "sglang",
-)
 CANONICAL_MARKERS = ("cache_hit_input_tokens", "cache_miss_input_tokens")
 
 
 class MappingError(ValueError):
     """The record cannot be mapped: the message says which fields and why (it becomes the quarantine reason)."""
-
-
-@dataclass(frozen=True)
-class FileMapping:
-    """A per-file settings entry: the file-name pattern it applies to and the format it names."""
-
-    match: str = "*"
-    format: str | None = None
-
-    def applies_to(self, path: Path) -> bool:
-        return fnmatch.fnmatch(path.name, self.match)
-
-
-@dataclass(frozen=True)
-class LogMapping(FileMapping):
-    """Per-file defaults for fields a log does not carry ([[request_logs]] in the settings)."""
-
-    route: str | None = None
-    provider: str | None = None
-    cluster_id: str | None = None
-    model: str | None = None
-    team: str | None = None
-    task_id_field: str | None = None
-    attempt_field: str | None = None
 
 
 # ------------------------------------------------------------------ small helpers

@@ -27,6 +27,25 @@ def _sql_dir() -> Path:
 
 
 SQL_DIR = _sql_dir()
+
+
+def macro_statements(sql_dir: Path = SQL_DIR) -> list[str]:
+    """The statements of ``sql/macros.sql``: separated by a line holding only ``;``."""
+    text = (sql_dir / "macros.sql").read_text(encoding="utf-8")
+    return [s.strip() for s in re.split(r"^;\s*$", text, flags=re.MULTILINE) if s.strip() and not _only_comments(s)]
+
+
+def _only_comments(text: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in text.splitlines())
+
+
+def define_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """Define the SQL macros (sql/macros.sql) on ``con``: temporary, a connection's own. The models and the report's
+    queries use them."""
+    for statement in macro_statements():
+        con.execute(statement)
+
+
 LAYERS = ("staging", "intermediate", "marts")
 
 #: The incremental strategies (``-- incremental:``), see ``pipeline.incremental``.

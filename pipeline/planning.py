@@ -13,9 +13,8 @@ from typing import Any
 
 import duckdb
 
-from pipeline.build import define_macros
-from pipeline.errors import CostledgerError
-from pipeline.models import SQL_DIR, parse_model
+from pipeline.errors import CostledgerError, ExitCode
+from pipeline.models import SQL_DIR, define_macros, parse_model
 from pipeline.text import count, pct, usd
 
 #: The variables the hybrid plan's SQL reads its what-if values from.
@@ -25,7 +24,7 @@ _WHAT_IF = {"node_month_usd": "costledger_plan_node_month_usd", "capacity_tps": 
 class PlanError(CostledgerError, ValueError):
     """A what-if value that is not a positive number, or a month or evaluation set the ledger does not have."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:

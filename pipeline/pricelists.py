@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 
-from pipeline.logformats import FileMapping
 from pipeline.readers import (
     FileRejected,
     ReadResult,
@@ -36,20 +34,10 @@ from pipeline.readers import (
     mapped_result,
     utf8_text,
 )
+from pipeline.fileformats import PRICE_LIST_FORMATS, PriceListMapping  # noqa: F401 (the format's names, also read from here)
 
-PRICE_LIST_FORMATS = ("litellm",)
 _LEVEL = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost)_above_(\d+)k_tokens$")
 _MILLION = Decimal(1_000_000)
-
-
-@dataclass(frozen=True)
-class PriceListMapping(FileMapping):
-    """What a price list does not say ([[price_lists]] in the settings)."""
-
-    effective_from: str | None = None
-    """When its prices apply from (ISO-8601; required for a LiteLLM file)."""
-    currency: str | None = None
-    """The currency of its prices (default USD)."""
 
 
 def sniff_price_list(head: bytes) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.build import define_macros
+from pipeline.models import define_macros
 from pipeline.errors import CostledgerError, UsageError
 from pipeline.planning import Gate, gate as read_gate, gate_headline, gate_sentence, hybrid_plan, plan_sentences
 from pipeline.query import run_query

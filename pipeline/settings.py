@@ -18,11 +18,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.billing import BILLING_FORMATS, USAGE_FORMATS, BillingMapping
-from pipeline.loadtests import LOAD_TEST_FORMATS, LoadTestMapping
-from pipeline.pricelists import PRICE_LIST_FORMATS, PriceListMapping
-from pipeline.logformats import LOG_FORMATS, LogMapping
 from pipeline.errors import CostledgerError
+from pipeline.fileformats import (
+    BILLING_FORMATS,
+    LOAD_TEST_FORMATS,
+    LOG_FORMATS,
+    PRICE_LIST_FORMATS,
+    USAGE_FORMATS,
+    BillingMapping,
+    LoadTestMapping,
+    LogMapping,
+    PriceListMapping,
+)
 from schemas.tables import GATE_DRILLS
 
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")

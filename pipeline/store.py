@@ -48,7 +48,7 @@ import duckdb
 
 from pipeline.catalog import init_ledger, sql_literal
 from pipeline.db import STORAGE_VERSION, connect_write
-from pipeline.errors import CostledgerError
+from pipeline.errors import CostledgerError, ExitCode
 from pipeline.faults import crashpoint
 from pipeline.settings import Settings, memory_bytes
 
@@ -56,13 +56,13 @@ from pipeline.settings import Settings, memory_bytes
 class LedgerBusy(CostledgerError, RuntimeError):
     """Another costledger process holds the writer lock."""
 
-    exit_code = 5
+    exit_code = ExitCode.BUSY
 
 
 class InsufficientDisk(CostledgerError, RuntimeError):
     """Not enough free disk space to load and publish safely."""
 
-    exit_code = 6
+    exit_code = ExitCode.DISK
 
 
 #: Suffix of a snapshot published by a run that loaded nothing and changed no month.

@@ -1,5 +1,6 @@
-"""The project's modules import one way: no import cycle among `pipeline` and
-`schemas` modules, counting imports inside functions and under TYPE_CHECKING too."""
+"""The project's modules import one way: no import cycle among `pipeline` and `schemas` modules, and each module
+imports only from the layers its own layer may (the matrix below), counting imports inside functions and under
+TYPE_CHECKING too."""
 
 import ast
 
@@ -54,6 +55,68 @@ def test_no_import_cycle():
 
 def test_the_checker_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+#: Each module's layer. A new module must be placed here (the test names an unplaced one).
+LAYER_OF = {
+    # what every layer may use: errors and exit codes, text, settings and the formats' settings shapes, what a row
+    # is (schemas), what a model file is and where the SQL lives (models), named SQL queries (query)
+    "base": {"pipeline", "pipeline.errors", "pipeline.text", "pipeline.faults", "pipeline.settings",
+             "pipeline.fileformats", "pipeline.models", "pipeline.query", "schemas", "schemas.tables",
+             "schemas.expectations", "schemas.ddl"},
+    # the files: the DuckDB connections, the lake, the meta tables, the published snapshots
+    "storage": {"pipeline.db", "pipeline.lake", "pipeline.catalog", "pipeline.store"},
+    # a file's journey into the ledger, and the sample data
+    "ingest": {"pipeline.readers", "pipeline.logformats", "pipeline.billing", "pipeline.pricelists",
+               "pipeline.loadtests", "pipeline.validate", "pipeline.ingest", "pipeline.sample",
+               "pipeline.sample_large"},
+    # the SQL models run
+    "transform": {"pipeline.incremental", "pipeline.build"},
+    # a run: load, build, publish
+    "run": {"pipeline.nightly", "pipeline.reprocess"},
+    # what reads the published file
+    "serve": {"pipeline.report", "pipeline.export", "pipeline.charts", "pipeline.planning", "pipeline.shell"},
+    # development tooling shipped beside the command
+    "tools": {"pipeline.benchmark"},
+    "cli": {"pipeline.cli", "pipeline.cli.__main__", "pipeline.cli.common", "pipeline.cli.load", "pipeline.cli.main",
+            "pipeline.cli.operate", "pipeline.cli.plan", "pipeline.cli.read", "pipeline.cli.toc"},
+}  # fmt: skip
+#: The layers each layer may import from (its own included).
+ALLOWED = {
+    "base": {"base"},
+    "storage": {"base", "storage"},
+    "ingest": {"base", "storage", "ingest"},
+    "transform": {"base", "storage", "transform"},
+    "run": {"base", "storage", "ingest", "transform", "run"},
+    "serve": {"base", "serve"},
+    "tools": {"base", "storage", "ingest", "transform", "run", "serve", "tools"},
+    "cli": set(LAYER_OF),
+}
+
+
+def wrong_way(graph: dict[str, set[str]]) -> list[str]:
+    """Each import that runs against the matrix, and each module with no layer, in words."""
+    layer = {module: name for name, modules in LAYER_OF.items() for module in modules}
+    found = [f"{m} has no layer: place it in LAYER_OF" for m in sorted(graph) if m not in layer]
+    for module in sorted(graph):
+        for dep in sorted(graph[module]):
+            if module in layer and dep in layer and layer[dep] not in ALLOWED[layer[module]]:
+                found.append(f"{module} ({layer[module]}) imports {dep} ({layer[dep]})")
+    return found
+
+
+def test_every_module_imports_only_from_the_layers_it_may():
+    assert wrong_way(import_graph()) == []
+
+
+def test_the_matrix_names_an_injected_wrong_way_import():
+    graph = import_graph()
+    graph["pipeline.db"] = graph["pipeline.db"] | {"pipeline.report"}  # storage reaching up into the report
+    graph["pipeline.newthing"] = set()
+    assert wrong_way(graph) == [
+        "pipeline.newthing has no layer: place it in LAYER_OF",
+        "pipeline.db (storage) imports pipeline.report (serve)",
+    ]
 
 
 def test_every_function_fits_on_a_screen():

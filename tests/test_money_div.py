@@ -9,14 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.build import MACROS
+from pipeline.models import define_macros
 
 
 @pytest.fixture(scope="module")
 def con():
     c = duckdb.connect()
-    for stmt in MACROS:
-        c.execute(stmt)
+    define_macros(c)
     yield c
     c.close()
 

@@ -12,20 +12,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from pipeline.errors import ExitCode
 from pipeline.text import printable
 
 # wide output when piped, so tables are not folded into 80 columns
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_REJECTED, EXIT_MISMATCH, EXIT_DISK = (
-    0,
-    1,
-    2,
-    3,
-    4,
-    6,
-)  # busy (5): LedgerBusy.exit_code
 
 DbOpt = Annotated[
     Optional[Path],
@@ -59,7 +52,7 @@ def read_settings(settings_path: Path | None, db: Path | None):
         return load_settings(settings_path, db)
     except SettingsError as exc:
         error(str(exc))
-        raise typer.Exit(EXIT_FAILURE) from None
+        raise typer.Exit(ExitCode.FAILURE) from None
 
 
 def open_read(s, limits=None):
@@ -72,7 +65,7 @@ def open_read(s, limits=None):
         return connect_read(s.db, Store.for_db(s.db).lake, limits)
     except LedgerNotFound as exc:
         error(str(exc))
-        raise typer.Exit(EXIT_FAILURE) from None
+        raise typer.Exit(ExitCode.FAILURE) from None
 
 
 def file_line(result) -> None:
@@ -162,8 +155,8 @@ def summary(run, as_json: bool) -> None:
 
 def exit_for(run) -> None:
     if run.count("rejected") or run.over_quarantined:
-        raise typer.Exit(EXIT_REJECTED)
-    raise typer.Exit(EXIT_MISMATCH if run.mismatches or run.usage_gaps else EXIT_OK)
+        raise typer.Exit(ExitCode.REJECTED)
+    raise typer.Exit(ExitCode.MISMATCH if run.mismatches or run.usage_gaps else ExitCode.OK)
 
 
 def writer(fn, *args, **kwargs):
@@ -182,7 +175,7 @@ def writer(fn, *args, **kwargs):
         raise typer.Exit(exc.exit_code) from None
     except FileNotFoundError as exc:
         error(str(exc))
-        raise typer.Exit(EXIT_FAILURE) from None
+        raise typer.Exit(ExitCode.FAILURE) from None
     except (OSError, duckdb.Error) as exc:  # a commit that finds the disk full is a TransactionException
         if not disk_full(exc):
             raise
@@ -190,7 +183,7 @@ def writer(fn, *args, **kwargs):
             f"the disk is full ({str(exc).splitlines()[0]}); nothing half-done was published. "
             "Free some space and run again."
         )
-        raise typer.Exit(EXIT_DISK) from None
+        raise typer.Exit(ExitCode.DISK) from None
 
 
 def disk_full(exc: Exception) -> bool:

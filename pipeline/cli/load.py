@@ -10,11 +10,8 @@ import typer
 from rich.markup import escape
 
 from pipeline.cli import toc
+from pipeline.errors import ExitCode
 from pipeline.cli.common import (
-    EXIT_FAILURE,
-    EXIT_MISMATCH,
-    EXIT_OK,
-    EXIT_USAGE,
     DbOpt,
     JsonOpt,
     Progress,
@@ -81,7 +78,7 @@ def ingest(
 
     if kind not in KINDS:
         error(f"unknown kind {kind!r}; expected one of: {', '.join(KINDS)}")
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
     formats = {
         "requests": LOG_FORMATS,
         "invoices": ("canonical", *BILLING_FORMATS),
@@ -93,7 +90,7 @@ def ingest(
             f"--format applies to requests ({', '.join(LOG_FORMATS)}), invoices ({', '.join(formats['invoices'])}), "
             f"usage ({', '.join(formats['usage'])}) and prices ({', '.join(formats['prices'])}) only"
         )
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
     s = read_settings(settings, db)
     with Progress(len(files), as_json) as progress:
         run = writer(
@@ -122,7 +119,7 @@ def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
     with Progress(0, False) as progress:
         run = writer(run_build, Store.for_db(s.db), s, on_model=progress.on_model)
     summary(run, False)
-    raise typer.Exit(EXIT_MISMATCH if run.mismatches or run.usage_gaps else EXIT_OK)
+    raise typer.Exit(ExitCode.MISMATCH if run.mismatches or run.usage_gaps else ExitCode.OK)
 
 
 @app.command(rich_help_panel=toc.panel("nightly"))
@@ -155,7 +152,7 @@ def nightly(
     s = read_settings(settings, db)
     if not landing_dir.is_dir():
         error(f"landing folder {landing_dir} does not exist")
-        raise typer.Exit(EXIT_FAILURE)
+        raise typer.Exit(ExitCode.FAILURE)
     found = scan_landing(landing_dir)  # once: its files are the progress bar's total and what the run loads
     with Progress(len(found.pairs) + len(found.unknown_folders) + len(found.not_read), as_json) as progress:
         run = writer(
@@ -214,7 +211,7 @@ def _refuse_a_full_folder(out_dir: Path, allowed: bool) -> None:
             f"{out_dir} is not empty: the sample would mix demo data into it. Choose a new folder, or give --force "
             "to write into it anyway"
         )
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(ExitCode.USAGE)
 
 
 def _large_sample(out_dir: Path, requests: int, months: int, start: str, seed: int, **days: bool) -> None:

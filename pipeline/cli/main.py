@@ -21,7 +21,8 @@ import typer
 
 from pipeline import __version__
 from pipeline.cli import load, operate, plan, read, toc
-from pipeline.cli.common import EXIT_DISK, EXIT_FAILURE, EXIT_OK, console, error, out
+from pipeline.cli.common import console, error, out
+from pipeline.errors import ExitCode
 
 app = typer.Typer(
     name="costledger",
@@ -54,9 +55,6 @@ def main(
     del version, debug  # --version acts in its callback, --debug in run(); the help text is toc.ABOUT
 
 
-EXIT_INTERRUPTED = 130
-
-
 def _interrupted(exc: Exception) -> bool:
     """Ctrl-C as DuckDB reports it: an InterruptException, or (while a result is fetched) a RuntimeError."""
     name = type(exc).__name__
@@ -73,7 +71,7 @@ def _unexpected(exc: Exception, debug: bool) -> int:
     error(f"{type(exc).__name__}: {text}")
     if not debug:
         console.print("run again with --debug for the traceback, and please report it", highlight=False)
-    return EXIT_FAILURE
+    return ExitCode.FAILURE
 
 
 def run(args: list[str]) -> int:
@@ -99,20 +97,20 @@ def run(args: list[str]) -> int:
         error(str(exc))
         return exc.exit_code
     except (KeyboardInterrupt, typer.Abort):
-        code = EXIT_INTERRUPTED
+        code = ExitCode.INTERRUPTED
     except BrokenPipeError:
-        return EXIT_FAILURE
+        return ExitCode.FAILURE
     except OSError as exc:  # the operating system's answer (no room, no permission, a folder for a file): no bug
         from pipeline.cli.common import disk_full
 
         error(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
-        return EXIT_DISK if disk_full(exc) else EXIT_FAILURE
+        return ExitCode.DISK if disk_full(exc) else ExitCode.FAILURE
     except Exception as exc:  # noqa: BLE001 (the one place that turns the unexpected into a message)
         if not _interrupted(exc):  # Ctrl-C inside a DuckDB query is 130, below
             return _unexpected(exc, debug)
-        code = EXIT_INTERRUPTED
-    if code == EXIT_INTERRUPTED:
+        code = ExitCode.INTERRUPTED
+    if code == ExitCode.INTERRUPTED:
         console.print(
             "interrupted: nothing half-done was published (the next run cleans up and carries on)", highlight=False
         )
-    return code if isinstance(code, int) else EXIT_OK
+    return code if isinstance(code, int) else ExitCode.OK

@@ -9,7 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from pipeline.cli import toc
-from pipeline.cli.common import EXIT_FAILURE, DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
+from pipeline.errors import ExitCode
+from pipeline.cli.common import DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
@@ -112,7 +113,7 @@ def settings_cmd(
         s, origins = load_settings_with_origins(settings, db)
     except SettingsError as exc:
         error(str(exc))
-        raise typer.Exit(EXIT_FAILURE) from None
+        raise typer.Exit(ExitCode.FAILURE) from None
     docs = FIELD_DOCS()
     if as_json:
         out.print_json(

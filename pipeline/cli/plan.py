@@ -10,9 +10,8 @@ import typer
 
 from pipeline.cli import toc
 from pipeline.text import usd
+from pipeline.errors import ExitCode
 from pipeline.cli.common import (
-    EXIT_FAILURE,
-    EXIT_USAGE,
     DbOpt,
     JsonOpt,
     SettingsOpt,
@@ -33,10 +32,10 @@ def _amounts(values: list[str] | None, default: str, flag: str) -> list[Decimal]
         amounts = [Decimal(t) for t in texts]
     except InvalidOperation:
         error(f"{flag}: {', '.join(texts)} is not a list of numbers")
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(ExitCode.USAGE) from None
     if not amounts or any(not a.is_finite() or a <= 0 for a in amounts):
         error(f"{flag}: every value must be a positive number")
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(ExitCode.USAGE)
     return amounts
 
 
@@ -67,7 +66,7 @@ def scenario(
     costs = _amounts(api_cost_per_task, "1.35,0.54", "--api-cost-per-task")
     if "," in hours:
         error("--hours: give one number")
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(ExitCode.USAGE)
     (h,) = _amounts([hours], "730", "--hours")
     rows = planning_table(duckdb.connect(), rates, h, costs)
     if as_json:
@@ -195,7 +194,7 @@ def gate(
         raise typer.Exit(exc.exit_code) from None
     if g is None:
         error("the ledger has no evaluation set: load eval-tasks (and gate-checks) files first")
-        raise typer.Exit(EXIT_FAILURE)
+        raise typer.Exit(ExitCode.FAILURE)
     if as_json:
         doc = {"eval_set": g.eval_set, "verdict": g.verdict, "criteria": g.criteria, "comparison": g.comparison}
         out.print_json(json.dumps(jsonable(doc)))

@@ -10,10 +10,8 @@ import typer
 from rich.markup import escape
 
 from pipeline.cli import toc
+from pipeline.errors import ExitCode
 from pipeline.cli.common import (
-    EXIT_FAILURE,
-    EXIT_OK,
-    EXIT_USAGE,
     DbOpt,
     JsonOpt,
     SettingsOpt,
@@ -75,7 +73,7 @@ def sql(
                     stream(result.names, result.batches(), fmt, limit, out, title, spreadsheet_safe)
         except RefusedStatement as exc:
             console.print(f"[red]refused:[/] {escape(str(exc))}")
-            raise typer.Exit(EXIT_USAGE) from None
+            raise typer.Exit(ExitCode.USAGE) from None
         except QueryTimeout as exc:
             error(str(exc))
             raise typer.Exit(exc.exit_code) from None
@@ -88,10 +86,10 @@ def sql(
                 ),
                 highlight=False,
             )
-            raise typer.Exit(EXIT_FAILURE) from None
+            raise typer.Exit(ExitCode.FAILURE) from None
         except duckdb.Error as exc:
             error(str(exc))
-            raise typer.Exit(EXIT_FAILURE) from None
+            raise typer.Exit(ExitCode.FAILURE) from None
         finally:
             con.close()
     finally:
@@ -299,4 +297,4 @@ def verify(
         )
         state = "all intact" if not problems else f"{len(problems)} missing or altered"
         console.print(f"{files} lake file(s) checked: {state}{unrecorded}")
-    raise typer.Exit(EXIT_FAILURE if problems else EXIT_OK)
+    raise typer.Exit(ExitCode.FAILURE if problems else ExitCode.OK)

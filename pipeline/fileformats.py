@@ -1,0 +1,88 @@
+"""What a file's format is called and what the settings may say about a file of it: the names of the formats each
+kind reads besides its canonical files, and the per-file settings entries ([[request_logs]], [[load_tests]],
+[[billing_exports]], [[price_lists]]). The settings read these shapes here; the readers that implement the formats
+import them too, so settings never import a reader."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class FileMapping:
+    """A per-file settings entry: the file-name pattern it applies to and the format it names."""
+
+    match: str = "*"
+    format: str | None = None
+
+    def applies_to(self, path: Path) -> bool:
+        return fnmatch.fnmatch(path.name, self.match)
+
+
+LOG_FORMATS = (
+    "canonical",
+    "openai_chat",
+    "openai_responses",
+    "openai_batch",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    "openrouter",
+    "litellm",
+    "vllm",
+    "sglang",
+)
+
+
+@dataclass(frozen=True)
+class LogMapping(FileMapping):
+    """Per-file defaults for fields a log does not carry ([[request_logs]] in the settings)."""
+
+    route: str | None = None
+    provider: str | None = None
+    cluster_id: str | None = None
+    model: str | None = None
+    team: str | None = None
+    task_id_field: str | None = None
+    attempt_field: str | None = None
+
+
+LOAD_TEST_FORMATS = ("canonical", "vllm_bench", "sglang_bench")
+
+
+@dataclass(frozen=True)
+class LoadTestMapping(FileMapping):
+    """Per-file values a benchmark result does not carry ([[load_tests]] in the settings)."""
+
+    cluster_id: str | None = None
+    sweep_id: str | None = None
+    measured_at: str | None = None
+
+
+BILLING_FORMATS = ("openai_costs", "anthropic_costs")
+
+
+USAGE_FORMATS = ("openai_usage", "anthropic_usage")
+
+
+@dataclass(frozen=True)
+class BillingMapping(FileMapping):
+    """Per-file values a billing export does not carry ([[billing_exports]] in the settings)."""
+
+    provider: str | None = None
+    """The provider its lines are invoices of (default: openai / anthropic)."""
+
+
+PRICE_LIST_FORMATS = ("litellm",)
+
+
+@dataclass(frozen=True)
+class PriceListMapping(FileMapping):
+    """What a price list does not say ([[price_lists]] in the settings)."""
+
+    effective_from: str | None = None
+    """When its prices apply from (ISO-8601; required for a LiteLLM file)."""
+    currency: str | None = None
+    """The currency of its prices (default USD)."""
