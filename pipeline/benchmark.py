@@ -53,7 +53,7 @@ PEER_STEPS = ("(a') analyst's script", "(a'') pandas notebook")
 NOTEBOOK_MAX_ROWS = 10_000_000
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Step:
     size: int
     name: str
@@ -158,7 +158,7 @@ def _analyst(n: int, folder: Path, landing: Path, memory_limit: str, log: Callab
     cmd = [sys.executable, "-c", ANALYST_SCRIPT, str(folder / "analyst.duckdb"), str(landing), memory_limit]
     s, rss, code = run_measured(cmd + [str(ANALYST_SQL)])
     log(f"N={n:,}: (a') analyst's script {s:.1f} s, {rss:,.0f} MiB, exit {code}")
-    return [Step(n, PEER_STEPS[0], n, s, rss, code)]
+    return [Step(size=n, name=PEER_STEPS[0], rows=n, seconds=s, peak_rss_mb=rss, exit_code=code)]
 
 
 def _notebook(n: int, folder: Path, landing: Path, log: Callable[[str], None]) -> list[Step]:
@@ -168,7 +168,7 @@ def _notebook(n: int, folder: Path, landing: Path, log: Callable[[str], None]) -
     steps = []
     if n <= NOTEBOOK_MAX_ROWS:
         s, rss, code = run_measured([sys.executable, str(NOTEBOOK), str(landing), str(folder / "notebook.csv")])
-        steps.append(Step(n, PEER_STEPS[1], n, s, rss, code))
+        steps.append(Step(size=n, name=PEER_STEPS[1], rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
         log(f"N={n:,}: (a'') pandas notebook {s:.1f} s, {rss:,.0f} MiB, exit {code}")
     return steps
 
@@ -185,7 +185,9 @@ def benchmark(
 
     runs = sorted(run_measured([sys.executable, "-m", "pipeline.cli", "--help"]) for _ in range(5))
     seconds, rss, code = runs[2]  # the median of 5
-    steps.append(Step(0, "`costledger --help` (median of 5)", 0, seconds, rss, code))
+    steps.append(
+        Step(size=0, name="`costledger --help` (median of 5)", rows=0, seconds=seconds, peak_rss_mb=rss, exit_code=code)
+    )
     log(f"costledger --help: {seconds:.2f} s (median of 5)")
     for i, n in enumerate(sizes):
         folder = work / f"n{n}"
@@ -195,31 +197,24 @@ def benchmark(
         t0 = time.perf_counter()
         write_large_sample(landing, n, months=months)
         log(f"N={n:,}: generated in {time.perf_counter() - t0:.1f} s")
-        steps.append(Step(n, "generate", n, time.perf_counter() - t0, 0.0, 0))
+        steps.append(
+            Step(size=n, name="generate", rows=n, seconds=time.perf_counter() - t0, peak_rss_mb=0.0, exit_code=0)
+        )
 
         files = str(landing / "requests" / "*.parquet")
         s, rss, code = run_measured(
             [sys.executable, "-c", FLOOR_SCRIPT, str(folder / "floor.duckdb"), files, memory_limit]
         )
-        steps.append(Step(n, "(a) floor", n, s, rss, code))
+        steps.append(Step(size=n, name="(a) floor", rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
         log(f"N={n:,}: (a) floor {s:.1f} s, {rss:,.0f} MiB")
         (folder / "floor.duckdb").unlink(missing_ok=True)
         steps += _analyst(n, folder, landing, memory_limit, log)
 
         db = folder / "ledger.duckdb"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pipeline.cli",
-            "nightly",
-            str(landing),
-            "--db",
-            str(db),
-            "--settings",
-            str(settings),
-        ]
+        cmd = [sys.executable, "-m", "pipeline.cli", "nightly", str(landing), "--db", str(db)]
+        cmd += ["--settings", str(settings)]
         s, rss, code = run_measured(cmd)
-        steps.append(Step(n, "(b) nightly", n, s, rss, code))
+        steps.append(Step(size=n, name="(b) nightly", rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
         log(f"N={n:,}: (b) nightly {s:.1f} s, {rss:,.0f} MiB, exit {code}")
         steps += _notebook(n, folder, landing, log)
         failed = [x.name for x in steps if x.size == n and x.name in PEER_STEPS and x.exit_code != 0]
@@ -234,11 +229,20 @@ def benchmark(
         if i == len(sizes) - 1:
             day = write_large_sample(landing, n, months=months, extra_day=True)["requests"]
             s, rss, code = run_measured(cmd)
-            steps.append(Step(n, "(c) one more day", day, s, rss, code))
+            steps.append(Step(size=n, name="(c) one more day", rows=day, seconds=s, peak_rss_mb=rss, exit_code=code))
             log(f"N={n:,}: (c) one more day ({day:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit {code}")
             late = write_large_sample(landing, n, months=months, late_day=True)["requests"]
             s, rss, code = run_measured(cmd)
-            steps.append(Step(n, "(d) a late day inside the month", late, s, rss, code))
+            steps.append(
+                Step(
+                    size=n,
+                    name="(d) a late day inside the month",
+                    rows=late,
+                    seconds=s,
+                    peak_rss_mb=rss,
+                    exit_code=code,
+                )
+            )
             log(
                 f"N={n:,}: (d) a late day inside the loaded month ({late:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit "
                 f"{code}"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FileMapping:
     """A per-file settings entry: the file-name pattern it applies to and the format it names."""
 
@@ -36,7 +36,7 @@ LOG_FORMATS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class LogMapping(FileMapping):
     """Per-file defaults for fields a log does not carry ([[request_logs]] in the settings)."""
 

@@ -150,7 +150,7 @@ def _days_touched(con: duckdb.DuckDBPyConnection, append: Model, rows: str) -> s
     }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Plan:
     full: bool
     fingerprint: str
@@ -251,7 +251,7 @@ def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -
         "AND l.file_hash NOT IN (SELECT file_hash FROM meta.built_files) ORDER BY l.load_seq",
         [kinds],
     ).fetchall()
-    return Plan(full, fp, [(f, k, n) for f, k, n in new], batch_rows)
+    return Plan(full=full, fingerprint=fp, new_files=[(f, k, n) for f, k, n in new], batch_rows=batch_rows)
 
 
 def finish(con: duckdb.DuckDBPyConnection, p: Plan) -> None:

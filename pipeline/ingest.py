@@ -79,7 +79,7 @@ RAW_VALUE_CHARS = 200
 Status = Literal["loaded", "skipped", "rejected", "repaired"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class IngestOptions:
     """How files are read and validated (from the settings, and --format)."""
 
@@ -116,7 +116,7 @@ class IngestOptions:
         return next((m for m in self.price_list_mappings if m.applies_to(path)), PriceListMapping())
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class FileResult:
     """What happened to one landing file."""
 
@@ -255,6 +255,7 @@ def ingest_file(
     kind: str,
     path: Path,
     store: "Store",
+    *,
     run_id: str | None = None,
     options: IngestOptions = IngestOptions(),
     identity: str | None = None,
@@ -266,7 +267,7 @@ def ingest_file(
     ``identity`` is the file's name for the same-name conflict check: its path relative to its
     kind folder (``day=2026-07-10/part-0.csv``); default the file name. ``hashes``: see ``_recognise``.
     """
-    staged = stage_file(con, kind, path, store, run_id, options, identity, hashes)
+    staged = stage_file(con, kind, path, store, run_id=run_id, options=options, identity=identity, hashes=hashes)
     if isinstance(staged, FileResult):
         return staged
     opened = open_file(con, staged, store, run_id)
@@ -277,7 +278,7 @@ def ingest_file(
     return result
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StagedFile:
     """A new file read, typed and checked (temp tables ``flags`` and ``verdicts``), its lake file written under a
     temporary name and Great Expectations' verdict on it pending in GX's process (``gx``)."""
@@ -313,11 +314,11 @@ def stage_file(
     kind: str,
     path: Path,
     store: "Store",
+    *,
     run_id: str | None = None,
     options: IngestOptions = IngestOptions(),
     identity: str | None = None,
     hashes: HashAhead | None = None,
-    *,
     lake_name: str | None = None,
     load_seq: int | None = None,
 ) -> StagedFile | FileResult:
@@ -334,7 +335,9 @@ def stage_file(
     table = f"raw.{table_name(model)}"
     cols = canonical_columns(model)
     shown = str(path)
-    file_hash, signature, known = _recognise(con, kind, path, store, options, identity, run_id, t0, hashes)
+    file_hash, signature, known = _recognise(
+        con, kind, path, store, options=options, identity=identity, run_id=run_id, t0=t0, hashes=hashes
+    )
     if known is not None:
         return known
     from pipeline.validate import warm_up
@@ -344,12 +347,12 @@ def stage_file(
     try:
         read = _read(kind, path, [c.name for c in cols], options)
     except FileRejected as exc:
-        return _reject(con, kind, shown, file_hash, str(exc), run_id, t0)
+        return _reject(con, kind, shown, file_hash, message=str(exc), run_id=run_id, t0=t0)
     except OSError as exc:
-        return _reject(con, kind, shown, file_hash, _unreadable(shown, exc), run_id, t0)
+        return _reject(con, kind, shown, file_hash, message=_unreadable(shown, exc), run_id=run_id, t0=t0)
     present = set(read.present)
     if missing := _missing_required(cols, present, shown):
-        return _reject(con, kind, shown, file_hash, missing, run_id, t0)
+        return _reject(con, kind, shown, file_hash, message=missing, run_id=run_id, t0=t0)
 
     _register_incoming(con, read)
     if identity.split("/", 1)[0] == CORRECTIONS_FOLDER:
@@ -357,23 +360,23 @@ def stage_file(
     lake_rel = f"{table_name(model)}/{lake_name or file_hash}.parquet"
     tmp_path = store.tmp / f"{file_hash}.parquet.costledger-tmp"
     gx, raw_cols, loaded, quarantined, verbatim = _check_and_write(
-        con, kind, path, read, present, table, options, file_hash, tmp_path
+        con, kind, path, read, present=present, table=table, options=options, file_hash=file_hash, tmp_path=tmp_path
     )
     staged = StagedFile(
-        kind,
-        path,
-        identity,
-        file_hash,
-        read,
-        raw_cols,
-        loaded,
-        quarantined,
-        verbatim,
-        gx,
-        tmp_path,
-        lake_rel,
-        store.lake / lake_rel,
-        time.perf_counter() - t0,
+        kind=kind,
+        path=path,
+        identity=identity,
+        file_hash=file_hash,
+        read=read,
+        raw_cols=raw_cols,
+        loaded=loaded,
+        quarantined=quarantined,
+        verbatim=verbatim,
+        gx=gx,
+        tmp_path=tmp_path,
+        lake_rel=lake_rel,
+        lake_path=store.lake / lake_rel,
+        seconds=time.perf_counter() - t0,
         load_seq=load_seq,
         duplicates=con.execute(
             "SELECT count(*) FROM verdicts WHERE starts_with(verdict, 'identical duplicate')"
@@ -382,7 +385,7 @@ def stage_file(
     message = _after_read(con, kind, path, (file_hash, signature), options)
     if message is not None:
         discard_staged(con, staged)
-        return _reject(con, kind, shown, file_hash, message, run_id, t0)
+        return _reject(con, kind, shown, file_hash, message=message, run_id=run_id, t0=t0)
     return staged
 
 
@@ -391,6 +394,7 @@ def _check_and_write(
     kind: str,
     path: Path,
     read: ReadResult,
+    *,
     present: set[str],
     table: str,
     options: IngestOptions,
@@ -408,8 +412,8 @@ def _check_and_write(
             kind,
             cols,
             present,
-            natural_key(model),
-            table,
+            key=natural_key(model),
+            table=table,
             check_existing=kind not in UNDEDUPLICATED,
             where=str(path),
             gx_max_rows=options.gx_max_rows,
@@ -418,7 +422,7 @@ def _check_and_write(
             correction=options.correction,
         )
         loaded, quarantined = _kind_quarantines_and_counts(con, kind, read)
-        verbatim = _write_lake_tmp(con, path, read, cols, loaded, file_hash, tmp_path)
+        verbatim = _write_lake_tmp(con, path, read, cols, loaded=loaded, file_hash=file_hash, tmp_path=tmp_path)
     except BaseException:
         if gx is not None and not gx.done():
             wait([gx])  # an error here: let GX finish before the next file uses its context
@@ -446,7 +450,7 @@ def open_file(
         if s.loaded and lake_sha is None:
             s.gx.result()  # GX's disagreement (a pipeline error) still stops the run
             message = _changed_while_loading(s.shown, s.file_hash)
-            return _reject(con, s.kind, s.shown, s.file_hash, message, run_id, t0 - s.seconds)
+            return _reject(con, s.kind, s.shown, s.file_hash, message=message, run_id=run_id, t0=t0 - s.seconds)
         s.sealed = lake_sha is not None
         lake_file = (s.lake_rel, lake_sha) if lake_sha else None
         if begin:
@@ -483,7 +487,14 @@ def settle_file(con: duckdb.DuckDBPyConnection, opened: StagedFile) -> FileResul
     crashpoint("ingest.committed")
     seconds = s.seconds + time.perf_counter() - t0
     return FileResult(
-        s.shown, s.kind, "loaded", s.read.rows_in, s.loaded, s.quarantined, seconds=seconds, rows_duplicate=s.duplicates
+        path=s.shown,
+        kind=s.kind,
+        status="loaded",
+        rows_in=s.read.rows_in,
+        rows_loaded=s.loaded,
+        rows_quarantined=s.quarantined,
+        seconds=seconds,
+        rows_duplicate=s.duplicates,
     )
 
 
@@ -556,6 +567,7 @@ def _write_lake_tmp(
     path: Path,
     read: ReadResult,
     cols: list[ColumnSpec],
+    *,
     loaded: int,
     file_hash: str,
     tmp_path: Path,
@@ -607,6 +619,7 @@ def _recognise(
     kind: str,
     path: Path,
     store: "Store",
+    *,
     options: IngestOptions,
     identity: str,
     run_id: str | None,
@@ -619,11 +632,11 @@ def _recognise(
     hold the SHA-256s of the file and of its lake file taken ahead."""
     shown = str(path)
     if not path.is_file():
-        return "", None, _reject(con, kind, shown, None, f"{shown}: no such file", run_id, t0)
+        return "", None, _reject(con, kind, shown, None, message=f"{shown}: no such file", run_id=run_id, t0=t0)
     try:
         file_hash, signature = (hashes.take_signed(path) if hashes else None) or signed_sha256(path)
     except OSError as exc:
-        return "", None, _reject(con, kind, shown, None, _unreadable(shown, exc), run_id, t0)
+        return "", None, _reject(con, kind, shown, None, message=_unreadable(shown, exc), run_id=run_id, t0=t0)
     already = con.execute(
         "SELECT path, lake_file, lake_sha256 FROM meta.loaded_files WHERE file_hash = ?", [file_hash]
     ).fetchall()
@@ -631,12 +644,16 @@ def _recognise(
         prev_path, lake_file, lake_sha = already[0]
         lake_path = store.lake / lake_file if lake_file else None
         if lake_path and lake_damage(lake_path, lake_sha, hashes.take(lake_path) if hashes else None):
-            return file_hash, signature, _repair_lake_file(con, kind, path, store, file_hash, options, t0)
+            return (
+                file_hash,
+                signature,
+                _repair_lake_file(con, kind, path, store, file_hash=file_hash, options=options, t0=t0),
+            )
         message = f"same content already loaded from {prev_path}"
         return (
             file_hash,
             signature,
-            FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0),
+            FileResult(path=shown, kind=kind, status="skipped", message=message, seconds=time.perf_counter() - t0),
         )
     rolled_back = con.execute(
         "SELECT strftime(rolled_back_at, '%Y-%m-%d %H:%M'), snapshot FROM meta.rolled_back_files WHERE file_hash = ?",
@@ -651,7 +668,7 @@ def _recognise(
         return (
             file_hash,
             signature,
-            FileResult(shown, kind, "skipped", message=message, seconds=time.perf_counter() - t0),
+            FileResult(path=shown, kind=kind, status="skipped", message=message, seconds=time.perf_counter() - t0),
         )
     if kind not in UNDEDUPLICATED:
         same_name = con.execute(
@@ -668,7 +685,7 @@ def _recognise(
                 "edited: deliver new rows as a file of a new name (rows loaded before are counted once), corrected "
                 f"rows in a {CORRECTIONS_FOLDER}/ folder of the kind folder"
             )
-            return file_hash, signature, _reject(con, kind, shown, file_hash, message, run_id, t0)
+            return file_hash, signature, _reject(con, kind, shown, file_hash, message=message, run_id=run_id, t0=t0)
     return file_hash, signature, None  # ``stage_file`` checks both again once it is read: a change rejects it
 
 
@@ -896,6 +913,7 @@ def _repair_lake_file(
     kind: str,
     path: Path,
     store: "Store",
+    *,
     file_hash: str,
     options: IngestOptions,
     t0: float,
@@ -917,7 +935,9 @@ def _repair_lake_file(
     try:
         read = _read(kind, path, [c.name for c in cols], options)
     except FileRejected as exc:
-        return _reject(con, kind, shown, file_hash, f"cannot rewrite its lake file {lake_rel}: {exc}", None, t0)
+        return _reject(
+            con, kind, shown, file_hash, message=f"cannot rewrite its lake file {lake_rel}: {exc}", run_id=None, t0=t0
+        )
     _register_incoming(con, read)
     try:
         gx, _, _ = _stage_checked(
@@ -925,8 +945,8 @@ def _repair_lake_file(
             kind,
             cols,
             set(read.present),
-            natural_key(model),
-            f"raw.{table_name(model)}",
+            key=natural_key(model),
+            table=f"raw.{table_name(model)}",
             check_existing=False,
             where=shown,
             gx_max_rows=options.gx_max_rows,
@@ -943,10 +963,10 @@ def _repair_lake_file(
                 kind,
                 shown,
                 file_hash,
-                f"cannot rewrite its lake file {lake_rel}: the landing file now yields {n} rows, "
+                message=f"cannot rewrite its lake file {lake_rel}: the landing file now yields {n} rows, "
                 f"the manifest recorded {rows_loaded}",
-                None,
-                t0,
+                run_id=None,
+                t0=t0,
             )
         gx.result()  # GX agrees with the SQL rules (or this raises)
         _copy_good_rows(con, cols, good, file_hash, tmp_path)
@@ -956,9 +976,9 @@ def _repair_lake_file(
     finally:
         _clean_up(con, read, tmp_path)
     return FileResult(
-        shown,
-        kind,
-        "repaired",
+        path=shown,
+        kind=kind,
+        status="repaired",
         rows_loaded=0,
         message=f"its lake file {lake_rel} was missing or altered: rewritten from this landing file "
         f"({rows_loaded} rows, same SHA-256 as loaded)",
@@ -1053,6 +1073,7 @@ def _stage_checked(
     kind: str,
     cols: list[ColumnSpec],
     present: set[str],
+    *,
     key: list[str],
     table: str,
     check_existing: bool,
@@ -1075,9 +1096,19 @@ def _stage_checked(
     kept raw.
     """
     suite = suites(bounds)[kind]
-    native, raw_cols, type_checks = _flag_rows(con, kind, cols, present, key, suite, verbatim)
-    validated = _great_expectations(con, kind, cols, suite, where, gx_max_rows, bounds)
-    _verdicts(con, kind, cols, key, table, check_existing, type_checks, suite, correction)
+    native, raw_cols, type_checks = _flag_rows(con, kind, cols, present, key=key, suite=suite, verbatim=verbatim)
+    validated = _great_expectations(con, kind, cols, suite, where=where, gx_max_rows=gx_max_rows, bounds=bounds)
+    _verdicts(
+        con,
+        kind,
+        cols,
+        key,
+        table=table,
+        check_existing=check_existing,
+        type_checks=type_checks,
+        suite=suite,
+        correction=correction,
+    )
     return validated, native, raw_cols
 
 
@@ -1086,6 +1117,7 @@ def _flag_rows(
     kind: str,
     cols: list[ColumnSpec],
     present: set[str],
+    *,
     key: list[str],
     suite: list,
     verbatim: bool = False,
@@ -1172,6 +1204,7 @@ def _great_expectations(
     kind: str,
     cols: list[ColumnSpec],
     suite: list,
+    *,
     where: str,
     gx_max_rows: int,
     bounds: Bounds,
@@ -1257,6 +1290,7 @@ def _verdicts(
     kind: str,
     cols: list[ColumnSpec],
     key: list[str],
+    *,
     table: str,
     check_existing: bool,
     type_checks: list[tuple[str, str, str]],
@@ -1349,6 +1383,7 @@ def _reject(
     kind: str,
     shown: str,
     file_hash: str | None,
+    *,
     message: str,
     run_id: str | None,
     t0: float,
@@ -1357,4 +1392,4 @@ def _reject(
         "INSERT INTO meta.rejected_files VALUES (?, ?, ?, ?, current_localtimestamp(), ?)",
         [file_hash, kind, shown, message, run_id],
     )
-    return FileResult(shown, kind, "rejected", message=message, seconds=time.perf_counter() - t0)
+    return FileResult(path=shown, kind=kind, status="rejected", message=message, seconds=time.perf_counter() - t0)

@@ -265,7 +265,7 @@ def tokens_sglang(meta: dict) -> Tokens:
 
 
 def _tokens(
-    hit: int, miss: int, output: int, reasoning: int, write_5m: int = 0, write_1h: int = 0, web_search_calls: int = 0
+    hit: int, miss: int, output: int, reasoning: int, *, write_5m: int = 0, write_1h: int = 0, web_search_calls: int = 0
 ) -> Tokens:
     return {
         "cache_hit_input_tokens": hit,

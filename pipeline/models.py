@@ -52,7 +52,7 @@ LAYERS = ("staging", "intermediate", "marts")
 STRATEGIES = ("append", "keys", "months", "days")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Input:
     """An incremental model's input, ``-- input NAME: SOURCE [(COLUMNS)] [, day COLUMN] [, lookback COLUMN]
     [, within COLUMN of INPUT.COLUMN]``: the model reads ``scoped.NAME``, a view of the model SOURCE that its strategy
@@ -74,7 +74,7 @@ class Input:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Model:
     layer: str
     name: str
@@ -174,7 +174,9 @@ def _parse_input(path: Path, name: str, value: str, line: int) -> Input:
         )
     columns = tuple(c.strip() for c in (m.group(2) or "").split(",") if c.strip())
     within = (m.group(5), m.group(6), m.group(7)) if m.group(5) else None
-    return Input(name, m.group(1), columns, lookback=m.group(4), day=m.group(3), within=within, line=line)
+    return Input(
+        name=name, source=m.group(1), columns=columns, lookback=m.group(4), day=m.group(3), within=within, line=line
+    )
 
 
 def _check_incremental(
@@ -276,24 +278,24 @@ def parse_model(layer: str, path: Path) -> Model:
     touched = tuple(e.strip() for e in _split_top_level(value.get("months_touched", "")) if e.strip())
     compression = _parse_compression(path, meta)
     return Model(
-        layer,
-        path.stem,
-        path,
-        body,
-        materialized,
-        value["grain"],
-        key,
-        value.get("description", ""),
-        {c: v for c, (v, _) in columns.items()},
-        value.get("published", "yes") != "no",
-        value.get("incremental"),
-        value.get("key_enforced_by"),
-        {c: line for c, (_, line) in columns.items()},
-        inputs,
-        touched,
-        tuple(e.strip() for e in _split_top_level(value.get("days_touched", "")) if e.strip()),
-        compression,
-        meta.get("compression", ("", 0))[1],
+        layer=layer,
+        name=path.stem,
+        path=path,
+        body=body,
+        materialized=materialized,
+        grain=value["grain"],
+        unique_key=key,
+        description=value.get("description", ""),
+        column_docs={c: v for c, (v, _) in columns.items()},
+        published=value.get("published", "yes") != "no",
+        incremental=value.get("incremental"),
+        key_enforced_by=value.get("key_enforced_by"),
+        column_lines={c: line for c, (_, line) in columns.items()},
+        inputs=inputs,
+        months_touched=touched,
+        days_touched=tuple(e.strip() for e in _split_top_level(value.get("days_touched", "")) if e.strip()),
+        compression=compression,
+        compression_line=meta.get("compression", ("", 0))[1],
     )
 
 

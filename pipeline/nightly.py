@@ -61,7 +61,7 @@ OnFile = Callable[[FileResult], None]
 OnModel = Callable[[str], None]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunSummary:
     run_id: str
     command: str
@@ -324,7 +324,14 @@ class Run:
             with HashAhead(ahead, "seen") as hashes:
                 for (kind, path), identity in zip(pairs, identities):
                     staged = stage_file(
-                        self.con, kind, path, self.store, self.summary.run_id, self.options, identity, hashes
+                        self.con,
+                        kind,
+                        path,
+                        self.store,
+                        run_id=self.summary.run_id,
+                        options=self.options,
+                        identity=identity,
+                        hashes=hashes,
                     )
                     if opened is not None:
                         settled, opened = opened, None
@@ -400,14 +407,14 @@ class Run:
             "INSERT INTO meta.rejected_files VALUES (NULL, ?, ?, ?, current_localtimestamp(), ?)",
             [folder.name, str(folder), message, self.summary.run_id],
         )
-        result = FileResult(str(folder), folder.name, "rejected", message=message)
+        result = FileResult(path=str(folder), kind=folder.name, status="rejected", message=message)
         self.summary.files.append(result)
         if on_file:
             on_file(result)
 
     def not_read(self, kind: str, path: str, why: str, on_file: OnFile | None) -> None:
         """A file in a kind folder that the ledger does not read, or a folder it cannot list: listed as skipped."""
-        self._file_done(FileResult(path, kind, "skipped", message=why), on_file)
+        self._file_done(FileResult(path=path, kind=kind, status="skipped", message=why), on_file)
 
     def _step(self, step: str, name: str, seconds: float, rows: int | None) -> None:
         self.con.execute(
@@ -443,6 +450,7 @@ def run_ingest(
     settings: Settings,
     pairs: list[tuple[str, Path]],
     command: str,
+    *,
     on_file: OnFile | None = None,
     log_format: str | None = None,
     correction: bool = False,

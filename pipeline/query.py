@@ -75,7 +75,7 @@ def render(
     console: Console,
     title: str | None = None,
 ) -> None:
-    stream(names, [rows], fmt, limit, console, title)
+    stream(names, [rows], fmt, limit, console=console, title=title)
 
 
 def stream(
@@ -83,6 +83,7 @@ def stream(
     batches: Iterable[Sequence[Sequence[Any]]],
     fmt: str,
     limit: int,
+    *,
     console: Console,
     title: str | None = None,
     spreadsheet_safe: bool = True,

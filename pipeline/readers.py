@@ -40,7 +40,7 @@ class FileRejected(Exception):
     """The file cannot be loaded at all; the message names file (and column or line)."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReadResult:
     table: pa.Table | None
     """Allow-listed columns present in the file, plus ``_line`` (None for Parquet: DuckDB streams the file)."""
@@ -244,7 +244,7 @@ def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -
     unknown = [n for n in header if n not in mapping]
     if not mapping:
         df = pl.DataFrame({"_line": pl.Series([], dtype=pl.Int64)})
-        return ReadResult(df.to_arrow(), [], unknown=unknown)
+        return ReadResult(table=df.to_arrow(), present=[], unknown=unknown)
     try:
         df = pl.read_csv(io.BytesIO(data), columns=list(mapping), infer_schema=False)
     except pl.exceptions.PolarsError as exc:
@@ -256,7 +256,7 @@ def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -
         .with_columns(pl.col("_line").cast(pl.Int64))
         .filter(~pl.all_horizontal(pl.exclude("_line").is_null()))
     )
-    return ReadResult(df.to_arrow(), list(mapping.values()), unknown=unknown)
+    return ReadResult(table=df.to_arrow(), present=list(mapping.values()), unknown=unknown)
 
 
 def _as_text(value: object) -> str | None:
@@ -337,7 +337,7 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str])
     present = [c for c in allowed if c in seen]
     arrays = {c: pa.array(cols[c], type=pa.string()) for c in present}
     arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(pa.table(arrays), present, bad, unknown=sorted(keys - set(allowed)))
+    return ReadResult(table=pa.table(arrays), present=present, bad_lines=bad, unknown=sorted(keys - set(allowed)))
 
 
 def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> ReadResult:
@@ -356,7 +356,11 @@ def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> Read
     )
     unknown = [n for n in schema.names if n not in mapping]
     return ReadResult(
-        None, list(mapping.values()), parquet=(path, mapping, meta.num_rows), verbatim=verbatim, unknown=unknown
+        table=None,
+        present=list(mapping.values()),
+        parquet=(path, mapping, meta.num_rows),
+        verbatim=verbatim,
+        unknown=unknown,
     )
 
 
@@ -383,7 +387,7 @@ def mapped_result(
     """The result of a reader that maps records onto the canonical columns (all of them, as text), one line each."""
     arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
     arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(pa.table(arrays), list(allowed), sorted(bad))
+    return ReadResult(table=pa.table(arrays), present=list(allowed), bad_lines=sorted(bad))
 
 
 def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:

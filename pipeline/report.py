@@ -82,7 +82,7 @@ def resolve_month(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     return month
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReportData:
     month: str
     generated_at: str

@@ -37,7 +37,7 @@ def reprocess_file(
     t0 = time.perf_counter()
     shown = str(path)
     if not path.is_file():
-        return FileResult(shown, "?", "rejected", message=f"{shown}: no such file")
+        return FileResult(path=shown, kind="?", status="rejected", message=f"{shown}: no such file")
     file_hash = file_sha256(path)
     found = con.execute(
         "SELECT kind, lake_file, load_seq, relative_path FROM meta.loaded_files WHERE file_hash = ? "
@@ -49,7 +49,7 @@ def reprocess_file(
             f"{shown}: this content (sha256 {file_hash[:12]}) was never loaded, so there is nothing to reprocess; "
             "load it with `costledger nightly` or `costledger ingest`"
         )
-        return FileResult(shown, "?", "rejected", message=message)
+        return FileResult(path=shown, kind="?", status="rejected", message=message)
     kind, old_lake, load_seq, identity = found[0]
     refresh_stale_raw_views(con, [kind])
     con.execute("BEGIN TRANSACTION")
@@ -62,9 +62,9 @@ def reprocess_file(
             kind,
             path,
             store,
-            run_id,
-            options,
-            identity or path.name,
+            run_id=run_id,
+            options=options,
+            identity=identity or path.name,
             lake_name=f"{run_id}-{file_hash}",  # a verbatim lake file's name ends with its hash
             load_seq=load_seq,
         )
@@ -75,7 +75,7 @@ def reprocess_file(
     if isinstance(opened, FileResult):  # rejected now (another reason, or unreadable): the earlier load stays
         con.execute("ROLLBACK")
         message = f"{opened.message} (the earlier load of this file stays as it was)"
-        return FileResult(shown, kind, "rejected", message=message, seconds=time.perf_counter() - t0)
+        return FileResult(path=shown, kind=kind, status="rejected", message=message, seconds=time.perf_counter() - t0)
     try:
         result = settle_file(con, opened)
     except BaseException:

@@ -74,7 +74,7 @@ REQUEST_COLUMNS = [
 TEAMS = ["search", "coding-agent", "support", "research"]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Scenario:
     """What a sample looks like: volume, workload shape, the cluster's costs."""
 

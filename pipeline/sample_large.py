@@ -74,6 +74,7 @@ def write_large_sample(
     requests: int,
     months: int = 1,
     start: str = "2026-07",
+    *,
     seed: int = 7,
     extra_day: bool = False,
     late_day: bool = False,

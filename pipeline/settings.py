@@ -46,7 +46,7 @@ def setting(default: Any, toml: str, sql: bool = False, example: str | None = No
     return field(default=default, metadata={"toml": toml, "sql": sql, "example": example})
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Settings:
     """Everything the SQL models and commands read besides the data."""
 

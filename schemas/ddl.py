@@ -22,7 +22,7 @@ RAW_SCHEMA = "raw"
 PROVENANCE_COLUMNS = ("source_file_hash", "source_line")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ColumnSpec:
     """One column of a canonical table, as DuckDB sees it."""
 

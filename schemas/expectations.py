@@ -50,7 +50,7 @@ SUPPORTED = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Check:
     """One expectation on a canonical table, with the message quarantined rows carry."""
 
@@ -126,41 +126,49 @@ def _sql_value(v: Any) -> str:
 
 def _non_negative(*cols: str) -> list[Check]:
     return [
-        Check(f"{c}_non_negative", "ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0}, f"{c} is negative")
+        Check(
+            name=f"{c}_non_negative",
+            expectation="ExpectColumnValuesToBeBetween",
+            kwargs={"column": c, "min_value": 0},
+            message=f"{c} is negative",
+        )
         for c in cols
     ]
 
 
 def _at_least_one(column: str) -> Check:
     return Check(
-        f"{column}_positive",
-        "ExpectColumnValuesToBeBetween",
-        {"column": column, "min_value": 1},
-        f"{column} is less than 1",
+        name=f"{column}_positive",
+        expectation="ExpectColumnValuesToBeBetween",
+        kwargs={"column": column, "min_value": 1},
+        message=f"{column} is less than 1",
     )
 
 
 def _in_set(name: str, column: str, values: tuple[str, ...]) -> Check:
     return Check(
-        name,
-        "ExpectColumnValuesToBeInSet",
-        {"column": column, "value_set": list(values)},
-        f"{column} is not one of {', '.join(values)}",
+        name=name,
+        expectation="ExpectColumnValuesToBeInSet",
+        kwargs={"column": column, "value_set": list(values)},
+        message=f"{column} is not one of {', '.join(values)}",
     )
 
 
 def _not_future(column: str) -> Check:
     return Check(
-        f"{column}_not_in_future",
-        "ExpectColumnValuesToBeBetween",
-        {"column": column, "max_value": FUTURE},
-        f"{column} is in the future",
+        name=f"{column}_not_in_future",
+        expectation="ExpectColumnValuesToBeBetween",
+        kwargs={"column": column, "max_value": FUTURE},
+        message=f"{column} is in the future",
     )
 
 
 def _after(name: str, a: str, b: str, or_equal: bool, message: str) -> Check:
     return Check(
-        name, "ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": a, "column_B": b, "or_equal": or_equal}, message
+        name=name,
+        expectation="ExpectColumnPairValuesAToBeGreaterThanB",
+        kwargs={"column_A": a, "column_B": b, "or_equal": or_equal},
+        message=message,
     )
 
 
@@ -179,30 +187,30 @@ SUITES: dict[str, list[Check]] = {
             "latency_ms",
         ),
         Check(
-            "attempt_positive",
-            "ExpectColumnValuesToBeBetween",
-            {"column": "attempt", "min_value": 1},
-            "attempt is less than 1",
+            name="attempt_positive",
+            expectation="ExpectColumnValuesToBeBetween",
+            kwargs={"column": "attempt", "min_value": 1},
+            message="attempt is less than 1",
         ),
         Check(
-            "api_has_provider",
-            "ExpectColumnValuesToNotBeNull",
-            {"column": "provider"},
-            "an api request has no provider",
+            name="api_has_provider",
+            expectation="ExpectColumnValuesToNotBeNull",
+            kwargs={"column": "provider"},
+            message="an api request has no provider",
             when=("route", "api"),
         ),
         Check(
-            "self_hosted_has_cluster",
-            "ExpectColumnValuesToNotBeNull",
-            {"column": "cluster_id"},
-            "a self_hosted request has no cluster_id",
+            name="self_hosted_has_cluster",
+            expectation="ExpectColumnValuesToNotBeNull",
+            kwargs={"column": "cluster_id"},
+            message="a self_hosted request has no cluster_id",
             when=("route", "self_hosted"),
         ),
         Check(
-            "self_hosted_has_latency",
-            "ExpectColumnValuesToNotBeNull",
-            {"column": "latency_ms"},
-            "a self_hosted request has no latency_ms (the cluster's busy time needs it)",
+            name="self_hosted_has_latency",
+            expectation="ExpectColumnValuesToNotBeNull",
+            kwargs={"column": "latency_ms"},
+            message="a self_hosted request has no latency_ms (the cluster's busy time needs it)",
             when=("route", "self_hosted"),
         ),
         _not_future("started_at"),
@@ -240,10 +248,10 @@ SUITES: dict[str, list[Check]] = {
     "hardware": [
         *_non_negative("purchase_price", "salvage_value"),
         Check(
-            "life_positive",
-            "ExpectColumnValuesToBeBetween",
-            {"column": "life_months", "min_value": 1},
-            "life_months is less than 1",
+            name="life_positive",
+            expectation="ExpectColumnValuesToBeBetween",
+            kwargs={"column": "life_months", "min_value": 1},
+            message="life_months is less than 1",
         ),
         _after("salvage_below_price", "purchase_price", "salvage_value", True, "salvage_value exceeds purchase_price"),
         _after(
@@ -261,35 +269,35 @@ SUITES: dict[str, list[Check]] = {
     ],
     "fx": [
         Check(
-            "usd_per_unit_positive",
-            "ExpectColumnValuesToBeBetween",
-            {"column": "usd_per_unit", "min_value": 0, "strict_min": True},
-            "usd_per_unit is not above 0",
+            name="usd_per_unit_positive",
+            expectation="ExpectColumnValuesToBeBetween",
+            kwargs={"column": "usd_per_unit", "min_value": 0, "strict_min": True},
+            message="usd_per_unit is not above 0",
         ),
     ],
     # an evaluation case's columns are names: the table's NOT NULL and key say all there is to check
     "eval-tasks": [],
     "gate-checks": [
         Check(
-            "drill_known",
-            "ExpectColumnValuesToBeInSet",
-            {"column": "drill", "value_set": list(GATE_DRILLS)},
-            f"check (the drill) is not one of {', '.join(GATE_DRILLS)}",
+            name="drill_known",
+            expectation="ExpectColumnValuesToBeInSet",
+            kwargs={"column": "drill", "value_set": list(GATE_DRILLS)},
+            message=f"check (the drill) is not one of {', '.join(GATE_DRILLS)}",
         ),
         _not_future("run_at"),
     ],
     "load-tests": [
         Check(
-            "concurrency_positive",
-            "ExpectColumnValuesToBeBetween",
-            {"column": "concurrency", "min_value": 1},
-            "concurrency is less than 1",
+            name="concurrency_positive",
+            expectation="ExpectColumnValuesToBeBetween",
+            kwargs={"column": "concurrency", "min_value": 1},
+            message="concurrency is less than 1",
         ),
         Check(
-            "tokens_per_second_positive",
-            "ExpectColumnValuesToBeBetween",
-            {"column": "tokens_per_second", "min_value": 0, "strict_min": True},
-            "tokens_per_second is not above 0",
+            name="tokens_per_second_positive",
+            expectation="ExpectColumnValuesToBeBetween",
+            kwargs={"column": "tokens_per_second", "min_value": 0, "strict_min": True},
+            message="tokens_per_second is not above 0",
         ),
         *_non_negative("p50_latency_ms", "output_tokens_per_second"),
         _after("p95_not_below_p50", "p95_latency_ms", "p50_latency_ms", True, "p95_latency_ms is below p50_latency_ms"),
@@ -350,20 +358,20 @@ def _bound_checks(kind: str, b: Bounds) -> list[Check]:
             lo, hi = dt.datetime.combine(b.earliest, dt.time()), dt.datetime.combine(b.latest, dt.time())
             checks.append(
                 Check(
-                    f"{c.name}_plausible",
-                    "ExpectColumnValuesToBeBetween",
-                    {"column": c.name, "min_value": lo, "max_value": hi},
-                    f"{c.name} is not between {b.earliest} and {b.latest} (plausibility bound)",
+                    name=f"{c.name}_plausible",
+                    expectation="ExpectColumnValuesToBeBetween",
+                    kwargs={"column": c.name, "min_value": lo, "max_value": hi},
+                    message=f"{c.name} is not between {b.earliest} and {b.latest} (plausibility bound)",
                 )
             )
         elif t == "BIGINT" and (c.name.endswith("_tokens") or c.name == "latency_ms"):
             top = b.max_latency_ms if c.name == "latency_ms" else b.max_count
             checks.append(
                 Check(
-                    f"{c.name}_plausible",
-                    "ExpectColumnValuesToBeBetween",
-                    {"column": c.name, "max_value": top},
-                    f"{c.name} is above {top:,} (plausibility bound)",
+                    name=f"{c.name}_plausible",
+                    expectation="ExpectColumnValuesToBeBetween",
+                    kwargs={"column": c.name, "max_value": top},
+                    message=f"{c.name} is above {top:,} (plausibility bound)",
                 )
             )
         elif t.startswith(
@@ -372,10 +380,10 @@ def _bound_checks(kind: str, b: Bounds) -> list[Check]:
             top = int(b.max_amount)
             checks.append(
                 Check(
-                    f"{c.name}_plausible",
-                    "ExpectColumnValuesToBeBetween",
-                    {"column": c.name, "min_value": -top, "max_value": top},
-                    f"{c.name} is beyond +/-{top:,} (plausibility bound)",
+                    name=f"{c.name}_plausible",
+                    expectation="ExpectColumnValuesToBeBetween",
+                    kwargs={"column": c.name, "min_value": -top, "max_value": top},
+                    message=f"{c.name} is beyond +/-{top:,} (plausibility bound)",
                 )
             )
     return checks

@@ -73,18 +73,18 @@ def test_result_table_shows_every_ratio():
     # (b)/(a'') = 15/40 = 0.375 -> 0.38x ('.2f' rounds the exact binary 0.375 half to even: 0.38);
     # one more day 0.6 s = 0.6/15 = 4.0 %
     steps = [
-        Step(10, "(a) floor", 10, 10.0, 100.0, 0),
-        Step(10, "(a') analyst's script", 10, 20.0, 100.0, 0),
-        Step(10, "(a'') pandas notebook", 10, 40.0, 100.0, 0),
-        Step(10, "(b) nightly", 10, 15.0, 100.0, 0),
-        Step(10, "(c) one more day", 1, 0.6, 100.0, 0),
+        Step(size=10, name="(a) floor", rows=10, seconds=10.0, peak_rss_mb=100.0, exit_code=0),
+        Step(size=10, name="(a') analyst's script", rows=10, seconds=20.0, peak_rss_mb=100.0, exit_code=0),
+        Step(size=10, name="(a'') pandas notebook", rows=10, seconds=40.0, peak_rss_mb=100.0, exit_code=0),
+        Step(size=10, name="(b) nightly", rows=10, seconds=15.0, peak_rss_mb=100.0, exit_code=0),
+        Step(size=10, name="(c) one more day", rows=1, seconds=0.6, peak_rss_mb=100.0, exit_code=0),
     ]
     text = table(steps, "costledger benchmark", [PeerCheck(10, 148, [])])
     assert "(b)/(a) = 1.50x; (b)/(a') = 0.75x; (b)/(a'') = 0.38x" in text
     assert "(c)/(b) = 4.0%" in text
     assert "148 values compared, all equal to the cent" in text
     # a peer that failed (out of memory, exit 1) is said to have failed, and is not compared
-    steps[1] = Step(10, "(a') analyst's script", 10, 20.0, 100.0, 1)
+    steps[1] = Step(size=10, name="(a') analyst's script", rows=10, seconds=20.0, peak_rss_mb=100.0, exit_code=1)
     text = table(steps, "costledger benchmark", [PeerCheck(10, 32, [], ["(a') analyst's script"])])
     assert "(b)/(a') = 0.75x ((a') failed after that long)" in text
     assert (

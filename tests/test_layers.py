@@ -130,3 +130,44 @@ def test_every_function_fits_on_a_screen():
                     if lines > 80:
                         long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
     assert long == []
+
+
+def _definitions():
+    for folder in (*PACKAGES, "scripts"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                yield path.relative_to(ROOT), node
+
+
+def test_no_function_takes_more_than_six_positional_parameters():
+    """More than six are passed by name (after a ``*``): a call cannot shift one value into another's place."""
+    wide = [
+        f"{path}:{node.lineno} {node.name}"
+        for path, node in _definitions()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and len([a for a in node.args.posonlyargs + node.args.args if a.arg not in ("self", "cls")]) > 6
+    ]
+    assert wide == []
+
+
+def test_records_of_more_than_five_fields_are_built_by_name():
+    """A dataclass with more than five fields is keyword-only: inserting a field cannot shift the values after it."""
+
+    def kw_only(node: ast.ClassDef) -> bool | None:
+        for d in node.decorator_list:
+            call = d if isinstance(d, ast.Call) else None
+            name = (call.func if call else d).id if isinstance(call.func if call else d, ast.Name) else None
+            if name == "dataclass":
+                return bool(
+                    call and any(k.arg == "kw_only" and getattr(k.value, "value", False) for k in call.keywords)
+                )
+        return None  # not a dataclass
+
+    positional = [
+        f"{path}:{node.lineno} {node.name}"
+        for path, node in _definitions()
+        if isinstance(node, ast.ClassDef)
+        and kw_only(node) is False
+        and len([s for s in node.body if isinstance(s, ast.AnnAssign)]) > 5
+    ]
+    assert positional == []

@@ -41,6 +41,7 @@ def ingest(
     files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
     db: DbOpt = None,
     settings: SettingsOpt = None,
+    *,
     as_json: JsonOpt = False,
     log_format: Annotated[
         Optional[str],
@@ -235,6 +236,7 @@ def sample(
         Optional[int],
         typer.Option(help="Number of months (default: the scenario's; large mode: 3).", show_default=False),
     ] = None,
+    *,
     tasks_per_month: Annotated[
         Optional[int],
         typer.Option(help="Tasks per month per route, overriding the scenario's volumes.", show_default=False),

@@ -70,7 +70,15 @@ def sql(
                     title = (
                         f"statement {number} of {len(checked)}: {result.statement[:80]}" if len(checked) > 1 else None
                     )
-                    stream(result.names, result.batches(), fmt, limit, out, title, spreadsheet_safe)
+                    stream(
+                        result.names,
+                        result.batches(),
+                        fmt,
+                        limit,
+                        console=out,
+                        title=title,
+                        spreadsheet_safe=spreadsheet_safe,
+                    )
         except RefusedStatement as exc:
             console.print(f"[red]refused:[/] {escape(str(exc))}")
             raise typer.Exit(ExitCode.USAGE) from None
