@@ -131,8 +131,8 @@ GROUP BY ALL
 # the suite's conditions come from costledger's own code (schemas.expectations), never from input
 CHECK = "SELECT count(*) FILTER (WHERE {bad}) FROM read_parquet($requests)"
 
-STARTUP = "import pipeline.cli.main, pipeline.nightly, pipeline.ingest, pipeline.build"
-GX_START = "from pipeline.validate import _batch_definition; _batch_definition()"
+STARTUP = "import pipeline.cli.main, pipeline.nightly, pipeline.ingest.files, pipeline.transform.build"
+GX_START = "from pipeline.ingest.validate import _batch_definition; _batch_definition()"
 
 
 def _timed(con: duckdb.DuckDBPyConnection, sql: str, params: dict) -> tuple[float, list]:

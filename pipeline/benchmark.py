@@ -181,7 +181,7 @@ def benchmark(
     work.mkdir(parents=True, exist_ok=True)
     settings = work / "bench.toml"
     settings.write_text(f'[ledger]\nmemory_limit = "{memory_limit}"\n', encoding="utf-8")
-    from pipeline.sample_large import write_large_sample
+    from pipeline.ingest.sample_large import write_large_sample
 
     runs = sorted(run_measured([sys.executable, "-m", "pipeline.cli", "--help"]) for _ in range(5))
     seconds, rss, code = runs[2]  # the median of 5

@@ -1,7 +1,7 @@
 """Model files: their header (one fixed set of keys), their parsed body and their order.
 
 Model layer: reads ``sql/`` only; knows neither storage nor ingest. Each model file holds
-one SELECT and a header of ``-- key: value`` lines (see ``pipeline.build`` for their
+one SELECT and a header of ``-- key: value`` lines (see ``pipeline.transform.build`` for their
 meaning); any other ``-- key:`` line is an error naming the file and line.
 """
 
@@ -48,7 +48,7 @@ def define_macros(con: duckdb.DuckDBPyConnection) -> None:
 
 LAYERS = ("staging", "intermediate", "marts")
 
-#: The incremental strategies (``-- incremental:``), see ``pipeline.incremental``.
+#: The incremental strategies (``-- incremental:``), see ``pipeline.transform.incremental``.
 STRATEGIES = ("append", "keys", "months", "days")
 
 

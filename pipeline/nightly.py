@@ -16,11 +16,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable
 
-from pipeline.build import BuildResult, build, publication
-from pipeline.catalog import refresh_stale_raw_views
+from pipeline.transform.build import BuildResult, build, publication
+from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.errors import UsageError
 from pipeline.faults import crashpoint
-from pipeline.ingest import (
+from pipeline.ingest.files import (
     FileResult,
     IngestOptions,
     StagedFile,
@@ -31,11 +31,11 @@ from pipeline.ingest import (
     settle_file,
     stage_file,
 )
-from pipeline.lake import HashAhead
+from pipeline.storage.lake import HashAhead
 from pipeline.query import run_query
-from pipeline.readers import SUFFIXES
+from pipeline.ingest.readers import SUFFIXES
 from pipeline.settings import Settings
-from pipeline.store import Store
+from pipeline.storage.store import Store
 from schemas.tables import KINDS
 
 #: Load order inside a landing folder: reference data first (exchange rates before the amounts they convert,
@@ -309,7 +309,7 @@ class Run:
         if len(seen) < len(pairs):
             # a file whose kind and name are new: GX's process starts and imports GX (~3-5 s) now, beside the hashing of
             # the files loaded before
-            from pipeline.validate import warm_up
+            from pipeline.ingest.validate import warm_up
 
             warm_up()
         # the files loaded before (by kind and name) and their lake files are hashed ahead, two at a time
@@ -488,7 +488,7 @@ def run_rollback(store: Store, settings: Settings, to: Path | None = None) -> tu
     snapshot and the (kind, path) of the files taken back."""
     import duckdb
 
-    from pipeline.catalog import forget_file
+    from pipeline.storage.catalog import forget_file
 
     snapshot = store.rollback_target(to)
     with Run(store, settings, f"rollback to {snapshot.name}") as run:

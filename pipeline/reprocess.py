@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from pipeline.catalog import forget_file, refresh_stale_raw_views
-from pipeline.ingest import FileResult, IngestOptions, abandon_file, open_file, settle_file, stage_file
-from pipeline.lake import file_sha256
+from pipeline.storage.catalog import forget_file, refresh_stale_raw_views
+from pipeline.ingest.files import FileResult, IngestOptions, abandon_file, open_file, settle_file, stage_file
+from pipeline.storage.lake import file_sha256
 
 if TYPE_CHECKING:
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
 
 def reprocess_file(

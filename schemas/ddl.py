@@ -1,7 +1,7 @@
 """DuckDB DDL generated from the SQLModel classes in ``schemas.tables``.
 
 The classes are the single source of truth. Loaded rows live in immutable Parquet
-files (the lake, see ``pipeline.store``); each raw table is a view over its files
+files (the lake, see ``pipeline.storage.store``); each raw table is a view over its files
 whose column list and types are generated here, so every file is read with the
 class's types. ``tests/test_schemas_and_build.py`` checks the views against the
 classes. No key constraint exists: the natural key is enforced by ingest
@@ -114,9 +114,9 @@ def raw_view_sql(
     written read as NULL in those files, instead of breaking the view.
 
     A lake file either carries its provenance (``source_file_hash``, ``source_line``: written by the ledger) or is
-    a verbatim copy of a canonical landing file (``pipeline.ingest``), named by that file's SHA-256: its provenance
-    is read from its name and row number. The two sets are read by one ``read_parquet`` each, under UNION ALL; a
-    filter on ``source_file_hash`` prunes files in both (by Parquet statistics, by file name).
+    a verbatim copy of a canonical landing file (``pipeline.ingest.files``), named by that file's SHA-256: its
+    provenance is read from its name and row number. The two sets are read by one ``read_parquet`` each, under UNION
+    ALL; a filter on ``source_file_hash`` prunes files in both (by Parquet statistics, by file name).
 
     ``superseded_kind``: the kind has rows a correction restated (``meta.superseded_rows``); the view leaves them out.
     """
@@ -157,7 +157,7 @@ def raw_view_sql(
 
 def _provenance_sql(name: str) -> str:
     """A verbatim lake file's provenance: the SHA-256 its name carries, and its row number from 1 (the line
-    ``pipeline.ingest`` gives a Parquet row)."""
+    ``pipeline.ingest.files`` gives a Parquet row)."""
     if name == "source_file_hash":
         return "regexp_extract(filename, '([0-9a-f]{64})\\.parquet$', 1) AS \"source_file_hash\""
     return 'CAST(file_row_number + 1 AS BIGINT) AS "source_line"'

@@ -7,7 +7,10 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 PY="${PYTHON:-python3}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-"$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$work/dist" "$repo"
+# built from a copy of the tracked files: a build/ folder left in the checkout cannot slip stale modules in
+mkdir "$work/src"
+git -C "$repo" ls-files -z | (cd "$repo" && tar --null -T - -cf -) | tar -xf - -C "$work/src"
+"$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$work/dist" "$work/src"
 "$PY" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$repo/requirements.lock"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$work"/dist/*.whl

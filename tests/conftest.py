@@ -13,10 +13,10 @@ import pytest
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
-from pipeline.build import build  # noqa: E402
-from pipeline.ingest import FileResult, ingest_file  # noqa: E402
+from pipeline.transform.build import build  # noqa: E402
+from pipeline.ingest.files import FileResult, ingest_file  # noqa: E402
 from pipeline.settings import Settings  # noqa: E402
-from pipeline.store import Store  # noqa: E402
+from pipeline.storage.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PRICE_MOONSHOT = {
@@ -85,7 +85,7 @@ class Ledger:
 
     def publish(self) -> Path:
         """Publish the work file (as a nightly does); returns the published file's path."""
-        from pipeline.build import publication
+        from pipeline.transform.build import publication
 
         tables, views = publication(self.con, self.store)
         self.store.publish(self.con, "test", 3, tables, views)
@@ -122,10 +122,10 @@ def demo_db(tmp_path_factory) -> Path:
 @pytest.fixture
 def gx_in_this_process(monkeypatch):
     """Great Expectations in a thread of the test's own process, so that a test can replace
-    ``pipeline.validate.validate`` (GX's own process, where it runs otherwise, would not see the replacement)."""
+    ``pipeline.ingest.validate.validate`` (GX's own process, where it runs otherwise, would not see the replacement)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    import pipeline.validate as validate_module
+    import pipeline.ingest.validate as validate_module
 
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gx")
     monkeypatch.setattr(validate_module, "_WORKER", [pool])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from decimal import Decimal
 
-from pipeline.ingest import IngestOptions, ingest_file
+from pipeline.ingest.files import IngestOptions, ingest_file
 from tests.conftest import ROOT, cli
 
 BILLING = ROOT / "tests" / "fixtures" / "billing"
@@ -109,7 +109,7 @@ def test_two_results_billing_the_same_line_in_one_bucket_are_both_kept(ledger, t
 
 
 def test_the_provider_comes_from_a_billing_exports_entry_and_format_can_be_named(ledger, tmp_path):
-    from pipeline.billing import BillingMapping
+    from pipeline.ingest.billing import BillingMapping
 
     path = tmp_path / "azure-openai-costs.json"
     shutil.copy(BILLING / "openai_costs.json", path)
@@ -188,7 +188,7 @@ def test_usage_exports_reconcile_against_the_logs_and_show_a_dropped_log(ledger)
         "output": (70, "logs_missing"),
     }
     # and the report's trust section shows them, in every format
-    from pipeline.report import gather, plain_report, render_html, render_markdown
+    from pipeline.serve.report import gather, plain_report, render_html, render_markdown
 
     assert "  openai       requests               reported 7  logged 6  logs_missing" in plain_report(
         ledger.con, "2026-07"

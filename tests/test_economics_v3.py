@@ -491,7 +491,7 @@ def test_compute_hour_prices_move_fixed_cost_and_a_robust_verdict_stays(ledger):
 
 def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
     """The first test's month: $10 of hardware, 10 tasks at $1.35; the verdict turns with the hardware's life."""
-    from pipeline.report import plain_report
+    from pipeline.serve.report import plain_report
 
     test_the_verdict_under_each_named_assumption(ledger)
     text = " ".join(plain_report(ledger.con, "2026-07").split())
@@ -504,7 +504,7 @@ def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
 
 def test_the_planning_tables_measured_row_is_the_break_even(ledger):
     """The review month of test_break_even: F = $264.80, C = $3.648, V = $1 (break-even 100 tasks)."""
-    from pipeline.report import gather
+    from pipeline.serve.report import gather
     from tests.test_break_even import _review_month
 
     _review_month(ledger, self_hosted_review_minutes=1)
@@ -534,7 +534,7 @@ def test_observed_capacity_spreads_each_requests_tokens_over_the_time_it_ran(led
 
 def test_the_first_screen_names_each_caveat(ledger):
     """One accepted API task (W assumed) beside a cluster; the report says the waste factor was assumed."""
-    from pipeline.report import plain_report
+    from pipeline.serve.report import plain_report
 
     _waste_month(ledger, api_tasks=1, failed_per_task=5)
     text = " ".join(plain_report(ledger.con, "2026-07").split())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ingest import ingest_file
+from pipeline.ingest.files import ingest_file
 
 FOCUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "focus"
 OFFICIAL = FOCUS / "focus-1.0_official_focus_sample.csv"

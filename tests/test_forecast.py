@@ -72,7 +72,7 @@ def test_a_noisy_trend_has_a_range(ledger):
 
 
 def test_the_report_says_when_the_trend_reaches_break_even(ledger):
-    from pipeline.report import plain_report
+    from pipeline.serve.report import plain_report
 
     _volumes(ledger, {"2026-07": 100, "2026-08": 200, "2026-09": 400})
     text = " ".join(plain_report(ledger.con, "2026-09").split())

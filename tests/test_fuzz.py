@@ -13,8 +13,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from pipeline.build import build
-from pipeline.ingest import IngestOptions, ingest_file
+from pipeline.transform.build import build
+from pipeline.ingest.files import IngestOptions, ingest_file
 from pipeline.settings import Settings
 from tests.conftest import PRICE_MOONSHOT, request
 
@@ -145,7 +145,7 @@ class Harness:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.settings = Settings(db=folder / "ledger.duckdb")
-        from pipeline.store import Store
+        from pipeline.storage.store import Store
 
         self.store = Store.for_db(self.settings.db)
         self.con = self.store.open_work(self.settings)

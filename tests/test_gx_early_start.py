@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import pipeline.cli.main
-import pipeline.validate
+import pipeline.ingest.validate
 from pipeline.cli import entry, toc
 from tests.conftest import ROOT
 
@@ -43,8 +43,8 @@ def test_asks_help(args, expected):
 )
 def test_only_the_loading_commands_start_gx_first_and_stop_it_when_done(monkeypatch, args, starts):
     calls: list[str] = []
-    monkeypatch.setattr(pipeline.validate, "warm_up", lambda: calls.append("warm_up"))
-    monkeypatch.setattr(pipeline.validate, "stop_worker", lambda: calls.append("stop_worker"))
+    monkeypatch.setattr(pipeline.ingest.validate, "warm_up", lambda: calls.append("warm_up"))
+    monkeypatch.setattr(pipeline.ingest.validate, "stop_worker", lambda: calls.append("stop_worker"))
     monkeypatch.setattr(pipeline.cli.main, "run", lambda a: calls.append("run") or 7)
     assert entry(args) == 7  # the command's own exit code comes through
     assert calls == (["warm_up", "run", "stop_worker"] if starts else ["run"])
@@ -54,7 +54,7 @@ def test_the_warm_up_is_submitted_before_the_commands_are_imported():
     # in a fresh process: when warm_up is called, neither Typer nor the commands (nor DuckDB) are imported yet
     script = (
         "import sys\n"
-        "import pipeline.validate as v\n"
+        "import pipeline.ingest.validate as v\n"
         "seen = []\n"
         "names = ('typer', 'duckdb', 'pipeline.cli.main')\n"
         "v.warm_up = lambda: seen.append(sorted(m for m in names if m in sys.modules))\n"
@@ -70,7 +70,7 @@ def test_stopping_gx_does_not_wait_for_a_running_call():
     # a call still running (as GX's import is when a command fails at once) is stopped with its process, not waited for
     script = (
         "import os, time\n"
-        "from pipeline.validate import gx_worker, stop_worker\n"
+        "from pipeline.ingest.validate import gx_worker, stop_worker\n"
         "pid = gx_worker().submit(os.getpid).result()\n"
         "gx_worker().submit(time.sleep, 300)\n"
         "time.sleep(0.5)\n"

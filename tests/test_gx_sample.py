@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import request
-from pipeline.ingest import IngestOptions, ingest_file
-from pipeline.validate import ValidationPipelineError
+from pipeline.ingest.files import IngestOptions, ingest_file
+from pipeline.ingest.validate import ValidationPipelineError
 
 
 def _rows(n: int, bad: set[int]) -> list[dict]:
@@ -44,7 +44,7 @@ def test_gx_sees_the_well_typed_rows_only(ledger):
 
 def test_gx_disagreeing_with_the_sql_rules_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # the SQL rules "forget" one flagged line: GX (which sees every flagged row) flags it, so ingest must stop
-    import pipeline.validate as validate_module
+    import pipeline.ingest.validate as validate_module
 
     real = validate_module.validate
 
@@ -62,7 +62,7 @@ def test_gx_disagreeing_with_the_sql_rules_is_a_pipeline_error(ledger, monkeypat
 def test_gx_flagging_rows_the_sql_rules_all_passed_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # the SQL rules "forget" every flagged line: with nothing flagged, GX first answers yes/no per expectation
     # (the cheap pass); its "no" for negative output tokens must still stop ingest, naming the lines
-    import pipeline.validate as validate_module
+    import pipeline.ingest.validate as validate_module
 
     real = validate_module.validate
 
@@ -78,7 +78,7 @@ def test_gx_flagging_rows_the_sql_rules_all_passed_is_a_pipeline_error(ledger, m
 
 def test_sql_rules_flagging_a_row_gx_passes_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # a clean file, but the SQL rules "flag" line 2 for a check: GX (no unexpected row) must disagree
-    import pipeline.validate as validate_module
+    import pipeline.ingest.validate as validate_module
 
     real = validate_module.validate
 
@@ -95,7 +95,7 @@ def test_sql_rules_flagging_a_row_gx_passes_is_a_pipeline_error(ledger, monkeypa
 
 def test_gx_failing_to_evaluate_on_a_clean_sample_is_a_pipeline_error(ledger, monkeypatch, gx_in_this_process):
     # nothing flagged, but GX cannot compare text with a number: the cheap pass must not wave that through
-    import pipeline.validate as validate_module
+    import pipeline.ingest.validate as validate_module
 
     real = validate_module.validate
 
@@ -128,7 +128,7 @@ def test_gx_runs_in_a_process_of_its_own_and_its_errors_come_back_naming_the_fil
 
     import pyarrow as pa
 
-    from pipeline.validate import gx_worker, validate_rows
+    from pipeline.ingest.validate import gx_worker, validate_rows
 
     assert gx_worker().submit(os.getpid).result() != os.getpid()
     # an error GX (here: the suite of an unknown kind) raises in its process arrives as a pipeline error, not as a
@@ -148,7 +148,7 @@ def test_a_run_killed_with_sigkill_leaves_no_gx_process_behind_holding_its_pipes
     # the run: starts GX's process, says its pid, then dies as a kill -9 would end it
     script = (
         "import os\n"
-        "from pipeline.validate import gx_worker\n"
+        "from pipeline.ingest.validate import gx_worker\n"
         "print(gx_worker().submit(os.getpid).result(), flush=True)\n"
         "os.kill(os.getpid(), 9)\n"
     )

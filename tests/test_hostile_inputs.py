@@ -223,7 +223,7 @@ def test_usage_errors_exit_2_through_the_entry_point(capsys):
 
 
 def test_sigint_during_a_nightly_exits_130_with_a_clean_message(tmp_path):
-    from pipeline.sample import write_sample
+    from pipeline.ingest.sample import write_sample
 
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_sample(landing, seed=3, months=2, tasks_per_month=40, scenario="small-team")
@@ -343,7 +343,7 @@ def test_bad_settings_name_the_file_and_key(tmp_path, toml, key):
 def test_disk_full_while_publishing_leaves_no_temporary_file_and_exits_6(tmp_path, monkeypatch):
     import errno
 
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_csv(landing / "requests" / "r.csv", [request("a", "t", "2026-07-10T10:00:00Z")])

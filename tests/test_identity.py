@@ -104,7 +104,7 @@ def test_a_nanosecond_parquet_timestamp_stays_in_its_month(ledger, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pipeline.ingest import ingest_file
+    from pipeline.ingest.files import ingest_file
 
     last_ns = 1_785_542_399_999_999_999  # 2026-07-31T23:59:59.999999999Z in nanoseconds since 1970
     rows = [request("r1", "t1", "2026-07-01T00:00:00Z"), request("r2", "t2", "2026-07-01T00:00:00Z")]

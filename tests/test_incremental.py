@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import incremental
-from pipeline.build import discover
-from pipeline.ingest import ingest_file
+from pipeline.transform import incremental
+from pipeline.transform.build import discover
+from pipeline.ingest.files import ingest_file
 from tests.conftest import PRICE_MOONSHOT, ROOT, Ledger, request
 
 #: every table a full build and an incremental one must agree on
@@ -422,8 +422,8 @@ def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_pat
 def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     """A keys model's grain audit reads the rows a batch recomputes, before they are inserted (the
     keys' old rows deleted first), not the keys' rows of the whole table. A duplicate among them fails the build."""
-    from pipeline import build as build_module
-    from pipeline.build import AuditFailed
+    from pipeline.transform import build as build_module
+    from pipeline.transform.build import AuditFailed
 
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request("r1", "t1", "2026-07-03T10:00:00Z")])

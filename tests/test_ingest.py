@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import polars as pl
 
-from pipeline.ingest import ingest_file
+from pipeline.ingest.files import ingest_file
 from tests.conftest import request
 
 REQUEST_COLS = list(request("r", "t", "2026-07-01T00:00:00Z"))
@@ -292,7 +292,7 @@ def test_key_index_holds_one_hash_per_loaded_row_and_is_rebuilt_for_another_duck
 def test_run_steps_say_where_the_nightly_time_went(demo_db):
     import duckdb
 
-    from pipeline.build import discover
+    from pipeline.transform.build import discover
 
     con = duckdb.connect(str(demo_db), read_only=True)
     first = con.execute("SELECT run_id FROM meta.runs ORDER BY started_at LIMIT 1").fetchall()[0][0]

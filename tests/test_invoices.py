@@ -161,7 +161,7 @@ def test_the_same_lines_under_the_same_id_with_new_line_ids_are_a_copy_too(ledge
 def test_a_duplicate_listed_as_wanted_loads(ledger):
     from dataclasses import replace
 
-    from pipeline.ingest import IngestOptions, ingest_file
+    from pipeline.ingest.files import IngestOptions, ingest_file
 
     ledger.load("invoices", [line("cn-1", "1", "credit", "-100.00")])
     path = ledger.write("invoices", [line("cn-2", "1", "credit", "-100.00")])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.store import Store
+from pipeline.storage.store import Store
 from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
 
 
@@ -159,7 +159,7 @@ def test_partitioned_exports_with_the_same_file_name_are_different_files(tmp_pat
 @pytest.mark.parametrize("size", [0, 1, (1 << 24) - 1, 1 << 24, (1 << 24) + 1, 3 * (1 << 24) + 5])
 def test_file_sha256_equals_hashlib_over_the_whole_file(tmp_path, size):
     # the lake's hash reads 16 MiB chunks into one reused buffer: sizes around the chunk edge hash like the bytes do
-    from pipeline.lake import file_sha256
+    from pipeline.storage.lake import file_sha256
 
     data = (bytes(range(256)) * (size // 256 + 1))[:size]
     path = tmp_path / "f.bin"
@@ -170,7 +170,7 @@ def test_file_sha256_equals_hashlib_over_the_whole_file(tmp_path, size):
 def test_hash_ahead_hands_over_each_given_file_hash_once(tmp_path):
     # SHA-256s taken ahead by two threads equal hashlib's over the whole file; each is handed over
     # once; a file not given, or one that could not be read, is None (its caller hashes it and meets the error)
-    from pipeline.lake import HashAhead
+    from pipeline.storage.lake import HashAhead
 
     files = []
     for i, size in enumerate((0, 1, (1 << 24) + 3, 1000)):
@@ -198,7 +198,7 @@ def _rows(n: int) -> list[dict]:
 def test_a_csv_rewritten_after_its_read_is_rejected_and_loads_once_complete(ledger, tmp_path, monkeypatch):
     """The file is read as 2 rows, then its writer finishes it (3 rows): the hash taken before the read is of
     neither, so the file is rejected whole; delivered complete, it loads with the hash of the 3-row content."""
-    import pipeline.ingest as ingest_module
+    import pipeline.ingest.files as ingest_module
 
     landing = tmp_path / "requests" / "r-07.csv"
     write_csv(landing, _rows(2))
@@ -226,7 +226,7 @@ def test_a_file_rewritten_and_back_while_it_is_read_is_rejected(ledger, tmp_path
     """A-B-A: the file is rewritten in place (3 rows) right before its read and back to its first bytes (2 rows) right
     after: its hash before and after are equal, but the rows read are the other version's. The file's signature
     (inode, size, modification and change times) taken before the first hash tells the writes apart."""
-    import pipeline.ingest as ingest_module
+    import pipeline.ingest.files as ingest_module
 
     landing = tmp_path / "requests" / "r-07.csv"
     write_csv(landing, _rows(2))
@@ -255,7 +255,7 @@ def test_a_file_rewritten_while_it_loads_is_recorded_with_the_rows_of_its_hash(l
     file first, so an empty file (0 rows) is one of the versions a reader can meet."""
     import threading
 
-    from pipeline.ingest import ingest_file
+    from pipeline.ingest.files import ingest_file
 
     landing = tmp_path / "requests" / "r-07.csv"
     versions: dict[str, int] = {hashlib.sha256(b"").hexdigest(): 0}

@@ -1,8 +1,8 @@
 """An API attempt without latency (API response bodies carry none) is judged by its outcome alone; the share of the
 API's accepted tasks for which the SLO could not be checked is published and stated in the report."""
 
-from pipeline.db import connect_read
-from pipeline.report import plain_report
+from pipeline.storage.db import connect_read
+from pipeline.serve.report import plain_report
 from tests.conftest import PRICE_MOONSHOT, request
 
 

@@ -51,7 +51,7 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
 
 
 def test_an_unreadable_file_is_rejected_and_the_rest_loads(tmp_path, monkeypatch):
-    import pipeline.lake as lake_module
+    import pipeline.storage.lake as lake_module
 
     root, db = landing(tmp_path)
     secret = root / "requests" / "r-08.csv"

@@ -2,8 +2,8 @@
 
 from decimal import Decimal
 
-from pipeline.ingest import IngestOptions, ingest_file
-from pipeline.loadtests import LoadTestMapping
+from pipeline.ingest.files import IngestOptions, ingest_file
+from pipeline.ingest.loadtests import LoadTestMapping
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "load_tests"

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.ingest import IngestOptions, ingest_file
-from pipeline.logformats import (
+from pipeline.ingest.files import IngestOptions, ingest_file
+from pipeline.ingest.logformats import (
     LogMapping,
     MappingError,
     detect,
@@ -356,7 +356,7 @@ def test_anthropic_cache_writes_by_lifetime_and_web_searches(inp, read, w5, w1, 
 
 
 def test_anthropic_cache_creation_total_that_disagrees_with_its_parts_is_a_mapping_error():
-    from pipeline.logformats import MappingError
+    from pipeline.ingest.logformats import MappingError
 
     usage = {
         "input_tokens": 1,

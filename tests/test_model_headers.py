@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.build import ModelFailed, month_fingerprints
+from pipeline.transform.build import ModelFailed, month_fingerprints
 from pipeline.models import SQL_DIR, ModelHeaderError, discover
 from pipeline.errors import CostledgerError
 from tests.conftest import PRICE_MOONSHOT, request
@@ -34,7 +34,7 @@ def test_a_comment_on_a_column_the_model_lacks_names_file_and_line(sql_copy, led
     text = path.read_text().replace("-- column provider: API provider.", "-- column provder: API provider.")
     path.write_text(text)
     line = text.splitlines().index("-- column provder: API provider.") + 1
-    from pipeline.build import build
+    from pipeline.transform.build import build
 
     with pytest.raises(ModelFailed) as err:  # before: a raw BinderException traceback
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
@@ -56,8 +56,8 @@ def test_every_mart_with_a_month_is_watched_for_restatements(ledger):
 
 
 def test_a_comment_or_layout_edit_does_not_make_the_next_build_full(sql_copy, ledger):
-    from pipeline import incremental
-    from pipeline.build import build
+    from pipeline.transform import incremental
+    from pipeline.transform.build import build
 
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000)])
@@ -190,7 +190,7 @@ def test_an_incremental_header_its_strategy_cannot_follow_names_file_and_line(sq
 def test_the_declared_compression_is_the_one_the_columns_are_stored_with(sql_copy, ledger):
     # int_requests_priced and int_tasks_resolved declare zstd for their columns of unique ids (at 10 M requests
     # half the write time and size of DuckDB's own choice, DICT_FSST); the other text columns keep DuckDB's choice
-    from pipeline.build import build
+    from pipeline.transform.build import build
 
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request(f"r{i}", f"t{i}", "2026-07-10T10:00:00Z") for i in range(50)])
@@ -222,7 +222,7 @@ def test_the_declared_compression_is_the_one_the_columns_are_stored_with(sql_cop
 
 
 def test_a_keys_model_must_read_an_append_model(sql_copy, ledger):
-    from pipeline import incremental
+    from pipeline.transform import incremental
 
     path = sql_copy / "intermediate" / "int_tasks_resolved.sql"
     _edit(path, "intermediate.int_requests_priced (", "staging.stg_ledger__requests (")
@@ -234,7 +234,7 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
     """Before, the engine named int_requests_priced and took *the* tasks model with next(...): a copy of either
     was silently wrong. Copies of the keys and months models, under new names, now agree with the originals
     after a full build and after incremental ones (a retry and a late decision)."""
-    from pipeline.build import build
+    from pipeline.transform.build import build
 
     models = ("int_tasks_resolved", "int_task_outcomes_monthly", "int_requests_daily")  # keys, months, days
     for layer, name in (("intermediate", m) for m in models):

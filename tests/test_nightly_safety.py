@@ -23,8 +23,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.sample import write_sample
-from pipeline.store import Store
+from pipeline.ingest.sample import write_sample
+from pipeline.storage.store import Store
 from tests.conftest import ROOT
 
 runner = CliRunner()
@@ -358,9 +358,9 @@ def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landi
     # A nightly over a landing folder that already loaded its files spends seconds hashing them;
     # GX's import (~5 s) starts beside that hashing when a file's kind and name are new, and not at all when every
     # file is one loaded before
-    import pipeline.ingest as ingest_module
-    import pipeline.lake as lake_module
-    import pipeline.validate as validate_module
+    import pipeline.ingest.files as ingest_module
+    import pipeline.storage.lake as lake_module
+    import pipeline.ingest.validate as validate_module
 
     july, full = landings
     landing = tmp_path / "landing"
@@ -388,8 +388,8 @@ def test_files_loaded_before_are_hashed_ahead_once_and_a_new_file_right_before_i
     # Telling the files loaded before loaded and intact hashes each landing file and its lake file
     # (9.7 s of one more day at 100 M rows, one after the other); two threads hash them ahead, each once. A new file
     # is hashed in the run's own thread, after the files before it were taken, so its recorded hash is its content's
-    import pipeline.ingest as ingest_module
-    import pipeline.lake as lake_module
+    import pipeline.ingest.files as ingest_module
+    import pipeline.storage.lake as lake_module
 
     july, full = landings
     landing = tmp_path / "landing"

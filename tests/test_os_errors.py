@@ -70,7 +70,7 @@ def test_an_output_path_that_is_a_folder_or_a_full_device_is_one_line(tmp_path, 
 
 
 def test_ctrl_c_while_a_result_is_fetched_exits_130(tmp_path, monkeypatch, capsys):
-    import pipeline.shell as shell
+    import pipeline.serve.shell as shell
 
     root, db = small_landing(tmp_path)
     assert cli("nightly", root, "--db", db).exit_code == 0

@@ -14,11 +14,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.lake import file_sha256
+from pipeline.storage.lake import file_sha256
 from pipeline.nightly import run_ingest
 from pipeline.settings import Settings
-from pipeline.store import Store
-from pipeline.validate import ValidationPipelineError
+from pipeline.storage.store import Store
+from pipeline.ingest.validate import ValidationPipelineError
 from tests.conftest import request, write_csv
 
 R1 = request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)
@@ -63,7 +63,7 @@ def test_gx_checks_a_file_while_the_next_is_staged_and_the_next_sees_it_as_loade
     setup, monkeypatch, gx_in_this_process
 ):
     import pipeline.nightly as nightly_module
-    import pipeline.validate as validate_module
+    import pipeline.ingest.validate as validate_module
 
     settings, store, landing = setup
     # b.csv repeats a.csv's r2 (line 3 of a.csv: the header is line 1) and adds r3
@@ -112,7 +112,7 @@ def test_gx_checks_a_file_while_the_next_is_staged_and_the_next_sees_it_as_loade
 def test_gx_disagreeing_on_a_file_commits_the_files_before_it_only_and_the_next_run_carries_on(
     setup, monkeypatch, gx_in_this_process
 ):
-    import pipeline.validate as validate_module
+    import pipeline.ingest.validate as validate_module
 
     settings, store, landing = setup
     # b.csv has r3 with negative output tokens: the SQL rules quarantine it; GX is told they flagged nothing

@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from pipeline.catalog import mark_raw_view_stale, refresh_stale_raw_views
-from pipeline.lake import file_sha256
+from pipeline.storage.catalog import mark_raw_view_stale, refresh_stale_raw_views
+from pipeline.storage.lake import file_sha256
 from pipeline.nightly import Run
 from pipeline.settings import Settings
-from pipeline.store import Store
+from pipeline.storage.store import Store
 from tests.conftest import PRICE_MOONSHOT, request, write_csv
 
 R1 = request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)

@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.db import connect_read
-from pipeline.report import gather, headline, plain_report, render_html, render_markdown
+from pipeline.storage.db import connect_read
+from pipeline.serve.report import gather, headline, plain_report, render_html, render_markdown
 from tests.conftest import PRICE_MOONSHOT, ROOT, request
 
 runner = CliRunner()
@@ -412,7 +412,7 @@ def test_the_report_labels_costs_for_a_reader_and_ends_with_a_glossary(demo_db):
 def test_the_charts_draw_ratios_as_ratios_and_never_mix_hours_with_token_shares(demo_db):
     """The charts' own specs: retries per task on a number axis (0.19, not 19 %); the capacity chart holds token
     shares only (hours-based productive utilisation is not on it); p50 and p95 told apart by shape."""
-    from pipeline import charts
+    from pipeline.serve import charts
 
     data = gather(connect_read(demo_db), "2026-10")
     rates = charts.rates(data.trend_routes).to_dict()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import re
 
-from pipeline.db import connect_read
-from pipeline.export import as_json
-from pipeline.report import gather, plain_report, render_html, render_markdown
+from pipeline.storage.db import connect_read
+from pipeline.serve.export import as_json
+from pipeline.serve.report import gather, plain_report, render_html, render_markdown
 from tests.conftest import cli
 from tests.test_report import ARTIFACTS, _screenshot, _words, chromium
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline.build import AuditFailed, build, discover
+from pipeline.transform.build import AuditFailed, build, discover
 from schemas.ddl import canonical_columns, columns, table_name
 from schemas.tables import KINDS, Request
 from tests.conftest import PRICE_MOONSHOT, request
@@ -200,7 +200,7 @@ def test_failed_audit_rolls_back_the_whole_build(ledger, tmp_path):
 
 
 def test_a_failing_model_is_named_and_rolls_back(ledger, tmp_path):
-    from pipeline.build import ModelFailed
+    from pipeline.transform.build import ModelFailed
 
     ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])
     ledger.build()

@@ -5,7 +5,7 @@ import csv
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.store import Store
+from pipeline.storage.store import Store
 from tests.conftest import request
 
 

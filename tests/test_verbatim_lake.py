@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.ingest import ingest_file
+from pipeline.ingest.files import ingest_file
 from pipeline.settings import Settings
 from schemas.ddl import canonical_columns
 from schemas.tables import KINDS
@@ -240,7 +240,7 @@ def test_a_landing_file_that_changes_while_loading_is_rejected_whole(ledger, tmp
     def copy_then_grow(src, dst):  # the writer appends to the file between the hash and the copy
         Path(dst).write_bytes(Path(src).read_bytes() + b"more")
 
-    monkeypatch.setattr("pipeline.ingest.shutil.copyfile", copy_then_grow)
+    monkeypatch.setattr("pipeline.ingest.files.shutil.copyfile", copy_then_grow)
     res = ingest_file(ledger.con, "requests", landing, ledger.store)
     assert res.status == "rejected" and "changed while it was being loaded" in res.message, res.message
     assert ledger.rows("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL") == []

@@ -2,7 +2,7 @@
 
 ``costledger`` and ``costledger --help`` print the command list from ``pipeline.cli.toc`` without importing
 Typer (under 0.3 s); everything else goes to the Typer app, imported on first use. ``nightly`` and ``ingest``
-start Great Expectations' process before that import (``pipeline.validate.warm_up``).
+start Great Expectations' process before that import (``pipeline.ingest.validate.warm_up``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def entry(argv: list[str] | None = None) -> int:
     # for GX). If no file turns out to be new, or the command fails first, the process is stopped, not waited for.
     loads = bool(args) and args[0] in LOADING_COMMANDS and not toc.asks_help(args)
     if loads:
-        from pipeline.validate import warm_up
+        from pipeline.ingest.validate import warm_up
 
         warm_up()
     try:
@@ -35,7 +35,7 @@ def entry(argv: list[str] | None = None) -> int:
         return run(args)
     finally:
         if loads:
-            from pipeline.validate import stop_worker
+            from pipeline.ingest.validate import stop_worker
 
             stop_worker()
 

@@ -58,8 +58,8 @@ def read_settings(settings_path: Path | None, db: Path | None):
 def open_read(s, limits=None):
     """The published ledger, read-only and sandboxed (with ``limits``, if given); a clear error when there is
     none yet."""
-    from pipeline.db import LedgerNotFound, connect_read
-    from pipeline.store import Store
+    from pipeline.storage.db import LedgerNotFound, connect_read
+    from pipeline.storage.store import Store
 
     try:
         return connect_read(s.db, Store.for_db(s.db).lake, limits)
@@ -163,7 +163,7 @@ def writer(fn, *args, **kwargs):
     """Run a writing step, turning the ledger's own errors into messages and exit codes."""
     import duckdb
 
-    from pipeline.build import ModelFailed
+    from pipeline.transform.build import ModelFailed
     from pipeline.errors import CostledgerError
 
     try:

@@ -69,12 +69,12 @@ def ingest(
     KIND: requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests,
     eval-tasks, gate-checks.
     """
-    from pipeline.billing import BILLING_FORMATS, USAGE_FORMATS
-    from pipeline.pricelists import PRICE_LIST_FORMATS
-    from pipeline.logformats import LOG_FORMATS
+    from pipeline.ingest.billing import BILLING_FORMATS, USAGE_FORMATS
+    from pipeline.ingest.pricelists import PRICE_LIST_FORMATS
+    from pipeline.ingest.logformats import LOG_FORMATS
 
     from pipeline.nightly import run_ingest
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
     from schemas.tables import KINDS
 
     if kind not in KINDS:
@@ -114,7 +114,7 @@ def ingest(
 def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
     """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish."""
     from pipeline.nightly import run_build
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
     with Progress(0, False) as progress:
@@ -148,7 +148,7 @@ def nightly(
     5 another process is writing; 6 disk full; 130 interrupted.
     """
     from pipeline.nightly import run_nightly, scan_landing
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
     if not landing_dir.is_dir():
@@ -167,7 +167,7 @@ def nightly(
         )
     summary(run, as_json)
     if report and not as_json:
-        from pipeline.report import plain_report
+        from pipeline.serve.report import plain_report
 
         rcon = open_read(s)
         out.print(plain_report(rcon, None))
@@ -195,7 +195,7 @@ def reprocess(
     now); 4 a reconciliation mismatch in a month this run changed; 5 another process is writing; 6 disk full.
     """
     from pipeline.nightly import run_reprocess
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
     with Progress(len(files), as_json) as progress:
@@ -216,7 +216,7 @@ def _refuse_a_full_folder(out_dir: Path, allowed: bool) -> None:
 
 
 def _large_sample(out_dir: Path, requests: int, months: int, start: str, seed: int, **days: bool) -> None:
-    from pipeline.sample_large import write_large_sample
+    from pipeline.ingest.sample_large import write_large_sample
 
     t0 = time.perf_counter()
     stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, **days)
@@ -292,7 +292,7 @@ def sample(
     if requests is not None:
         _large_sample(out_dir, requests, months or 3, start, seed, extra_day=extra_day, late_day=late_day)
         return
-    from pipeline.sample import write_sample
+    from pipeline.ingest.sample import write_sample
 
     stats = write_sample(
         out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month, scenario=scenario

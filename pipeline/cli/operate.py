@@ -31,7 +31,7 @@ def rollback(
     snapshot's state plus only what is new, and does not load them again; `costledger reprocess FILE` loads one
     again. The rollback is recorded in meta.runs.
     """
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
     store = Store.for_db(s.db)

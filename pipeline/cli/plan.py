@@ -60,7 +60,7 @@ def scenario(
     import duckdb
 
     from pipeline.query import jsonable, render
-    from pipeline.report import count, planning_table
+    from pipeline.serve.report import count, planning_table
 
     rates = _amounts(rate_per_hour, "80,120,160", "--rate-per-hour")
     costs = _amounts(api_cost_per_task, "1.35,0.54", "--api-cost-per-task")
@@ -127,9 +127,9 @@ def plan(
     Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000
     """
     from pipeline.errors import CostledgerError
-    from pipeline.planning import hybrid_plan, nodes_words, plan_sentences
+    from pipeline.serve.planning import hybrid_plan, nodes_words, plan_sentences
     from pipeline.query import jsonable, render
-    from pipeline.report import resolve_month
+    from pipeline.serve.report import resolve_month
     from pipeline.text import pct
 
     node_price = _what_if(node_month_usd, "--node-month-usd")
@@ -183,7 +183,7 @@ def gate(
     Example: costledger gate --eval-set k3-gate-2026-10
     """
     from pipeline.errors import CostledgerError
-    from pipeline.planning import gate as read_gate, gate_sentence
+    from pipeline.serve.planning import gate as read_gate, gate_sentence
     from pipeline.query import jsonable, render
 
     con = open_read(read_settings(settings, db))

@@ -55,9 +55,9 @@ def sql(
 
     import duckdb
 
-    from pipeline.db import ReadLimits
+    from pipeline.storage.db import ReadLimits
     from pipeline.query import stream
-    from pipeline.shell import Deadline, QueryTimeout, RefusedStatement, check, run
+    from pipeline.serve.shell import Deadline, QueryTimeout, RefusedStatement, check, run
 
     s = read_settings(settings, db)
     spill = Path(tempfile.mkdtemp(prefix="costledger-sql-"))
@@ -210,7 +210,7 @@ def report(
     Exit codes: 0 written; 1 no ledger or no month yet; 2 --month is not a month (YYYY-MM) or not in the ledger.
     """
     from pipeline.errors import CostledgerError
-    from pipeline.report import gather, headline, plain_report, render_html, render_markdown
+    from pipeline.serve.report import gather, headline, plain_report, render_html, render_markdown
 
     con = open_read(read_settings(settings, db))
     try:
@@ -236,7 +236,7 @@ def report(
 
 def _export(data: Any, fmt: str, out_file: Optional[Path], to_stdout: bool) -> None:
     """The report's figures as JSON (a file, or stdout) or as a folder of CSV files, one per section."""
-    from pipeline.export import as_json, write_csv_folder
+    from pipeline.serve.export import as_json, write_csv_folder
 
     if to_stdout:
         out.print(as_json(data), end="", markup=False, highlight=False, soft_wrap=True)
@@ -248,7 +248,7 @@ def _export(data: Any, fmt: str, out_file: Optional[Path], to_stdout: bool) -> N
         return
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
     if fmt == "xlsx":
-        from pipeline.export import write_xlsx
+        from pipeline.serve.export import write_xlsx
 
         write_xlsx(data, target)
         console.print(f"wrote {target}: the report's figures, one sheet per section", markup=False, highlight=False)
@@ -270,9 +270,9 @@ def verify(
     Re-delivering that landing file unchanged (same SHA-256) to the next nightly rewrites it.
     Exit 0 when all are intact, 1 when any is missing or altered (no build publishes until then).
     """
-    from pipeline.lake import damaged
+    from pipeline.storage.lake import damaged
     from pipeline.query import run_query
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
     con = open_read(s)

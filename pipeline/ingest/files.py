@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import duckdb
 
-from pipeline.pricelists import PriceListMapping, read_price_list, sniff_price_list
-from pipeline.billing import BillingMapping, read_export, sniff_billing, sniff_usage
-from pipeline.catalog import (
+from pipeline.ingest.pricelists import PriceListMapping, read_price_list, sniff_price_list
+from pipeline.ingest.billing import BillingMapping, read_export, sniff_billing, sniff_usage
+from pipeline.storage.catalog import (
     UNDEDUPLICATED,
     key_hash_sql,
     mark_raw_view_stale,
@@ -48,11 +48,11 @@ from pipeline.catalog import (
     sql_literal,
 )
 from pipeline.faults import crashpoint
-from pipeline.lake import HashAhead, Signature, file_sha256, file_signature, lake_damage, seal, signed_sha256
-from pipeline.loadtests import LoadTestMapping, read_load_test
-from pipeline.loadtests import sniff as sniff_load_test
-from pipeline.logformats import LogMapping, sniff
-from pipeline.readers import (
+from pipeline.storage.lake import HashAhead, Signature, file_sha256, file_signature, lake_damage, seal, signed_sha256
+from pipeline.ingest.loadtests import LoadTestMapping, read_load_test
+from pipeline.ingest.loadtests import sniff as sniff_load_test
+from pipeline.ingest.logformats import LogMapping, sniff
+from pipeline.ingest.readers import (
     FileRejected,
     Limits,
     ReadResult,
@@ -67,7 +67,7 @@ from schemas.expectations import SPECIAL_FORMATS, Bounds, suites
 from schemas.tables import FX_DATE_COLUMNS, KINDS, LEDGER_CURRENCY, READ_OPTIONS, ReadOptions
 
 if TYPE_CHECKING:
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
 
 #: A file under this folder of its kind folder corrects rows loaded earlier (``IngestOptions.correction``).
@@ -340,7 +340,7 @@ def stage_file(
     )
     if known is not None:
         return known
-    from pipeline.validate import warm_up
+    from pipeline.ingest.validate import warm_up
 
     warm_up()
     crashpoint("ingest.read")
@@ -1212,7 +1212,7 @@ def _great_expectations(
     """The kind's suite run by GX on the well-typed rows (all, or beyond ``gx_max_rows`` every step-th line of the
     rows the SQL rules pass and of those they flag), checked against the SQL flags of the same rows; returns the
     rows GX validated."""
-    from pipeline.validate import gx_worker, validate_rows
+    from pipeline.ingest.validate import gx_worker, validate_rows
 
     # Great Expectations on the well-typed rows: all of them up to gx_max_rows; beyond, a deterministic sample
     # (every step-th line) of the rows the SQL rules pass and of the rows they flag, so GX sees both kinds

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.query import csv_cell, jsonable
-from pipeline.report import ReportData, headline
+from pipeline.serve.report import ReportData, headline
 
 #: the sections, in the report's order: (name, what it holds)
 SECTIONS = {

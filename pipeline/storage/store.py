@@ -46,8 +46,8 @@ from typing import Iterator
 
 import duckdb
 
-from pipeline.catalog import init_ledger, sql_literal
-from pipeline.db import STORAGE_VERSION, connect_write
+from pipeline.storage.catalog import init_ledger, sql_literal
+from pipeline.storage.db import STORAGE_VERSION, connect_write
 from pipeline.errors import CostledgerError, ExitCode
 from pipeline.faults import crashpoint
 from pipeline.settings import Settings, memory_bytes

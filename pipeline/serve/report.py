@@ -19,7 +19,7 @@ import duckdb
 
 from pipeline.models import define_macros
 from pipeline.errors import CostledgerError, UsageError
-from pipeline.planning import Gate, gate as read_gate, gate_headline, gate_sentence, hybrid_plan, plan_sentences
+from pipeline.serve.planning import Gate, gate as read_gate, gate_headline, gate_sentence, hybrid_plan, plan_sentences
 from pipeline.query import run_query
 from pipeline.text import count, ms, pct, usd  # noqa: F401 (the report's formatters, also read from here)
 
@@ -226,7 +226,7 @@ def _has(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
 
 
 def add_charts(data: ReportData) -> None:
-    from pipeline import charts
+    from pipeline.serve import charts
 
     data.charts = {
         # a chart without a figure to draw is left out, not drawn empty

@@ -5,7 +5,7 @@ A lake file is written once, made read-only (``seal``) and its hash recorded in
 that all lake files exist and re-hashes the ones it reads in full (``damaged``) before
 anything is published; ``costledger verify`` re-hashes all of them. A file that is
 missing or altered is named with the landing file it came from; re-delivering that
-landing file (same SHA-256) rewrites it (``pipeline.ingest``).
+landing file (same SHA-256) rewrites it (``pipeline.ingest.files``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Provider exports: cost exports read as invoices (the OpenAI Costs API, the Anthropic cost report)
 and usage exports read as usage lines (the OpenAI completions usage API, the Anthropic usage report).
 
-Ingest layer, like ``pipeline.logformats``: a file is detected from its content (or named by ``--format`` or a
+Ingest layer, like ``pipeline.ingest.logformats``: a file is detected from its content (or named by ``--format`` or a
 ``[[billing_exports]]`` settings entry) and each cost result becomes one canonical invoice line:
 
 ``openai_costs``      ``GET /v1/organization/costs`` pages: ``data[]`` daily buckets (``start_time``,
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 
-from pipeline.logformats import _get
-from pipeline.readers import (
+from pipeline.ingest.logformats import _get
+from pipeline.ingest.readers import (
     ReadResult,
     json_not_parquet,
     finite_decimal,

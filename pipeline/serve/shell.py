@@ -1,6 +1,6 @@
 """The ad-hoc SQL shell's guard: only queries run, decided from DuckDB's own parse tree.
 
-``costledger sql`` opens the published file read-only and sandboxed (``pipeline.db.connect_read``):
+``costledger sql`` opens the published file read-only and sandboxed (``pipeline.storage.db.connect_read``):
 external access off, the lake's files as the only readable paths and no directory open at all (so no
 file can be created), extensions off, the configuration locked, a memory limit, a private spill folder
 with a size limit, and a statement timeout. DuckDB's sandbox still lets a statement write to a path it

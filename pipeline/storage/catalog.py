@@ -1,7 +1,7 @@
 """The ledger's catalogue in the work file: the meta tables, the raw views over the lake and the key index.
 
 Storage layer: knows the lake's files (through the manifest) and the canonical tables of
-``schemas``, never the models or the ingest steps. ``pipeline.store`` opens the work file
+``schemas``, never the models or the ingest steps. ``pipeline.storage.store`` opens the work file
 and calls ``init_ledger``; ingest marks a kind's raw view stale when it loads a file, and the view is refreshed
 when it is next read (``refresh_stale_raw_views``).
 """

@@ -11,7 +11,7 @@ Each model file holds one SELECT and a header of ``-- key: value`` lines:
 ``key_enforced_by`` the grain is guaranteed upstream (the ingest's key index): no grain audit,
                   which would re-read all history every night
 ``incremental``   ``append``, ``keys``, ``months`` or ``days``: built from new data only (see
-                  ``pipeline/incremental.py``)
+                  ``pipeline/transform/incremental.py``)
 ``input NAME``    an incremental model's input: ``SCHEMA.MODEL [(COLUMNS)] [, day COLUMN]
                   [, lookback COLUMN]``, read as the view ``scoped.NAME`` that the strategy
                   restricts to what is new
@@ -32,15 +32,16 @@ from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
-from pipeline import incremental, lake
+from pipeline.transform import incremental
+from pipeline.storage import lake
 from pipeline.models import LAYERS, SQL_DIR, Model, define_macros, discover
 from pipeline.faults import crashpoint
-from pipeline.catalog import init_ledger, raw_view_statements, table_columns
+from pipeline.storage.catalog import init_ledger, raw_view_statements, table_columns
 from pipeline.settings import Settings
 from pipeline.errors import CostledgerError
 
 if TYPE_CHECKING:
-    from pipeline.store import Store
+    from pipeline.storage.store import Store
 
 
 class AuditFailed(CostledgerError, RuntimeError):

@@ -2,7 +2,7 @@
 
 A reader keeps only the allow-listed columns (so prompt text, responses and
 other content never leave this module), adds ``_line`` (where each row stands in
-its file) and hands typing and checking to DuckDB (``pipeline.ingest``): every
+its file) and hands typing and checking to DuckDB (``pipeline.ingest.files``): every
 value arrives as text from CSV and JSONL, so the same column gets the same type
 whatever the format.
 """
@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
-    from pipeline.logformats import LogMapping
+    from pipeline.ingest.logformats import LogMapping
 
 Format = Literal["csv", "jsonl", "parquet"]
 SUFFIXES: dict[str, Format] = {
@@ -52,7 +52,7 @@ class ReadResult:
     """(path, file column -> field, rows) when DuckDB reads the Parquet file itself."""
     verbatim: bool = False
     """A Parquet file that holds nothing but allow-listed columns under their own names, and no metadata beyond its
-    Arrow schema (``pipeline.ingest`` may keep it byte for byte as its lake file: a copy stores nothing else)."""
+    Arrow schema (``pipeline.ingest.files`` may keep it byte for byte as its lake file: a copy stores nothing else)."""
     unknown: list[str] = field(default_factory=list)
     """The file's columns that are not allow-listed (canonical files: left out, and named)."""
 
@@ -391,8 +391,8 @@ def mapped_result(
 
 
 def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:
-    """A real-world request log (see ``pipeline.logformats``) mapped onto the canonical request columns."""
-    from pipeline.logformats import map_rows
+    """A real-world request log (see ``pipeline.ingest.logformats``) mapped onto the canonical request columns."""
+    from pipeline.ingest.logformats import map_rows
 
     fmt, gz = detect_format(path)
     bad: list[tuple[int, str]] = []

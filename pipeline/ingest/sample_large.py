@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from pipeline.sample import CLUSTER, MODEL, PRICES, SCENARIOS, _iso, _month_starts, _write_csv, price_rows
+from pipeline.ingest.sample import CLUSTER, MODEL, PRICES, SCENARIOS, _iso, _month_starts, _write_csv, price_rows
 
 
 def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: int) -> pl.DataFrame:

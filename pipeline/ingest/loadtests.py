@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 
-from pipeline.readers import (
+from pipeline.ingest.readers import (
     ReadResult,
     json_not_parquet,
     finite_decimal,

@@ -1,6 +1,6 @@
 """Price lists other than the canonical one: LiteLLM's ``model_prices_and_context_window.json``.
 
-Ingest layer, like ``pipeline.billing``. Many teams already maintain that file; each model entry becomes price
+Ingest layer, like ``pipeline.ingest.billing``. Many teams already maintain that file; each model entry becomes price
 rows of the canonical ``prices`` kind:
 
 * per-token costs become per-million (exactly: the JSON numbers are read as decimal text, never as floats);
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 
-from pipeline.readers import (
+from pipeline.ingest.readers import (
     FileRejected,
     ReadResult,
     json_not_parquet,

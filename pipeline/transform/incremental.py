@@ -48,7 +48,7 @@ from typing import Callable
 
 import duckdb
 
-from pipeline.catalog import table_columns
+from pipeline.storage.catalog import table_columns
 from pipeline.models import STRATEGIES, Input, Model, ModelHeaderError, sql_fingerprint
 
 Run = Callable[[Model, str], None]

@@ -1,0 +1,1 @@
+"""The files: DuckDB connections, the lake, the meta tables, the published snapshots."""

@@ -1,0 +1,1 @@
+"""The SQL models run: incremental strategies, the build and its audits."""
