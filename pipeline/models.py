@@ -39,10 +39,10 @@ def _only_comments(text: str) -> bool:
     return all(not line.strip() or line.strip().startswith("--") for line in text.splitlines())
 
 
-def define_macros(con: duckdb.DuckDBPyConnection) -> None:
+def define_macros(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
     """Define the SQL macros (sql/macros.sql) on ``con``: temporary, a connection's own. The models and the report's
     queries use them."""
-    for statement in macro_statements():
+    for statement in macro_statements(sql_dir):
         con.execute(statement)
 
 

@@ -602,3 +602,24 @@ def test_only_keys_with_earlier_input_rows_are_looked_for_in_the_keys_models(led
     }
     assert ledger.one("SELECT count(*) AS n FROM intermediate.int_tasks_resolved") == {"n": 6}
     assert_same_as_full_build(ledger, tmp_path)
+
+
+def test_a_change_to_the_macros_rebuilds_in_full_and_a_comment_does_not(ledger, tmp_path):
+    """The macros are part of what the incremental models compute: a change of meaning in sql/macros.sql makes the
+    next build a full one; a comment or a layout change does not."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=10)])
+    ledger.build()
+    sql = tmp_path / "sql"
+    shutil.copytree(ROOT / "sql", sql)
+
+    def full() -> bool:
+        return incremental.plan(ledger.con, discover(sql), ledger.settings.batch_rows).full
+
+    assert not full()  # the same SQL in another folder
+    macros = sql / "macros.sql"
+    text = macros.read_text(encoding="utf-8")
+    macros.write_text("-- a note\n" + text.replace("THEN 'never_breaks_even'", "THEN\n    'never_breaks_even'"))
+    assert not full()
+    macros.write_text(text.replace("THEN 'never_breaks_even'", "THEN 'never'"), encoding="utf-8")
+    assert full()

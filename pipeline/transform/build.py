@@ -159,7 +159,7 @@ def build(
     built, kinds = incremental.built_files(con), incremental.file_kinds(models)
     _check_lake(con, store, lambda kind, file_hash: kind not in kinds or file_hash not in built)
     audits = sorted((sql_dir / "audits").glob("*.sql"))
-    define_macros(con)
+    define_macros(con, sql_dir)
     before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
     steps = _Steps(con, sql_dir)

@@ -49,7 +49,7 @@ from typing import Callable
 import duckdb
 
 from pipeline.storage.catalog import table_columns
-from pipeline.models import STRATEGIES, Input, Model, ModelHeaderError, sql_fingerprint
+from pipeline.models import SQL_DIR, STRATEGIES, Input, Model, ModelHeaderError, macro_statements, sql_fingerprint
 
 Run = Callable[[Model, str], None]
 """Runs one statement of a model (errors name the model)."""
@@ -204,8 +204,12 @@ def _upstream(models: list[Model]) -> list[Model]:
 def fingerprint(con: duckdb.DuckDBPyConnection, models: list[Model]) -> str:
     """Hash of what the incremental models' rows depend on besides the files: the SQL of the incremental models
     and of every model they read (one fingerprint per model over its parse tree, so a comment or layout edit
-    changes nothing), the prices and the settings that SQL names."""
+    changes nothing), the macros they may call (sql/macros.sql, without its comments and layout), the prices and the
+    settings that SQL names."""
     h = hashlib.sha256()
+    sql_dir = models[0].path.parents[1] if models else SQL_DIR
+    macros = " ".join(re.sub(r"--[^\n]*", " ", statement) for statement in macro_statements(sql_dir))
+    h.update(b"macros\0" + " ".join(macros.split()).encode() + b"\0")
     bodies = ""
     for m in _upstream(models):
         h.update(m.qualified.encode() + b"\0" + sql_fingerprint(con, m.body).encode() + b"\0")
