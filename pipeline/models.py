@@ -30,8 +30,12 @@ SQL_DIR = _sql_dir()
 
 
 def macro_statements(sql_dir: Path = SQL_DIR) -> list[str]:
-    """The statements of ``sql/macros.sql``: separated by a line holding only ``;``."""
-    text = (sql_dir / "macros.sql").read_text(encoding="utf-8")
+    """The statements of ``sql/macros.sql``: separated by a line holding only ``;`` (none for a folder of models
+    without the file)."""
+    path = sql_dir / "macros.sql"
+    if not path.exists():
+        return []
+    text = path.read_text(encoding="utf-8")
     return [s.strip() for s in re.split(r"^;\s*$", text, flags=re.MULTILINE) if s.strip() and not _only_comments(s)]
 
 
