@@ -48,3 +48,9 @@ CASE
     ELSE 'api_cheaper'
 END
 ;
+
+-- x / 1,000,000 exactly: a token count times a price per million is dollars, a token count is millions of tokens
+-- (a DECIMAL times 0.000001 stays DECIMAL; DuckDB's `/` would give a DOUBLE)
+CREATE OR REPLACE TEMP MACRO per_million(x) AS  -- noqa: CP05
+x * CAST(0.000001 AS DECIMAL(7, 6))
+;

@@ -48,16 +48,19 @@ SELECT
     sum(b.request_ms) AS request_ms,
     sum(b.metered_usd) AS metered_usd,
     sum(b.api_equivalent_usd) AS api_equivalent_usd,
-    sum(CAST(b.cache_hit_input_tokens + b.cache_miss_input_tokens AS DECIMAL(38, 0)) * p.cache_miss_input_per_million
-        * CAST(0.000001 AS DECIMAL(7, 6))) AS a_all_miss_usd,
-    sum(CAST(b.cache_hit_input_tokens + b.cache_miss_input_tokens AS DECIMAL(38, 0))
-        * (p.cache_miss_input_per_million - p.cache_hit_input_per_million) * CAST(0.000001 AS DECIMAL(7, 6)))
-        AS b_hit_saving_usd,
+    sum(per_million(
+        CAST(b.cache_hit_input_tokens + b.cache_miss_input_tokens AS DECIMAL(38, 0)) * p.cache_miss_input_per_million
+    )) AS a_all_miss_usd,
+    sum(per_million(
+        CAST(b.cache_hit_input_tokens + b.cache_miss_input_tokens AS DECIMAL(38, 0))
+        * (p.cache_miss_input_per_million - p.cache_hit_input_per_million)
+    )) AS b_hit_saving_usd,
     sum(
-        (CAST(b.output_tokens + b.reasoning_tokens AS DECIMAL(38, 0)) * p.output_per_million
+        per_million(
+            CAST(b.output_tokens + b.reasoning_tokens AS DECIMAL(38, 0)) * p.output_per_million
             + CAST(b.cache_write_5m_input_tokens AS DECIMAL(38, 0)) * p.cache_write_5m_per_million
-            + CAST(b.cache_write_1h_input_tokens AS DECIMAL(38, 0)) * p.cache_write_1h_per_million)
-        * CAST(0.000001 AS DECIMAL(7, 6))
+            + CAST(b.cache_write_1h_input_tokens AS DECIMAL(38, 0)) * p.cache_write_1h_per_million
+        )
         + CAST(b.web_search_calls AS DECIMAL(38, 0)) * p.web_search_per_call
     ) AS c_not_read_input_usd
 FROM by_band AS b

@@ -92,13 +92,13 @@ costed AS (
                 AS DECIMAL(38, 12)
             )
         ELSE CAST(
-            (
+            per_million(
                 CAST(cache_hit_input_tokens AS DECIMAL(20, 0)) * cache_hit_input_per_million
                 + CAST(cache_miss_input_tokens AS DECIMAL(20, 0)) * cache_miss_input_per_million
                 + CAST(cache_write_5m_input_tokens AS DECIMAL(20, 0)) * cache_write_5m_per_million
                 + CAST(cache_write_1h_input_tokens AS DECIMAL(20, 0)) * cache_write_1h_per_million
                 + CAST(output_tokens + reasoning_tokens AS DECIMAL(20, 0)) * output_per_million
-            ) * CAST(0.000001 AS DECIMAL(7, 6))
+            )
             + CAST(web_search_calls AS DECIMAL(20, 0)) * web_search_per_call
             AS DECIMAL(38, 12)
         ) END AS priced_cost_usd

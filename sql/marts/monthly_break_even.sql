@@ -331,13 +331,13 @@ SELECT
     break_even_share_of_capacity,
     break_even_share_of_capacity <= 1 AS break_even_reachable,
     CASE WHEN monthly_token_capacity > 0 THEN money_div(fixed_cost_usd,
-        CAST(monthly_token_capacity * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12))) END
+        CAST(per_million(monthly_token_capacity) AS DECIMAL(38, 12))) END
         AS self_hosted_cost_per_million_tokens_at_capacity,
     CASE api_cost_source
         WHEN 'equivalent' THEN money_div(CAST(api_equivalent_cost_usd * api_overhead_factor AS DECIMAL(38, 12)),
-            CAST(CAST(sh_tokens AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12)))
+            CAST(per_million(CAST(sh_tokens AS DECIMAL(38, 6))) AS DECIMAL(38, 12)))
         WHEN 'measured' THEN money_div(run_rate_usd,
-            CAST(CAST(api_tokens AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12)))
+            CAST(per_million(CAST(api_tokens AS DECIMAL(38, 6))) AS DECIMAL(38, 12)))
     END AS api_cost_per_million_tokens_at_mix,
     credits_usd AS api_credits_usd,
     tax_usd AS api_tax_usd,
@@ -373,7 +373,7 @@ SELECT
     api_waste_factor_high,
     api_invoice_uplift,
     CASE WHEN tokens_served > 0 THEN money_div(fixed_cost_usd,
-        CAST(CAST(tokens_served AS DECIMAL(38, 6)) * CAST(0.000001 AS DECIMAL(7, 6)) AS DECIMAL(38, 12))) END
+        CAST(per_million(CAST(tokens_served AS DECIMAL(38, 6))) AS DECIMAL(38, 12))) END
         AS self_hosted_cost_per_million_tokens_served,
     CASE WHEN monthly_token_capacity > 0 THEN CAST(tokens_served AS DOUBLE) / CAST(monthly_token_capacity AS DOUBLE) END
         AS token_utilisation,
