@@ -127,7 +127,7 @@ def plan(
     Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000
     """
     from pipeline.errors import CostledgerError
-    from pipeline.serve.planning import hybrid_plan, nodes_words, plan_sentences
+    from pipeline.serve.planning import hybrid_plan, nodes_words, plan_sentences, size_marks
     from pipeline.query import jsonable, render
     from pipeline.serve.report import resolve_month
     from pipeline.text import pct
@@ -154,7 +154,7 @@ def plan(
             usd(r["api_overflow_cost_usd"], 0),
             usd(r["review_usd"], 0),
             usd(r["total_usd"], 0),
-            ", ".join(w for w, on in (("cheapest", r["is_cheapest"]), ("today", r["is_current"])) if on),
+            size_marks(r),
         ]
         for r in rows
     ]
@@ -184,7 +184,7 @@ def gate(
     """
     from pipeline.errors import CostledgerError
     from pipeline.serve.planning import gate as read_gate, gate_sentence
-    from pipeline.query import jsonable, render
+    from pipeline.query import jsonable
 
     con = open_read(read_settings(settings, db))
     try:
@@ -199,11 +199,12 @@ def gate(
         doc = {"eval_set": g.eval_set, "verdict": g.verdict, "criteria": g.criteria, "comparison": g.comparison}
         out.print_json(json.dumps(jsonable(doc)))
         return
-    _print_gate(g, render)
+    _print_gate(g)
     out.print(gate_sentence(g), markup=False, highlight=False)
 
 
-def _print_gate(g, render) -> None:  # type: ignore[no-untyped-def]
+def _print_gate(g) -> None:  # type: ignore[no-untyped-def]
+    from pipeline.query import render
     from pipeline.text import count, ms, pct
 
     names = ["category", "route", "cases", "accepted", "p95 latency", "target", "retries per task",

@@ -12,6 +12,8 @@ from typing import Any
 
 import altair as alt
 
+from pipeline.serve.planning import size_marks
+
 WIDTH, HEIGHT = 460, 220
 ROUTE_COLOURS = alt.Scale(domain=["api", "self_hosted"], range=["#1f77b4", "#d62728"])
 
@@ -205,7 +207,7 @@ def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
         {
             "nodes": r["nodes"],
             "total": r["total_usd"],
-            "mark": ", ".join(w for w, on in (("cheapest", r["is_cheapest"]), ("today", r["is_current"])) if on),
+            "mark": size_marks(r),
         }
         for r in data
         if r["total_usd"] is not None

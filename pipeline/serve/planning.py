@@ -108,6 +108,11 @@ CAPACITY_WORDS = {
 }
 
 
+def size_marks(row: dict[str, Any]) -> str:
+    """'cheapest', 'today' or both, for a row of the plan (its table and its chart)."""
+    return ", ".join(word for word, on in (("cheapest", row["is_cheapest"]), ("today", row["is_current"])) if on)
+
+
 def nodes_words(n: int) -> str:
     return "no cluster (everything on the API)" if n == 0 else f"{n} node" + ("" if n == 1 else "s")
 

@@ -19,7 +19,15 @@ import duckdb
 
 from pipeline.models import define_macros
 from pipeline.errors import CostledgerError, UsageError
-from pipeline.serve.planning import Gate, gate as read_gate, gate_headline, gate_sentence, hybrid_plan, plan_sentences
+from pipeline.serve.planning import (
+    Gate,
+    gate as read_gate,
+    gate_headline,
+    gate_sentence,
+    hybrid_plan,
+    plan_sentences,
+    size_marks,
+)
 from pipeline.query import run_query
 from pipeline.text import count, ms, pct, usd  # noqa: F401 (the report's formatters, also read from here)
 
@@ -798,6 +806,7 @@ def _env():
         source_words=SOURCE_WORDS,
         decisions=decisions,
         criterion_words=criterion_words,
+        size_marks=size_marks,
     )
     return env
 

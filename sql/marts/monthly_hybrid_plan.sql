@@ -56,24 +56,19 @@ review AS (
 months AS (
     SELECT
         b.month,
-        date_diff('hour', CAST(b.month AS TIMESTAMP), CAST(b.month + INTERVAL 1 MONTH AS TIMESTAMP)) AS month_hours,
-        coalesce(CAST(round(b.provisioned_node_hours / date_diff(
-            'hour', CAST(b.month AS TIMESTAMP), CAST(b.month + INTERVAL 1 MONTH AS TIMESTAMP)
-        )) AS BIGINT), 0) AS current_nodes,
+        coalesce(CAST(round(b.provisioned_node_hours / sp.hours_in_month) AS BIGINT), 0) AS current_nodes,
         CASE
             WHEN w.node_month_usd IS NOT NULL THEN w.node_month_usd
             WHEN b.provisioned_node_hours > 0 THEN money_div(
-                (coalesce(b.committed_cost_usd, 0) + coalesce(b.avoidable_cost_usd, 0)) * date_diff(
-                    'hour', CAST(b.month AS TIMESTAMP), CAST(b.month + INTERVAL 1 MONTH AS TIMESTAMP)
-                ),
+                (coalesce(b.committed_cost_usd, 0) + coalesce(b.avoidable_cost_usd, 0)) * sp.hours_in_month,
                 b.provisioned_node_hours
             )
-            ELSE (SELECT s.node_month_usd FROM settings AS s)
+            ELSE s.node_month_usd
         END AS node_month_usd,
         CASE
             WHEN w.node_month_usd IS NOT NULL THEN 'what_if'
             WHEN b.provisioned_node_hours > 0 THEN 'measured'
-            WHEN (SELECT s.node_month_usd FROM settings AS s) IS NOT NULL THEN 'setting'
+            WHEN s.node_month_usd IS NOT NULL THEN 'setting'
         END AS node_cost_source,
         coalesce(w.capacity_tps, nullif(b.capacity_per_node_tokens_per_second, 0)) AS capacity_per_node,
         CASE
@@ -89,7 +84,9 @@ months AS (
         d.priced_tokens AS month_priced_tokens,
         d.priced_cost_usd AS month_priced_cost_usd
     FROM marts.monthly_break_even AS b
+    JOIN intermediate.int_months_spined AS sp ON b.month = sp.month
     CROSS JOIN what_if AS w
+    CROSS JOIN settings AS s
     LEFT JOIN demand AS d ON b.month = d.month
     LEFT JOIN review AS r ON b.month = r.month
 ),
