@@ -40,7 +40,7 @@ def test_overlapping_price_is_quarantined_naming_both_ranges_and_builds_go_on(tm
     write_csv(landing / "prices" / "b.csv", [price("2026-07-15", "2026-09-01", miss="1.00")])
     res = cli("nightly", landing, "--db", db)
     # the file's one row quarantined on purpose, above [validation] max_quarantine_share: exit 3, the rest published
-    # (before: every build failed its grain audit)
+    # (the defect guarded: every build failed its grain audit)
     assert res.exit_code == 3, res.output
     q = rows(db, "select path, line, reason from meta.quarantine")
     assert len(q) == 1 and q[0]["path"].endswith("b.csv") and q[0]["line"] == 2
@@ -59,7 +59,7 @@ def test_a_later_price_row_with_the_same_key_restates_it(tmp_path):
     # the corrected catalogue under the same name: $2.50 instead of $3.00 -> 1,000,000 x 2.50 / 1e6 = $2.50
     write_csv(landing / "prices" / "prices.csv", [price("2026-07-01", miss="2.50")])
     res = cli("nightly", landing, "--db", db, "--json")
-    assert res.exit_code == 0, res.output  # before: rejected as a same-name conflict, or quarantined as one
+    assert res.exit_code == 0, res.output  # the defect guarded: rejected as a same-name conflict, or quarantined as one
     summary = json.loads(res.stdout)
     assert summary["files_loaded"] == 1 and summary["rows_quarantined"] == 0
     assert summary["months_changed"] == ["2026-07-01"]
@@ -265,7 +265,7 @@ def test_a_folder_that_is_not_a_kind_is_rejected_with_a_suggestion(tmp_path, fol
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_csv(landing / folder / "r.csv", [request("a", "t", "2026-07-10T10:00:00Z")])
     res = cli("nightly", landing, "--db", db)
-    assert res.exit_code == 3, res.output  # before: exit 0, its data silently absent
+    assert res.exit_code == 3, res.output  # the defect guarded: exit 0, its data silently absent
     assert "did you mean requests?" in res.output
 
 

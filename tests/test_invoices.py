@@ -36,7 +36,7 @@ def test_credit_note_as_its_own_invoice_adds_to_the_month(ledger):
     ledger.load("invoices", [line("cn-7", "1", "credit", "-1.00")])
     ledger.build()
     jul = reconciliation(ledger)["2026-07"]
-    # before: the credit note replaced inv-7 -> invoiced usage 0, total -1.00 (money lost)
+    # the defect guarded: the credit note replaced inv-7 -> invoiced usage 0, total -1.00 (money lost)
     # now: usage 3.00 (inv-7), credits -1.00 (cn-7), tax 0.30 -> total 3.00 - 1.00 + 0.30 = 2.30
     assert jul["invoiced_usd"] == Decimal("3.00") and jul["status"] == "ok"
     assert jul["credits_usd"] == Decimal("-1.00") and jul["tax_usd"] == Decimal("0.30")
@@ -122,7 +122,7 @@ def test_an_invoice_split_over_two_files_adds_up(ledger):
     assert first.status == second.status == "loaded"
     ledger.build()
     jul = reconciliation(ledger)["2026-07"]
-    # usage 3.00 + 4.00 + 5.00 = 12.00; tax 1.20; total 13.20 (before: page 2 replaced page 1, total 6.20)
+    # usage 3.00 + 4.00 + 5.00 = 12.00; tax 1.20; total 13.20 (the defect guarded: page 2 replaced page 1, total 6.20)
     assert jul["invoiced_usd"] == Decimal("12.00") and jul["tax_usd"] == Decimal("1.20")
     assert jul["invoiced_total_usd"] == Decimal("13.20") and jul["invoices"] == 1
 

@@ -24,7 +24,7 @@ def test_a_misspelt_header_key_is_an_error_naming_file_and_line(sql_copy):
     path.write_text(path.read_text().replace("-- incremental: months", "-- incremenal: months"))
     with pytest.raises(ModelHeaderError) as err:
         discover(sql_copy)
-    # before: the model silently became a full table
+    # the defect guarded: the model silently became a full table
     assert f"{path}:3: unknown header key 'incremenal'; did you mean incremental?" in str(err.value)
     assert err.value.exit_code == 1 and isinstance(err.value, CostledgerError)
 
@@ -36,7 +36,7 @@ def test_a_comment_on_a_column_the_model_lacks_names_file_and_line(sql_copy, led
     line = text.splitlines().index("-- column provder: API provider.") + 1
     from pipeline.transform.build import build
 
-    with pytest.raises(ModelFailed) as err:  # before: a raw BinderException traceback
+    with pytest.raises(ModelFailed) as err:  # the defect guarded: a raw BinderException traceback
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
     assert f"sql/marts/monthly_reconciliation.sql:{line}: the comment names column provder" in str(err.value)
 

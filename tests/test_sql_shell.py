@@ -234,7 +234,7 @@ def test_a_query_past_its_memory_and_spill_limits_ends_with_a_hint(published, tm
 
 @pytest.mark.parametrize("fmt", ["json", "csv"])
 def test_large_results_stream_in_constant_memory(published, fmt):
-    """1.5 M rows: held in memory as Python objects and a JSON document, as before, they took gigabytes
+    """1.5 M rows: held in memory as Python objects and a JSON document they would take gigabytes
     (100 k rows used 1.3 GB); streamed, the process's peak stays near what a tiny query needs."""
     import json as json_module
     import resource
