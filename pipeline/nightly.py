@@ -23,7 +23,7 @@ from pipeline.faults import crashpoint
 from pipeline.ingest.files import (
     FileResult,
     IngestOptions,
-    StagedFile,
+    LoadingFile,
     abandon_file,
     discard_staged,
     loaded_identities,
@@ -318,8 +318,8 @@ class Run:
         # left open (``open_file``), inside which the next file is recognised, checked and deduplicated as if the
         # file were loaded; the file is committed once GX agrees (``settle_file``). A file is still loaded whole or
         # not at all, and nothing is committed before GX has validated it.
-        opened: StagedFile | None = None  # a file written in the open transaction, waiting for GX
-        staged: StagedFile | FileResult | None = None  # the next file, staged inside that transaction
+        opened: LoadingFile | None = None  # a file written in the open transaction, waiting for GX
+        staged: LoadingFile | FileResult | None = None  # the next file, staged inside that transaction
         try:
             with HashAhead(ahead, "seen") as hashes:
                 for (kind, path), identity in zip(pairs, identities):
@@ -336,9 +336,9 @@ class Run:
                     if opened is not None:
                         settled, opened = opened, None
                         self._file_done(settle_file(self.con, settled), on_file)
-                    if isinstance(staged, StagedFile):
+                    if isinstance(staged, LoadingFile):
                         staged = open_file(self.con, staged, self.store, self.summary.run_id)
-                    if isinstance(staged, StagedFile):
+                    if isinstance(staged, LoadingFile):
                         opened, staged = staged, None
                     else:
                         self._file_done(staged, on_file)
@@ -350,7 +350,7 @@ class Run:
         except BaseException:
             if opened is not None:
                 abandon_file(self.con, opened)
-            if isinstance(staged, StagedFile):
+            if isinstance(staged, LoadingFile):
                 discard_staged(self.con, staged)  # staged in a transaction rolled back: its temp file and tables
             raise
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline import faults
+from pipeline.ingest.files import ingest_file
 from pipeline.storage.store import Store
 from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
 
@@ -195,54 +197,37 @@ def _rows(n: int) -> list[dict]:
     return [request(f"r{i}", f"t{i}", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000) for i in range(n)]
 
 
-def test_a_csv_rewritten_after_its_read_is_rejected_and_loads_once_complete(ledger, tmp_path, monkeypatch):
+def test_a_csv_rewritten_after_its_read_is_rejected_and_loads_once_complete(ledger, tmp_path):
     """The file is read as 2 rows, then its writer finishes it (3 rows): the hash taken before the read is of
     neither, so the file is rejected whole; delivered complete, it loads with the hash of the 3-row content."""
-    import pipeline.ingest.files as ingest_module
-
     landing = tmp_path / "requests" / "r-07.csv"
     write_csv(landing, _rows(2))
-    real_read = ingest_module._read
-
-    def read_then_rewrite(*args, **kwargs):
-        result = real_read(*args, **kwargs)
-        write_csv(landing, _rows(3))
-        return result
-
-    monkeypatch.setattr(ingest_module, "_read", read_then_rewrite)
-    res = ingest_module.ingest_file(ledger.con, "requests", landing, ledger.store)
+    with faults.at("ingest.after_read", lambda: write_csv(landing, _rows(3))):
+        res = ingest_file(ledger.con, "requests", landing, ledger.store)
     assert res.status == "rejected" and "changed while it was being loaded" in res.message, res.message
     assert ledger.rows("SELECT file_hash FROM meta.loaded_files") == []
     assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 0}
-    monkeypatch.undo()
-    res = ingest_module.ingest_file(ledger.con, "requests", landing, ledger.store)
+    res = ingest_file(ledger.con, "requests", landing, ledger.store)
     assert res.status == "loaded" and res.rows_loaded == 3
     assert ledger.one("SELECT file_hash FROM meta.loaded_files") == {
         "file_hash": hashlib.sha256(landing.read_bytes()).hexdigest()
     }
 
 
-def test_a_file_rewritten_and_back_while_it_is_read_is_rejected(ledger, tmp_path, monkeypatch):
+def test_a_file_rewritten_and_back_while_it_is_read_is_rejected(ledger, tmp_path):
     """A-B-A: the file is rewritten in place (3 rows) right before its read and back to its first bytes (2 rows) right
     after: its hash before and after are equal, but the rows read are the other version's. The file's signature
     (inode, size, modification and change times) taken before the first hash tells the writes apart."""
-    import pipeline.ingest.files as ingest_module
-
     landing = tmp_path / "requests" / "r-07.csv"
     write_csv(landing, _rows(2))
     first = landing.read_bytes()
     other = tmp_path / "other.csv"
     write_csv(other, _rows(3))
-    real_read = ingest_module._read
-
-    def rewritten_around_the_read(*args, **kwargs):
-        landing.write_bytes(other.read_bytes())
-        result = real_read(*args, **kwargs)
-        landing.write_bytes(first)
-        return result
-
-    monkeypatch.setattr(ingest_module, "_read", rewritten_around_the_read)
-    res = ingest_module.ingest_file(ledger.con, "requests", landing, ledger.store)
+    with (
+        faults.at("ingest.read", lambda: landing.write_bytes(other.read_bytes())),
+        faults.at("ingest.after_read", lambda: landing.write_bytes(first)),
+    ):
+        res = ingest_file(ledger.con, "requests", landing, ledger.store)
     assert hashlib.sha256(landing.read_bytes()).hexdigest() == hashlib.sha256(first).hexdigest()
     assert res.status == "rejected" and "changed while it was being loaded" in res.message, res
     assert ledger.rows("SELECT file_hash FROM meta.loaded_files") == []
@@ -254,8 +239,6 @@ def test_a_file_rewritten_while_it_loads_is_recorded_with_the_rows_of_its_hash(l
     loaded with exactly the rows of the version whose SHA-256 the manifest holds. A rewrite in place truncates the
     file first, so an empty file (0 rows) is one of the versions a reader can meet."""
     import threading
-
-    from pipeline.ingest.files import ingest_file
 
     landing = tmp_path / "requests" / "r-07.csv"
     versions: dict[str, int] = {hashlib.sha256(b"").hexdigest(): 0}

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline import faults
 from pipeline.ingest.files import ingest_file
 from pipeline.settings import Settings
 from schemas.ddl import canonical_columns
@@ -234,19 +235,19 @@ def test_a_lost_copied_lake_file_is_rewritten_from_its_landing_file(ledger, tmp_
     assert hashlib.sha256(lake.read_bytes()).hexdigest() == recorded
 
 
-def test_a_landing_file_that_changes_while_loading_is_rejected_whole(ledger, tmp_path, monkeypatch):
+def test_a_landing_file_that_changes_while_loading_is_rejected_whole(ledger, tmp_path):
     landing = write_canonical(tmp_path / "requests-07.parquet", ROWS)
 
-    def copy_then_grow(src, dst):  # the writer appends to the file between the hash and the copy
-        Path(dst).write_bytes(Path(src).read_bytes() + b"more")
-
-    monkeypatch.setattr("pipeline.ingest.files.shutil.copyfile", copy_then_grow)
-    res = ingest_file(ledger.con, "requests", landing, ledger.store)
+    complete = landing.read_bytes()
+    # the writer appends to the file after it was read and checked, right before its copy into the lake
+    with faults.at("ingest.lake_copy", lambda: landing.write_bytes(complete + b"more")):
+        res = ingest_file(ledger.con, "requests", landing, ledger.store)
     assert res.status == "rejected" and "changed while it was being loaded" in res.message, res.message
     assert ledger.rows("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL") == []
     assert list(ledger.store.lake.rglob("*.parquet")) == [] and list(ledger.store.tmp.iterdir()) == []
     assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 0}
-    # delivered again, unchanged, it loads
-    monkeypatch.undo()
-    assert ingest_file(ledger.con, "requests", landing, ledger.store).status == "loaded"
+    # delivered again, complete, it loads
+    landing.write_bytes(complete)
+    again = ingest_file(ledger.con, "requests", landing, ledger.store)
+    assert again.status == "loaded", again.message
     assert ledger.one("SELECT count(*) AS n FROM raw.requests") == {"n": 3}

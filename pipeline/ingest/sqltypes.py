@@ -1,0 +1,153 @@
+"""How a landing file's text becomes the ledger's types, in SQL over its incoming rows (alias ``i``).
+
+Each column is typed in one expression (``typed_expr``: trimmed, NULL tokens removed, names normalised, numbers
+parsed strictly); ``type_checks`` turn a value that did not type into a reason naming the column; a column that
+arrived in the ledger's type already (Parquet) is read as it is (``native_columns``).
+"""
+
+from __future__ import annotations
+
+from schemas.ddl import ColumnSpec, view_value_sql
+from schemas.expectations import SPECIAL_FORMATS
+from schemas.tables import READ_OPTIONS, ReadOptions
+
+
+def text_expr(kind: str, col: str) -> str:
+    """The column's value as trimmed text, NULL for empty (and the kind's null tokens, e.g. FOCUS 'NULL')."""
+    expr = f"NULLIF(trim(CAST(i.\"{col}\" AS VARCHAR)), '')"
+    for token in READ_OPTIONS.get(kind, ReadOptions()).null_tokens:
+        expr = f"NULLIF({expr}, '{token}')"
+    return expr
+
+
+#: Names that identify what is priced: one spelling per name, whatever the file's Unicode form
+NAME_COLUMNS = frozenset({"provider", "model"})
+#: zero-width space, non-joiner and joiner, word joiner, byte-order mark
+_ZERO_WIDTH = "[\\x{200B}-\\x{200D}\\x{2060}\\x{FEFF}]"
+
+
+def typed_expr(kind: str, c: ColumnSpec, present: set[str]) -> str:
+    options = READ_OPTIONS.get(kind, ReadOptions())
+    if c.name not in present:
+        if c.name in options.defaults:
+            return f"CAST('{options.defaults[c.name]}' AS {c.duckdb_type})"
+        return f"CAST(NULL AS {c.duckdb_type})"
+    t = text_expr(kind, c.name)
+    if c.name in NAME_COLUMNS:
+        # NFC (a composed é, not e + combining accent), no zero-width characters, trimmed; the letter case is kept.
+        # ASCII text (as many bytes as characters), which most names are, has neither to change: the regular
+        # expression and NFC, several times the cost of a trim on every row, are skipped for it
+        normalised = f"NULLIF(trim(nfc_normalize(regexp_replace({t}, '{_ZERO_WIDTH}', '', 'g'))), '')"
+        return f"CASE WHEN strlen({t}) = length({t}) THEN {t} ELSE {normalised} END"
+    if c.name in options.lower:
+        return f"lower({t})"
+    fmt = SPECIAL_FORMATS.get((kind, c.name))
+    if fmt == "year_month":
+        return (
+            f"CASE WHEN regexp_full_match({t}, '\\d{{4}}-\\d{{2}}') THEN TRY_CAST({t} || '-01' AS DATE) "
+            f"WHEN regexp_full_match({t}, '\\d{{4}}-\\d{{2}}-01') THEN TRY_CAST({t} AS DATE) END"
+        )
+    if c.duckdb_type in ("BIGINT", "INTEGER"):
+        return f"CASE WHEN regexp_full_match({t}, '[+-]?\\d+') THEN TRY_CAST({t} AS {c.duckdb_type}) END"
+    if c.duckdb_type == "TIMESTAMP":
+        return f"CAST(TRY_CAST({t} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS TIMESTAMP)"
+    if c.name == "currency":
+        return f"upper({t})"
+    return f"TRY_CAST({t} AS {c.duckdb_type})"
+
+
+#: Source types that are the ledger's type already (Parquet): read as they are, not through text.
+NATIVE_TYPES: dict[str, tuple[str, ...]] = {
+    "BIGINT": ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "UINTEGER", "USMALLINT", "UTINYINT"),
+    "INTEGER": ("INTEGER", "SMALLINT", "TINYINT", "USMALLINT", "UTINYINT"),
+    "BOOLEAN": ("BOOLEAN",),
+    "DATE": ("DATE",),
+    "TIMESTAMP": ("TIMESTAMP", "TIMESTAMP_MS", "TIMESTAMP_S", "TIMESTAMP_NS"),
+}
+
+
+def native_expr(c: ColumnSpec, source_type: str) -> str:
+    if source_type == "TIMESTAMP_NS":
+        # truncated to the microsecond, as text is: a cast rounds 23:59:59.999999999 into the next day and month
+        return f'make_timestamp(epoch_ns(i."{c.name}") // 1000)'
+    return f'CAST(i."{c.name}" AS {c.duckdb_type})'
+
+
+def native_columns(kind: str, cols: list[ColumnSpec], source_types: dict[str, str]) -> set[str]:
+    """Columns whose source type is already the ledger's (no parsing, no text round trip)."""
+    options = READ_OPTIONS.get(kind, ReadOptions())
+    return {
+        c.name
+        for c in cols
+        if source_types.get(c.name) in NATIVE_TYPES.get(c.duckdb_type, ())
+        and (kind, c.name) not in SPECIAL_FORMATS
+        and c.name not in options.lower
+    }
+
+
+_TYPE_WORDS = {
+    "BIGINT": "a whole number",
+    "INTEGER": "a whole number",
+    "TIMESTAMP": "an ISO-8601 timestamp",
+    "DATE": "a date (YYYY-MM-DD)",
+    "BOOLEAN": "true or false",
+    "VARCHAR": "text",
+}
+
+
+def _type_word(kind: str, c: ColumnSpec) -> str:
+    if SPECIAL_FORMATS.get((kind, c.name)) == "year_month":
+        return "a month (YYYY-MM)"
+    if c.duckdb_type.startswith("DECIMAL"):
+        return f"a decimal number fitting {c.duckdb_type}"
+    return _TYPE_WORDS[c.duckdb_type]
+
+
+def type_checks(kind: str, cols: list[ColumnSpec], present: set[str], native: set[str]) -> list[tuple[str, str, str]]:
+    """(column, bad-when predicate over the typed table, message SQL expression) for missing and unparsable values.
+
+    A ``native`` column arrived in its own type (Parquet): it can be missing, never unparsable.
+    """
+    checks: list[tuple[str, str, str]] = []
+    for c in cols:
+        if c.required:
+            missing = f'"{c.name}" IS NULL' if c.name in native else f"_raw_{c.name} IS NULL"
+            checks.append((c.name, missing, f"'{c.name} is missing'"))
+        if c.name in present and c.name not in native and c.duckdb_type != "VARCHAR":
+            checks.append(
+                (
+                    c.name,
+                    f'_raw_{c.name} IS NOT NULL AND "{c.name}" IS NULL',
+                    f"'{c.name}: ''' || left(_raw_{c.name}, 60) || ''' is not {_type_word(kind, c)}'",
+                )
+            )
+    return checks
+
+
+def as_is_sql(
+    kind: str,
+    cols: list[ColumnSpec],
+    present: set[str],
+    native: set[str],
+    source_types: dict[str, str],
+    typed: dict[str, str],
+) -> str:
+    """SQL true for a row that the raw view, reading the landing file itself, would give exactly as its checks
+    typed it; "false" for every row when the file's types are not the ledger's (then its lake file is written).
+
+    A column the file has must be of the ledger's type; a column it lacks must not take a per-kind default (the
+    view knows only the class's). Of the columns the file has, a native one reads the same by construction; a
+    text or decimal one (trimmed, lower-cased, parsed) must equal its value as the view reads it.
+    """
+    options = READ_OPTIONS.get(kind, ReadOptions())
+    for c in cols:
+        if c.name in present and source_types.get(c.name) != c.duckdb_type:
+            return "false"
+        if c.name not in present and c.name in options.defaults:
+            return "false"
+    same = []
+    for c in cols:
+        if c.name in present and c.name not in native:
+            view = view_value_sql(c, f'i."{c.name}"')
+            same.append(f"({typed[c.name]}) IS NOT DISTINCT FROM {view}")
+    return " AND ".join(same) or "true"
