@@ -42,7 +42,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.benchmark import FLOOR_SCRIPT, run_measured  # noqa: E402
+from benchmarks.benchmark import FLOOR_SCRIPT, run_measured  # noqa: E402
 from schemas.expectations import suites  # noqa: E402
 
 PRICES = """

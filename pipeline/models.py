@@ -216,6 +216,12 @@ def _check_incremental(
             f"{path}:{line}: an incremental model reads its inputs through scoped views; "
             "declare them with '-- input NAME: SCHEMA.MODEL'"
         )
+    _check_inputs(path, strategy, inputs)
+    _check_partitions(path, meta, strategy, key, touched)
+
+
+def _check_inputs(path: Path, strategy: str, inputs: tuple[Input, ...]) -> None:
+    """Each input's options fit the model's strategy."""
     for i in inputs:
         if i.lookback and strategy not in ("months", "days"):
             raise ModelHeaderError(f"{path}:{i.line}: lookback is for months and days models only")
@@ -229,6 +235,13 @@ def _check_incremental(
                 raise ModelHeaderError(f"{path}:{i.line}: {option} is for days models only")
         if i.within is not None:
             _check_within(path, i, inputs)
+
+
+def _check_partitions(
+    path: Path, meta: dict[str, tuple[str, int]], strategy: str, key: tuple[str, ...], touched: list[str]
+) -> None:
+    """The touched ranges are an append model's, and a partitioned model's key includes its partition."""
+    line = meta.get("incremental", (None, 0))[1]
     for k in touched:
         if strategy != "append":
             raise ModelHeaderError(f"{path}:{meta[k][1]}: {k} is for append models only")

@@ -25,11 +25,11 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from schemas.focus import FOCUS_CHARGE_CATEGORIES
 from schemas.tables import (
     KINDS,
     CHARGE_KINDS,
     CHARGE_UNITS,
-    FOCUS_CHARGE_CATEGORIES,
     LINE_TYPES,
     OPEX_CATEGORIES,
     ROUTES,

@@ -15,9 +15,9 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.benchmark import ANALYST_SQL, NOTEBOOK, PeerCheck, Step, compare_peers, table
+from benchmarks.benchmark import ANALYST_SQL, NOTEBOOK, PeerCheck, Step, compare_peers, table
 from pipeline.cli import app
-from pipeline.ingest.sample_large import write_large_sample
+from benchmarks.sample_large import write_large_sample
 from tests.conftest import ROOT
 
 
@@ -102,7 +102,7 @@ def test_peak_memory_counts_a_step_and_the_processes_it_starts_together():
     # at least 400 MB, where wait4's ru_maxrss (the largest single process) would say about 220
     import sys
 
-    from pipeline.benchmark import run_measured
+    from benchmarks.benchmark import run_measured
 
     script = (
         "import subprocess, sys, time\n"

@@ -45,6 +45,23 @@ def error(text: str) -> None:
     console.print(f"[red]error:[/] {escape(printable(text))}", highlight=False)
 
 
+def dev_tool(module: str):
+    """A module of ``benchmarks/``, the development tooling of a source checkout (not shipped in the wheel): imported
+    from the checkout this costledger runs from, or a usage error saying where it lives."""
+    import importlib
+
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "benchmarks" / "__init__.py").is_file():
+        error(
+            "this command runs the development tooling in benchmarks/ of a source checkout, which an installed "
+            "costledger does not carry: run it from a clone of the repository (./run setup, then .venv/bin/costledger)"
+        )
+        raise typer.Exit(ExitCode.USAGE)
+    if str(root) not in sys.path:
+        sys.path.append(str(root))
+    return importlib.import_module(module)
+
+
 def read_settings(settings_path: Path | None, db: Path | None):
     from pipeline.settings import SettingsError, load_settings
 
@@ -101,6 +118,29 @@ def summary(run, as_json: bool) -> None:
         console.print(f"published {escape(run.published)}", highlight=False)
     if run.orphans_removed:
         console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
+    _warnings(run)
+    share = run.max_quarantine_share
+    for f in run.over_quarantined:
+        bad = f.rows_quarantined - f.rows_duplicate
+        text = (
+            f"{f.path}: {bad} of {f.rows_in} rows ({bad / f.rows_in:.1%}), above "
+            f"[validation] max_quarantine_share ({share:.0%}): another format, or a settings mistake? Fix it and load "
+            "it again with `costledger reprocess`"
+        )
+        console.print(f"[red]too many rows quarantined:[/] {escape(text)}", highlight=False)
+    if run.count("rejected"):
+        console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
+    quarantined = d["rows_quarantined"]
+    console.print(
+        f"{quarantined} row(s) quarantined in this run; why: `costledger status`"
+        if quarantined
+        else "no rows quarantined in this run",
+        highlight=False,
+    )
+
+
+def _warnings(run) -> None:
+    """A run's warnings: reconciliation and usage gaps, landing entries skipped, unpriced requests, name variants."""
     for month, provider in run.mismatches:
         console.print(
             f"[yellow]reconciliation mismatch:[/] {escape(provider)} {month} (see marts.monthly_reconciliation)"
@@ -133,24 +173,6 @@ def summary(run, as_json: bool) -> None:
             "is its own, priced apart; correct the files if they are one",
             highlight=False,
         )
-    share = run.max_quarantine_share
-    for f in run.over_quarantined:
-        bad = f.rows_quarantined - f.rows_duplicate
-        text = (
-            f"{f.path}: {bad} of {f.rows_in} rows ({bad / f.rows_in:.1%}), above "
-            f"[validation] max_quarantine_share ({share:.0%}): another format, or a settings mistake? Fix it and load "
-            "it again with `costledger reprocess`"
-        )
-        console.print(f"[red]too many rows quarantined:[/] {escape(text)}", highlight=False)
-    if run.count("rejected"):
-        console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
-    quarantined = d["rows_quarantined"]
-    console.print(
-        f"{quarantined} row(s) quarantined in this run; why: `costledger status`"
-        if quarantined
-        else "no rows quarantined in this run",
-        highlight=False,
-    )
 
 
 def exit_for(run) -> None:

@@ -17,6 +17,7 @@ from pipeline.cli.common import (
     Progress,
     SettingsOpt,
     console,
+    dev_tool,
     error,
     exit_for,
     read_settings,
@@ -29,40 +30,48 @@ from pipeline.cli.common import (
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
+_IngestKind = Annotated[
+    str,
+    typer.Argument(
+        help="requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests, "
+        "eval-tasks, gate-checks."
+    ),
+]
+_IngestFiles = Annotated[
+    list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)
+]
+_IngestLogFormat = Annotated[
+    Optional[str],
+    typer.Option(
+        "--format",
+        help="requests: canonical, openai_chat, openai_responses, openai_batch, anthropic, gemini, bedrock, "
+        "openrouter, litellm, vllm or sglang; invoices: canonical, openai_costs or anthropic_costs; usage: "
+        "openai_usage or anthropic_usage; prices: litellm. Default: the settings' entry for the file "
+        "(\\[\\[request_logs]], \\[\\[billing_exports]], \\[\\[price_lists]]), else detected from the content.",
+        show_default=False,
+    ),
+]
+_IngestCorrection = Annotated[
+    bool,
+    typer.Option(
+        "--correction",
+        metavar="",
+        help="The files correct rows loaded earlier: a row with an earlier row's key and other content "
+        "restates it (as a file under a corrections/ folder of its kind folder does in a nightly).",
+    ),
+]
+
+
 @app.command(rich_help_panel=toc.panel("ingest"))
 def ingest(
-    kind: Annotated[
-        str,
-        typer.Argument(
-            help="requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests, "
-            "eval-tasks, gate-checks."
-        ),
-    ],
-    files: Annotated[list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)],
+    kind: _IngestKind,
+    files: _IngestFiles,
     db: DbOpt = None,
     settings: SettingsOpt = None,
     *,
     as_json: JsonOpt = False,
-    log_format: Annotated[
-        Optional[str],
-        typer.Option(
-            "--format",
-            help="requests: canonical, openai_chat, openai_responses, openai_batch, anthropic, gemini, bedrock, "
-            "openrouter, litellm, vllm or sglang; invoices: canonical, openai_costs or anthropic_costs; usage: "
-            "openai_usage or anthropic_usage; prices: litellm. Default: the settings' entry for the file "
-            "(\\[\\[request_logs]], \\[\\[billing_exports]], \\[\\[price_lists]]), else detected from the content.",
-            show_default=False,
-        ),
-    ] = None,
-    correction: Annotated[
-        bool,
-        typer.Option(
-            "--correction",
-            metavar="",
-            help="The files correct rows loaded earlier: a row with an earlier row's key and other content "
-            "restates it (as a file under a corrections/ folder of its kind folder does in a nightly).",
-        ),
-    ] = False,
+    log_format: _IngestLogFormat = None,
+    correction: _IngestCorrection = False,
 ) -> None:
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
 
@@ -216,8 +225,7 @@ def _refuse_a_full_folder(out_dir: Path, allowed: bool) -> None:
 
 
 def _large_sample(out_dir: Path, requests: int, months: int, start: str, seed: int, **days: bool) -> None:
-    from pipeline.ingest.sample_large import write_large_sample
-
+    write_large_sample = dev_tool("benchmarks.sample_large").write_large_sample
     t0 = time.perf_counter()
     stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, **days)
     for kind, n in stats.items():
@@ -225,62 +233,72 @@ def _large_sample(out_dir: Path, requests: int, months: int, start: str, seed: i
     console.print(f"wrote {escape(str(out_dir))} in {time.perf_counter() - t0:.1f} s", highlight=False)
 
 
+_SampleOutDir = Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")]
+_SampleSeed = Annotated[int, typer.Option(help="Random seed: the same seed writes the same files.")]
+_SampleMonths = Annotated[
+    Optional[int],
+    typer.Option(help="Number of months (default: the scenario's; large mode: 3).", show_default=False),
+]
+_SampleTasksPerMonth = Annotated[
+    Optional[int],
+    typer.Option(help="Tasks per month per route, overriding the scenario's volumes.", show_default=False),
+]
+_SampleScenario = Annotated[
+    Literal["growth", "small-team"],
+    typer.Option(
+        help="growth: self-hosted volume grows past break-even (the bundled sample_data); small-team: 1,200 tasks "
+        "a route a month, the API cheaper every month."
+    ),
+]
+_SampleRequests = Annotated[
+    Optional[int],
+    typer.Option(
+        "--requests",
+        help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).",
+        show_default=False,
+    ),
+]
+_SampleFmt = Annotated[
+    Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")
+]
+_SampleExtraDay = Annotated[
+    bool,
+    typer.Option(
+        "--extra-day", metavar="", help="Large mode: write only the day after the period (a one-day increment)."
+    ),
+]
+_SampleLateDay = Annotated[
+    bool,
+    typer.Option(
+        "--late-day",
+        metavar="",
+        help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).",
+    ),
+]
+_SampleForce = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        metavar="",
+        help="Write into a folder that is not empty (its files of the same names are replaced, the others stay).",
+    ),
+]
+
+
 @app.command(rich_help_panel=toc.panel("sample"))
 def sample(
-    out_dir: Annotated[Path, typer.Option("--out", help="Landing folder to write (one subfolder per kind).")] = Path(
-        "sample_data"
-    ),
-    seed: Annotated[int, typer.Option(help="Random seed: the same seed writes the same files.")] = 7,
+    out_dir: _SampleOutDir = Path("sample_data"),
+    seed: _SampleSeed = 7,
     start: Annotated[str, typer.Option(help="First month, YYYY-MM.")] = "2026-07",
-    months: Annotated[
-        Optional[int],
-        typer.Option(help="Number of months (default: the scenario's; large mode: 3).", show_default=False),
-    ] = None,
+    months: _SampleMonths = None,
     *,
-    tasks_per_month: Annotated[
-        Optional[int],
-        typer.Option(help="Tasks per month per route, overriding the scenario's volumes.", show_default=False),
-    ] = None,
-    scenario: Annotated[
-        Literal["growth", "small-team"],
-        typer.Option(
-            help="growth: self-hosted volume grows past break-even (the bundled sample_data); small-team: 1,200 tasks "
-            "a route a month, the API cheaper every month."
-        ),
-    ] = "growth",
-    requests: Annotated[
-        Optional[int],
-        typer.Option(
-            "--requests",
-            help="Large mode: write this many request rows as one Parquet file per day (streamed; for benchmarks).",
-            show_default=False,
-        ),
-    ] = None,
-    fmt: Annotated[
-        Literal["parquet"], typer.Option("--format", help="File format of the large mode's request files.")
-    ] = "parquet",
-    extra_day: Annotated[
-        bool,
-        typer.Option(
-            "--extra-day", metavar="", help="Large mode: write only the day after the period (a one-day increment)."
-        ),
-    ] = False,
-    late_day: Annotated[
-        bool,
-        typer.Option(
-            "--late-day",
-            metavar="",
-            help="Large mode: write only a day of new requests dated the 15th of the first month (a late file).",
-        ),
-    ] = False,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force",
-            metavar="",
-            help="Write into a folder that is not empty (its files of the same names are replaced, the others stay).",
-        ),
-    ] = False,
+    tasks_per_month: _SampleTasksPerMonth = None,
+    scenario: _SampleScenario = "growth",
+    requests: _SampleRequests = None,
+    fmt: _SampleFmt = "parquet",
+    extra_day: _SampleExtraDay = False,
+    late_day: _SampleLateDay = False,
+    force: _SampleForce = False,
 ) -> None:
     """Write a realistic landing folder: two API providers, one self-hosted cluster, sweeps, invoices, opex.
 

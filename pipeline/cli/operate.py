@@ -15,14 +15,18 @@ from pipeline.cli.common import DbOpt, JsonOpt, SettingsOpt, console, error, rea
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
+_RollbackTo = Annotated[
+    Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")
+]
+_RollbackList = Annotated[bool, typer.Option("--list", metavar="", help="List the kept snapshots and exit.")]
+
+
 @app.command(rich_help_panel=toc.panel("rollback"))
 def rollback(
     db: DbOpt = None,
     settings: SettingsOpt = None,
-    to: Annotated[
-        Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")
-    ] = None,
-    list_: Annotated[bool, typer.Option("--list", metavar="", help="List the kept snapshots and exit.")] = False,
+    to: _RollbackTo = None,
+    list_: _RollbackList = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Publish an earlier snapshot again, and make it stick.
@@ -101,7 +105,8 @@ def settings_cmd(
     from rich.table import Table
     from rich.text import Text
 
-    from pipeline.settings import FIELD_DOCS, SettingsError, example_toml, load_settings_with_origins, settings_markdown
+    from pipeline.settings import SettingsError, load_settings_with_origins
+    from pipeline.settings_docs import FIELD_DOCS, example_toml, settings_markdown
 
     if example:
         out.print(example_toml(), markup=False, highlight=False, end="")
@@ -155,8 +160,10 @@ def benchmark(
     then a one-day increment and a late file; the peers' marts are checked against costledger's.
 
     A benchmark, not a test: it writes large data under --work."""
-    from pipeline.benchmark import benchmark as run_benchmark
-    from pipeline.benchmark import table
+    from pipeline.cli.common import dev_tool
+
+    tool = dev_tool("benchmarks.benchmark")
+    run_benchmark, table = tool.benchmark, tool.table
 
     command = (
         "costledger benchmark "

@@ -60,7 +60,8 @@ def scenario(
     import duckdb
 
     from pipeline.query import jsonable, render
-    from pipeline.serve.report import count, planning_table
+    from pipeline.serve.report import planning_table
+    from pipeline.text import count
 
     rates = _amounts(rate_per_hour, "80,120,160", "--rate-per-hour")
     costs = _amounts(api_cost_per_task, "1.35,0.54", "--api-cost-per-task")
@@ -96,25 +97,28 @@ def _what_if(value: str | None, flag: str) -> Decimal | None:
     return amount
 
 
+_PlanMonth = Annotated[Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")]
+_PlanNodeMonthUsd = Annotated[
+    Optional[str],
+    typer.Option(
+        help="What-if: the cost of one node for the month, USD (default: the month's own, else the "
+        "setting planning.node_month_usd)."
+    ),
+]
+_PlanCapacityTps = Annotated[
+    Optional[str],
+    typer.Option(
+        help="What-if: tokens per second one node serves within the latency target (default: the "
+        "month's measured capacity)."
+    ),
+]
+
+
 @app.command(rich_help_panel=toc.panel("plan"))
 def plan(
-    month: Annotated[
-        Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")
-    ] = None,
-    node_month_usd: Annotated[
-        Optional[str],
-        typer.Option(
-            help="What-if: the cost of one node for the month, USD (default: the month's own, else the "
-            "setting planning.node_month_usd)."
-        ),
-    ] = None,
-    capacity_tps: Annotated[
-        Optional[str],
-        typer.Option(
-            help="What-if: tokens per second one node serves within the latency target (default: the "
-            "month's measured capacity)."
-        ),
-    ] = None,
+    month: _PlanMonth = None,
+    node_month_usd: _PlanNodeMonthUsd = None,
+    capacity_tps: _PlanCapacityTps = None,
     db: DbOpt = None,
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,

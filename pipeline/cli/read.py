@@ -25,20 +25,26 @@ from pipeline.cli.common import (
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
 
+_SqlQuery = Annotated[str, typer.Argument(help='A SQL query, e.g. "select * from marts.monthly_break_even".')]
+_SqlFmt = Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="Output format.")]
+_SqlLimit = Annotated[int, typer.Option(help="Rows shown at most in table format (csv/json print all).")]
+_SqlSpreadsheetSafe = Annotated[
+    bool,
+    typer.Option(
+        help="csv: text starting with = + - @ (a formula to a spreadsheet) gets a leading ' ; "
+        "--no-spreadsheet-safe writes it exactly."
+    ),
+]
+
+
 @app.command(rich_help_panel=toc.panel("sql"))
 def sql(
-    query: Annotated[str, typer.Argument(help='A SQL query, e.g. "select * from marts.monthly_break_even".')],
+    query: _SqlQuery,
     db: DbOpt = None,
     settings: SettingsOpt = None,
-    fmt: Annotated[Literal["table", "csv", "json"], typer.Option("--format", help="Output format.")] = "table",
-    limit: Annotated[int, typer.Option(help="Rows shown at most in table format (csv/json print all).")] = 200,
-    spreadsheet_safe: Annotated[
-        bool,
-        typer.Option(
-            help="csv: text starting with = + - @ (a formula to a spreadsheet) gets a leading ' ; "
-            "--no-spreadsheet-safe writes it exactly."
-        ),
-    ] = True,
+    fmt: _SqlFmt = "table",
+    limit: _SqlLimit = 200,
+    spreadsheet_safe: _SqlSpreadsheetSafe = True,
 ) -> None:
     """Run ad-hoc SQL against the published ledger, read-only and sandboxed.
 
@@ -56,29 +62,16 @@ def sql(
     import duckdb
 
     from pipeline.storage.db import ReadLimits
-    from pipeline.query import stream
-    from pipeline.serve.shell import Deadline, QueryTimeout, RefusedStatement, check, run
+    from pipeline.serve.shell import QueryTimeout, RefusedStatement
 
     s = read_settings(settings, db)
     spill = Path(tempfile.mkdtemp(prefix="costledger-sql-"))
     try:
         con = open_read(s, ReadLimits(s.sql_memory_limit, spill, s.sql_max_spill))
         try:
-            with Deadline(con, s.sql_timeout_seconds):
-                checked = check(con, query)  # every statement, before any runs
-                for number, result in enumerate(run(con, checked), start=1):
-                    title = (
-                        f"statement {number} of {len(checked)}: {result.statement[:80]}" if len(checked) > 1 else None
-                    )
-                    stream(
-                        result.names,
-                        result.batches(),
-                        fmt,
-                        limit,
-                        console=out,
-                        title=title,
-                        spreadsheet_safe=spreadsheet_safe,
-                    )
+            _print_results(
+                con, query, timeout=s.sql_timeout_seconds, fmt=fmt, limit=limit, spreadsheet_safe=spreadsheet_safe
+            )
         except RefusedStatement as exc:
             console.print(f"[red]refused:[/] {escape(str(exc))}")
             raise typer.Exit(ExitCode.USAGE) from None
@@ -104,12 +97,29 @@ def sql(
         shutil.rmtree(spill, ignore_errors=True)
 
 
+def _print_results(con, query: str, *, timeout: float, fmt: str, limit: int, spreadsheet_safe: bool) -> None:
+    """Check every statement of ``query`` before any runs, then run each and stream its result to stdout."""
+    from pipeline.query import stream
+    from pipeline.serve.shell import Deadline, check, run
+
+    with Deadline(con, timeout):
+        checked = check(con, query)
+        for number, result in enumerate(run(con, checked), start=1):
+            title = f"statement {number} of {len(checked)}: {result.statement[:80]}" if len(checked) > 1 else None
+            stream(
+                result.names, result.batches(), fmt, limit, console=out, title=title, spreadsheet_safe=spreadsheet_safe
+            )
+
+
+_StatusFiles = Annotated[int, typer.Option(help="How many of the latest files to list.")]
+
+
 @app.command(rich_help_panel=toc.panel("status"))
 def status(
     db: DbOpt = None,
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
-    files: Annotated[int, typer.Option(help="How many of the latest files to list.")] = 20,
+    files: _StatusFiles = 20,
 ) -> None:
     """Per kind and per file: rows in, loaded, quarantined; top quarantine reasons; the latest run's slowest steps."""
     import duckdb
@@ -131,27 +141,48 @@ def status(
     finally:
         con.close()
     if as_json:
-        from pipeline.query import jsonable
-
-        out.print_json(
-            json.dumps(
-                {
-                    "kinds": [dict(zip(names, r)) for r in kinds],
-                    "files": [{k: jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
-                    "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
-                    "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
-                    "unpriced_requests": [{"month": str(m), "provider": p, "requests": n} for m, p, n in unpriced],
-                    "names_differing_only_in_case": [{"what": w, "spellings": list(v)} for w, v in variants],
-                    "slowest_steps_of_latest_run": [
-                        {"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest
-                    ],
-                }
-            )
+        _status_json(
+            names=names,
+            kinds=kinds,
+            file_names=file_names,
+            file_rows=file_rows,
+            reasons=reasons,
+            rejected=rejected,
+            unpriced=unpriced,
+            variants=variants,
+            slowest=slowest,
         )
         return
     render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
     render(file_names, file_rows, "table", files, out, title=f"Latest {files} files")
     render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
+    _status_notes(unpriced=unpriced, variants=variants, rejected=rejected, slowest=slowest)
+
+
+def _status_json(*, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest) -> None:
+    from pipeline.query import jsonable
+
+    out.print_json(
+        json.dumps(
+            {
+                "kinds": [dict(zip(names, r)) for r in kinds],
+                "files": [{k: jsonable(v) for k, v in zip(file_names, r)} for r in file_rows],
+                "top_quarantine_reasons": [{"kind": k, "reason": r, "rows": n} for k, r, n in reasons],
+                "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
+                "unpriced_requests": [{"month": str(m), "provider": p, "requests": n} for m, p, n in unpriced],
+                "names_differing_only_in_case": [{"what": w, "spellings": list(v)} for w, v in variants],
+                "slowest_steps_of_latest_run": [
+                    {"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest
+                ],
+            }
+        )
+    )
+
+
+def _status_notes(*, unpriced: list, variants: list, rejected: list, slowest: list) -> None:
+    """The status tables shown only when they have rows."""
+    from pipeline.query import render
+
     if unpriced:
         render(
             ["month", "provider", "unpriced API requests"],

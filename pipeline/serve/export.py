@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.query import csv_cell, jsonable
-from pipeline.serve.report import ReportData, headline
+from pipeline.serve.report import ReportData
+from pipeline.serve.words import headline
 
 #: the sections, in the report's order: (name, what it holds)
 SECTIONS = {

@@ -163,7 +163,7 @@ def build(
     before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
     steps = _Steps(con, sql_dir)
-    run, audit, failures = steps.run, steps.audit, steps.failures
+    audit, failures = steps.audit, steps.failures
 
     con.execute("BEGIN TRANSACTION")
     try:
@@ -173,17 +173,11 @@ def build(
         plan: incremental.Plan | None = None
         for m in models:
             t = time.perf_counter()
-            _drop_other_kind(con, m)
-            kind = "VIEW" if m.materialized == "view" else "TABLE"
             if m.incremental and plan is None:
                 plan = incremental.plan(con, models, settings.batch_rows)
                 if plan.full:  # every incrementally read file is read again
                     _check_lake(con, store, lambda kind, file_hash: kind in kinds and file_hash in built)
-            if m.incremental:
-                incremental.strategy(m, models).run(con, plan, run, audit, progress)  # type: ignore[arg-type]
-            else:
-                run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
-            _comment(con, m, kind, sql_dir)
+            _build_model(con, m, models=models, steps=steps, plan=plan, sql_dir=sql_dir, progress=progress)
             timings.append((m.qualified, time.perf_counter() - t))
             crashpoint("build.model")
             if progress:
@@ -205,6 +199,26 @@ def build(
     after = month_fingerprints(con, models)
     changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
     return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+
+
+def _build_model(
+    con: duckdb.DuckDBPyConnection,
+    m: Model,
+    *,
+    models: list[Model],
+    steps: "_Steps",
+    plan: "incremental.Plan | None",
+    sql_dir: Path,
+    progress: Callable[[str], None] | None,
+) -> None:
+    """One model: its table or view made again (an incremental one by its strategy) and its COMMENT written."""
+    _drop_other_kind(con, m)
+    kind = "VIEW" if m.materialized == "view" else "TABLE"
+    if m.incremental:
+        incremental.strategy(m, models).run(con, plan, steps.run, steps.audit, progress)  # type: ignore[arg-type]
+    else:
+        steps.run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
+    _comment(con, m, kind, sql_dir)
 
 
 def _comment(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:

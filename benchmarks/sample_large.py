@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from pipeline.ingest.sample import CLUSTER, MODEL, PRICES, SCENARIOS, _iso, _month_starts, _write_csv, price_rows
+from pipeline.ingest.sample_world import CLUSTER, MODEL, PRICES, SCENARIOS, iso, month_starts, price_rows, write_csv
 
 
 def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: int) -> pl.DataFrame:
@@ -87,7 +87,7 @@ def write_large_sample(
     re-delivered file landing inside a month already loaded): the increment of benchmark (d).
     """
     rng = np.random.default_rng(seed)
-    starts = _month_starts(start, months + 1)
+    starts = month_starts(start, months + 1)
     first, end = starts[0], starts[-1]
     days = [first + dt.timedelta(days=i) for i in range((end - first).days)]
     per_day = requests // len(days)
@@ -118,23 +118,23 @@ def _write_cost_files(out: Path, days: list[dt.datetime], starts: list[dt.dateti
     """Prices, a daily on-demand charge (with the extra day's), the server and each month's opex."""
     first, end = starts[0], starts[-1]
     prices = price_rows()
-    _write_csv(out / "prices" / "prices.csv", prices, list(prices[0]))
+    write_csv(out / "prices" / "prices.csv", prices, list(prices[0]))
     # daily on-demand charges (with the extra day's, so an incremental day has its charge too)
     charges = [
         {
             "charge_id": f"od-{d:%Y%m%d}",
             "cluster_id": CLUSTER,
-            "charge_start": _iso(d),
-            "charge_end": _iso(d + dt.timedelta(days=1)),
+            "charge_start": iso(d),
+            "charge_end": iso(d + dt.timedelta(days=1)),
             "kind": "on_demand",
             "amount": "1440.00",
             "currency": "USD",
         }
         for d in days + [end]
     ]
-    _write_csv(out / "cluster-charges" / "on_demand.csv", charges, list(charges[0]))
+    write_csv(out / "cluster-charges" / "on_demand.csv", charges, list(charges[0]))
     stats["cluster-charges"] = len(charges)
-    _write_csv(
+    write_csv(
         out / "hardware" / "hardware.csv",
         [
             {
@@ -153,5 +153,5 @@ def _write_cost_files(out: Path, days: list[dt.datetime], starts: list[dt.dateti
             {"month": f"{m:%Y-%m}", "cluster_id": CLUSTER, "category": c, "amount": a, "currency": "USD"}
             for c, a in SCENARIOS["small-team"].opex.items()
         ]
-        _write_csv(out / "opex" / f"opex-{m:%Y-%m}.csv", opex, list(opex[0]))
+        write_csv(out / "opex" / f"opex-{m:%Y-%m}.csv", opex, list(opex[0]))
         stats["opex"] += len(opex)

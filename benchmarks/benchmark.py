@@ -173,6 +173,31 @@ def _notebook(n: int, folder: Path, landing: Path, log: Callable[[str], None]) -
     return steps
 
 
+def _floor(n: int, folder: Path, landing: Path, memory_limit: str, log: Callable[[str], None]) -> Step:
+    """(a) DuckDB's own floor: the files read and grouped in one statement."""
+    files = str(landing / "requests" / "*.parquet")
+    s, rss, code = run_measured([sys.executable, "-c", FLOOR_SCRIPT, str(folder / "floor.duckdb"), files, memory_limit])
+    log(f"N={n:,}: (a) floor {s:.1f} s, {rss:,.0f} MiB")
+    (folder / "floor.duckdb").unlink(missing_ok=True)
+    return Step(size=n, name="(a) floor", rows=n, seconds=s, peak_rss_mb=rss, exit_code=code)
+
+
+def _increments(n: int, landing: Path, months: int, cmd: list[str], log: Callable[[str], None]) -> list[Step]:
+    """(c) one more day after the period, then (d) a late day inside the loaded month, each a nightly."""
+    from benchmarks.sample_large import write_large_sample
+
+    day = write_large_sample(landing, n, months=months, extra_day=True)["requests"]
+    s, rss, code = run_measured(cmd)
+    steps = [Step(size=n, name="(c) one more day", rows=day, seconds=s, peak_rss_mb=rss, exit_code=code)]
+    log(f"N={n:,}: (c) one more day ({day:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+    late = write_large_sample(landing, n, months=months, late_day=True)["requests"]
+    s, rss, code = run_measured(cmd)
+    name = "(d) a late day inside the month"
+    steps.append(Step(size=n, name=name, rows=late, seconds=s, peak_rss_mb=rss, exit_code=code))
+    log(f"N={n:,}: (d) a late day inside the loaded month ({late:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+    return steps
+
+
 def benchmark(
     sizes: list[int], work: Path, months: int, memory_limit: str, log: Callable[[str], None]
 ) -> tuple[list[Step], list[PeerCheck]]:
@@ -181,7 +206,7 @@ def benchmark(
     work.mkdir(parents=True, exist_ok=True)
     settings = work / "bench.toml"
     settings.write_text(f'[ledger]\nmemory_limit = "{memory_limit}"\n', encoding="utf-8")
-    from pipeline.ingest.sample_large import write_large_sample
+    from benchmarks.sample_large import write_large_sample
 
     runs = sorted(run_measured([sys.executable, "-m", "pipeline.cli", "--help"]) for _ in range(5))
     seconds, rss, code = runs[2]  # the median of 5
@@ -201,13 +226,7 @@ def benchmark(
             Step(size=n, name="generate", rows=n, seconds=time.perf_counter() - t0, peak_rss_mb=0.0, exit_code=0)
         )
 
-        files = str(landing / "requests" / "*.parquet")
-        s, rss, code = run_measured(
-            [sys.executable, "-c", FLOOR_SCRIPT, str(folder / "floor.duckdb"), files, memory_limit]
-        )
-        steps.append(Step(size=n, name="(a) floor", rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
-        log(f"N={n:,}: (a) floor {s:.1f} s, {rss:,.0f} MiB")
-        (folder / "floor.duckdb").unlink(missing_ok=True)
+        steps.append(_floor(n, folder, landing, memory_limit, log))
         steps += _analyst(n, folder, landing, memory_limit, log)
 
         db = folder / "ledger.duckdb"
@@ -227,26 +246,7 @@ def benchmark(
         (folder / "analyst.duckdb").unlink(missing_ok=True)
 
         if i == len(sizes) - 1:
-            day = write_large_sample(landing, n, months=months, extra_day=True)["requests"]
-            s, rss, code = run_measured(cmd)
-            steps.append(Step(size=n, name="(c) one more day", rows=day, seconds=s, peak_rss_mb=rss, exit_code=code))
-            log(f"N={n:,}: (c) one more day ({day:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit {code}")
-            late = write_large_sample(landing, n, months=months, late_day=True)["requests"]
-            s, rss, code = run_measured(cmd)
-            steps.append(
-                Step(
-                    size=n,
-                    name="(d) a late day inside the month",
-                    rows=late,
-                    seconds=s,
-                    peak_rss_mb=rss,
-                    exit_code=code,
-                )
-            )
-            log(
-                f"N={n:,}: (d) a late day inside the loaded month ({late:,} rows) {s:.1f} s, {rss:,.0f} MiB, exit "
-                f"{code}"
-            )
+            steps += _increments(n, landing, months, cmd, log)
     return steps, checks
 
 
@@ -298,7 +298,7 @@ def table(steps: list[Step], command: str, checks: list[PeerCheck] = []) -> str:
 
 # ---- peers: the analyst's script (a') and the pandas notebook (a''), checked against the ledger ----
 
-PEERS = Path(__file__).resolve().parents[1] / "benchmarks"
+PEERS = Path(__file__).resolve().parent
 ANALYST_SQL = PEERS / "analyst.sql"
 NOTEBOOK = PEERS / "notebook.py"
 

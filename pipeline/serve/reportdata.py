@@ -1,0 +1,49 @@
+"""The figures one month's report shows, as ``pipeline.serve.report.gather`` read them from the published ledger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.serve.planning import Gate
+
+
+@dataclass(kw_only=True)
+class ReportData:
+    month: str
+    generated_at: str
+    publication: dict[str, Any]
+    be: dict[str, Any]
+    routes: list[dict[str, Any]]
+    trend_routes: list[dict[str, Any]]
+    trend_be: list[dict[str, Any]]
+    trend_costs: list[dict[str, Any]]
+    month_costs: list[dict[str, Any]]
+    utilisation: list[dict[str, Any]]
+    sensitivity: list[dict[str, Any]]
+    measured_plan: list[dict[str, Any]]
+    measured_inputs: dict[str, Any]
+    reconciliation: list[dict[str, Any]]
+    invoices: list[dict[str, Any]]
+    usage: list[dict[str, Any]]
+    """Provider usage exports against the logs (marts.monthly_usage_reconciliation), for this month."""
+    data_quality: list[dict[str, Any]]
+    rejected_files: list[dict[str, Any]]
+    restated: list[dict[str, Any]]
+    settings: list[dict[str, Any]]
+    license: list[dict[str, Any]]
+    teams: list[dict[str, Any]]
+    forecast: dict[str, Any] | None = None
+    """The month's row of marts.monthly_forecast (when the ledger has the mart)."""
+    previous: dict[str, Any] | None = None
+    """The month before's break-even row, when the ledger has it."""
+    movements: list[dict[str, Any]] = field(default_factory=list)
+    """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""
+    hybrid: list[dict[str, Any]] = field(default_factory=list)
+    """The month's rows of marts.monthly_hybrid_plan: its cost at each cluster size."""
+    gate: Gate | None = None
+    """The latest evaluation set's deployment gate, when the ledger has one."""
+    charts: dict[str, str] = field(default_factory=dict)
+
+    def setting(self, key: str) -> str | None:
+        return next((r["value"] or None for r in self.settings if r["key"] == key), None)

@@ -1,0 +1,522 @@
+"""What the report says in words: the verdict, the headline, the caveats, the four break-even questions, the
+steps from capacity to cost, the glossary and the decisions ahead, each from the figures ``gather`` read.
+
+Nothing here computes a figure: a sentence takes the marts' values and formats them (``pipeline.text``), once,
+for display.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pipeline.serve.planning import gate_headline, gate_sentence, plan_sentences
+from pipeline.text import count, pct, usd
+
+if TYPE_CHECKING:
+    from pipeline.serve.reportdata import ReportData
+
+
+VERDICTS = {
+    "api_cheaper": "The API was cheaper",
+    "self_hosting_cheaper": "Self-hosting was cheaper",
+    "never_breaks_even": "Self-hosting never breaks even",
+    "no_api_price": "No verdict: there is no API price to compare with",
+    "no_self_hosted_route": "No self-hosted route",
+}
+
+
+#: how a route's cost was found, in words (monthly_route_cost.cost_basis)
+BASIS_WORDS = {"invoice": "invoices", "metered": "logs x prices", "cluster_billing": "cluster bills + review"}
+
+#: where the API cost per accepted task used for break-even comes from, in words (api_cost_source)
+BASIS_OF_C = {"equivalent": "priced from the cluster's own tasks", "measured": "the API route's own tasks"}
+#: where capacity comes from, in words (capacity_source)
+SOURCE_WORDS = {
+    "sweep": "load tests",
+    "observed": "the request log (a lower bound)",
+    "mixed": "the request log, then load tests",
+}
+
+#: the verdict inside a sentence
+VERDICT_NOUNS = {
+    "api_cheaper": "the API cheaper",
+    "self_hosting_cheaper": "self-hosting cheaper",
+    "never_breaks_even": "self-hosting never breaking even",
+    "no_api_price": "no API price to compare with",
+    "no_self_hosted_route": "no self-hosted route",
+}
+
+
+def verdict(be: dict[str, Any]) -> str:
+    return VERDICTS.get(be["verdict"], "No verdict")
+
+
+def _slo(d: "ReportData") -> str:
+    v = d.setting("slo_ms_self_hosted")
+    return f"the {int(v) / 1000:g} s latency target" if v else "no latency target"
+
+
+def unpriced_sentence(d: "ReportData") -> str | None:
+    """The month's API requests priced at nothing, named as such (they are missing from the metered cost)."""
+    rows = [r for r in d.reconciliation if r["unpriced_requests"]]
+    if not rows:
+        return None
+    which = ", ".join(f"{count(r['unpriced_requests'])} of {r['provider']}" for r in rows)
+    return (
+        f"Unpriced: {which} API request(s) have no price for their provider, model and time; they are left out of "
+        "the metered cost, so the API figures are understated until a price is loaded."
+    )
+
+
+def latency_sentence(d: "ReportData") -> str | None:
+    """The share of the API's accepted tasks whose latency is unknown: the SLO could not be checked for them."""
+    share = d.be.get("api_latency_unknown_share")
+    if not share:
+        return None
+    return (
+        f"The latency target could not be checked for {pct(share, 0)} of the tasks the API delivered: their responses "
+        "carry no latency, so they count as delivered on their outcome alone."
+    )
+
+
+def headline(d: "ReportData") -> list[str]:
+    """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
+    extra = (
+        saving_sentence(d),
+        robustness_sentence(d),
+        forecast_sentence(d),
+        unpriced_sentence(d),
+        latency_sentence(d),
+    )
+    return _headline(d) + [line for line in extra if line] + caveat_sentences(d)
+
+
+#: one sentence per caveat the verdict carries (monthly_break_even.verdict_caveats)
+CAVEATS = {
+    "invoice_unreconciled": "The reference provider's invoice does not match its request logs this month, so the "
+    "API price used here carries that gap (see 'How far to trust these numbers').",
+    "api_waste_assumed": "Too few tasks went to the API to measure what it spends on failures and retries; it is "
+    "assumed to spend nothing on them, which makes the API look cheaper than it may be.",
+    "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "
+    "output tokens from production's, so the capacity may not hold for this traffic.",
+    "sweep_nodes_assumed": "A load test does not say how many nodes it ran on; it is taken as one node.",
+}
+
+
+def caveat_sentences(d: "ReportData") -> list[str]:
+    return [CAVEATS.get(c, c) for c in d.be.get("verdict_caveats") or []]
+
+
+def forecast_sentence(d: "ReportData", already_above: bool = False) -> str | None:
+    """When the cluster's volume reaches break-even if its trend holds (marts.monthly_forecast); with
+    ``already_above``, also a sentence for a month already at or above it (the first screen's verdict says so)."""
+    f = d.forecast
+    if f is None or f["forecast_status"] in ("too_few_months", "no_break_even"):
+        return None
+    if f["forecast_status"] == "already_above":
+        if not already_above:
+            return None
+        if f["trend_monthly_growth"] is None:  # above with fewer than 3 months: no trend to state
+            return "The cluster already delivers its break-even volume."
+        growth = f"{f['trend_monthly_growth']:+.0%} a month over the last {f['months_fitted']} months"
+        return f"The cluster already delivers its break-even volume; its volume grew {growth}."
+    trend = f"its trend of the last {f['months_fitted']} months ({f['trend_monthly_growth']:+.0%} a month)"
+    if f["forecast_status"] == "not_growing":
+        return f"The cluster's volume is not growing ({trend}): at this trend it does not reach break-even."
+    if f["forecast_status"] == "beyond_12_months":
+        return f"At {trend}, the cluster's volume would take more than 12 months to reach break-even."
+    when, low, high = (
+        str(f[k])[:7] if f[k] is not None else None
+        for k in ("projected_month", "projected_month_low", "projected_month_high")
+    )
+    span = "" if low == high == when else f" (range {low} to {high})" if high else f" (range {low} to beyond 12 months)"
+    return f"If the cluster's volume keeps {trend}, it reaches break-even in {when}{span}."
+
+
+def saving_sentence(d: "ReportData") -> str | None:
+    """The month's saving (or cost) in dollars against sending the same accepted work to the API."""
+    be = d.be
+    if be["saving_usd"] is None or be["verdict"] in ("no_self_hosted_route", "no_api_price"):
+        return None
+    saved = be["saving_usd"]
+    what = "saved" if saved >= 0 else "cost"
+    return (
+        f"Self-hosting {what} {usd(abs(saved), 0)} this month against sending the same accepted tasks to the API, "
+        f"which would have charged {usd(be['api_would_have_cost_usd'], 0)} for them."
+    )
+
+
+#: what each named assumption of marts.monthly_verdict_sensitivity means, for a reader
+ASSUMPTIONS = {
+    "api_waste_factor": "the API's spend on failures and retries at either end of its 95 % interval",
+    "hardware_life": "hardware lasting two thirds or four thirds as long",
+    "compute_hour_price": "node-hour and GPU-hour prices 20 % lower or higher",
+    "api_cache_hit_rate": "the cluster's requests at the API's own cache-hit rate",
+}
+
+
+def _assumption(name: str) -> str:
+    if name.startswith("reference_provider:"):
+        return f"{name.split(':', 1)[1]}'s price list instead of the reference provider's"
+    return ASSUMPTIONS.get(name, name)
+
+
+def _value(name: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if name == "api_cache_hit_rate":
+        return pct(value)
+    if name == "hardware_life":
+        return f"x {value:.2f} life"
+    return f"x {value:.3f}"
+
+
+def robustness_rows(d: "ReportData") -> list[dict[str, Any]]:
+    """The verdict under each named assumption (monthly_break_even.verdict_sensitivity), in the reader's words."""
+    words = {"api_cheaper": "API cheaper", "self_hosting_cheaper": "self-hosting cheaper", "never_breaks_even": "never"}
+    return [
+        {
+            "assumption": _assumption(r["assumption"]),
+            "low": _value(r["assumption"], r["value_low"]),
+            "high": _value(r["assumption"], r["value_high"]),
+            "break_even_low": r["break_even_low"],
+            "break_even_high": r["break_even_high"],
+            "verdict_low": words.get(r["verdict_low"], r["verdict_low"]),
+            "verdict_high": words.get(r["verdict_high"], r["verdict_high"]),
+            "flips": r["flips"],
+        }
+        for r in d.be["verdict_sensitivity"] or []
+    ]
+
+
+def robustness_sentence(d: "ReportData") -> str | None:
+    """How far the month is from break-even, and which named assumptions would turn the verdict."""
+    be = d.be
+    if be["verdict_confidence"] is None or be["verdict_margin"] is None:
+        return None
+    side = "above" if be["verdict_margin"] >= 0 else "below"
+    margin = f"The month is {pct(abs(be['verdict_margin']), 1)} {side} break-even"
+    flipped = be["verdict_flipped_by"] or []
+    if not flipped:
+        return f"{margin}; the verdict holds under every assumption tested (robust)."
+    names = [_assumption(a) for a in flipped]
+    listed = names[0] if len(names) == 1 else "; ".join(names[:-1]) + "; or " + names[-1]
+    return f"{margin}: a marginal verdict. It turns with {listed}."
+
+
+def _headline(d: "ReportData") -> list[str]:
+    be, m = d.be, d.month
+    v = be["verdict"]
+    out = [f"{verdict(be)} in {m}."]
+    if v == "no_self_hosted_route":
+        out.append(
+            f"The ledger has no cluster cost and no self-hosted requests for {m}; an accepted task cost "
+            f"{usd(be['api_measured_cost_per_accepted_task_usd'], 4)} on the API."
+        )
+        return out
+    if v == "no_api_price":
+        out.append(
+            "Neither the API route accepted a task nor could the cluster's accepted attempts be priced at the "
+            "reference API, so break-even cannot be computed (load a price list or API request logs)."
+        )
+        return out
+    if v == "never_breaks_even":
+        out.append(
+            f"An accepted task costs {usd(be['api_cost_per_accepted_task_usd'], 4)} on the API, no more than the "
+            f"{usd(be['self_hosted_variable_cost_per_accepted_task_usd'], 4)} per task the cluster spends on review "
+            "alone: no volume pays for the cluster."
+        )
+        return out
+    out.append(
+        f"Self-hosting breaks even at {count(be['break_even_accepted_tasks'])} accepted tasks a month "
+        f"(you delivered {count(be['self_hosted_accepted_tasks'])})."
+    )
+    share = be["break_even_share_of_capacity"]
+    if share is None:
+        out.append(
+            f"The cluster's capacity at {_slo(d)} is unknown (no load-test sweep and no window of the request "
+            "log within the latency target), so whether that volume fits is not known."
+        )
+    else:
+        lower = (
+            " (capacity observed in the request log: a lower bound, so this share is at most this)"
+            if be["capacity_source"] == "observed"
+            else ""
+        )
+        reach = "reachable" if be["break_even_reachable"] else "out of reach on this cluster"
+        out.append(f"That needs {pct(share, 0)} of the cluster's measured capacity at {_slo(d)}: {reach}{lower}.")
+    return out
+
+
+def views(d: "ReportData") -> list[dict[str, Any]]:
+    """The break-even under each question, side by side (figures from the mart): fully loaded, infrastructure only,
+    shutdown (hardware and reservations committed either way) and marginal (only the capacity one can cancel)."""
+    be = d.be
+    return [
+        {
+            "view": "fully loaded",
+            "cost": be["fixed_cost_usd"],
+            "includes": "hardware, cluster charges, operating costs",
+            "break_even": be["break_even_accepted_tasks"],
+        },
+        {
+            "view": "infrastructure only",
+            "cost": be["infrastructure_cost_usd"],
+            "includes": "hardware and cluster charges; operating costs left out, as published planning tables do",
+            "break_even": be["infrastructure_break_even_accepted_tasks"],
+        },
+        {
+            "view": "shutdown",
+            "cost": _add(be["avoidable_cost_usd"], be["operating_cost_usd"]),
+            "includes": "cancellable capacity and operating costs: does running the service pay, with the hardware "
+            "and reservations committed either way?",
+            "break_even": be["shutdown_break_even_accepted_tasks"],
+        },
+        {
+            "view": "marginal",
+            "cost": be["avoidable_cost_usd"],
+            "includes": "cancellable capacity only: does the capacity we can cancel this month pay for itself?",
+            "break_even": be["marginal_break_even_accepted_tasks"],
+        },
+    ]
+
+
+def _add(*amounts: Any) -> Any:
+    return None if any(a is None for a in amounts) else sum(amounts)
+
+
+#: a cost category as a reader names it (marts.monthly_self_hosted_cost.category)
+CATEGORY_LABELS = {
+    "hardware_amortisation": "Owned hardware (written off over its life)",
+    "cluster_on_demand": "On-demand nodes",
+    "cluster_reserved": "Reserved nodes",
+    "cluster_other": "Other cluster charges",
+    "platform_engineering": "Platform engineering",
+    "inference_operations": "Inference operations",
+    "networking": "Networking",
+    "storage": "Storage",
+    "observability": "Observability",
+    "security": "Security",
+    "on_call": "On-call",
+    "other": "Other operating costs",
+    "focus_correction": "Cloud bill corrections",
+}
+
+
+def category_label(category: str) -> str:
+    if category.startswith("focus_") and category not in CATEGORY_LABELS:
+        return "Cloud bill: " + category.removeprefix("focus_").replace("_", " ")
+    return CATEGORY_LABELS.get(category, category.replace("_", " "))
+
+
+#: the terms the report uses, for its glossary
+GLOSSARY = [
+    ("Task", "One piece of business work (an answer, a code change, a ticket). It may take several attempts."),
+    ("Attempt", "One request to a model for a task. Failed and retried attempts cost money too."),
+    (
+        "Accepted task",
+        "A task whose final outcome was accepted, within the latency target. Only accepted tasks count as delivered.",
+    ),
+    ("Latency target (SLO)", "The longest an accepted attempt may take; a slower one does not count as delivered."),
+    (
+        "Break-even",
+        "The number of accepted tasks a month at which running your own cluster costs the same as sending them to "
+        "the API.",
+    ),
+    ("Margin", "How far this month's delivered tasks are above (or below) break-even, as a share of break-even."),
+    (
+        "Robust / marginal",
+        "Robust: no reasonable change to the assumptions the figures rest on turns the verdict. Marginal: one does.",
+    ),
+    (
+        "Fixed cost",
+        "What the cluster costs whatever it serves: hardware, reserved and on-demand capacity, operating costs.",
+    ),
+    ("Operating costs", "Platform engineering, operations, on-call and the like: they stop when the service stops."),
+    (
+        "Cash view",
+        "What a route cost as billed, with credits, tax and human review; break-even leaves credits and tax out.",
+    ),
+    (
+        "Waste factor",
+        "What the API spends on failed attempts, retries and rejected tasks for each dollar of delivered work.",
+    ),
+    ("Invoice uplift", "What the reference provider's invoices add on top of its list prices (fees, surcharges)."),
+    (
+        "Capacity at the latency target",
+        "The tokens per second a node serves while meeting the latency target, from load tests (else from the "
+        "request log).",
+    ),
+    ("Token utilisation", "The tokens the cluster served as a share of what its nodes could have served."),
+    ("Node-hour", "One server (node) provisioned for one hour."),
+    ("Duty cycle", "How much of its capacity the cluster used: its token utilisation."),
+    (
+        "Productive utilisation",
+        "The share of provisioned hours the cluster spent on delivered tasks (hours, not tokens: not a duty cycle).",
+    ),
+    ("Peak-to-average", "Requests in the busiest hour over the average hour: how much capacity a peak needs."),
+    ("Cancellable capacity", "On-demand and other charges the team can stop paying for within the month."),
+]
+
+
+def _saving_words(saving: Any) -> str:
+    return f"saving {usd(saving, 0)}" if saving >= 0 else f"costing {usd(-saving, 0)}"
+
+
+def changes(d: "ReportData") -> list[str]:
+    """What changed since the month before: the saving, break-even, the verdict, and the largest cost movements."""
+    be, before = d.be, d.previous
+    if before is None:
+        return []
+    out = []
+    if be["saving_usd"] is not None and before["saving_usd"] is not None:
+        out.append(
+            f"Self-hosting went from {_saving_words(before['saving_usd'])} in {str(before['month'])[:7]} to "
+            f"{_saving_words(be['saving_usd'])} in {d.month}."
+        )
+    if be["break_even_accepted_tasks"] is not None and before["break_even_accepted_tasks"] is not None:
+        out.append(
+            f"Break-even moved from {count(before['break_even_accepted_tasks'])} to "
+            f"{count(be['break_even_accepted_tasks'])} accepted tasks; the cluster delivered "
+            f"{count(before['self_hosted_accepted_tasks'])}, then {count(be['self_hosted_accepted_tasks'])}."
+        )
+    if be["verdict"] != before["verdict"]:
+        out.append(
+            f"The verdict changed: {VERDICT_NOUNS[before['verdict']]} before, {VERDICT_NOUNS[be['verdict']]} now."
+        )
+    for m in d.movements:
+        name = category_label(m["item"]) if m["kind"] == "self-hosted" else f"the API at {m['item']}"
+        out.append(
+            f"{name[0].upper() + name[1:]}: {usd(m['last_usd'], 0)}, then {usd(m['this_usd'], 0)} "
+            f"({'+' if m['change_usd'] >= 0 else '-'}{usd(abs(m['change_usd']), 0)}; {m['cause']})."
+        )
+    return out
+
+
+def surcharges(d: "ReportData") -> list[str]:
+    """One sentence per provider whose invoice lines are above their own quantity x unit price (line_price_mismatch)."""
+    out = []
+    for r in d.reconciliation:
+        if r["line_price_mismatches"]:
+            share = r["line_price_mismatch_share"]
+            above = f"{pct(share, 1)} above" if share is not None else "not equal to"
+            lines = "line is" if r["line_price_mismatches"] == 1 else "lines are"
+            out.append(
+                f"{r['provider']}: {r['line_price_mismatches']} invoice {lines} {above} quantity x unit price "
+                f"({usd(r['line_price_mismatch_usd'])} this month): a fee or surcharge its price list lacks, so its "
+                "invoice does not match the logs priced at that list."
+            )
+    return out
+
+
+def comparator_how(d: "ReportData") -> str:
+    """How the API cost per accepted task used for break-even was found, with the two factors it multiplies by."""
+    be = d.be
+    if be["api_cost_source"] != "equivalent":
+        return "the API route's run-rate plus review, per accepted task"
+    waste = {
+        "month": "measured this month",
+        "pooled": "pooled with earlier months to reach enough accepted API tasks",
+        "assumed": "assumed: too few accepted API tasks to measure it",
+    }[be["api_waste_basis"]]
+    interval = (
+        f", 95 % interval {be['api_waste_factor_low']:.3f} to {be['api_waste_factor_high']:.3f}"
+        if be["api_waste_basis"] != "assumed"
+        else ""
+    )
+    unreconciled = (
+        " (the reference provider's invoice and logs do not reconcile this month: this figure carries the gap)"
+        if "invoice_unreconciled" in (be["verdict_caveats"] or [])
+        else ""
+    )
+    return (
+        "the cluster's own accepted attempts at the reference API price, times the API's spend on failures and "
+        f"retries per accepted dollar ({be['api_waste_factor']:.3f}x, {waste}{interval}) and times what the "
+        f"reference provider's invoices add to its list prices ({be['api_invoice_uplift']:.3f}x{unreconciled}), "
+        "plus review"
+    )
+
+
+def marginal_sentence(d: "ReportData") -> str:
+    be = d.be
+    if be["marginal_break_even_accepted_tasks"] is None:
+        return "No shutdown or marginal view: there is no break-even this month."
+    return (
+        "With the hardware and reservations committed either way, running the service pays from "
+        f"{count(be['shutdown_break_even_accepted_tasks'])} accepted tasks a month; the capacity that can be "
+        f"cancelled this month ({usd(be['avoidable_cost_usd'], 0)}) pays for itself from "
+        f"{count(be['marginal_break_even_accepted_tasks'])}."
+    )
+
+
+def steps(d: "ReportData") -> list[tuple[str, str, str]]:
+    """The five steps from capacity to cost per token, computed from the data: (step, figure, how it was found)."""
+    be = d.be
+    source = {
+        "sweep": "the load-test sweeps in force over the month, weighted by node-hours",
+        "observed": "observed in the request log (best 5-minute window within the latency target; a lower bound)",
+        "mixed": "the request log before the first sweep, the sweeps after it",
+    }.get(be["capacity_source"] or "", "unknown")
+    per_node = be["capacity_per_node_tokens_per_second"]
+    return [
+        (
+            "1. Capacity at the latency target",
+            f"{count(per_node)} tokens/s per node" if per_node is not None else "unknown",
+            f"aggregate tokens per second one node serves within {_slo(d)}: {source}",
+        ),
+        (
+            "2. Duty cycle, measured",
+            f"{pct(be['token_utilisation'])} of token capacity used",
+            "tokens served / the tokens the provisioned nodes could serve at the latency target; not assumed "
+            f"(in hours, {pct(be['productive_utilisation'])} of provisioned time went to accepted work)",
+        ),
+        (
+            "3. Cost per million tokens",
+            f"{usd(be['self_hosted_cost_per_million_tokens_served'], 2)} per million served",
+            f"fixed cost / the tokens served; at full capacity ({count(be['monthly_token_capacity'])} tokens from "
+            f"{count(be['provisioned_node_hours'])} node-hours) it would be "
+            f"{usd(be['self_hosted_cost_per_million_tokens_at_capacity'], 2)}",
+        ),
+        (
+            "4. The API at your mix",
+            f"{usd(be['api_cost_per_million_tokens_at_mix'], 2)} per million tokens",
+            "the cluster's own requests priced at the reference API, times the API's waste and invoice factors, / "
+            "their tokens: compare with step 3's served figure"
+            if be["api_cost_source"] == "equivalent"
+            else "the API route's run-rate / its tokens: compare with step 3's served figure",
+        ),
+        (
+            "5. Operations",
+            f"{usd(be['operating_cost_usd'], 0)} a month",
+            "platform engineering, on-call, ...: included in the fully loaded view, left out of the "
+            "infrastructure-only one",
+        ),
+    ]
+
+
+#: the gate's criteria in words (marts.gate_criteria.criterion; drill_<name> are the drills)
+CRITERION_WORDS = {
+    "cases": "cases in the evaluation set",
+    "categories_covered": "categories with cases on both routes",
+    "every_case_on_both_routes": "cases missing a route",
+    "hosted_days": "days of API measurements",
+    "accepted_share_gap_points": "the cluster's accepted share against the API's, in points",
+    "self_hosted_p95_ms": "the cluster's p95 latency, ms",
+}
+
+
+def criterion_words(name: str) -> str:
+    if name.startswith("drill_"):
+        return f"the {name[6:].replace('_', ' ')} drill (1 = passed)"
+    return CRITERION_WORDS.get(name, name)
+
+
+def decisions(d: "ReportData") -> dict[str, Any]:
+    """The "Decisions ahead" section: the plan in sentences, the gate verdict and what it lacks, the forecast."""
+    return {
+        "plan": plan_sentences(d.hybrid),
+        "gate": gate_sentence(d.gate) if d.gate else None,
+        "gate_headline": gate_headline(d.gate) if d.gate else None,
+        "gate_open": [c for c in d.gate.criteria if c["status"] != "passed"] if d.gate else [],
+        "forecast": forecast_sentence(d, already_above=True),
+    }
