@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from pipeline.storage.catalog import mark_raw_view_stale, refresh_stale_raw_views
+from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.storage.lake import file_sha256
 from pipeline.nightly import Run
 from pipeline.settings import Settings
@@ -92,7 +92,6 @@ def test_once_a_load_is_done_the_raw_views_show_every_file_it_loaded(tmp_path, r
         {"request_id": "r2", "source_file_hash": file_sha256(b), "source_line": 2},
         {"request_id": "r3", "source_file_hash": file_sha256(c), "source_line": 2},
     ]
-    assert _rows(run, "SELECT count(*) AS n FROM temp.main.stale_raw_views") == [{"n": 0}]
 
 
 def test_a_price_overlapping_one_loaded_earlier_in_the_run_is_quarantined(tmp_path, run_of):
@@ -106,28 +105,35 @@ def test_a_price_overlapping_one_loaded_earlier_in_the_run_is_quarantined(tmp_pa
     assert "the loaded price runs 2026-07-01 00:00 to the next price" in q["reason"]
 
 
-def test_a_mark_rolled_back_with_its_file_leaves_no_refresh_owed_and_a_refresh_rolled_back_leaves_its_mark(tmp_path):
+def test_a_file_rolled_back_is_never_shown_and_a_refresh_rolled_back_is_owed_again(tmp_path):
+    """A file committed owes its raw view a refresh; a refresh rolled back still owes it (the next read shows the
+    file); a file rolled back owes none (no read shows it, and none fails on its removed lake file)."""
+    from pipeline.ingest.files import abandon_file, ingest_file, open_file, settle_file, stage_file
+
+    a, b, c = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.csv"
+    write_csv(a, [R1])
+    write_csv(b, [R2])
+    write_csv(c, [R3])
     settings = Settings(db=tmp_path / "ledger.duckdb")
     store = Store.for_db(settings.db)
     con = store.open_work(settings)
     try:
 
-        def marks() -> list[str]:
-            return [k for (k,) in con.execute("SELECT kind FROM temp.main.stale_raw_views ORDER BY ALL").fetchall()]
+        def shown() -> list[str]:
+            return [r for (r,) in con.execute("SELECT request_id FROM raw.requests ORDER BY ALL").fetchall()]
 
-        con.execute("BEGIN TRANSACTION")
-        mark_raw_view_stale(con, store.lake, "requests")
-        assert marks() == ["requests"]
-        con.execute("ROLLBACK")
-        assert marks() == []  # the file that set it was rolled back: nothing to refresh
-        mark_raw_view_stale(con, store.lake, "requests")  # a file committed
-        con.execute("BEGIN TRANSACTION")
-        refresh_stale_raw_views(con, ["fx"])  # another kind: the mark stays
-        assert marks() == ["requests"]
+        assert ingest_file(con, "requests", a, store).status == "loaded"
+        opened = open_file(con, stage_file(con, "requests", c, store), store)
+        abandon_file(con, opened)  # c rolled back, its lake file removed
         refresh_stale_raw_views(con)
-        assert marks() == []
-        con.execute("ROLLBACK")
-        assert marks() == ["requests"]  # the refresh was rolled back: it is still owed
+        assert shown() == ["r1"]
+        settle_file(con, open_file(con, stage_file(con, "requests", b, store), store))  # b committed
+        con.execute("BEGIN TRANSACTION")
+        refresh_stale_raw_views(con)
+        assert shown() == ["r1", "r2"]
+        con.execute("ROLLBACK")  # the refresh undone: the view lists a's file alone again, and owes b's
+        refresh_stale_raw_views(con)
+        assert shown() == ["r1", "r2"]
     finally:
         con.close()
 

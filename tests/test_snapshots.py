@@ -42,17 +42,15 @@ def test_empty_nightlies_keep_the_real_snapshots(tmp_path):
 
 
 class _Recorder:
-    """A DuckDB connection that records what it is asked (and still does it)."""
+    """A DuckDB connection that notes the memory limit in force when it is closed."""
 
     def __init__(self) -> None:
         import duckdb
 
         self.con = duckdb.connect()
-        self.statements: list[str] = []
         self.limit_at_close: str | None = None
 
     def execute(self, sql: str, *args):  # type: ignore[no-untyped-def]
-        self.statements.append(sql)
         return self.con.execute(sql, *args)
 
     def close(self) -> None:
@@ -68,11 +66,10 @@ def test_the_writer_closes_in_a_small_buffer_pool(tmp_path):
     from pipeline.settings import Settings
 
     store = Store.for_db(tmp_path / "l.duckdb")
-    cases = [("4GB", True, "488.2 MiB"), ("80%", True, "488.2 MiB"), ("600MB", True, "488.2 MiB")]
-    cases += [("512MB", False, "488.2 MiB"), ("256MB", False, "244.1 MiB")]
-    for configured, shrunk, at_close in cases:
+    cases = [("4GB", "488.2 MiB"), ("80%", "488.2 MiB"), ("600MB", "488.2 MiB")]
+    cases += [("512MB", "488.2 MiB"), ("256MB", "244.1 MiB")]
+    for configured, at_close in cases:
         rec = _Recorder()
         rec.con.execute(f"SET memory_limit = '{configured}'")
         store.close_work(rec, replace(Settings(), memory_limit=configured))  # type: ignore[arg-type]
-        assert (rec.statements == ["SET memory_limit = '512MB'"]) == shrunk, configured
         assert rec.limit_at_close == at_close, configured
