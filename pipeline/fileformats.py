@@ -21,19 +21,14 @@ class FileMapping:
         return fnmatch.fnmatch(path.name, self.match)
 
 
-LOG_FORMATS = (
-    "canonical",
-    "openai_chat",
-    "openai_responses",
-    "openai_batch",
-    "anthropic",
-    "gemini",
-    "bedrock",
-    "openrouter",
-    "litellm",
-    "vllm",
-    "sglang",
-)
+def _modules_in(folder: Path) -> tuple[str, ...]:
+    """The names of the format modules in ``folder`` (read from the file names: nothing is imported)."""
+    return tuple(sorted(p.stem for p in folder.glob("*.py") if p.stem not in ("__init__", "common", "registry")))
+
+
+#: The request-log formats: the canonical columns, and one module each in pipeline/ingest/formats/ (a format's
+#: name is its module's: a new module is a new format, with no list to extend)
+LOG_FORMATS = ("canonical", *_modules_in(Path(__file__).resolve().parent / "ingest" / "formats"))
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -29,6 +29,13 @@ def run_query(
     return [d[0] for d in cur.description], cur.fetchall()
 
 
+def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str, kind: str = "TABLE") -> bool:
+    """Whether the ledger has ``schema.table`` as a table (``kind`` "VIEW": as a view)."""
+    catalog = "duckdb_tables() WHERE table_name" if kind == "TABLE" else "duckdb_views() WHERE view_name"
+    found = con.execute(f"SELECT count(*) FROM {catalog} = ? AND schema_name = ?", [table, schema]).fetchall()
+    return bool(found[0][0])
+
+
 def jsonable(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return str(value)  # exact: never through float

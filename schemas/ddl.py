@@ -40,7 +40,7 @@ class ColumnSpec:
         if self.default is None:
             return None
         if isinstance(self.default, str):
-            return "'" + self.default.replace("'", "''") + "'"
+            return sql_string(self.default)
         return f"CAST({self.default} AS {self.duckdb_type})"
 
 
@@ -97,7 +97,9 @@ def table_name(model: type[SQLModel]) -> str:
     return str(model.__tablename__)  # type: ignore[attr-defined]
 
 
-def _quote(text: str) -> str:
+def sql_string(text: str) -> str:
+    """A SQL string literal of ``text`` (its quotes doubled): for the statements that cannot bind a value (COMMENT,
+    COPY, a view's definition)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -149,8 +151,8 @@ def raw_view_sql(
     body = " UNION ALL ".join(parts)
     if superseded_kind is not None:
         body = (
-            f"SELECT * FROM ({body}) AS r WHERE NOT EXISTS (SELECT 1 FROM meta.superseded_rows AS s "
-            f"WHERE s.kind = {_quote(superseded_kind)} AND s.file_hash = r.source_file_hash AND s.line = r.source_line)"
+            f"SELECT * FROM ({body}) AS r WHERE NOT EXISTS (SELECT 1 FROM meta.superseded_rows AS s WHERE s.kind = "
+            f"{sql_string(superseded_kind)} AND s.file_hash = r.source_file_hash AND s.line = r.source_line)"
         )
     return f"CREATE OR REPLACE VIEW {name} AS {body}"
 
@@ -179,6 +181,6 @@ def comment_sql(model: type[SQLModel]) -> list[str]:
     """COMMENT ON statements for a raw view: the class docstring, natural key and field descriptions."""
     name = f"{RAW_SCHEMA}.{table_name(model)}"
     doc = " ".join((model.__doc__ or "").split())
-    stmts = [f"COMMENT ON VIEW {name} IS {_quote(doc + ' Natural key: (' + ', '.join(natural_key(model)) + ').')}"]
-    stmts += [f"COMMENT ON COLUMN {name}.{c.name} IS {_quote(c.description)}" for c in columns(model)]
+    stmts = [f"COMMENT ON VIEW {name} IS {sql_string(doc + ' Natural key: (' + ', '.join(natural_key(model)) + ').')}"]
+    stmts += [f"COMMENT ON COLUMN {name}.{c.name} IS {sql_string(c.description)}" for c in columns(model)]
     return stmts

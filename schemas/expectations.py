@@ -25,6 +25,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from schemas.ddl import sql_string
 from schemas.focus import FOCUS_CHARGE_CATEGORIES
 from schemas.tables import (
     KINDS,
@@ -80,7 +81,7 @@ class Check:
         """A DuckDB predicate over the typed columns, TRUE for a row that fails the expectation."""
         k = self.kwargs
         if self.expectation == "ExpectColumnValuesToBeInSet":
-            values = ", ".join("'" + str(v).replace("'", "''") + "'" for v in k["value_set"])
+            values = ", ".join(sql_string(str(v)) for v in k["value_set"])
             bad = f'"{k["column"]}" NOT IN ({values})'
         elif self.expectation == "ExpectColumnValuesToBeBetween":
             parts = []

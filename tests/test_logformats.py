@@ -7,6 +7,10 @@ arguments (all marked SECRET-...) that must never reach the ledger.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 from pathlib import Path
 
 from decimal import Decimal
@@ -16,17 +20,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.ingest.files import IngestOptions, ingest_file
-from pipeline.ingest.logformats import (
-    LogMapping,
-    MappingError,
-    detect,
-    tokens_anthropic,
-    tokens_litellm,
-    tokens_openai_chat,
-    tokens_openai_responses,
-    tokens_sglang,
-    tokens_vllm,
-)
+from pipeline.fileformats import LogMapping
+from tests.conftest import ROOT
+from pipeline.ingest.formats import detect
+from pipeline.ingest.formats.anthropic import tokens_anthropic
+from pipeline.ingest.formats.common import MappingError
+from pipeline.ingest.formats.litellm import tokens_litellm
+from pipeline.ingest.formats.openai_chat import tokens_openai_chat
+from pipeline.ingest.formats.openai_responses import tokens_openai_responses
+from pipeline.ingest.formats.sglang import tokens_sglang
+from pipeline.ingest.formats.vllm import tokens_vllm
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 SELF_HOSTED = IngestOptions(log_mappings=(LogMapping(match="*", cluster_id="k3-b200-01", model="kimi-k3"),))
@@ -356,7 +359,6 @@ def test_anthropic_cache_writes_by_lifetime_and_web_searches(inp, read, w5, w1, 
 
 
 def test_anthropic_cache_creation_total_that_disagrees_with_its_parts_is_a_mapping_error():
-    from pipeline.ingest.logformats import MappingError
 
     usage = {
         "input_tokens": 1,
@@ -409,3 +411,47 @@ def test_openai_batch_output_is_the_batch_tier(ledger):
     assert tokens(rows["req_b1"]) == (0, 800, 150, 50)
     assert extras(rows["req_b1"]) == (0, "batch", "openai", "gpt-5", None)
     assert rows["req_b1"]["task_id"] == "task-B1" and str(rows["req_b1"]["started_at"]) == "2026-07-06 00:00:00"
+
+
+# ------------------------------------------------------------------ the registry
+
+
+def test_every_format_is_one_module_and_detects_its_own_fixture():
+    # the names --format and the settings accept are the modules of pipeline/ingest/formats/, each registered, and
+    # the first record of each format's fixture is detected as that format (a format declared but never asked, or
+    # asked after a broader one that takes its records, fails here)
+    from pipeline.fileformats import LOG_FORMATS
+    from pipeline.ingest.formats import registered
+
+    assert registered() == LOG_FORMATS[1:] and len(registered()) == 10
+    for name in registered():
+        fixtures = sorted(LOGS.glob(f"{name}*.jsonl"))
+        assert fixtures, name
+        first = next(json.loads(line) for line in fixtures[0].read_text().splitlines() if line.strip())
+        assert detect(first) == name, (name, fixtures[0].name)
+
+
+def test_the_readme_example_format_registers_and_maps_a_record(tmp_path):
+    # the README's example module, as written there, in a fresh interpreter: it registers "acme", a record of it is
+    # detected as acme and maps to the canonical columns. 1,200 input tokens with 1,000 cached inside them: 1,000 hits
+    # and 200 misses; 80 output; started 2026-07-01 10:00 UTC, 900 ms
+    readme = (ROOT / "README.md").read_text()
+    start, end = readme.index("<!-- format-example:begin -->"), readme.index("<!-- format-example:end -->")
+    code = readme[start:end].split("```python\n", 1)[1].rsplit("```", 1)[0]
+    (tmp_path / "acme.py").write_text(code)
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import acme\n"
+        "from pipeline.fileformats import LogMapping\n"
+        "from pipeline.ingest.logformats import detect, map_record\n"
+        'rec = {"id": "r1", "ts": "2026-07-01T10:00:00Z", "ms": 900, "acme": {"in": 1200, "cached": 1000, "out": 80}}\n'
+        "print(json.dumps([detect(rec), map_record(rec, 'acme', LogMapping())]))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    fmt, row = json.loads(res.stdout)
+    assert fmt == "acme"
+    assert (row["request_id"], row["route"], row["provider"], row["started_at"], row["latency_ms"]) == (
+        "r1", "api", "acme", "2026-07-01T10:00:00Z", "900",
+    )  # fmt: skip
+    tokens = (row["cache_hit_input_tokens"], row["cache_miss_input_tokens"], row["output_tokens"])
+    assert tokens == ("1000", "200", "80")

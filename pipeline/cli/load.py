@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from pipeline.cli import toc
 from pipeline.errors import ExitCode
+from pipeline.fileformats import BILLING_FORMATS, LOG_FORMATS, PRICE_LIST_FORMATS, USAGE_FORMATS
 from pipeline.cli.common import (
     DbOpt,
     JsonOpt,
@@ -40,13 +41,18 @@ _IngestKind = Annotated[
 _IngestFiles = Annotated[
     list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)
 ]
+
+
+def _one_of(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+
+
 _IngestLogFormat = Annotated[
     Optional[str],
     typer.Option(
         "--format",
-        help="requests: canonical, openai_chat, openai_responses, openai_batch, anthropic, gemini, bedrock, "
-        "openrouter, litellm, vllm or sglang; invoices: canonical, openai_costs or anthropic_costs; usage: "
-        "openai_usage or anthropic_usage; prices: litellm. Default: the settings' entry for the file "
+        help=f"requests: {_one_of(LOG_FORMATS)}; invoices: {_one_of(('canonical', *BILLING_FORMATS))}; usage: "
+        f"{_one_of(USAGE_FORMATS)}; prices: {_one_of(PRICE_LIST_FORMATS)}. Default: the settings' entry for the file "
         "(\\[\\[request_logs]], \\[\\[billing_exports]], \\[\\[price_lists]]), else detected from the content.",
         show_default=False,
     ),
@@ -78,9 +84,6 @@ def ingest(
     KIND: requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests,
     eval-tasks, gate-checks.
     """
-    from pipeline.ingest.billing import BILLING_FORMATS, USAGE_FORMATS
-    from pipeline.ingest.pricelists import PRICE_LIST_FORMATS
-    from pipeline.ingest.logformats import LOG_FORMATS
 
     from pipeline.nightly import run_ingest
     from pipeline.storage.store import Store

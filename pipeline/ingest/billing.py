@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 
-from pipeline.ingest.logformats import _get
+from pipeline.ingest.formats.common import MappingError, get as _get
 from pipeline.ingest.readers import (
     ReadResult,
     json_not_parquet,
@@ -45,10 +45,6 @@ from pipeline.fileformats import BILLING_FORMATS, BillingMapping, USAGE_FORMATS 
 
 DEFAULT_PROVIDER = {"openai_costs": "openai", "anthropic_costs": "anthropic", "openai_usage": "openai",
                     "anthropic_usage": "anthropic"}  # fmt: skip
-
-
-class _Unmappable(ValueError):
-    """A cost result that cannot become an invoice line (its reason is quarantined)."""
 
 
 def sniff_billing(head: bytes) -> str | None:
@@ -85,7 +81,7 @@ def _instant(value: Any, field: str) -> dt.datetime:
             return parsed
         return dt.datetime.fromtimestamp(int(value), dt.timezone.utc).replace(tzinfo=None)
     except (TypeError, ValueError, OverflowError, OSError):
-        raise _Unmappable(f"{field} is not a time: {str(value)[:40]!r}") from None
+        raise MappingError(f"{field} is not a time: {str(value)[:40]!r}") from None
 
 
 def _openai_line_type(item: Any) -> str:
@@ -115,22 +111,22 @@ def _line(fmt: str, result: dict) -> dict[str, str | None]:
     if fmt == "openai_costs":
         amount = result.get("amount")
         if not isinstance(amount, dict) or amount.get("value") is None:
-            raise _Unmappable("no amount.value")
+            raise MappingError("no amount.value")
         return {
-            "amount": str(finite_decimal(amount["value"], "amount.value", _Unmappable)),
+            "amount": str(finite_decimal(amount["value"], "amount.value", MappingError)),
             "currency": str(amount.get("currency") or "usd").upper(),
             "line_type": _openai_line_type(result.get("line_item")),
             "model": None,
         }
     if result.get("amount") is None:
-        raise _Unmappable("no amount")
+        raise MappingError("no amount")
     cost_type = result.get("cost_type")
     if cost_type in ("web_search", "code_execution"):
         line_type = "tool"
     else:
         line_type = _ANTHROPIC_TOKEN_TYPES.get(str(result.get("token_type")), "other")
     return {
-        "amount": str(finite_decimal(result["amount"], "amount", _Unmappable) / 100),  # cents -> dollars, exact
+        "amount": str(finite_decimal(result["amount"], "amount", MappingError) / 100),  # cents -> dollars, exact
         "currency": str(result.get("currency") or "USD").upper(),
         "line_type": line_type,
         "model": result.get("model"),
@@ -179,9 +175,9 @@ def _count(result: dict, path: str) -> int:
     try:
         n = int(str(value))
     except ValueError:
-        raise _Unmappable(f"{path} is not a whole number: {str(value)[:40]!r}") from None
+        raise MappingError(f"{path} is not a whole number: {str(value)[:40]!r}") from None
     if n < 0:
-        raise _Unmappable(f"{path} is negative: {n}")
+        raise MappingError(f"{path} is negative: {n}")
     return n
 
 
@@ -190,7 +186,7 @@ def _usage_rows(fmt: str, result: dict, start: dt.datetime, tag: str, provider: 
     if fmt == "openai_usage":
         total, cached = _count(result, "input_tokens"), _count(result, "input_cached_tokens")
         if cached > total:
-            raise _Unmappable(f"input_cached_tokens ({cached}) > input_tokens ({total})")
+            raise MappingError(f"input_cached_tokens ({cached}) > input_tokens ({total})")
         counts = {
             "input_cache_hit": cached,  # input_tokens INCLUDES the cached ones
             "input_cache_miss": total - cached,
@@ -243,7 +239,7 @@ def read_export(path: Path, fmt: str, mapping: BillingMapping, allowed: list[str
                 try:
                     start, end = _bucket_times(fmt, bucket)
                     rows = rows_of(fmt, result, start, tag, provider)
-                except _Unmappable as exc:
+                except MappingError as exc:
                     line += 1
                     bad.append((line, f"{fmt} result {n}: {exc}"))
                     continue

@@ -18,6 +18,7 @@ from pipeline.ingest.loading import CORRECTIONS_FOLDER, LoadingFile
 from pipeline.ingest.sqltypes import as_is_sql, native_columns, native_expr, text_expr, type_checks, typed_expr
 from pipeline.ingest.staging import Staging
 from pipeline.storage.catalog import key_hash_sql, refresh_stale_raw_views
+from schemas.ddl import sql_string
 from schemas.expectations import suites
 from schemas.tables import READ_OPTIONS, ReadOptions
 
@@ -162,9 +163,7 @@ def _duplicate_sources(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> str:
 
 def _reasons_sql(checks: list[tuple[str, str, str]], suite: list) -> tuple[str, str]:
     """SQL over ``flag_detail``: (the reasons a row is bad, joined by '; '; the columns at fault)."""
-    messages = list(checks) + [
-        (chk.column, f'"_chk_{chk.name}"', "'" + chk.message.replace("'", "''") + "'") for chk in suite
-    ]
+    messages = list(checks) + [(chk.column, f'"_chk_{chk.name}"', sql_string(chk.message)) for chk in suite]
     reasons = (
         "array_to_string(list_filter(["
         + ", ".join(f"CASE WHEN {p} THEN {m} END" for _, p, m in messages)

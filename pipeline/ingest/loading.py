@@ -14,10 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pipeline.ingest.billing import BillingMapping
-from pipeline.ingest.loadtests import LoadTestMapping
-from pipeline.ingest.logformats import LogMapping
-from pipeline.ingest.pricelists import PriceListMapping
+from pipeline.fileformats import BillingMapping, LoadTestMapping, LogMapping, PriceListMapping
 from pipeline.ingest.readers import ReadResult
 from pipeline.ingest.staging import Staging
 from pipeline.storage.lake import Signature

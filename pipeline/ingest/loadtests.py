@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 
+from pipeline.ingest.formats.common import MappingError
 from pipeline.ingest.readers import (
     ReadResult,
     json_not_parquet,
@@ -40,10 +41,6 @@ from pipeline.ingest.readers import (
     utf8_text,
 )
 from pipeline.fileformats import LOAD_TEST_FORMATS, LoadTestMapping  # noqa: F401 (the format's names, also read from here)
-
-
-class _Unmappable(ValueError):
-    pass
 
 
 def detect(rec: dict) -> str | None:
@@ -71,7 +68,7 @@ def _number(rec: dict, *names: str) -> str | None:
         value = rec.get(name)
         if value is None:
             continue
-        return str(finite_decimal(value, name, _Unmappable))
+        return str(finite_decimal(value, name, MappingError))
     return None
 
 
@@ -81,7 +78,7 @@ def _vllm_date(value: Any) -> str | None:
     try:
         return datetime.strptime(value, "%Y%m%d-%H%M%S").isoformat()
     except ValueError:
-        raise _Unmappable(f"date {value[:40]!r} is not %Y%m%d-%H%M%S") from None
+        raise MappingError(f"date {value[:40]!r} is not %Y%m%d-%H%M%S") from None
 
 
 def map_record(rec: dict, fmt: str, mapping: LoadTestMapping, path: Path) -> dict[str, str | None]:
@@ -94,9 +91,9 @@ def map_record(rec: dict, fmt: str, mapping: LoadTestMapping, path: Path) -> dic
         measured_at = mapping.measured_at or _vllm_date(rec.get("date"))
         label = rec.get("label") if isinstance(rec.get("label"), str) and rec.get("label") else None
         if concurrency is None:
-            raise _Unmappable("max_concurrency is null: run vllm bench serve with --max-concurrency N")
+            raise MappingError("max_concurrency is null: run vllm bench serve with --max-concurrency N")
         if p95 is None:
-            raise _Unmappable(
+            raise MappingError(
                 "no p95_e2el_ms or p99_e2el_ms: run vllm bench serve with "
                 "--percentile-metrics e2el --metric-percentiles 50,95"
             )
@@ -114,16 +111,16 @@ def map_record(rec: dict, fmt: str, mapping: LoadTestMapping, path: Path) -> dic
         measured_at = mapping.measured_at
         label = None
         if concurrency is None:
-            raise _Unmappable("neither max_concurrency nor concurrency is given")
+            raise MappingError("neither max_concurrency nor concurrency is given")
         if p95 is None:
-            raise _Unmappable("no p95_e2e_latency_ms or p99_e2e_latency_ms")
+            raise MappingError("no p95_e2e_latency_ms or p99_e2e_latency_ms")
         if measured_at is None:
-            raise _Unmappable("bench_serving writes no timestamp: give measured_at in the file's [[load_tests]] entry")
+            raise MappingError("bench_serving writes no timestamp: give measured_at in the file's [[load_tests]] entry")
     if tps is None:
-        raise _Unmappable("no total token throughput")
+        raise MappingError("no total token throughput")
     cluster = mapping.cluster_id
     if cluster is None:
-        raise _Unmappable("the file names no cluster: add a [[load_tests]] entry with match and cluster_id")
+        raise MappingError("the file names no cluster: add a [[load_tests]] entry with match and cluster_id")
     if Decimal(concurrency) == Decimal(concurrency).to_integral_value():
         concurrency = str(int(Decimal(concurrency)))  # 32.0 -> 32; a fraction stays and fails its type check
     return {
@@ -148,7 +145,7 @@ def read_load_test(path: Path, fmt: str, mapping: LoadTestMapping, allowed: list
         record_format = detect(rec) or fmt
         try:
             row = map_record(rec, record_format, mapping, path)
-        except _Unmappable as exc:
+        except MappingError as exc:
             bad.append((lineno, f"{record_format}: {exc}"))
             continue
         lines.append(lineno)

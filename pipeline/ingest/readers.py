@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
-    from pipeline.ingest.logformats import LogMapping
+    from pipeline.fileformats import LogMapping
 
 Format = Literal["csv", "jsonl", "parquet"]
 SUFFIXES: dict[str, Format] = {

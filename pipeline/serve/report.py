@@ -38,7 +38,7 @@ from pipeline.serve.words import (
     verdict,
     views,
 )
-from pipeline.query import run_query
+from pipeline.query import run_query, table_exists
 from pipeline.text import count, ms, pct, usd
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -119,7 +119,9 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         return s.get(key) or None
 
     publication = (
-        _rows(con, "SELECT run_id, published_at FROM meta.publication") if _has(con, "meta", "publication") else []
+        _rows(con, "SELECT run_id, published_at FROM meta.publication")
+        if table_exists(con, "meta", "publication")
+        else []
     )
     return ReportData(
         month=m,
@@ -149,11 +151,11 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             con, "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH", [first]
         ),
         forecast=_first_row(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])
-        if _has(con, "marts", "monthly_forecast")
+        if table_exists(con, "marts", "monthly_forecast")
         else None,
         movements=query(con, "month_movements", {"month": first}),
-        hybrid=hybrid_plan(con, m) if _has(con, "marts", "monthly_hybrid_plan") else [],
-        gate=read_gate(con) if _has(con, "marts", "gate_verdict") else None,
+        hybrid=hybrid_plan(con, m) if table_exists(con, "marts", "monthly_hybrid_plan") else [],
+        gate=read_gate(con) if table_exists(con, "marts", "gate_verdict") else None,
     )
 
 
@@ -191,7 +193,7 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
             "SELECT * FROM marts.monthly_usage_reconciliation WHERE month = ? ORDER BY provider, token_type",
             [first],
         )
-        if _has(con, "marts", "monthly_usage_reconciliation")
+        if table_exists(con, "marts", "monthly_usage_reconciliation")
         else [],
         "teams": _rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
     }
@@ -201,14 +203,6 @@ def _first_row(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> dict[st
     """The query's first row, or None when it has none."""
     rows = _rows(con, sql, params)
     return rows[0] if rows else None
-
-
-def _has(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
-    return bool(
-        con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?", [schema, table]
-        ).fetchall()[0][0]
-    )
 
 
 def add_charts(data: ReportData) -> None:

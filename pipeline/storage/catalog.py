@@ -12,7 +12,9 @@ from pathlib import Path
 
 import duckdb
 
-from schemas.ddl import comment_sql, natural_key, raw_view_sql, table_name
+from pipeline.query import table_exists
+
+from schemas.ddl import comment_sql, natural_key, raw_view_sql, sql_string, table_name
 from schemas.expectations import RESTATING_KINDS, SNAPSHOT_KINDS
 from schemas.tables import KINDS
 
@@ -24,7 +26,7 @@ def sql_literal(text: str) -> str:
     """A SQL string literal for a path we constructed (DuckDB cannot bind file names in views)."""
     if "\x00" in text or "\n" in text:
         raise ValueError(f"unusable path {text!r}")
-    return "'" + text.replace("'", "''") + "'"
+    return sql_string(text)
 
 
 META_DDL = [
@@ -232,10 +234,7 @@ def table_columns(con: duckdb.DuckDBPyConnection, qualified: str) -> set[str]:
 def rebuild_in_full(con: duckdb.DuckDBPyConnection, file_hash: str | None = None) -> None:
     """The next build recomputes the incremental models from every row: rows they folded in were replaced (a file
     loaded again, ``file_hash``: no longer counted as built; or a correction)."""
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'build_state'"
-    ).fetchall()[0][0]
-    if exists:
+    if table_exists(con, "meta", "build_state"):
         con.execute("DELETE FROM meta.build_state")
         if file_hash is not None:
             con.execute("DELETE FROM meta.built_files WHERE file_hash = ?", [file_hash])

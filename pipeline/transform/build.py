@@ -39,6 +39,8 @@ from pipeline.faults import crashpoint
 from pipeline.storage.catalog import init_ledger, raw_view_statements, table_columns
 from pipeline.settings import Settings
 from pipeline.errors import CostledgerError
+from pipeline.query import table_exists
+from schemas.ddl import sql_string
 
 if TYPE_CHECKING:
     from pipeline.storage.store import Store
@@ -50,10 +52,6 @@ class AuditFailed(CostledgerError, RuntimeError):
 
 class ModelFailed(CostledgerError, RuntimeError):
     """DuckDB could not build a model (SQL error, out of memory, ...); the build was rolled back."""
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def grain_audit_sql(model: Model, where: str = "true", rows: str | None = None) -> str:
@@ -224,10 +222,10 @@ def _build_model(
 def _comment(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:
     """The model's header as COMMENTs on the table (description and grain) and its columns."""
     doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
-    con.execute(f"COMMENT ON {kind} {m.qualified} IS {_quote(doc.strip())}")
+    con.execute(f"COMMENT ON {kind} {m.qualified} IS {sql_string(doc.strip())}")
     _check_column_docs(con, m, sql_dir)
     for col, text in m.column_docs.items():
-        con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {_quote(text)}")
+        con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {sql_string(text)}")
 
 
 def _run_audits(con: duckdb.DuckDBPyConnection, models: list[Model], audits: list[Path], failures: list[str]) -> int:
@@ -276,11 +274,5 @@ def publication(
 def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:
     """CREATE OR REPLACE cannot turn a view into a table: drop the other kind first."""
     other = "TABLE" if m.materialized == "view" else "VIEW"
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?"
-        if other == "TABLE"
-        else "SELECT count(*) FROM duckdb_views() WHERE schema_name = ? AND view_name = ?",
-        [m.layer, m.name],
-    ).fetchall()[0][0]  # type: ignore[index]
-    if exists:
+    if table_exists(con, m.layer, m.name, other):
         con.execute(f"DROP {other} {m.qualified}")

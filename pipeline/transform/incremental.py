@@ -48,6 +48,7 @@ from typing import Callable
 
 import duckdb
 
+from pipeline.query import table_exists
 from pipeline.storage.catalog import table_columns
 from pipeline.models import SQL_DIR, STRATEGIES, Input, Model, ModelHeaderError, macro_statements, sql_fingerprint
 
@@ -228,12 +229,7 @@ def fingerprint(con: duckdb.DuckDBPyConnection, models: list[Model]) -> str:
 
 
 def _table_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
-    schema, name = qualified.split(".")
-    return bool(
-        con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?", [schema, name]
-        ).fetchall()[0][0]
-    )  # type: ignore[index]
+    return table_exists(con, *qualified.split(".", 1))
 
 
 def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -> Plan:

@@ -1,0 +1,59 @@
+"""The request-log formats by name: what each is called, how a record of it is told, what it defaults, how it reads.
+
+A format registers one ``LogFormat`` from its own module (``register``); ``detect`` asks the formats in their
+``order`` (the more specific first) whether a record is theirs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from pipeline.ingest.formats.common import CANONICAL_MARKERS, MappingError, Tokens, response_body
+
+#: (record, its response body) -> (canonical token columns, start time, latency in ms if the format carries it)
+Reader = Callable[[dict, dict], tuple[Tokens, "str | None", "float | None"]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogFormat:
+    name: str
+    """Its name in ``--format`` and in a ``[[request_logs]]`` entry's ``format``."""
+    route: str
+    """The route of its requests when neither the record nor the settings say: ``api`` or ``self_hosted``."""
+    provider: str | None
+    """The provider of its API requests when neither the record nor the settings say."""
+    order: int
+    """When ``detect`` asks it: lower first (a format whose records another's test would also match goes first)."""
+    matches: Callable[[dict, dict], bool]
+    """Whether a record (and its response body) is one of this format's."""
+    read: Reader
+
+
+_FORMATS: dict[str, LogFormat] = {}
+
+
+def register(fmt: LogFormat) -> LogFormat:
+    if fmt.name in _FORMATS or fmt.name == "canonical":
+        raise ValueError(f"log format {fmt.name!r} registered twice")
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def log_format(name: str) -> LogFormat:
+    if name not in _FORMATS:
+        raise MappingError(f"unknown log format {name!r}")
+    return _FORMATS[name]
+
+
+def registered() -> tuple[str, ...]:
+    """The registered formats' names, sorted."""
+    return tuple(sorted(_FORMATS))
+
+
+def detect(rec: dict) -> str | None:
+    """The format of one record: "canonical", a registered format's name, or None if it is none of them."""
+    if any(k in rec for k in CANONICAL_MARKERS):
+        return "canonical"
+    resp = response_body(rec)
+    return next((f.name for f in sorted(_FORMATS.values(), key=lambda f: f.order) if f.matches(rec, resp)), None)
