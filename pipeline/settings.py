@@ -32,6 +32,11 @@ from pipeline.fileformats import (
 )
 from schemas.tables import GATE_DRILLS
 
+#: Defaults the settings own and the loaders take when no settings are given (tests, ``ingest_file`` alone)
+GX_MAX_ROWS = 20_000
+MAX_LINE_BYTES = 64 * 2**20
+MAX_FILE_BYTES = 64 * 2**30
+
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")
 
 
@@ -157,7 +162,7 @@ class Settings:
     """A loaded file with more than this share of its rows quarantined (0.10 = 10 %) makes the run exit 3, naming
     the file: its rows are most likely of another format or a settings mistake."""
 
-    gx_max_rows: int = setting(20_000, "validation.gx_max_rows")
+    gx_max_rows: int = setting(GX_MAX_ROWS, "validation.gx_max_rows")
     """Great Expectations validates a file's well-typed rows: all those the SQL rules pass up to this many and all
     those they flag up to this many, a deterministic sample of each beyond (every row is checked by the SQL rules)."""
 
@@ -186,10 +191,10 @@ class Settings:
     max_amount: Decimal = setting(Decimal(10**12), "validation.max_amount")
     """Plausibility bound: a money amount (or other decimal) beyond plus or minus this is quarantined at ingest."""
 
-    max_line_bytes: int = setting(64 * 2**20, "ledger.max_line_bytes")
+    max_line_bytes: int = setting(MAX_LINE_BYTES, "ledger.max_line_bytes")
     """A file with a single line (record) longer than this is rejected whole (protects memory from one-line bombs)."""
 
-    max_file_bytes: int = setting(64 * 2**30, "ledger.max_file_bytes")
+    max_file_bytes: int = setting(MAX_FILE_BYTES, "ledger.max_file_bytes")
     """A file whose decompressed size passes this is rejected whole (protects memory and disk from gzip bombs)."""
 
     sql_timeout_seconds: int = setting(300, "sql.timeout_seconds")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pipeline.fileformats import BillingMapping, LoadTestMapping, LogMapping, PriceListMapping
 from pipeline.ingest.readers import ReadResult
+from pipeline.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES
 from pipeline.ingest.staging import Staging
 from pipeline.storage.lake import Signature
 from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name
@@ -35,7 +36,7 @@ Status = Literal["loaded", "skipped", "rejected", "repaired"]
 class IngestOptions:
     """How files are read and validated (from the settings, and --format)."""
 
-    gx_max_rows: int = 20_000
+    gx_max_rows: int = GX_MAX_ROWS
     log_format: str | None = None
     """Format of every file: a request-log format for requests, a billing export format for invoices (None: the
     matching [[request_logs]] / [[billing_exports]] entry, else detected)."""
@@ -45,8 +46,8 @@ class IngestOptions:
     price_list_mappings: tuple[PriceListMapping, ...] = ()
     bounds: Bounds = Bounds()
     """Plausibility bounds: values beyond them are quarantined."""
-    max_line_bytes: int = 64 * 2**20
-    max_file_bytes: int = 64 * 2**30
+    max_line_bytes: int = MAX_LINE_BYTES
+    max_file_bytes: int = MAX_FILE_BYTES
     invoice_duplicates_wanted: tuple[str, ...] = ()
     """Invoice ids loaded even when they repeat an earlier invoice's periods and line amounts."""
     extra_columns: tuple[str, ...] = ()

@@ -23,6 +23,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.settings import MAX_FILE_BYTES, MAX_LINE_BYTES
+
 if TYPE_CHECKING:
     from pipeline.fileformats import LogMapping
 
@@ -80,8 +82,8 @@ def detect_format(path: Path) -> tuple[Format, bool]:
 class Limits:
     """Size limits a file must keep (settings ``[ledger] max_line_bytes`` / ``max_file_bytes``)."""
 
-    max_line_bytes: int = 64 * 2**20
-    max_file_bytes: int = 64 * 2**30
+    max_line_bytes: int = MAX_LINE_BYTES
+    max_file_bytes: int = MAX_FILE_BYTES
 
 
 LIMITS: ContextVar[Limits] = ContextVar("LIMITS", default=Limits())
