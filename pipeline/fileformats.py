@@ -26,9 +26,9 @@ def _modules_in(folder: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in folder.glob("*.py") if p.stem not in ("__init__", "common", "registry")))
 
 
-#: The request-log formats: the canonical columns, and one module each in pipeline/ingest/formats/ (a format's
+#: The request-log formats: the canonical columns, and one module each in pipeline/ingest/formats/requests/ (a format's
 #: name is its module's: a new module is a new format, with no list to extend)
-LOG_FORMATS = ("canonical", *_modules_in(Path(__file__).resolve().parent / "ingest" / "formats"))
+LOG_FORMATS = ("canonical", *_modules_in(Path(__file__).resolve().parent / "ingest" / "formats" / "requests"))
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -23,13 +23,13 @@ from pipeline.ingest.files import IngestOptions, ingest_file
 from pipeline.fileformats import LogMapping
 from tests.conftest import ROOT
 from pipeline.ingest.formats import detect
-from pipeline.ingest.formats.anthropic import tokens_anthropic
+from pipeline.ingest.formats.requests.anthropic import tokens_anthropic
 from pipeline.ingest.formats.common import MappingError
-from pipeline.ingest.formats.litellm import tokens_litellm
-from pipeline.ingest.formats.openai_chat import tokens_openai_chat
-from pipeline.ingest.formats.openai_responses import tokens_openai_responses
-from pipeline.ingest.formats.sglang import tokens_sglang
-from pipeline.ingest.formats.vllm import tokens_vllm
+from pipeline.ingest.formats.requests.litellm import tokens_litellm
+from pipeline.ingest.formats.requests.openai_chat import tokens_openai_chat
+from pipeline.ingest.formats.requests.openai_responses import tokens_openai_responses
+from pipeline.ingest.formats.requests.sglang import tokens_sglang
+from pipeline.ingest.formats.requests.vllm import tokens_vllm
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"
 SELF_HOSTED = IngestOptions(log_mappings=(LogMapping(match="*", cluster_id="k3-b200-01", model="kimi-k3"),))
@@ -429,6 +429,18 @@ def test_every_format_is_one_module_and_detects_its_own_fixture():
         assert fixtures, name
         first = next(json.loads(line) for line in fixtures[0].read_text().splitlines() if line.strip())
         assert detect(first) == name, (name, fixtures[0].name)
+
+
+def test_the_other_kinds_formats_are_registered_under_the_names_the_settings_accept():
+    from pipeline.fileformats import BILLING_FORMATS, LOAD_TEST_FORMATS, PRICE_LIST_FORMATS, USAGE_FORMATS
+    from pipeline.ingest.formats import file_formats
+
+    def names(kind: str) -> tuple[str, ...]:
+        return tuple(f.name for f in file_formats(kind))
+
+    assert names("invoices") == BILLING_FORMATS and names("usage") == USAGE_FORMATS
+    assert names("prices") == PRICE_LIST_FORMATS and names("load-tests") == LOAD_TEST_FORMATS[1:]
+    assert names("requests") == () and names("opex") == ()
 
 
 def test_the_readme_example_format_registers_and_maps_a_record(tmp_path):

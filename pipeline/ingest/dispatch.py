@@ -9,14 +9,12 @@ from __future__ import annotations
 import gzip
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from pipeline.ingest.billing import read_export, sniff_billing, sniff_usage
+from pipeline.fileformats import FileMapping
+from pipeline.ingest.formats import file_formats
 from pipeline.ingest.loading import IngestOptions
-from pipeline.ingest.loadtests import read_load_test
-from pipeline.ingest.loadtests import sniff as sniff_load_test
-from pipeline.ingest.logformats import sniff
-from pipeline.ingest.pricelists import read_price_list, sniff_price_list
+from pipeline.ingest.logformats import read_request_log, sniff
 from pipeline.ingest.readers import (
     FileRejected,
     Limits,
@@ -24,7 +22,6 @@ from pipeline.ingest.readers import (
     detect_format,
     limited,
     read_file,
-    read_request_log,
     unknown_columns_message,
 )
 from schemas.tables import READ_OPTIONS, ReadOptions
@@ -36,45 +33,34 @@ def read_rows(kind: str, path: Path, allowed: list[str], options: IngestOptions)
         return _read_any(kind, path, allowed, options)
 
 
-#: Kinds whose files may also come in a provider's own format: (sniffer, reader, the options' entry for a file).
-_PROVIDER_FORMATS: dict[str, tuple[Callable[[bytes], str | None], Callable[..., ReadResult], Callable[..., Any]]] = {
-    "invoices": (sniff_billing, read_export, IngestOptions.billing_mapping_for),
-    "usage": (sniff_usage, read_export, IngestOptions.billing_mapping_for),
-    "prices": (sniff_price_list, read_price_list, IngestOptions.price_list_mapping_for),
+#: The settings entry that describes a file of each kind read in another format than the canonical one
+_ENTRY_FOR: dict[str, Callable[[IngestOptions, Path], FileMapping]] = {
+    "invoices": IngestOptions.billing_mapping_for,
+    "usage": IngestOptions.billing_mapping_for,
+    "prices": IngestOptions.price_list_mapping_for,
+    "load-tests": IngestOptions.load_test_mapping_for,
 }
 
 
 def _read_any(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:
-    """Canonical files through the plain readers; request logs of other formats through their mappings."""
+    """Canonical files through the plain readers; request logs and the registered formats through their mappings."""
     if kind == "requests":
         mapping = options.mapping_for(path)
         log_format = options.log_format or mapping.format
         if log_format is None:
             fmt, gz = detect_format(path)
-            if fmt != "parquet":
-                head = _head_bytes(path, gz)
-                log_format = sniff(head, fmt == "csv")
-            else:
-                log_format = "canonical"
+            log_format = sniff(_head_bytes(path, gz), fmt == "csv") if fmt != "parquet" else "canonical"
         if log_format != "canonical":
             return read_request_log(path, log_format, mapping, allowed)
-    if kind in _PROVIDER_FORMATS:  # a provider's own export or price list, read as it is
-        sniff_format, read, mapping_for = _PROVIDER_FORMATS[kind]
-        file_mapping = mapping_for(options, path)
+    if formats := file_formats(kind):  # a provider's own export, a price list, a benchmark's result file
+        entry = _ENTRY_FOR[kind](options, path)
+        name = (None if kind == "load-tests" else options.log_format) or entry.format
         fmt, gz = detect_format(path)
-        provider_format = options.log_format or file_mapping.format
-        if provider_format is None and fmt == "jsonl":
-            provider_format = sniff_format(_head_bytes(path, gz))
-        if provider_format not in (None, "canonical"):
-            return read(path, provider_format, file_mapping, allowed)
-    if kind == "load-tests":
-        lt_mapping = options.load_test_mapping_for(path)
-        fmt, gz = detect_format(path)
-        lt_format = lt_mapping.format or (
-            sniff_load_test(_head_bytes(path, gz, 1 << 22)) if fmt == "jsonl" else "canonical"
-        )
-        if lt_format != "canonical":
-            return read_load_test(path, lt_format, lt_mapping, allowed)
+        if name is None and fmt == "jsonl":
+            head = _head_bytes(path, gz, max(f.head_bytes for f in formats))
+            name = next((f.name for f in formats if f.sniff(head[: f.head_bytes])), None)
+        if name not in (None, "canonical"):
+            return next(f for f in formats if f.name == name).read(path, name, entry, allowed)
     read = read_file(path, allowed, READ_OPTIONS.get(kind, ReadOptions()).rename)
     if kind not in FOREIGN_COLUMN_KINDS and (
         message := unknown_columns_message(path, read.unknown, allowed, options.extra_columns)

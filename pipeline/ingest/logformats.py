@@ -22,11 +22,26 @@ quarantined with the fields named, never silently fixed.
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline.fileformats import LOG_FORMATS, LogMapping
 from pipeline.ingest.formats import detect, log_format
+from pipeline.ingest.readers import (
+    FileRejected,
+    ReadResult,
+    decode_utf8,
+    detect_format,
+    json_lines,
+    mapped_result,
+    raw_bytes,
+)
 from pipeline.ingest.formats.common import (
     MappingError,
     failed_without_usage,
@@ -193,3 +208,31 @@ def map_rows(
         for c in columns:
             cols[c].append(row.get(c))
     return cols, lines, bad
+
+
+def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:
+    """A real-world request log mapped onto the canonical request columns."""
+    fmt, gz = detect_format(path)
+    bad: list[tuple[int, str]] = []
+    records: list[tuple[int, dict]] = []
+    if fmt == "parquet":
+        if gz:
+            raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
+        records = [(i + 1, r) for i, r in enumerate(rows)]
+    else:
+        data = raw_bytes(path, gz)
+        text = decode_utf8(path, data)
+        if fmt == "csv":
+            try:
+                df = pl.read_csv(io.BytesIO(data), infer_schema=False)
+            except pl.exceptions.PolarsError as exc:
+                raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
+            records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
+        else:
+            records, bad = json_lines(text, numbers_as_text=False)
+    cols, lines, unmapped = map_rows(records, log_format, mapping, allowed)
+    return mapped_result(cols, lines, allowed, bad + unmapped)

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from pipeline.settings import MAX_FILE_BYTES, MAX_LINE_BYTES
 
 if TYPE_CHECKING:
-    from pipeline.fileformats import LogMapping
+    pass
 
 Format = Literal["csv", "jsonl", "parquet"]
 SUFFIXES: dict[str, Format] = {
@@ -125,7 +125,7 @@ def _chunks(path: Path, gz: bool) -> Iterator[bytes]:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
 
 
-def _raw_bytes(path: Path, gz: bool) -> bytes:
+def raw_bytes(path: Path, gz: bool) -> bytes:
     """The whole file, decompressed, rejected whole when it passes ``max_file_bytes`` or has a line longer
     than ``max_line_bytes`` (checked while streaming, so memory stays bounded by the limits)."""
     lim = LIMITS.get()
@@ -173,7 +173,7 @@ def _scan_lines(chunk: bytes, run: int, line: int, limit: int) -> tuple[int, int
     return tail, (line + chunk.count(b"\n") if tail > limit else 0)
 
 
-def _decode_utf8(path: Path, data: bytes) -> str:
+def decode_utf8(path: Path, data: bytes) -> str:
     """``data`` as UTF-8 text; a file that is not is rejected naming the line and the byte."""
     try:
         return data.decode("utf-8")
@@ -185,8 +185,8 @@ def _decode_utf8(path: Path, data: bytes) -> str:
 
 
 def utf8_text(path: Path, gz: bool) -> str:
-    """The whole file (within the size limits of ``_raw_bytes``) as UTF-8 text, decoded once."""
-    return _decode_utf8(path, _raw_bytes(path, gz))
+    """The whole file (within the size limits of ``raw_bytes``) as UTF-8 text, decoded once."""
+    return decode_utf8(path, raw_bytes(path, gz))
 
 
 def json_not_parquet(path: Path, what: str) -> bool:
@@ -236,8 +236,8 @@ def _field_names(names: list[str], allowed: list[str], rename: dict[str, str]) -
 
 
 def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
-    data = _raw_bytes(path, gz)
-    _decode_utf8(path, data)  # a file that is not UTF-8 is rejected whole, naming the line and the byte
+    data = raw_bytes(path, gz)
+    decode_utf8(path, data)  # a file that is not UTF-8 is rejected whole, naming the line and the byte
     try:
         header = pl.read_csv(io.BytesIO(data), n_rows=0, infer_schema=False).columns
     except pl.exceptions.PolarsError as exc:
@@ -390,33 +390,3 @@ def mapped_result(
     arrays = {c: pa.array(cols[c], type=pa.string()) for c in allowed}
     arrays["_line"] = pa.array(lines, type=pa.int64())
     return ReadResult(table=pa.table(arrays), present=list(allowed), bad_lines=sorted(bad))
-
-
-def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:
-    """A real-world request log (see ``pipeline.ingest.logformats``) mapped onto the canonical request columns."""
-    from pipeline.ingest.logformats import map_rows
-
-    fmt, gz = detect_format(path)
-    bad: list[tuple[int, str]] = []
-    records: list[tuple[int, dict]] = []
-    if fmt == "parquet":
-        if gz:
-            raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
-        try:
-            rows = pq.read_table(path).to_pylist()
-        except (pa.ArrowException, OSError) as exc:
-            raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
-        records = [(i + 1, r) for i, r in enumerate(rows)]
-    else:
-        data = _raw_bytes(path, gz)
-        text = _decode_utf8(path, data)
-        if fmt == "csv":
-            try:
-                df = pl.read_csv(io.BytesIO(data), infer_schema=False)
-            except pl.exceptions.PolarsError as exc:
-                raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
-            records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
-        else:
-            records, bad = json_lines(text, numbers_as_text=False)
-    cols, lines, unmapped = map_rows(records, log_format, mapping, allowed)
-    return mapped_result(cols, lines, allowed, bad + unmapped)

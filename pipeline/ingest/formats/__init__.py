@@ -1,10 +1,12 @@
-"""Request-log formats, one module each: importing this package registers every module in it.
+"""The formats files come in besides the canonical columns: importing this package registers every module in it.
 
-A format module declares one ``LogFormat`` (registry.py): its name, default route and provider, when ``detect``
-asks it, how a record of it is told, and how it reads one into the canonical token columns, start time and
-latency; then ``register``s it. Adding a format is its module here, a fixture under tests/fixtures/logs/ and a
-test: the format's name comes from its module's name (``pipeline.fileformats.LOG_FORMATS``), so ``--format``,
-the settings and detection know it without another list.
+``requests/`` holds the request-log formats, one module each: a module declares one ``LogFormat`` (registry.py):
+its name, default route and provider, when ``detect`` asks it, how a record of it is told, and how it reads one
+into the canonical token columns, start time and latency; then ``register``s it. Adding a log format is its module
+there, a fixture under tests/fixtures/logs/ and a test: the format's name comes from its module's name
+(``pipeline.fileformats.LOG_FORMATS``), so ``--format``, the settings and detection know it without another list.
+``billing``, ``pricelists`` and ``loadtests`` register the formats of invoices and usage, prices and load tests
+(``FileFormat``).
 """
 
 from __future__ import annotations
@@ -12,10 +14,28 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from pipeline.ingest.formats.registry import LogFormat, detect, log_format, register, registered
+from pipeline.ingest.formats.registry import (
+    FileFormat,
+    LogFormat,
+    detect,
+    file_formats,
+    log_format,
+    register,
+    register_file_format,
+    registered,
+)
 
-__all__ = ["LogFormat", "detect", "log_format", "register", "registered"]
+__all__ = [
+    "FileFormat",
+    "LogFormat",
+    "detect",
+    "file_formats",
+    "log_format",
+    "register",
+    "register_file_format",
+    "registered",
+]
 
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name not in ("common", "registry"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+for _module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+    if _module.name.rsplit(".", 1)[1] not in ("common", "registry"):
+        importlib.import_module(_module.name)

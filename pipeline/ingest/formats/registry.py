@@ -1,15 +1,21 @@
-"""The request-log formats by name: what each is called, how a record of it is told, what it defaults, how it reads.
-
-A format registers one ``LogFormat`` from its own module (``register``); ``detect`` asks the formats in their
-``order`` (the more specific first) whether a record is theirs.
+"""The formats by name. A request-log format registers one ``LogFormat`` from its own module (``register``):
+what it is called, how a record of it is told, what it defaults, how it reads a record; ``detect`` asks the formats
+in their ``order`` (the more specific first) whether a record is theirs. A format another kind's files may come in
+(a provider's cost or usage export, a price list, a benchmark's result file) registers one ``FileFormat``
+(``register_file_format``): its kind, how the head of a file of it is told, and its reader of the whole file.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from pipeline.ingest.formats.common import CANONICAL_MARKERS, MappingError, Tokens, response_body
+
+if TYPE_CHECKING:
+    from pipeline.fileformats import FileMapping
+    from pipeline.ingest.readers import ReadResult
 
 #: (record, its response body) -> (canonical token columns, start time, latency in ms if the format carries it)
 Reader = Callable[[dict, dict], tuple[Tokens, "str | None", "float | None"]]
@@ -57,3 +63,31 @@ def detect(rec: dict) -> str | None:
         return "canonical"
     resp = response_body(rec)
     return next((f.name for f in sorted(_FORMATS.values(), key=lambda f: f.order) if f.matches(rec, resp)), None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileFormat:
+    name: str
+    """Its name in ``--format`` and in the settings entry's ``format``."""
+    kind: str
+    """The kind its files are loaded as (invoices, usage, prices, load-tests)."""
+    sniff: Callable[[bytes], bool]
+    """Whether the first bytes of a JSON file (``head_bytes`` of them) are one of this format's."""
+    read: Callable[[Path, str, "FileMapping", list[str]], "ReadResult"]
+    """(file, format name, its settings entry, the canonical columns) -> its rows."""
+    head_bytes: int = 1 << 16
+
+
+_FILE_FORMATS: dict[tuple[str, str], FileFormat] = {}
+
+
+def register_file_format(fmt: FileFormat) -> FileFormat:
+    if (fmt.kind, fmt.name) in _FILE_FORMATS or fmt.name == "canonical":
+        raise ValueError(f"{fmt.kind} format {fmt.name!r} registered twice")
+    _FILE_FORMATS[(fmt.kind, fmt.name)] = fmt
+    return fmt
+
+
+def file_formats(kind: str) -> list[FileFormat]:
+    """The formats a kind's files may come in besides its canonical columns, in the order they registered."""
+    return [f for (k, _), f in _FILE_FORMATS.items() if k == kind]

@@ -4,8 +4,8 @@ Completions or a Responses body). Billed at the batch tier."""
 from __future__ import annotations
 
 from pipeline.ingest.formats.common import api_body
-from pipeline.ingest.formats.openai_chat import tokens_openai_chat
-from pipeline.ingest.formats.openai_responses import tokens_openai_responses
+from pipeline.ingest.formats.requests.openai_chat import tokens_openai_chat
+from pipeline.ingest.formats.requests.openai_responses import tokens_openai_responses
 from pipeline.ingest.formats.registry import LogFormat, register
 
 

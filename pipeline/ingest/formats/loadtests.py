@@ -32,6 +32,7 @@ from typing import Any
 
 
 from pipeline.ingest.formats.common import MappingError
+from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import (
     ReadResult,
     json_not_parquet,
@@ -152,3 +153,12 @@ def read_load_test(path: Path, fmt: str, mapping: LoadTestMapping, allowed: list
         for c in allowed:
             cols[c].append(row.get(c))
     return mapped_result(cols, lines, allowed, bad)
+
+
+for _name in LOAD_TEST_FORMATS[1:]:  # after "canonical"
+    register_file_format(
+        FileFormat(
+            name=_name, kind="load-tests", sniff=lambda head, n=_name: sniff(head) == n, read=read_load_test,
+            head_bytes=1 << 22,  # a result file's fields may follow a long per-request list
+        )
+    )  # fmt: skip

@@ -1,7 +1,7 @@
 """Provider exports: cost exports read as invoices (the OpenAI Costs API, the Anthropic cost report)
 and usage exports read as usage lines (the OpenAI completions usage API, the Anthropic usage report).
 
-Ingest layer, like ``pipeline.ingest.logformats``: a file is detected from its content (or named by ``--format`` or a
+Like ``pipeline.ingest.logformats``, a file is detected from its content (or named by ``--format`` or a
 ``[[billing_exports]]`` settings entry) and each cost result becomes one canonical invoice line:
 
 ``openai_costs``      ``GET /v1/organization/costs`` pages: ``data[]`` daily buckets (``start_time``,
@@ -33,6 +33,7 @@ from typing import Any
 
 
 from pipeline.ingest.formats.common import MappingError, get as _get
+from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import (
     ReadResult,
     json_not_parquet,
@@ -251,3 +252,13 @@ def read_export(path: Path, fmt: str, mapping: BillingMapping, allowed: list[str
                     for c in allowed:
                         cols[c].append((row | times).get(c))
     return mapped_result(cols, lines, allowed, bad)
+
+
+for _name in BILLING_FORMATS:
+    register_file_format(
+        FileFormat(name=_name, kind="invoices", sniff=lambda head, n=_name: sniff_billing(head) == n, read=read_export)
+    )
+for _name in USAGE_FORMATS:
+    register_file_format(
+        FileFormat(name=_name, kind="usage", sniff=lambda head, n=_name: sniff_usage(head) == n, read=read_export)
+    )

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pipeline.ingest.formats.common import Tokens, api_body
-from pipeline.ingest.formats.openai_chat import tokens_openai
+from pipeline.ingest.formats.requests.openai_chat import tokens_openai
 from pipeline.ingest.formats.registry import LogFormat, register
 
 

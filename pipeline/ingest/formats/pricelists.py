@@ -1,6 +1,6 @@
 """Price lists other than the canonical one: LiteLLM's ``model_prices_and_context_window.json``.
 
-Ingest layer, like ``pipeline.ingest.billing``. Many teams already maintain that file; each model entry becomes price
+Like ``pipeline.ingest.formats.billing``. Many teams already maintain that file; each model entry becomes price
 rows of the canonical ``prices`` kind:
 
 * per-token costs become per-million (exactly: the JSON numbers are read as decimal text, never as floats);
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 
+from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import (
     FileRejected,
     ReadResult,
@@ -123,3 +124,11 @@ def read_price_list(path: Path, fmt: str, mapping: PriceListMapping, allowed: li
             for c in allowed:
                 cols[c].append(row.get(c))
     return mapped_result(cols, lines, allowed, bad)
+
+
+for _name in PRICE_LIST_FORMATS:
+    register_file_format(
+        FileFormat(
+            name=_name, kind="prices", sniff=lambda head, n=_name: sniff_price_list(head) == n, read=read_price_list
+        )
+    )

@@ -1,0 +1,1 @@
+"""The request-log formats, one module each (see ``pipeline.ingest.formats``)."""
