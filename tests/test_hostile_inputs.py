@@ -299,10 +299,11 @@ def test_quarantined_raw_values_are_cut_to_200_characters(tmp_path):
     assert len(raw["latency_ms"]) == 200 and raw["latency_ms"] == prompt[:200]
 
 
-def _peak_rss_kib_of_nightly(landing: Path, db: Path, settings: Path) -> tuple[int, str, int]:
-    """(exit code, stderr, peak resident memory in KiB) of one nightly in a fresh interpreter."""
+def _peak_rss_kib_of_ingest(file: Path, db: Path, settings: Path) -> tuple[int, str, int]:
+    """(exit code, stderr, peak resident memory in KiB) of `costledger ingest requests FILE` in a fresh interpreter
+    (an ingest builds nothing: the peak is the file's read, not the models')."""
     code = (
-        f"import resource, sys; from pipeline.cli import entry; rc = entry(['nightly', {str(landing)!r}, "
+        f"import resource, sys; from pipeline.cli import entry; rc = entry(['ingest', 'requests', {str(file)!r}, "
         f"'--db', {str(db)!r}, '--settings', {str(settings)!r}]); "
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)"
     )
@@ -313,24 +314,22 @@ def _peak_rss_kib_of_nightly(landing: Path, db: Path, settings: Path) -> tuple[i
 def test_a_gzip_that_inflates_to_one_huge_line_is_rejected_whole_with_bounded_memory(tmp_path):
     settings = tmp_path / "s.toml"
     settings.write_text("[ledger]\nmax_line_bytes = 16777216\n")  # 16 MiB
-    bomb, broken = tmp_path / "bomb", tmp_path / "broken"
-    (bomb / "requests").mkdir(parents=True)
-    (broken / "requests").mkdir(parents=True)
+    bomb, broken = tmp_path / "bomb.jsonl.gz", tmp_path / "broken.jsonl.gz"
     # 200 MiB of one line, about 200 KB compressed
     co = zlib.compressobj(9, zlib.DEFLATED, 31)
-    with (bomb / "requests" / "bomb.jsonl.gz").open("wb") as fh:
+    with bomb.open("wb") as fh:
         fh.write(co.compress(b'{"request_id": "'))
         block = b"x" * 2**20
         for _ in range(200):
             fh.write(co.compress(block))
         fh.write(co.compress(b'"}\n') + co.flush())
-    # the paired run: a gzip cut short, rejected whole the same way after a few bytes, so both nightlies
-    # do the same work apart from reading the bomb (DuckDB's own memory grows with the machine's cores)
-    (broken / "requests" / "broken.jsonl.gz").write_bytes(gzip.compress(b'{"request_id": "a"}\n')[:12])
-    rc, err, bomb_kib = _peak_rss_kib_of_nightly(bomb, tmp_path / "b.duckdb", settings)
+    # the paired run: a gzip cut short, rejected whole the same way after a few bytes, so both ingests do the same
+    # work apart from reading the bomb (DuckDB's own memory differs from machine to machine)
+    broken.write_bytes(gzip.compress(b'{"request_id": "a"}\n')[:12])
+    rc, err, bomb_kib = _peak_rss_kib_of_ingest(bomb, tmp_path / "b.duckdb", settings)
     assert rc == 3, err
     assert "line 1 is longer than 16,777,216 bytes" in err
-    rc, err, paired_kib = _peak_rss_kib_of_nightly(broken, tmp_path / "p.duckdb", settings)
+    rc, err, paired_kib = _peak_rss_kib_of_ingest(broken, tmp_path / "p.duckdb", settings)
     assert rc == 3 and "broken or truncated gzip" in err, err
     # holding the whole line would add 200 MiB (204,800 KiB); streaming holds at most the 16 MiB limit
     # plus one 4 MiB chunk and its copy: well under 64 MiB (65,536 KiB) more than the paired run
