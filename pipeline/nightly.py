@@ -16,7 +16,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable
 
-from pipeline.transform.build import BuildResult, build, publication
+from pipeline.transform.build import BuildResult, publication
+from pipeline.transform.engine import build
 from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.errors import UsageError
 from pipeline.faults import crashpoint

@@ -206,6 +206,19 @@ class Settings:
     sql_max_spill: str = setting("4GB", "sql.max_spill")
     """`costledger sql`: how much a query may spill to its own temporary folder (removed when it ends)."""
 
+    engine_name: str = setting("duckdb", "engine.name")
+    """The engine `costledger build` and the nightly run the SQL models on: `duckdb` (embedded, the default) or
+    `spark` (Apache Spark; needs `pip install costledger[spark]` and Java 17+). `build --engine` overrides."""
+
+    engine_master: str = setting("local[*]", "engine.master")
+    """Spark only: the master URL, e.g. `local[2]` (this machine, two cores) or `spark://host:7077`."""
+
+    engine_spark_options: tuple[tuple[str, str], ...] = setting(
+        (), "engine.spark_options", example='{ "spark.driver.memory" = "8g" }'
+    )
+    """Spark only: more Spark settings (`spark.*` = value). The decimal, time-zone and ANSI settings the models'
+    exact arithmetic needs are costledger's own and cannot be changed here."""
+
     source: str = "defaults"
     """Where these settings came from (for the report's trust section)."""
 
@@ -276,6 +289,20 @@ def _patterns(value: Any) -> tuple[tuple[str, str], ...]:
         except re.error as exc:
             raise ValueError(f"regular expressions; {cluster} = {pattern!r}: {exc}") from None
     return tuple(sorted(value.items()))
+
+
+def _engine(value: Any) -> str:
+    if value not in ("duckdb", "spark"):
+        raise ValueError("duckdb or spark")
+    return str(value)
+
+
+def _spark_options(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k.startswith("spark.") for k in value):
+        raise ValueError('a table of "spark.name" = value lines')
+    if not all(isinstance(v, (str, int, bool)) for v in value.values()):
+        raise ValueError('a table of "spark.name" = value lines whose values are text, whole numbers or true/false')
+    return tuple(sorted((k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in value.items()))
 
 
 def _names(value: Any) -> tuple[str, ...]:
@@ -364,6 +391,8 @@ def _text(value: Any) -> str:
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "db": _db_path,
     "focus_resource_patterns": _patterns,
+    "engine_name": _engine,
+    "engine_spark_options": _spark_options,
     "invoice_duplicates_wanted": _names,
     "ingest_extra_columns": _names,
     "max_quarantine_share": _share,

@@ -1,18 +1,31 @@
-"""Are two ledgers' marts equal, table by table? (the check for behaviour-preserving changes)
+"""Are two ledgers' marts equal, table by table? (the check for behaviour-preserving changes, and for the engines)
 
     .venv/bin/python scripts/marts_equal.py BEFORE.duckdb AFTER.duckdb [--schema marts --schema intermediate]
+    .venv/bin/python scripts/marts_equal.py --engines LEDGER.duckdb
 
-Both files are opened read-only. For every table of the schemas (default: marts) in
-either file, the rows must be the same multiset: ``EXCEPT ALL`` both ways is empty and
-the counts agree (DECIMAL columns compare exactly, so "equal" is equal to the cent and
-beyond). Columns only one side has are reported, not compared. Exit 0 when all are
-equal, 1 otherwise, with one line per table.
+Both files are opened read-only. For every table or view of the schemas (default: marts)
+in either file, the rows must be the same multiset: ``EXCEPT ALL`` both ways is empty and
+the counts agree. DECIMAL, integer, text and time columns compare exactly, so "equal" is
+equal to the cent and beyond. DOUBLE columns (ratios and fitted statistics, never money)
+compare to 12 significant digits: a floating-point sum depends on the order it adds in,
+which differs between engines and between thread counts. Columns only one side has are
+reported, not compared. Exit 0 when all are equal, 1 otherwise, with one line per table.
+
+``--engines LEDGER`` builds the ledger's lake twice, with ``costledger build --engine duckdb``
+and ``--engine spark``, each in a copy of the ledger in a temporary folder (the lake files
+hard-linked, they are read-only), and compares the two work files' marts and
+intermediates (the Spark build's unpublished intermediates are views over its Parquet).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import duckdb
 
@@ -20,22 +33,31 @@ import duckdb
 def tables(con: duckdb.DuckDBPyConnection, db: str, schemas: list[str]) -> set[str]:
     rows = con.execute(
         "SELECT schema_name || '.' || table_name FROM duckdb_tables() "
-        "WHERE database_name = ? AND schema_name IN (SELECT unnest(?))",
-        [db, schemas],
+        "WHERE database_name = ? AND schema_name IN (SELECT unnest(?)) "
+        "UNION SELECT schema_name || '.' || view_name FROM duckdb_views() "
+        "WHERE database_name = ? AND schema_name IN (SELECT unnest(?)) AND NOT internal",
+        [db, schemas, db, schemas],
     ).fetchall()
     return {r[0] for r in rows}
 
 
-def columns(con: duckdb.DuckDBPyConnection, db: str, table: str) -> list[str]:
+def columns(con: duckdb.DuckDBPyConnection, db: str, table: str) -> dict[str, str]:
+    """Column name -> its type."""
     schema, name = table.split(".")
-    return [
-        r[0]
-        for r in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ? "
-            "ORDER BY column_index",
+    return dict(
+        con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? "
+            "AND table_name = ? ORDER BY column_index",
             [db, schema, name],
         ).fetchall()
-    ]
+    )
+
+
+def _compared(name: str, types: set[str]) -> str:
+    """A column as compared: a DOUBLE to 12 significant digits."""
+    if types & {"DOUBLE", "FLOAT"}:
+        return f"""CASE WHEN isfinite("{name}") THEN format('{{:.12g}}', "{name}") ELSE CAST("{name}" AS VARCHAR) END"""
+    return f'"{name}"'
 
 
 def compare(before: str, after: str, schemas: list[str]) -> list[tuple[str, bool, str]]:
@@ -49,7 +71,7 @@ def compare(before: str, after: str, schemas: list[str]) -> list[tuple[str, bool
             out.append((table, False, f"only in {'after' if not ca else 'before'}"))
             continue
         common = [c for c in ca if c in cb]
-        cols = ", ".join(f'"{c}"' for c in common)
+        cols = ", ".join(_compared(c, {ca[c], cb[c]}) for c in common)
         na, nb = (con.execute(f"SELECT count(*) FROM {side}.{table}").fetchall()[0][0] for side in ("a", "b"))
         diff = con.execute(
             f"SELECT (SELECT count(*) FROM (SELECT {cols} FROM a.{table} EXCEPT ALL SELECT {cols} FROM b.{table})), "
@@ -62,15 +84,67 @@ def compare(before: str, after: str, schemas: list[str]) -> list[tuple[str, bool
     return out
 
 
+def copy_ledger(db: Path, to: Path) -> Path:
+    """A copy of a ledger (its published file and state folder) in the folder ``to``; the lake files, written once
+    and read-only, are hard links."""
+    state = Path(f"{db}.d")
+    copy = to / db.name
+    shutil.copy2(db, copy)
+
+    def link_or_copy(src: str, dst: str) -> None:
+        if Path(src).is_relative_to(state / "lake"):
+            try:
+                os.link(src, dst)
+                return
+            except OSError:  # another file system
+                pass
+        shutil.copy2(src, dst)
+
+    shutil.copytree(
+        state, Path(f"{copy}.d"), copy_function=link_or_copy, ignore=shutil.ignore_patterns("spark", "lock")
+    )
+    return copy
+
+
+def build_with_engines(db: Path, folder: Path, engines: tuple[str, ...] = ("duckdb", "spark")) -> list[Path]:
+    """Build a copy of the ledger on each engine (``costledger build --engine E``); returns their work files."""
+    command = Path(sys.executable).with_name("costledger")
+    works = []
+    for engine in engines:
+        (folder / engine).mkdir(parents=True, exist_ok=True)
+        copy = copy_ledger(db, folder / engine)
+        run = subprocess.run(
+            [str(command), "build", "--engine", engine, "--db", str(copy)], capture_output=True, text=True, check=False
+        )
+        if run.returncode not in (0, 4):  # 4: a reconciliation mismatch, which the build reports and publishes
+            raise SystemExit(
+                f"costledger build --engine {engine} failed (exit {run.returncode}):\n{run.stderr[-3000:]}"
+            )
+        works.append(Path(f"{copy}.d") / "work.duckdb")
+    return works
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("before")
-    parser.add_argument("after")
+    parser.add_argument("before", nargs="?")
+    parser.add_argument("after", nargs="?")
     parser.add_argument(
         "--schema", action="append", dest="schemas", help="schema to compare (repeatable; default marts)"
     )
+    parser.add_argument(
+        "--engines", metavar="LEDGER", help="build LEDGER's lake on DuckDB and on Spark and compare the two builds"
+    )
     args = parser.parse_args(argv)
-    results = compare(args.before, args.after, args.schemas or ["marts"])
+    if args.engines:
+        with tempfile.TemporaryDirectory(prefix="marts-equal-") as folder:
+            before, after = build_with_engines(Path(args.engines), Path(folder))
+            return _report(compare(str(before), str(after), args.schemas or ["marts", "intermediate"]))
+    if not (args.before and args.after):
+        parser.error("give BEFORE and AFTER ledgers, or --engines LEDGER")
+    return _report(compare(args.before, args.after, args.schemas or ["marts"]))
+
+
+def _report(results: list[tuple[str, bool, str]]) -> int:
     for table, same, detail in results:
         print(f"{'equal  ' if same else 'DIFFERS'} {table}: {detail}")
     return 0 if results and all(same for _, same, _ in results) else 1

@@ -54,3 +54,9 @@ END
 CREATE OR REPLACE TEMP MACRO per_million(x) AS  -- noqa: CP05
 x * CAST(0.000001 AS DECIMAL(7, 6))
 ;
+
+-- A stable whole number in [0, 2^60) for a value: the first 15 hex digits of the MD5 of its text. The same number on
+-- every engine the models run on (DuckDB's hash() is DuckDB's own), so task groups and the bootstrap's draws are too.
+CREATE OR REPLACE TEMP MACRO hash_key(x) AS  -- noqa: CP05
+CAST(('0x' || left(md5(CAST(x AS VARCHAR)), 15)) AS BIGINT)
+;

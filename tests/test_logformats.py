@@ -443,11 +443,11 @@ def test_the_other_kinds_formats_are_registered_under_the_names_the_settings_acc
     assert names("requests") == () and names("opex") == ()
 
 
-def test_the_readme_example_format_registers_and_maps_a_record(tmp_path):
-    # the README's example module, as written there, in a fresh interpreter: it registers "acme", a record of it is
-    # detected as acme and maps to the canonical columns. 1,200 input tokens with 1,000 cached inside them: 1,000 hits
-    # and 200 misses; 80 output; started 2026-07-01 10:00 UTC, 900 ms
-    readme = (ROOT / "README.md").read_text()
+def test_the_documented_example_format_registers_and_maps_a_record(tmp_path):
+    # the example module of docs/input-files.md, as written there, in a fresh interpreter: it registers "acme", a
+    # record of it is detected as acme and maps to the canonical columns. 1,200 input tokens with 1,000 cached inside
+    # them: 1,000 hits and 200 misses; 80 output; started 2026-07-01 10:00 UTC, 900 ms
+    readme = (ROOT / "docs" / "input-files.md").read_text()
     start, end = readme.index("<!-- format-example:begin -->"), readme.index("<!-- format-example:end -->")
     code = readme[start:end].split("```python\n", 1)[1].rsplit("```", 1)[0]
     (tmp_path / "acme.py").write_text(code)

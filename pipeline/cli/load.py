@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
@@ -122,13 +123,35 @@ def ingest(
     exit_for(run)
 
 
+class Engine(str, Enum):
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+EngineOpt = Annotated[
+    Optional[Engine],
+    typer.Option(
+        "--engine",
+        help="Run the models on DuckDB (embedded) or Apache Spark (needs costledger[spark] and Java 17+); "
+        "default: the settings' engine.name (duckdb).",
+        show_default=False,
+    ),
+]
+
+
 @app.command("build", rich_help_panel=toc.panel("build"))
-def build_cmd(db: DbOpt = None, settings: SettingsOpt = None) -> None:
-    """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish."""
+def build_cmd(db: DbOpt = None, settings: SettingsOpt = None, engine: EngineOpt = None) -> None:
+    """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish.
+
+    On Spark (--engine spark) every model is built whole; see the README's "Running on Spark"."""
+    from dataclasses import replace
+
     from pipeline.nightly import run_build
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
+    if engine is not None:
+        s = replace(s, engine_name=engine.value)
     with Progress(0, False) as progress:
         run = writer(run_build, Store.for_db(s.db), s, on_model=progress.on_model)
     summary(run, False)

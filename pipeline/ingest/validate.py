@@ -106,8 +106,10 @@ def _warm() -> None:
 
 def _batch_definition() -> Any:
     if "batch" not in _CONTEXT:
-        import great_expectations as gx
-        from great_expectations.data_context.types.base import ProgressBarsConfig
+        from schemas.expectations import import_gx
+
+        gx = import_gx()
+        ProgressBarsConfig = gx.data_context.types.base.ProgressBarsConfig
 
         ctx = gx.get_context(mode="ephemeral")
         ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)

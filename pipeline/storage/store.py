@@ -101,6 +101,11 @@ class Store:
     def tmp(self) -> Path:
         return self.state / "tmp"
 
+    @property
+    def spark(self) -> Path:
+        """The Spark engine's folder: its builds' Parquet (``build-<time>/<schema>/<model>/``) and its log settings."""
+        return self.state / "spark"
+
     def lake_file(self, table: str, file_hash: str) -> Path:
         return self.lake / table / f"{file_hash}.parquet"
 

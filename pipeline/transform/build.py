@@ -155,7 +155,7 @@ def build(
     # request and outcome files already built are re-hashed only if the build turns out to be full, below)
     models = discover(sql_dir)
     built, kinds = incremental.built_files(con), incremental.file_kinds(models)
-    _check_lake(con, store, lambda kind, file_hash: kind not in kinds or file_hash not in built)
+    check_lake(con, store, lambda kind, file_hash: kind not in kinds or file_hash not in built)
     audits = sorted((sql_dir / "audits").glob("*.sql"))
     define_macros(con, sql_dir)
     before = month_fingerprints(con, models)
@@ -168,13 +168,16 @@ def build(
         write_settings(con, settings)
         for layer in LAYERS:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
+        for m in models:  # a table model a Spark build left as a view over its Parquet is a table again
+            if m.materialized == "table" and table_exists(con, m.layer, m.name, "VIEW"):
+                con.execute(f"DROP VIEW {m.qualified}")
         plan: incremental.Plan | None = None
         for m in models:
             t = time.perf_counter()
             if m.incremental and plan is None:
                 plan = incremental.plan(con, models, settings.batch_rows)
                 if plan.full:  # every incrementally read file is read again
-                    _check_lake(con, store, lambda kind, file_hash: kind in kinds and file_hash in built)
+                    check_lake(con, store, lambda kind, file_hash: kind in kinds and file_hash in built)
             _build_model(con, m, models=models, steps=steps, plan=plan, sql_dir=sql_dir, progress=progress)
             timings.append((m.qualified, time.perf_counter() - t))
             crashpoint("build.model")
@@ -185,7 +188,7 @@ def build(
         for m in models:
             if not m.incremental:
                 audit(m)
-        n_audits = _run_audits(con, models, audits, failures)
+        n_audits = run_audits(con, models, audits, failures)
         if failures:
             raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(failures))
         crashpoint("build.before_commit")
@@ -216,10 +219,10 @@ def _build_model(
         incremental.strategy(m, models).run(con, plan, steps.run, steps.audit, progress)  # type: ignore[arg-type]
     else:
         steps.run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
-    _comment(con, m, kind, sql_dir)
+    comment_model(con, m, kind, sql_dir)
 
 
-def _comment(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:
+def comment_model(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:
     """The model's header as COMMENTs on the table (description and grain) and its columns."""
     doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
     con.execute(f"COMMENT ON {kind} {m.qualified} IS {sql_string(doc.strip())}")
@@ -228,7 +231,7 @@ def _comment(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path)
         con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {sql_string(text)}")
 
 
-def _run_audits(con: duckdb.DuckDBPyConnection, models: list[Model], audits: list[Path], failures: list[str]) -> int:
+def run_audits(con: duckdb.DuckDBPyConnection, models: list[Model], audits: list[Path], failures: list[str]) -> int:
     """The queries of ``sql/audits`` (each must return no rows); returns how many audits the build ran, grain
     audits included."""
     for path in audits:
@@ -238,7 +241,7 @@ def _run_audits(con: duckdb.DuckDBPyConnection, models: list[Model], audits: lis
     return sum(bool(m.unique_key and not m.key_enforced_by) for m in models) + len(audits)
 
 
-def _check_lake(con: duckdb.DuckDBPyConnection, store: "Store", rehash: Callable[[str, str], bool]) -> None:
+def check_lake(con: duckdb.DuckDBPyConnection, store: "Store", rehash: Callable[[str, str], bool]) -> None:
     """Refuse the build if a lake file is missing or one that ``rehash`` selects is altered."""
     damage = lake.damaged(con, store.lake, rehash=rehash, record=True)
     if damage:

@@ -8,7 +8,7 @@
 WITH attempts AS (
     SELECT
         month,
-        CAST(hash(task_id) % 1000 AS INTEGER) AS task_group,
+        CAST(hash_key(task_id) % 1000 AS INTEGER) AS task_group,
         sum(metered_cost_usd) AS attempts_metered_usd
     FROM scoped.requests_of_months
     WHERE route = 'api'
@@ -17,7 +17,7 @@ WITH attempts AS (
 accepted AS (
     SELECT
         month,
-        CAST(hash(task_id) % 1000 AS INTEGER) AS task_group,
+        CAST(hash_key(task_id) % 1000 AS INTEGER) AS task_group,
         count(*) FILTER (WHERE accepted) AS accepted_tasks,
         sum(accepted_attempt_api_cost_usd) AS accepted_metered_usd
     FROM scoped.tasks_of_months

@@ -8,6 +8,9 @@
 -- column api_waste_factor_low: 2.5th percentile of the bootstrap replicates.
 -- column api_waste_factor_high: 97.5th percentile of the bootstrap replicates.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
+-- how many months a window reaches back (0-3), and the bootstrap's 500 replicates
+lookback AS (SELECT unnest(generate_series(0, 3)) AS back),
+replicates AS (SELECT unnest(generate_series(0, 499)) AS replicate),
 waste_months AS (
     SELECT
         month,
@@ -25,7 +28,7 @@ waste_windows AS (
         sum(w.attempts_usd) AS attempts_usd,
         sum(w.accepted_usd) AS accepted_usd
     FROM intermediate.int_months_spined AS r
-    CROSS JOIN range(4) AS k (back)
+    CROSS JOIN lookback AS k
     LEFT JOIN waste_months AS w
         ON w.month BETWEEN CAST(r.month - to_months(CAST(k.back AS INTEGER)) AS DATE) AND r.month
     GROUP BY r.month, k.back
@@ -51,17 +54,19 @@ waste_draws AS (
     SELECT
         w.month,
         b.replicate,
-        -- one integer key per (random state, replicate, month, group), hashed whole: hash() of several arguments combines
-        -- their hashes too weakly for independent draws (replicates came out alike and the interval half as wide)
-        hash(((CAST(s.bootstrap_random_state AS HUGEINT) * 1000 + b.replicate) * 100000 + (g.month - DATE '2000-01-01')) * 1000
-             + g.task_group) / 18446744073709551616.0 AS u,
+        -- one integer key per (random state, replicate, month, group), hashed whole (a hash that combines several
+        -- arguments' hashes can mix them too weakly for independent draws), as a uniform draw in [0, 1)
+        hash_key(
+            ((CAST(s.bootstrap_random_state AS HUGEINT) * 1000 + b.replicate) * 100000
+                + date_diff('day', DATE '2000-01-01', g.month)) * 1000 + g.task_group
+        ) / 1152921504606846976.0 AS u,
         g.attempts_metered_usd,
         g.accepted_metered_usd
     FROM waste AS w
     CROSS JOIN settings AS s
     JOIN intermediate.int_api_task_groups_monthly AS g
         ON g.month BETWEEN CAST(w.month - to_months(CAST(w.pooled_back AS INTEGER)) AS DATE) AND w.month
-    CROSS JOIN range(500) AS b (replicate)
+    CROSS JOIN replicates AS b
 ),
 waste_replicates AS (
     SELECT

@@ -25,10 +25,14 @@ line_months AS (
     SELECT
         l.*,
         CAST(m.month AS DATE) AS month,
-        epoch(least(l.period_end, m.month + INTERVAL 1 MONTH) - greatest(l.period_start, m.month)) AS covered_s,
-        epoch((m.month + INTERVAL 1 MONTH) - m.month) AS month_s
+        date_diff('microsecond', greatest(l.period_start, m.month), least(l.period_end, m.month + INTERVAL 1 MONTH))
+        / 1000000 AS covered_s,
+        date_diff('microsecond', m.month, m.month + INTERVAL 1 MONTH) / 1000000 AS month_s
     FROM current_lines AS l,
-        unnest(range(date_trunc('month', l.period_start), l.period_end, INTERVAL 1 MONTH)) AS m (month)
+        -- the months the period touches: from its first month's start up to its end (a period ends after it starts)
+        unnest(generate_series(
+            date_trunc('month', l.period_start), l.period_end - INTERVAL 1 MICROSECOND, INTERVAL 1 MONTH
+        )) AS m (month)
 ),
 metered AS (
     SELECT month, provider, sum(metered_usd) AS metered_usd

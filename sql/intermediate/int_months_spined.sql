@@ -12,12 +12,16 @@ WITH activity AS (
     UNION ALL SELECT CAST(date_trunc('month', charge_period_end - INTERVAL 1 MICROSECOND) AS DATE)
         FROM staging.stg_ledger__focus_charges WHERE charge_period_end > charge_period_start
 ),
-bounds AS (SELECT min(m) AS lo, max(m) AS hi FROM activity)
+bounds AS (SELECT min(m) AS lo, max(m) AS hi FROM activity),
+spine AS (
+    SELECT unnest(generate_series(CAST(lo AS TIMESTAMP), CAST(hi AS TIMESTAMP), INTERVAL 1 MONTH)) AS month_start
+    FROM bounds
+    WHERE lo IS NOT NULL
+)
+
 SELECT
     CAST(g.month_start AS DATE) AS month,
     CAST(g.month_start AS TIMESTAMP) AS month_start,
     CAST(g.month_start + INTERVAL 1 MONTH AS TIMESTAMP) AS month_end,
     date_diff('hour', CAST(g.month_start AS TIMESTAMP), CAST(g.month_start + INTERVAL 1 MONTH AS TIMESTAMP)) AS hours_in_month
-FROM bounds
-CROSS JOIN generate_series(CAST(bounds.lo AS TIMESTAMP), CAST(bounds.hi AS TIMESTAMP), INTERVAL 1 MONTH) AS g (month_start)
-WHERE bounds.lo IS NOT NULL
+FROM spine AS g

@@ -78,13 +78,15 @@ rates AS (
     SELECT
         currency,
         date,
-        usd_per_unit AS rate
+        usd_per_unit AS rate,
+        next_date
     FROM staging.stg_ledger__fx
     UNION ALL
     SELECT
         'USD' AS currency,
         DATE '0001-01-01' AS date,
-        CAST(1 AS DECIMAL(38, 12)) AS rate
+        CAST(1 AS DECIMAL(38, 12)) AS rate,
+        CAST(NULL AS DATE) AS next_date
 )
 
 -- prices in USD per million tokens (per call for web search): a price in another currency at the fx rate in
@@ -108,4 +110,7 @@ SELECT
     CAST(b.web_search_per_call * r.rate AS DECIMAL(38, 18)) AS web_search_per_call,
     row_number() OVER (ORDER BY b.provider, b.model, b.service_tier, b.min_input_tokens, b.valid_from) AS price_band
 FROM banded AS b
-ASOF INNER JOIN rates AS r ON b.currency = r.currency AND CAST(b.valid_from AS DATE) >= r.date
+INNER JOIN rates AS r
+    ON
+        b.currency = r.currency AND CAST(b.valid_from AS DATE) >= r.date
+        AND (r.next_date IS NULL OR CAST(b.valid_from AS DATE) < r.next_date)

@@ -179,7 +179,7 @@ measured AS (
             WHEN passed IS NULL THEN format('the {} drill was never run', replace(drill, '_', ' '))
             WHEN NOT passed THEN format(
                 'the {} drill failed on {} at {}{}',
-                replace(drill, '_', ' '), cluster_id, strftime(run_at, '%Y-%m-%d %H:%M UTC'),
+                replace(drill, '_', ' '), cluster_id, strftime(run_at, '%Y-%m-%d %H:%M') || ' UTC',
                 CASE WHEN note IS NOT NULL AND note <> '' THEN ': ' || note ELSE '' END
             )
         END

@@ -383,7 +383,7 @@ SELECT
     END AS capacity_per_node_tokens_per_second,
     capacity_mix_warning,
     CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
-        THEN CASE WHEN len(verdict_flipped_by) > 0 THEN 'marginal' ELSE 'robust' END END AS verdict_confidence,
+        THEN CASE WHEN array_length(verdict_flipped_by) > 0 THEN 'marginal' ELSE 'robust' END END AS verdict_confidence,
     CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even') THEN verdict_flipped_by END
         AS verdict_flipped_by,
     coalesce(verdict_sensitivity, []) AS verdict_sensitivity

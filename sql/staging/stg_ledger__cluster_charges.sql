@@ -14,4 +14,7 @@ SELECT
     t.unit_price,
     CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd
 FROM raw.cluster_charges AS t
-ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.charge_start AS DATE) >= fx.date
+LEFT JOIN staging.stg_ledger__fx AS fx
+    ON
+        t.currency = fx.currency AND CAST(t.charge_start AS DATE) >= fx.date
+        AND (fx.next_date IS NULL OR CAST(t.charge_start AS DATE) < fx.next_date)

@@ -24,5 +24,7 @@ SELECT
     CAST(t.effective_cost * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS effective_cost_usd,
     t.tags
 FROM raw.focus_charges AS t
-ASOF LEFT JOIN staging.stg_ledger__fx AS fx
-    ON t.currency = fx.currency AND CAST(t.charge_period_start AS DATE) >= fx.date
+LEFT JOIN staging.stg_ledger__fx AS fx
+    ON
+        t.currency = fx.currency AND CAST(t.charge_period_start AS DATE) >= fx.date
+        AND (fx.next_date IS NULL OR CAST(t.charge_period_start AS DATE) < fx.next_date)

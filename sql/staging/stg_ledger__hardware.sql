@@ -12,4 +12,7 @@ SELECT
     t.retired_date,
     coalesce(t.nodes, 1) AS nodes
 FROM raw.hardware AS t
-ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.in_service_date AS DATE) >= fx.date
+LEFT JOIN staging.stg_ledger__fx AS fx
+    ON
+        t.currency = fx.currency AND CAST(t.in_service_date AS DATE) >= fx.date
+        AND (fx.next_date IS NULL OR CAST(t.in_service_date AS DATE) < fx.next_date)

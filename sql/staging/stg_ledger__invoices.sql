@@ -18,4 +18,7 @@ SELECT
     CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS usd_per_unit,
     t.source_file_hash
 FROM raw.invoices AS t
-ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.period_start AS DATE) >= fx.date
+LEFT JOIN staging.stg_ledger__fx AS fx
+    ON
+        t.currency = fx.currency AND CAST(t.period_start AS DATE) >= fx.date
+        AND (fx.next_date IS NULL OR CAST(t.period_start AS DATE) < fx.next_date)

@@ -9,4 +9,7 @@ SELECT
     CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd,
     t.note
 FROM raw.opex AS t
-ASOF LEFT JOIN staging.stg_ledger__fx AS fx ON t.currency = fx.currency AND CAST(t.month AS DATE) >= fx.date
+LEFT JOIN staging.stg_ledger__fx AS fx
+    ON
+        t.currency = fx.currency AND CAST(t.month AS DATE) >= fx.date
+        AND (fx.next_date IS NULL OR CAST(t.month AS DATE) < fx.next_date)

@@ -1,0 +1,171 @@
+"""A full build of the SQL models on Apache Spark, published through the same DuckDB file.
+
+Spark reads the lake (``lake``), runs every model's SQL in Spark's dialect (``translate``) in dependency order and
+writes each table model as a Parquet folder under ``<db>.d/spark/build-<time>/<schema>/<model>/``. DuckDB then takes
+the results in one transaction: a published table model becomes a table of the ledger, one marked ``published: no``
+(the request-level intermediates) a view over its Parquet folder, and the view models are DuckDB's views as on a
+DuckDB build. The grain audits and ``sql/audits`` run in DuckDB over those; a failure rolls the whole build back and
+removes its folder. So the SQL shell, the report, ``status`` and ``verify`` read a Spark build as they read any.
+
+An incremental model is computed whole here (its inputs read entire). The incremental state is cleared, so the next
+DuckDB build is a full one.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import duckdb
+
+from pipeline.faults import crashpoint
+from pipeline.models import LAYERS, SQL_DIR, Model, define_macros, discover
+from pipeline.query import table_exists
+from pipeline.settings import Settings
+from pipeline.storage.catalog import init_ledger
+from pipeline.transform.build import (
+    AuditFailed,
+    BuildResult,
+    ModelFailed,
+    check_lake,
+    comment_model,
+    grain_audit_sql,
+    month_fingerprints,
+    run_audits,
+    write_settings,
+)
+from pipeline.transform.spark import lake as spark_lake
+from pipeline.transform.spark import session
+from pipeline.transform.spark.translate import Macro, TranslationFailed, spark_macros, to_spark_steps, view_name
+from schemas.ddl import sql_string
+
+if TYPE_CHECKING:
+    from pipeline.storage.store import Store
+
+
+def build(
+    con: duckdb.DuckDBPyConnection,
+    settings: Settings,
+    store: "Store",
+    sql_dir: Path = SQL_DIR,
+    progress: Callable[[str], None] | None = None,
+) -> BuildResult:
+    """Every model on Spark, then the results into the ledger with their audits, in one DuckDB transaction."""
+    t0 = time.perf_counter()
+    init_ledger(con, store.lake)
+    models = discover(sql_dir)
+    check_lake(con, store, lambda kind, file_hash: True)  # a full build reads every lake file
+    macros = spark_macros(sql_dir)
+    define_macros(con, sql_dir)
+    before = month_fingerprints(con, models)
+    root = store.spark
+    out = root / f"build-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"
+    spark = session.start(settings, root)
+    timings: list[tuple[str, float]] = []
+    con.execute("BEGIN TRANSACTION")
+    try:
+        write_settings(con, settings)
+        spark_lake.hand_over_meta(con, spark, out / "meta")
+        spark_lake.register_raw(con, spark, store.lake)
+        for m in models:
+            t = time.perf_counter()
+            _run_on_spark(spark, m, macros, out, sql_dir)
+            timings.append((m.qualified, time.perf_counter() - t))
+            crashpoint("build.model")
+            if progress:
+                progress(m.qualified)
+        n_audits = _take_results(con, models, out, sql_dir)
+        crashpoint("build.before_commit")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    for old in root.glob("build-*"):  # the ledger's views now read this build's folder only
+        if old != out:
+            shutil.rmtree(old, ignore_errors=True)
+    after = month_fingerprints(con, models)
+    changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
+    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+
+
+def _scoped_inputs(spark: Any, m: Model) -> None:
+    """An incremental model's inputs (``scoped.NAME``), whole: a full build reads every row."""
+    for i in m.inputs:
+        schema, name = i.source.split(".", 1)
+        cols = ", ".join(f"`{c}`" for c in i.columns) or "*"
+        spark.sql(
+            f"CREATE OR REPLACE TEMP VIEW {view_name('scoped', i.name)} AS SELECT {cols} FROM {view_name(schema, name)}"
+        )
+
+
+def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql_dir: Path) -> None:
+    where = f"model {m.qualified} ({m.path.relative_to(sql_dir.parent)})"
+    try:
+        steps, sql = to_spark_steps(m.body, macros, prefix=f"{view_name(m.layer, m.name)}__")
+    except TranslationFailed as exc:
+        raise ModelFailed(f"build rolled back: {where} cannot run on Spark: {exc}") from exc
+    _scoped_inputs(spark, m)
+    target = view_name(m.layer, m.name)
+    try:
+        for step in steps:
+            df = spark.sql(step.sql)
+            if step.shared:  # computed once, its plan cut short (kept on the executors, spilling to disk)
+                df = df.localCheckpoint()
+            df.createOrReplaceTempView(step.view)
+        if m.materialized == "view":
+            spark.sql(f"CREATE OR REPLACE TEMP VIEW {target} AS {sql}")
+            return
+        folder = out / m.layer / m.name
+        spark.sql(sql).write.mode("overwrite").parquet(str(folder))
+        spark.read.parquet(str(folder)).createOrReplaceTempView(target)
+    except Exception as exc:  # Spark's analysis and runtime errors come through py4j in several classes
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise ModelFailed(f"build rolled back: {where} failed on Spark: {spark_error(exc)}") from exc
+
+
+def spark_error(exc: BaseException) -> str:
+    """The line of a Spark error that says what went wrong: its error class, else the JVM exception's own line (py4j
+    puts "An error occurred while calling ..." first)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("[") or ("Exception:" in line and not line.startswith("at ")):
+            return line.removeprefix(": ")[:500]
+    return (lines or [type(exc).__name__])[0][:500]
+
+
+def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path, sql_dir: Path) -> int:
+    """The models into the ledger (tables, or views over Parquet for the unpublished ones), their comments and
+    audits; the incremental state cleared. Returns the number of audits run."""
+    for layer in LAYERS:
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
+    for m in models:
+        for kind in ("TABLE", "VIEW"):
+            if table_exists(con, m.layer, m.name, kind):
+                con.execute(f"DROP {kind} {m.qualified}")
+        if m.materialized == "view":
+            con.execute(f"CREATE VIEW {m.qualified} AS\n{m.body}")
+            kind = "VIEW"
+        else:
+            files = sql_string(str(out / m.layer / m.name / "*.parquet"))
+            kind = "TABLE" if m.published else "VIEW"
+            con.execute(f"CREATE {kind} {m.qualified} AS SELECT * FROM read_parquet({files})")
+        comment_model(con, m, kind, sql_dir)
+    failures: list[str] = []
+    for m in models:
+        if m.unique_key and not m.key_enforced_by:
+            found = con.execute(grain_audit_sql(m)).fetchall()
+            if found:
+                failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
+    n_audits = run_audits(con, models, sorted((sql_dir / "audits").glob("*.sql")), failures)
+    if failures:
+        raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(failures))
+    for table in ("meta.build_state", "meta.built_files"):
+        schema, name = table.split(".")
+        if table_exists(con, schema, name):
+            con.execute(f"DELETE FROM {table}")
+    return n_audits
