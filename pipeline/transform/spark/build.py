@@ -93,13 +93,13 @@ def build(
 
 
 def _scoped_inputs(spark: Any, m: Model) -> None:
-    """An incremental model's inputs (``scoped.NAME``), whole: a full build reads every row."""
+    """An incremental model's inputs (``scoped.NAME``), whole: a full build reads every row. Each model has its own
+    views of them (two models may name an input alike)."""
     for i in m.inputs:
         schema, name = i.source.split(".", 1)
         cols = ", ".join(f"`{c}`" for c in i.columns) or "*"
-        spark.sql(
-            f"CREATE OR REPLACE TEMP VIEW {view_name('scoped', i.name)} AS SELECT {cols} FROM {view_name(schema, name)}"
-        )
+        own = f"{view_name(m.layer, m.name)}__scoped__{i.name}"
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {own} AS SELECT {cols} FROM {view_name(schema, name)}")
 
 
 def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql_dir: Path) -> None:

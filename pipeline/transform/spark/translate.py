@@ -97,10 +97,13 @@ def _expand(tree: exp.Expression, macros: dict[str, Macro]) -> exp.Expression:
     return tree.transform(substitute)
 
 
-def _rename_tables(tree: exp.Expression) -> exp.Expression:
+def _rename_tables(tree: exp.Expression, scoped: str = "") -> exp.Expression:
+    """``schema.table`` as its view's name; a ``scoped.NAME`` input as ``scoped`` + NAME when given (a model's own)."""
+
     def rename(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and node.db in SCHEMAS and not node.catalog:
-            return exp.Table(this=exp.to_identifier(view_name(node.db, node.name)), alias=node.args.get("alias"))
+            name = scoped + node.name if node.db == "scoped" and scoped else view_name(node.db, node.name)
+            return exp.Table(this=exp.to_identifier(name), alias=node.args.get("alias"))
         return node
 
     return tree.transform(rename)
@@ -300,8 +303,8 @@ def _parse(sql: str, macros: dict[str, Macro], variables: dict[str, object] | No
     return _expand(_bind_variables(tree, variables or {}), macros)
 
 
-def _finish(tree: exp.Expression) -> str:
-    tree = _rename_tables(tree)
+def _finish(tree: exp.Expression, scoped: str = "") -> str:
+    tree = _rename_tables(tree, scoped)
     tree = _divide_as_double(tree)
     tree = tree.transform(_window_filter)
     tree = _string_aggs(tree)
@@ -330,13 +333,14 @@ def to_spark_steps(
     sql: str, macros: dict[str, Macro], prefix: str, variables: dict[str, object] | None = None
 ) -> tuple[list[Step], str]:
     """A model's top-level WITH queries as views named ``prefix`` + name, in order, and the final SELECT over them.
+    Its inputs (``scoped.NAME``) are read as the views ``prefix`` + ``scoped__`` + NAME: the model's own.
 
     Spark's optimiser copies a WITH query into every place that reads it, so a model whose WITH queries read each
     other several times grows a plan too large to optimise; run as views, a shared one can be computed once."""
     tree = _parse(sql, macros, variables)
     with_ = tree.args.get("with_")
     if not with_ or with_.args.get("recursive"):
-        return [], _finish(tree)
+        return [], _finish(tree, prefix + "scoped__")
     names = {cte.alias_or_name for cte in with_.expressions}
     uses = {n: 0 for n in names}
     for table in tree.find_all(exp.Table):
@@ -351,7 +355,8 @@ def to_spark_steps(
 
     steps = []
     for cte in with_.expressions:
-        steps.append(Step(prefix + cte.alias_or_name, _finish(cte.this.copy().transform(rename)), uses[cte.alias] > 1))
+        body = _finish(cte.this.copy().transform(rename), prefix + "scoped__")
+        steps.append(Step(prefix + cte.alias_or_name, body, uses[cte.alias] > 1))
     tree = tree.copy()
     tree.set("with_", None)
-    return steps, _finish(tree.transform(rename))
+    return steps, _finish(tree.transform(rename), prefix + "scoped__")
