@@ -101,6 +101,20 @@ def month_fingerprints(con: duckdb.DuckDBPyConnection, models: list[Model]) -> d
     )
 
 
+def build_result(
+    con: duckdb.DuckDBPyConnection,
+    models: list[Model],
+    before: dict[str, str],
+    run: tuple[float, int, list[tuple[str, float]]],
+) -> BuildResult:
+    """What a committed build did: ``run`` is its start (perf_counter), audits and timings; the months changed are
+    those whose marts' fingerprint differs from ``before`` (``month_fingerprints`` taken before the build)."""
+    t0, n_audits, timings = run
+    after = month_fingerprints(con, models)
+    changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
+    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+
+
 def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) -> None:
     """A ``-- column NAME:`` comment must name a column the model has (else: the file and line)."""
     have = table_columns(con, m.qualified)
@@ -197,9 +211,7 @@ def build(
         con.execute("ROLLBACK")
         raise
     crashpoint("build.committed")
-    after = month_fingerprints(con, models)
-    changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
-    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+    return build_result(con, models, before, (t0, n_audits, timings))
 
 
 def _build_model(

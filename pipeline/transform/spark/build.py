@@ -29,6 +29,7 @@ from pipeline.storage.catalog import init_ledger
 from pipeline.transform.build import (
     AuditFailed,
     BuildResult,
+    build_result,
     ModelFailed,
     check_lake,
     comment_model,
@@ -87,9 +88,7 @@ def build(
     for old in root.glob("build-*"):  # the ledger's views now read this build's folder only
         if old != out:
             shutil.rmtree(old, ignore_errors=True)
-    after = month_fingerprints(con, models)
-    changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
-    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+    return build_result(con, models, before, (t0, n_audits, timings))
 
 
 def _scoped_inputs(spark: Any, m: Model) -> None:
