@@ -127,7 +127,7 @@ def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) 
 
 
 @dataclass
-class _Steps:
+class Steps:
     """How a build runs a model's statements and audits its grain; failed audits are collected in ``failures``."""
 
     con: duckdb.DuckDBPyConnection
@@ -174,7 +174,7 @@ def build(
     define_macros(con, sql_dir)
     before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
-    steps = _Steps(con, sql_dir)
+    steps = Steps(con, sql_dir)
     audit, failures = steps.audit, steps.failures
 
     con.execute("BEGIN TRANSACTION")
@@ -182,9 +182,8 @@ def build(
         write_settings(con, settings)
         for layer in LAYERS:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
-        for m in models:  # a table model a Spark build left as a view over its Parquet is a table again
-            if m.materialized == "table" and table_exists(con, m.layer, m.name, "VIEW"):
-                con.execute(f"DROP VIEW {m.qualified}")
+        for m in models:  # before any model runs: an append model's batch fills the keys models' tables too
+            _drop_other_kind(con, m)
         plan: incremental.Plan | None = None
         for m in models:
             t = time.perf_counter()
@@ -219,13 +218,12 @@ def _build_model(
     m: Model,
     *,
     models: list[Model],
-    steps: "_Steps",
+    steps: "Steps",
     plan: "incremental.Plan | None",
     sql_dir: Path,
     progress: Callable[[str], None] | None,
 ) -> None:
     """One model: its table or view made again (an incremental one by its strategy) and its COMMENT written."""
-    _drop_other_kind(con, m)
     kind = "VIEW" if m.materialized == "view" else "TABLE"
     if m.incremental:
         incremental.strategy(m, models).run(con, plan, steps.run, steps.audit, progress)  # type: ignore[arg-type]
@@ -287,7 +285,8 @@ def publication(
 
 
 def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:
-    """CREATE OR REPLACE cannot turn a view into a table: drop the other kind first."""
+    """CREATE OR REPLACE cannot turn a view into a table: drop the other kind first (a model whose kind changed, or a
+    table model a Spark build left as a view over its Parquet)."""
     other = "TABLE" if m.materialized == "view" else "VIEW"
     if table_exists(con, m.layer, m.name, other):
         con.execute(f"DROP {other} {m.qualified}")

@@ -29,11 +29,11 @@ from pipeline.storage.catalog import init_ledger
 from pipeline.transform.build import (
     AuditFailed,
     BuildResult,
-    build_result,
     ModelFailed,
+    Steps,
+    build_result,
     check_lake,
     comment_model,
-    grain_audit_sql,
     month_fingerprints,
     run_audits,
     write_settings,
@@ -154,15 +154,12 @@ def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path
             kind = "TABLE" if m.published else "VIEW"
             con.execute(f"CREATE {kind} {m.qualified} AS SELECT * FROM read_parquet({files})")
         comment_model(con, m, kind, sql_dir)
-    failures: list[str] = []
+    steps = Steps(con, sql_dir)
     for m in models:
-        if m.unique_key and not m.key_enforced_by:
-            found = con.execute(grain_audit_sql(m)).fetchall()
-            if found:
-                failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
-    n_audits = run_audits(con, models, sorted((sql_dir / "audits").glob("*.sql")), failures)
-    if failures:
-        raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(failures))
+        steps.audit(m)
+    n_audits = run_audits(con, models, sorted((sql_dir / "audits").glob("*.sql")), steps.failures)
+    if steps.failures:
+        raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(steps.failures))
     for table in ("meta.build_state", "meta.built_files"):
         schema, name = table.split(".")
         if table_exists(con, schema, name):

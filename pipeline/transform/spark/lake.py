@@ -60,9 +60,10 @@ def _raw_sql(spark: Any, kind: str, model: Any, paths: list[Path], superseded: b
     if not paths:
         empty = ", ".join(f"CAST(NULL AS {spark_type(c.duckdb_type)}) AS `{c.name}`" for c in cols)
         return f"SELECT {empty} WHERE false"
+    verbatim = {p: not _has_provenance(p) for p in paths}  # each footer read once
     parts = []
     for provenance in (False, True):
-        group = [p for p in paths if _has_provenance(spark, p) != provenance]
+        group = [p for p in paths if verbatim[p] == provenance]
         if not group:
             continue
         df = spark.read.option("mergeSchema", "true").parquet(*[str(p) for p in group])
@@ -89,7 +90,7 @@ def _raw_sql(spark: Any, kind: str, model: Any, paths: list[Path], superseded: b
     return body
 
 
-def _has_provenance(spark: Any, path: Path) -> bool:
+def _has_provenance(path: Path) -> bool:
     """A lake file the ledger wrote carries its provenance columns; a verbatim copy of a landing file does not."""
     import pyarrow.parquet as pq
 

@@ -119,8 +119,7 @@ def start(settings: "Settings", folder: Path) -> Any:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise SparkUnavailable(f"Spark did not start ({settings.engine_master}): {first}") from exc
     for key, value in FIXED_OPTIONS.items():  # a reused session: the runtime options again
-        if not key.startswith("spark.sql.warehouse"):
-            spark.conf.set(key, value)
+        spark.conf.set(key, value)
     spark.sparkContext.setLogLevel("ERROR")
     logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # a failed model is reported once, by us
     return spark

@@ -12,7 +12,7 @@ Before SQLGlot writes a statement in Spark's dialect, costledger changes its par
   FILTER, ``quantile_cont``, ``time_bucket``, HUGEINT, ``format`` and the functions of ``FUNCTIONS``
   (docs/spark.md has the table).
 
-DuckDB's session variables (``getvariable('name')``) are bound by value before the translation (unset: NULL). A model
+DuckDB's session variables (``getvariable('name')``) are NULL, as unset ones are in a DuckDB build. A model
 whose SQL uses what no rule covers fails with ``TranslationFailed`` or Spark's error, naming the model.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 import sqlglot
@@ -121,29 +120,16 @@ def _divide_as_double(tree: exp.Expression) -> exp.Expression:
     return tree.transform(cast)
 
 
-def _bind_variables(tree: exp.Expression, variables: dict[str, object]) -> exp.Expression:
-    def bind(node: exp.Expression) -> exp.Expression:
+def _unset_variables(tree: exp.Expression) -> exp.Expression:
+    """``getvariable('name')`` as NULL: a build sets no session variable (only `costledger plan`, on DuckDB, does),
+    and an unset one is NULL in DuckDB."""
+
+    def unset(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable":
-            name = node.expressions[0].name if node.expressions else ""
-            return _literal(variables.get(name))  # an unset variable is NULL, as in DuckDB
+            return exp.Null()
         return node
 
-    return tree.transform(bind)
-
-
-def _literal(value: object) -> exp.Expression:
-    if value is None:
-        return exp.Null()
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, int):
-        return exp.Literal.number(value)
-    if isinstance(value, Decimal):
-        text = format(value, "f")
-        digits = len(text.replace("-", "").replace(".", "").lstrip("0")) or 1
-        scale = len(text.split(".")[1]) if "." in text else 0
-        return exp.cast(exp.Literal.number(text), f"DECIMAL({max(digits, scale + 1, 1)}, {scale})")
-    return exp.Literal.string(str(value))
+    return tree.transform(unset)
 
 
 def _spark_types(tree: exp.Expression) -> exp.Expression:
@@ -295,12 +281,12 @@ def view_name(schema: str, table: str) -> str:
     return f"{schema}__{table}"
 
 
-def _parse(sql: str, macros: dict[str, Macro], variables: dict[str, object] | None) -> exp.Expression:
+def _parse(sql: str, macros: dict[str, Macro]) -> exp.Expression:
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except sqlglot.errors.ParseError as exc:
         raise TranslationFailed(f"SQLGlot cannot parse it: {str(exc).splitlines()[0]}") from exc
-    return _expand(_bind_variables(tree, variables or {}), macros)
+    return _expand(_unset_variables(tree), macros)
 
 
 def _finish(tree: exp.Expression, scoped: str = "") -> str:
@@ -314,9 +300,9 @@ def _finish(tree: exp.Expression, scoped: str = "") -> str:
     return tree.sql(dialect="spark")
 
 
-def to_spark(sql: str, macros: dict[str, Macro], variables: dict[str, object] | None = None) -> str:
+def to_spark(sql: str, macros: dict[str, Macro]) -> str:
     """One DuckDB SELECT as Spark SQL (see the module's doc)."""
-    return _finish(_parse(sql, macros, variables))
+    return _finish(_parse(sql, macros))
 
 
 @dataclass(frozen=True)
@@ -329,15 +315,13 @@ class Step:
     shared: bool
 
 
-def to_spark_steps(
-    sql: str, macros: dict[str, Macro], prefix: str, variables: dict[str, object] | None = None
-) -> tuple[list[Step], str]:
+def to_spark_steps(sql: str, macros: dict[str, Macro], prefix: str) -> tuple[list[Step], str]:
     """A model's top-level WITH queries as views named ``prefix`` + name, in order, and the final SELECT over them.
     Its inputs (``scoped.NAME``) are read as the views ``prefix`` + ``scoped__`` + NAME: the model's own.
 
     Spark's optimiser copies a WITH query into every place that reads it, so a model whose WITH queries read each
     other several times grows a plan too large to optimise; run as views, a shared one can be computed once."""
-    tree = _parse(sql, macros, variables)
+    tree = _parse(sql, macros)
     with_ = tree.args.get("with_")
     if not with_ or with_.args.get("recursive"):
         return [], _finish(tree, prefix + "scoped__")
