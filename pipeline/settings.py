@@ -169,6 +169,10 @@ class Settings:
     memory_limit: str = setting("4GB", "ledger.memory_limit")
     """DuckDB memory_limit for the nightly; larger work spills to temp_directory instead of failing."""
 
+    threads: int = setting(0, "ledger.threads")
+    """DuckDB threads for the nightly and the build; 0 = one per core of the machine. Fewer leave cores to other work
+    on a shared machine."""
+
     batch_rows: int = setting(10_000_000, "ledger.batch_rows")
     """The build folds new request rows into the request models this many at a time (bounds memory)."""
 
@@ -397,6 +401,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "ingest_extra_columns": _names,
     "max_quarantine_share": _share,
     "memory_limit": _memory_limit,
+    "threads": _whole(0, "a whole number of threads, or 0 for one per core"),
     "sql_memory_limit": _memory_limit,
     "sql_max_spill": _size,
     "temp_directory": _folder,

@@ -1,5 +1,7 @@
 """Settings are typed strictly and a misspelt key gets the nearest known one."""
 
+import os
+
 import pytest
 
 from pipeline.settings import SettingsError, load_settings
@@ -39,3 +41,25 @@ def test_an_unknown_key_names_the_nearest_one(tmp_path, text, hint):
         load_settings(settings_file(tmp_path, text))
     assert "unknown setting" in str(err.value) and hint in str(err.value)
     assert "known:" not in str(err.value)  # not a list of every key
+
+
+@pytest.mark.parametrize("value", ["-1", '"two"', "1.5", "true"])
+def test_threads_must_be_a_whole_number_of_at_least_zero(tmp_path, value):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, f"[ledger]\nthreads = {value}\n"))
+    assert "ledger.threads" in str(err.value) and "0 for one per core" in str(err.value)
+
+
+def test_the_ledgers_writer_uses_the_threads_it_is_given(tmp_path):
+    from pipeline.storage.store import Store
+
+    store = Store.for_db(tmp_path / "l.duckdb")
+    for text, expected in (("[ledger]\nthreads = 1\n", 1), ("", None)):
+        s = load_settings(settings_file(tmp_path, text))
+        con = store.open_work(s)
+        try:
+            threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+        finally:
+            store.close_work(con, s)
+        # 0 (the default) leaves DuckDB's own choice: one thread per core the process may use
+        assert threads == (expected or len(os.sched_getaffinity(0)))

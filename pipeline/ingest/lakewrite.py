@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+import pyarrow as pa
 
 from pipeline.faults import crashpoint
 from pipeline.ingest.loading import FileResult, LoadingFile
@@ -107,11 +108,17 @@ def write_file_rows(
     )
     if f.key and kind not in UNDEDUPLICATED and f.loaded:
         con.execute(f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(f.key, 'f')} FROM {st.good_rows}", [kind])
-    if read.bad_lines:
-        con.executemany(
-            "INSERT INTO meta.quarantine VALUES (?, ?, ?, ?, NULL, ?, NULL)",
-            [[f.file_hash, f.shown, kind, line, reason] for line, reason in read.bad_lines],
-        )
+    if read.bad_lines:  # one statement over Arrow: a file of a wrong format can have millions of them
+        lines, reasons = zip(*read.bad_lines)
+        con.register(st.bad_lines, pa.table({"line": pa.array(lines, pa.int64()), "reason": pa.array(reasons)}))
+        try:
+            con.execute(
+                f"INSERT INTO meta.quarantine SELECT ?, ?, ?, line, NULL, reason, NULL FROM {st.bad_lines} "
+                "ORDER BY line",
+                [f.file_hash, f.shown, kind],
+            )
+        finally:
+            con.unregister(st.bad_lines)
     _write_manifest_row(con, f, lake_file)
     if con.execute(f"SELECT count(*) FROM {st.superseding}").fetchall()[0][0]:  # type: ignore[index]
         con.execute(

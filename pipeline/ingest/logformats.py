@@ -25,7 +25,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import polars as pl
 import pyarrow as pa
@@ -36,11 +36,12 @@ from pipeline.ingest.formats import detect, log_format
 from pipeline.ingest.readers import (
     FileRejected,
     ReadResult,
+    TextColumns,
     decode_utf8,
     detect_format,
-    json_lines,
-    mapped_result,
+    json_objects,
     raw_bytes,
+    text_lines,
 )
 from pipeline.ingest.formats.common import (
     MappingError,
@@ -165,11 +166,10 @@ def sniff(data: bytes, is_csv: bool) -> str:
 
 
 def map_rows(
-    records: list[tuple[int, dict]], fmt: str | None, mapping: LogMapping, columns: list[str]
-) -> tuple[dict[str, list], list[int], list[tuple[int, str]]]:
-    """Map (line, record) pairs: column lists, their lines, and (line, reason) for records that cannot be mapped."""
-    cols: dict[str, list] = {c: [] for c in columns}
-    lines: list[int] = []
+    records: Iterable[tuple[int, dict]], fmt: str | None, mapping: LogMapping, columns: list[str]
+) -> tuple[TextColumns, list[tuple[int, str]]]:
+    """Map (line, record) pairs: the mapped rows, and (line, reason) for records that cannot be mapped."""
+    cols = TextColumns(columns)
     bad: list[tuple[int, str]] = []
     seen = None  # the format of the file's records so far: a failed request without usage shows none of its own
     for lineno, rec in records:
@@ -204,17 +204,15 @@ def map_rows(
             reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
             bad.append((lineno, f"{record_format}: a field has an unusable value ({reason})"))
             continue
-        lines.append(lineno)
-        for c in columns:
-            cols[c].append(row.get(c))
-    return cols, lines, bad
+        cols.append(lineno, row)
+    return cols, bad
 
 
 def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:
     """A real-world request log mapped onto the canonical request columns."""
     fmt, gz = detect_format(path)
     bad: list[tuple[int, str]] = []
-    records: list[tuple[int, dict]] = []
+    records: Iterable[tuple[int, dict]] = []
     if fmt == "parquet":
         if gz:
             raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
@@ -223,16 +221,15 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
         except (pa.ArrowException, OSError) as exc:
             raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
         records = [(i + 1, r) for i, r in enumerate(rows)]
-    else:
+    elif fmt == "csv":
         data = raw_bytes(path, gz)
-        text = decode_utf8(path, data)
-        if fmt == "csv":
-            try:
-                df = pl.read_csv(io.BytesIO(data), infer_schema=False)
-            except pl.exceptions.PolarsError as exc:
-                raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
-            records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
-        else:
-            records, bad = json_lines(text, numbers_as_text=False)
-    cols, lines, unmapped = map_rows(records, log_format, mapping, allowed)
-    return mapped_result(cols, lines, allowed, bad + unmapped)
+        decode_utf8(path, data)  # a file that is not UTF-8 is rejected whole, naming the line and the byte
+        try:
+            df = pl.read_csv(io.BytesIO(data), infer_schema=False)
+        except pl.exceptions.PolarsError as exc:
+            raise FileRejected(f"{path}: not a readable CSV: {str(exc).splitlines()[0]}") from None
+        records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
+    else:  # JSON lines, read a chunk at a time: a month's gateway log is never held whole
+        records = json_objects(text_lines(path, gz), numbers_as_text=False, bad=bad)
+    cols, unmapped = map_rows(records, log_format, mapping, allowed)
+    return ReadResult(table=cols.table(), present=list(allowed), bad_lines=sorted(bad + unmapped))

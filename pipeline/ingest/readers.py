@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Literal
+from typing import TYPE_CHECKING, Iterable, Iterator, Literal, Mapping
 
 import polars as pl
 import pyarrow as pa
@@ -125,11 +125,11 @@ def _chunks(path: Path, gz: bool) -> Iterator[bytes]:
             raise EOFError("compressed file ended before the end-of-stream marker was reached")
 
 
-def raw_bytes(path: Path, gz: bool) -> bytes:
-    """The whole file, decompressed, rejected whole when it passes ``max_file_bytes`` or has a line longer
-    than ``max_line_bytes`` (checked while streaming, so memory stays bounded by the limits)."""
+def _checked_chunks(path: Path, gz: bool) -> Iterator[bytes]:
+    """The file's bytes (decompressed) a bounded chunk at a time, rejected whole once it passes ``max_file_bytes`` or
+    has a line longer than ``max_line_bytes`` (checked while streaming, so memory stays bounded by the limits), or
+    when it is empty."""
     lim = LIMITS.get()
-    parts: list[bytes] = []
     total, run, lines = 0, 0, 1
     try:
         for chunk in _chunks(path, gz):
@@ -146,15 +146,53 @@ def raw_bytes(path: Path, gz: bool) -> bytes:
                     "([ledger] max_line_bytes); rejected whole, nothing loaded"
                 )
             lines += chunk.count(b"\n")
-            parts.append(chunk)
+            yield chunk
     except OSError as exc:
         raise FileRejected(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (EOFError, zlib.error) as exc:
         raise FileRejected(f"{path}: broken or truncated gzip: {exc}") from None
-    data = b"".join(parts)
-    if not data:
+    if not total:
         raise FileRejected(f"{path}: the file is empty{' after gunzip' if gz else ' (0 bytes)'}")
-    return data
+
+
+def raw_bytes(path: Path, gz: bool) -> bytes:
+    """The whole file, decompressed, within the limits ``_checked_chunks`` keeps."""
+    return b"".join(_checked_chunks(path, gz))
+
+
+def text_lines(path: Path, gz: bool) -> Iterator[tuple[int, str]]:
+    """(line number, text) for each line of the file, read a bounded chunk at a time within the limits
+    ``_checked_chunks`` keeps: a large file is never held whole. A file that is not UTF-8 is rejected naming the line
+    and the byte; the reader has read no further, and nothing it yielded may be loaded."""
+    rest, line, offset = b"", 1, 0
+    for chunk in _checked_chunks(path, gz):
+        data = rest + chunk if rest else chunk  # ``rest`` is one unfinished line: at most max_line_bytes
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if cut:
+            text = _decode_at(path, memoryview(data)[:cut], line, offset)  # the view copies no bytes
+            del data
+            pieces = text.split("\n")
+            del text
+            pieces.pop()  # after the last newline: nothing
+            for piece in pieces:
+                yield line, piece
+                line += 1
+            del pieces  # before the next chunk is read
+            offset += cut
+    if rest:
+        yield line, _decode_at(path, rest, line, offset)
+
+
+def _decode_at(path: Path, data: bytes | memoryview, line: int, offset: int) -> str:
+    """``data`` (starting at ``line`` and byte ``offset`` of the file) as UTF-8 text, or the file rejected."""
+    try:
+        return str(data, "utf-8")
+    except UnicodeDecodeError as exc:
+        line += bytes(data[: exc.start]).count(b"\n")
+        raise FileRejected(
+            f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {offset + exc.start})"
+        ) from None
 
 
 def _scan_lines(chunk: bytes, run: int, line: int, limit: int) -> tuple[int, int]:
@@ -175,13 +213,7 @@ def _scan_lines(chunk: bytes, run: int, line: int, limit: int) -> tuple[int, int
 
 def decode_utf8(path: Path, data: bytes) -> str:
     """``data`` as UTF-8 text; a file that is not is rejected naming the line and the byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise FileRejected(
-            f"{path}: line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        ) from None
+    return _decode_at(path, data, 1, 0)
 
 
 def utf8_text(path: Path, gz: bool) -> str:
@@ -271,12 +303,13 @@ def _as_text(value: object) -> str | None:
     return str(value)
 
 
-def json_lines(text: str, numbers_as_text: bool) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
-    """(line, object) for each JSON object line, and (line, reason) for lines that are not one. Blank lines skipped."""
-    records: list[tuple[int, dict]] = []
-    bad: list[tuple[int, str]] = []
+def json_objects(
+    lines: Iterable[tuple[int, str]], numbers_as_text: bool, bad: list[tuple[int, str]]
+) -> Iterator[tuple[int, dict]]:
+    """(line, object) for each JSON object line; (line, reason) for a line that is not one goes to ``bad``. Blank
+    lines are skipped."""
     kwargs = {"parse_float": str, "parse_int": str} if numbers_as_text else {}
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in lines:
         if not raw.strip():
             continue
         try:
@@ -290,7 +323,13 @@ def json_lines(text: str, numbers_as_text: bool) -> tuple[list[tuple[int, dict]]
         if not isinstance(obj, dict):
             bad.append((lineno, "not a JSON object"))
             continue
-        records.append((lineno, obj))
+        yield lineno, obj
+
+
+def json_lines(text: str, numbers_as_text: bool) -> tuple[list[tuple[int, dict]], list[tuple[int, str]]]:
+    """(line, object) for each JSON object line of ``text``, and (line, reason) for lines that are not one."""
+    bad: list[tuple[int, str]] = []
+    records = list(json_objects(enumerate(text.split("\n"), start=1), numbers_as_text, bad))
     return records, bad
 
 
@@ -319,27 +358,54 @@ def finite_decimal(value: object, where: str, error: type[ValueError] = ValueErr
     return d
 
 
+class TextColumns:
+    """Rows of text values gathered column by column into Arrow, a batch at a time: a Python string costs several
+    times its Arrow form, so a file of millions of records holds only its Arrow columns and one batch of lists."""
+
+    BATCH = 65_536
+
+    def __init__(self, columns: list[str]) -> None:
+        self.columns = columns
+        self._values: dict[str, list[str | None]] = {c: [] for c in columns}
+        self._lines: list[int] = []
+        self._done: dict[str, list[pa.Array]] = {c: [] for c in columns}
+        self._done_lines: list[pa.Array] = []
+
+    def append(self, line: int, row: Mapping[str, object]) -> None:
+        """One row: ``row``'s value (as text) of each column, None where it has none."""
+        self._lines.append(line)
+        for c in self.columns:
+            self._values[c].append(_as_text(row.get(c)))
+        if len(self._lines) >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        for c in self.columns:
+            self._done[c].append(pa.array(self._values[c], type=pa.string()))
+            self._values[c] = []
+        self._done_lines.append(pa.array(self._lines, type=pa.int64()))
+        self._lines = []
+
+    def table(self, columns: list[str] | None = None) -> pa.Table:
+        """The rows so far: ``columns`` (all by default) and ``_line``."""
+        self._flush()
+        arrays = {c: pa.chunked_array(self._done[c], type=pa.string()) for c in columns or self.columns}
+        arrays["_line"] = pa.chunked_array(self._done_lines, type=pa.int64())
+        return pa.table(arrays)
+
+
 def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -> ReadResult:
-    text = utf8_text(path, gz)
-    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
-    lines: list[int] = []
-    seen: set[str] = set()
+    """One record a line, read a chunk at a time; numbers stay text (exact decimals, no float rounding)."""
+    cols = TextColumns(allowed)
     keys: set[str] = set()
-    # numbers stay text: exact decimals, no float rounding
-    records, bad = json_lines(text, numbers_as_text=True)
-    for lineno, obj in records:
+    bad: list[tuple[int, str]] = []
+    for lineno, obj in json_objects(text_lines(path, gz), numbers_as_text=True, bad=bad):
         if rename:
             obj = {rename.get(k.lower(), k): v for k, v in obj.items()}
         keys.update(obj)
-        lines.append(lineno)
-        for c in allowed:
-            if c in obj:
-                seen.add(c)
-            cols[c].append(_as_text(obj.get(c)))
-    present = [c for c in allowed if c in seen]
-    arrays = {c: pa.array(cols[c], type=pa.string()) for c in present}
-    arrays["_line"] = pa.array(lines, type=pa.int64())
-    return ReadResult(table=pa.table(arrays), present=present, bad_lines=bad, unknown=sorted(keys - set(allowed)))
+        cols.append(lineno, obj)
+    present = [c for c in allowed if c in keys]
+    return ReadResult(table=cols.table(present), present=present, bad_lines=bad, unknown=sorted(keys - set(allowed)))
 
 
 def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> ReadResult:

@@ -3,9 +3,9 @@
 A file being loaded owns one ``Staging`` (``pipeline.ingest.loading.LoadingFile.staging``): its rows as DuckDB
 sees them (``incoming``), every row typed and flagged (``flags``), the bad rows with one flag per expectation
 (``flag_detail``), the rows not to load with their reason (``verdicts``), the tables that find duplicates
-(``dup_first``, ``hit_keys``, ``existing``) and, in a correction file, the rows that restate earlier ones
-(``superseding``). They live on the run's connection between the file's read and its commit, and are dropped
-with ``clean_up``.
+(``dup_first``, ``hit_keys``, ``existing``), in a correction file the rows that restate earlier ones
+(``superseding``), and the lines that were no record at all (``bad_lines``). They live on the run's connection
+between the file's read and its commit, and are dropped with ``clean_up``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class Staging:
     hit_keys: str = "hit_keys"
     existing: str = "existing_rows"
     superseding: str = "superseding"
+    bad_lines: str = "bad_lines_arrow"
 
     @property
     def good_rows(self) -> str:

@@ -152,6 +152,8 @@ class Store:
         temp = settings.temp_directory or str(self.tmp)
         con.execute(f"SET memory_limit = {sql_literal(settings.memory_limit)}")
         con.execute(f"SET temp_directory = {sql_literal(temp)}")
+        if settings.threads:
+            con.execute(f"SET threads = {int(settings.threads)}")
         # no model relies on insertion order (order-sensitive writes say ORDER BY); dropping it lets
         # large CREATE TABLE AS statements stream instead of buffering (DuckDB's out-of-memory advice)
         con.execute("SET preserve_insertion_order = false")

@@ -109,6 +109,7 @@ def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql
         raise ModelFailed(f"build rolled back: {where} cannot run on Spark: {exc}") from exc
     _scoped_inputs(spark, m)
     target = view_name(m.layer, m.name)
+    kept_before = set(spark.sparkContext._jsc.getPersistentRDDs())
     try:
         for step in steps:
             df = spark.sql(step.sql)
@@ -121,10 +122,20 @@ def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql
         folder = out / m.layer / m.name
         spark.sql(sql).write.mode("overwrite").parquet(str(folder))
         spark.read.parquet(str(folder)).createOrReplaceTempView(target)
+        _release(spark, kept_before)
     except Exception as exc:  # Spark's analysis and runtime errors come through py4j in several classes
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise ModelFailed(f"build rolled back: {where} failed on Spark: {spark_error(exc)}") from exc
+
+
+def _release(spark: Any, kept_before: set[int]) -> None:
+    """Free what a table model's shared steps kept (its result is now read from its Parquet, and no other model reads
+    its steps): at 100 M requests they are gigabytes of executor memory and disk. A view model keeps them, since
+    reading the view reads them."""
+    for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items():
+        if rdd_id not in kept_before:
+            rdd.unpersist(False)
 
 
 def spark_error(exc: BaseException) -> str:

@@ -42,6 +42,9 @@ DEFAULT_OPTIONS = {
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.adaptive.enabled": "true",
     "spark.driver.memory": "4g",
+    # a model's shuffle files are removed once the JVM collects its plans: every minute, not Spark's default 30,
+    # so a long build's spill does not pile up model after model on the disk
+    "spark.cleaner.periodicGC.interval": "1min",
 }
 
 
