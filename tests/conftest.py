@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import os
+import shutil
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -100,6 +102,23 @@ class Ledger:
         rows = self.rows(sql, params)
         assert len(rows) == 1, rows
         return rows[0]
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``name``, filled by ``make`` once per test run and shared by every pytest-xdist worker (each worker
+    would otherwise make its own). Its users only read it. A worker that finds another making it waits for it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above the workers' own
+    folder = root / f"shared-{name}"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".made").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (folder / ".made").touch()
+    return folder
 
 
 @pytest.fixture(scope="session")

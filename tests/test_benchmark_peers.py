@@ -18,30 +18,29 @@ from typer.testing import CliRunner
 from benchmarks.benchmark import ANALYST_SQL, NOTEBOOK, PeerCheck, Step, compare_peers, table
 from pipeline.cli import app
 from benchmarks.sample_large import write_large_sample
-from tests.conftest import ROOT
+from tests.conftest import ROOT, made_once
 
 
 @pytest.fixture(scope="module")
 def peers(tmp_path_factory) -> dict[str, Path]:
-    work = tmp_path_factory.mktemp("peers")
-    landing = work / "landing"
-    # two months (July's prices change on 2026-08-16: the price join is exercised), retries, both routes
-    write_large_sample(landing, 40_000, months=2)
-    db = work / "ledger.duckdb"
-    res = CliRunner().invoke(app, ["nightly", str(landing), "--db", str(db)])
-    assert res.exit_code == 0, res.output
-    analyst = work / "analyst.duckdb"
-    con = duckdb.connect(str(analyst))
-    con.execute("SET VARIABLE landing = ?", [str(landing)])
-    con.execute(ANALYST_SQL.read_text(encoding="utf-8"))
-    con.close()
-    spec = importlib.util.spec_from_file_location("notebook", NOTEBOOK)
-    assert spec and spec.loader
-    notebook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(notebook)
-    csv = work / "notebook.csv"
-    notebook.monthly(landing).to_csv(csv, index=False)
-    return {"db": db, "analyst": analyst, "notebook": csv}
+    def make(work: Path) -> None:
+        landing = work / "landing"
+        # two months (July's prices change on 2026-08-16: the price join is exercised), retries, both routes
+        write_large_sample(landing, 40_000, months=2)
+        res = CliRunner().invoke(app, ["nightly", str(landing), "--db", str(work / "ledger.duckdb")])
+        assert res.exit_code == 0, res.output
+        con = duckdb.connect(str(work / "analyst.duckdb"))
+        con.execute("SET VARIABLE landing = ?", [str(landing)])
+        con.execute(ANALYST_SQL.read_text(encoding="utf-8"))
+        con.close()
+        spec = importlib.util.spec_from_file_location("notebook", NOTEBOOK)
+        assert spec and spec.loader
+        notebook = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(notebook)
+        notebook.monthly(landing).to_csv(work / "notebook.csv", index=False)
+
+    work = made_once(tmp_path_factory, "peers", make)
+    return {"db": work / "ledger.duckdb", "analyst": work / "analyst.duckdb", "notebook": work / "notebook.csv"}
 
 
 def test_peers_agree_with_costledger_to_the_cent(peers):

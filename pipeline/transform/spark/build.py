@@ -120,8 +120,10 @@ def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql
             spark.sql(f"CREATE OR REPLACE TEMP VIEW {target} AS {sql}")
             return
         folder = out / m.layer / m.name
-        spark.sql(sql).write.mode("overwrite").parquet(str(folder))
-        spark.read.parquet(str(folder)).createOrReplaceTempView(target)
+        result = spark.sql(sql)
+        result.write.mode("overwrite").parquet(str(folder))
+        # read back with the schema it was written with: Spark need not run a job that opens a file to learn it
+        spark.read.schema(result.schema).parquet(str(folder)).createOrReplaceTempView(target)
         _release(spark, kept_before)
     except Exception as exc:  # Spark's analysis and runtime errors come through py4j in several classes
         if isinstance(exc, KeyboardInterrupt):
