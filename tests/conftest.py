@@ -21,6 +21,31 @@ from pipeline.settings import Settings  # noqa: E402
 from pipeline.storage.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+_UNGROUPED = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` a worker marks each grouped test's id with its group, which is how the tests of one
+    group (the Spark tests, which share one Spark) reach one worker. A pytest whose ids cannot be marked so would
+    spread them silently, each worker starting its own Spark: those tests fail instead, saying why."""
+    if not (os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadgroup", False)):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            item.stash[_UNGROUPED] = (
+                "--dist loadgroup did not keep this test with its group: this pytest and pytest-xdist do not work "
+                "together (install the versions requirements.lock pins)"
+            )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _UNGROUPED in item.stash:
+        pytest.fail(item.stash[_UNGROUPED], pytrace=False)
+
+
 PRICE_MOONSHOT = {
     "provider": "moonshot",
     "model": "kimi-k3",
