@@ -148,19 +148,17 @@ def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callabl
 
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory) -> Path:
-    """The bundled sample data, loaded by one nightly into a fresh ledger (shared by the tests that read it)."""
-    from typer.testing import CliRunner
+    """The bundled sample data, loaded by one nightly into a fresh ledger, once per test run: its users only read it
+    (a test that runs a command that writes works on a copy, ``scripts.marts_equal.copy_ledger``)."""
 
-    from pipeline.cli import app
+    def make(folder: Path) -> None:
+        db, settings = folder / "ledger.duckdb", ROOT / "costledger.toml"
+        res = cli("nightly", ROOT / "sample_data", "--db", db, "--settings", settings)
+        # exit 4: the sample's cometapi invoices are 3% above metered, beyond the 1% tolerance, in all four months
+        assert res.exit_code == 4, res.output
+        assert res.output.count("reconciliation mismatch: cometapi") == 4
 
-    db = tmp_path_factory.mktemp("demo") / "ledger.duckdb"
-    res = CliRunner().invoke(
-        app, ["nightly", str(ROOT / "sample_data"), "--db", str(db), "--settings", str(ROOT / "costledger.toml")]
-    )
-    # exit 4: the sample's cometapi invoices are 3% above metered, beyond the 1% tolerance, in all four months
-    assert res.exit_code == 4, res.output
-    assert res.output.count("reconciliation mismatch: cometapi") == 4
-    return db
+    return made_once(tmp_path_factory, "demo", make) / "ledger.duckdb"
 
 
 @pytest.fixture

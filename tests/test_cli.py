@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from scripts.marts_equal import copy_ledger
 from tests.conftest import ROOT
 
 runner = CliRunner()
@@ -133,13 +134,14 @@ def test_demo_reconciliation_flags_the_marked_up_provider(demo_db):
     }
 
 
-def test_nightly_twice_changes_nothing(demo_db):
+def test_nightly_twice_changes_nothing(demo_db, tmp_path):
     query = (
         "select (select count(*) from raw.requests) r, (select count(*) from meta.loaded_files) f, "
         "(select sum(cost_usd) from marts.monthly_route_cost) c, "
         "(select string_agg(month || route || cost_usd, ',' order by month, route) from marts.monthly_route_cost) s"
     )
     before = sql_json(demo_db, query)
+    demo_db = copy_ledger(demo_db, tmp_path)  # the second nightly runs on a copy: the shared demo ledger is only read
     res = cli("nightly", str(SAMPLE), "--db", str(demo_db), "--json", "--settings", str(ROOT / "costledger.toml"))
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)

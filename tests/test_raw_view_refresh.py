@@ -150,3 +150,29 @@ def test_a_nightly_of_many_request_files_deduplicates_across_them(tmp_path):
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
     assert (summary["rows_in"], summary["rows_loaded"], summary["rows_quarantined"]) == (4, 3, 1)
+
+
+def test_a_build_keeps_the_raw_views_current_and_documented_whatever_happened_to_them(ledger):
+    """A build remakes a raw view only where its files changed; one dropped behind the ledger's back, or lagging a
+    file loaded since, is whole again after the next build, with its column descriptions."""
+
+    def requests_view() -> tuple[list[str], str | None]:
+        ids = [r["request_id"] for r in ledger.rows("SELECT request_id FROM raw.requests ORDER BY ALL")]
+        (comment,) = ledger.rows(
+            "SELECT comment FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'raw' "
+            "AND table_name = 'requests' AND column_name = 'output_tokens'"
+        )
+        return ids, comment["comment"]
+
+    ledger.load("requests", [R1])
+    ledger.build()
+    ids, comment = requests_view()
+    assert ids == ["r1"] and comment  # every raw column carries its description
+    ledger.build()  # nothing new: the same view, still described
+    assert requests_view() == (["r1"], comment)
+    ledger.con.execute("DROP VIEW raw.requests")
+    ledger.build()
+    assert requests_view() == (["r1"], comment)
+    ledger.load("requests", [R2])
+    ledger.build()
+    assert requests_view() == (["r1", "r2"], comment)

@@ -95,6 +95,7 @@ def init_ledger(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     for stmt in META_DDL:
         con.execute(stmt)
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_MADE} (kind VARCHAR NOT NULL, statements VARCHAR NOT NULL)")
     for kind in KINDS:
         refresh_raw_view(con, lake, kind)
     # the marks of views that lag the manifest (``mark_raw_view_stale``): none, every view was just refreshed
@@ -185,11 +186,31 @@ def _readable_footers(con: duckdb.DuckDBPyConnection, literals: list[str]) -> tu
     return kept, columns
 
 
+#: the raw views this connection made, with the statements that made them (the view, then its ~30 comments): a view
+#: whose statements would be the same again is left as it is. A temp table, so that a rollback takes a view's record
+#: back with the view. The table is made by ``init_ledger``.
+_MADE = "temp.main.raw_views_made"
+
+
 def refresh_raw_view(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> None:
-    for _, stmt in raw_view_statements(con, lake, [kind]):
+    """(Re)make the kind's raw view over the files the manifest names, with its comments, unless this connection made
+    it with these very statements (a build reopens every raw view; most have not changed since the ledger opened)."""
+    comments = comment_sql(KINDS[kind])
+    for name, stmt in raw_view_statements(con, lake, [kind]):
+        statements = "\n".join([stmt, *comments])
+        schema, view = name.split(".")
+        same = con.execute(
+            f"SELECT count(*) FROM {_MADE} WHERE kind = ? AND statements = ? AND EXISTS (SELECT 1 FROM duckdb_views() "
+            "WHERE database_name = current_database() AND schema_name = ? AND view_name = ?)",
+            [kind, statements, schema, view],
+        ).fetchall()
+        if same[0][0]:
+            continue
         con.execute(stmt)
-    for stmt in comment_sql(KINDS[kind]):
-        con.execute(stmt)
+        for comment in comments:
+            con.execute(comment)
+        con.execute(f"DELETE FROM {_MADE} WHERE kind = ?", [kind])
+        con.execute(f"INSERT INTO {_MADE} VALUES (?, ?)", [kind, statements])
 
 
 #: the raw views of this connection that lag the manifest: a temp table, so that a rollback takes a mark back with
