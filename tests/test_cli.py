@@ -8,13 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from pipeline.cli import app
 from scripts.marts_equal import copy_ledger
-from tests.conftest import ROOT
+from tests.conftest import ROOT, cli
 
-runner = CliRunner()
 SAMPLE = ROOT / "sample_data"
 COMMANDS = [
     "ingest",
@@ -30,10 +28,6 @@ COMMANDS = [
     "rollback",
     "benchmark",
 ]
-
-
-def cli(*args: str):
-    return runner.invoke(app, list(args))
 
 
 def sql_json(db: Path, query: str) -> list[dict]:
