@@ -22,41 +22,25 @@ from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.errors import UsageError
 from pipeline.faults import crashpoint
 from pipeline.ingest.files import (
+    FILE_FAILURES,
     FileResult,
     IngestOptions,
     LoadingFile,
     abandon_file,
     discard_staged,
+    file_failed,
+    ingest_file,
     loaded_identities,
     open_file,
     settle_file,
     stage_file,
 )
+from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
 from pipeline.query import run_query
-from pipeline.ingest.readers import SUFFIXES
 from pipeline.settings import Settings
 from pipeline.storage.store import Store
-from schemas.tables import KINDS
 
-#: Load order inside a landing folder: reference data first (exchange rates before the amounts they convert,
-#: which ingest checks have a rate; otherwise cosmetic: the build runs after all loads).
-KIND_ORDER = (
-    "fx",
-    "prices",
-    "hardware",
-    "cluster-charges",
-    "focus",
-    "opex",
-    "load-tests",
-    "invoices",
-    "usage",
-    "requests",
-    "outcomes",
-    "eval-tasks",
-    "gate-checks",
-)
-assert set(KIND_ORDER) == set(KINDS)
 
 OnFile = Callable[[FileResult], None]
 OnModel = Callable[[str], None]
@@ -76,7 +60,7 @@ class RunSummary:
     usage_gaps: list[tuple[str, str, str, str]] = field(default_factory=list)
     """(month, provider, token type, status) where a usage export and the logs disagree, in months this run
     changed (marts.monthly_usage_reconciliation: logs_missing or logs_extra)."""
-    unpriced: list[tuple[str, str, int]] = field(default_factory=list)
+    unpriced: list[tuple[str, str, str, int]] = field(default_factory=list)
     """(month, provider, requests) API requests with no price for their provider, model and time (any month)."""
     name_variants: list[tuple[str, list[str]]] = field(default_factory=list)
     """(provider or model, spellings) names that differ only in letter case."""
@@ -145,7 +129,9 @@ class RunSummary:
                 {"path": f.path, "rows_in": f.rows_in, "rows_quarantined": f.rows_quarantined}
                 for f in self.over_quarantined
             ],
-            "unpriced_requests": [{"month": m, "provider": p, "requests": n} for m, p, n in self.unpriced],
+            "unpriced_requests": [
+                {"month": m, "provider": p, "model": model, "requests": n} for m, p, model, n in self.unpriced
+            ],
             "names_differing_only_in_case": [{"what": w, "spellings": s} for w, s in self.name_variants],
             "published": self.published,
             "orphans_removed": self.orphans_removed,
@@ -166,93 +152,6 @@ class RunSummary:
         }
 
 
-def is_data_file(path: Path) -> bool:
-    name = path.name.lower()
-    if name.startswith("."):
-        return False
-    stem = name[:-3] if name.endswith(".gz") else name
-    return Path(stem).suffix in SUFFIXES
-
-
-@dataclass
-class Landing:
-    """What a landing folder holds: the files to load, and what is not loaded and why."""
-
-    pairs: list[tuple[str, Path]]
-    """(kind, file) in load order."""
-    unknown_folders: list[tuple[str, str]]
-    """(folder name, the nearest kind or '') for folders that are not a kind: counted as rejected."""
-    other_entries: list[str]
-    """Top-level files and hidden entries that are not folders (ignored with a warning)."""
-    outside_links: list[str]
-    """Symbolic links that lead out of the landing folder (skipped with a warning)."""
-    not_read: list[tuple[str, str, str]] = field(default_factory=list)
-    """(kind, path, why) for files in a kind folder that the ledger does not read (an unknown suffix) and folders it
-    cannot list: listed as skipped, with the reason."""
-
-
-def _walk(kind: str, folder: Path, found: Landing) -> list[Path]:
-    """Every file under ``folder``, sorted; a folder that cannot be listed goes to ``found.not_read``."""
-    import os
-
-    files: list[Path] = []
-
-    def unreadable(exc: OSError) -> None:
-        why = f"folder cannot be listed ({exc.strerror}); its files were not read"
-        found.not_read.append((kind, str(exc.filename), why))
-
-    for top, dirs, names in os.walk(folder, onerror=unreadable, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        files += [Path(top) / n for n in names if (Path(top) / n).is_file()]
-    return sorted(files)
-
-
-#: why a file in a kind folder with another suffix is not read
-NOT_READ = (
-    f"not read: the ledger reads {', '.join(sorted(SUFFIXES))}, each optionally with .gz; rename the file if it is "
-    "one of them, or move it out of the landing folder"
-)
-
-
-def nearest_kind(name: str) -> str:
-    import difflib
-
-    lowered = name.lower().strip()
-    if lowered in KINDS:
-        return lowered
-    close = difflib.get_close_matches(lowered, list(KINDS), n=1, cutoff=0.6)
-    return close[0] if close else ""
-
-
-def scan_landing(landing: Path) -> Landing:
-    """The landing folder's kind folders and files; a file reached through a link that leaves the folder is skipped,
-    and every file or folder under a kind folder that is not read is named with the reason."""
-    if not landing.is_dir():
-        raise FileNotFoundError(f"landing folder {landing} does not exist or is not a folder")
-    root = landing.resolve()
-    found = Landing([], [], [], [])
-    for kind in KIND_ORDER:
-        folder = landing / kind
-        if not folder.is_dir():
-            continue
-        for p in _walk(kind, folder, found):
-            if not p.resolve().is_relative_to(root):
-                found.outside_links.append(str(p))
-            elif is_data_file(p):
-                found.pairs.append((kind, p))
-            elif not p.name.startswith("."):
-                found.not_read.append((kind, str(p), NOT_READ))
-    found.not_read.sort()
-    for entry in sorted(landing.iterdir()):
-        if entry.name in KINDS or entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            found.unknown_folders.append((entry.name, nearest_kind(entry.name)))
-        else:
-            found.other_entries.append(entry.name)
-    return found
-
-
 class Run:
     """One locked run against a store: open, clean up, log; then load / build / publish steps."""
 
@@ -271,6 +170,7 @@ class Run:
             bounds=settings.bounds,
             max_line_bytes=settings.max_line_bytes,
             max_file_bytes=settings.max_file_bytes,
+            max_text_bytes=settings.max_text_bytes,
             invoice_duplicates_wanted=settings.invoice_duplicates_wanted,
             extra_columns=settings.ingest_extra_columns,
         )
@@ -319,41 +219,87 @@ class Run:
         # left open (``open_file``), inside which the next file is recognised, checked and deduplicated as if the
         # file were loaded; the file is committed once GX agrees (``settle_file``). A file is still loaded whole or
         # not at all, and nothing is committed before GX has validated it.
-        opened: LoadingFile | None = None  # a file written in the open transaction, waiting for GX
-        staged: LoadingFile | FileResult | None = None  # the next file, staged inside that transaction
+        self._opened: LoadingFile | None = None  # a file written in the open transaction, waiting for GX
+        self._staged: LoadingFile | FileResult | None = None  # the next file, staged inside that transaction
+        todo = list(zip(pairs, identities))
         try:
             with HashAhead(ahead, "seen") as hashes:
-                for (kind, path), identity in zip(pairs, identities):
-                    staged = stage_file(
-                        self.con,
-                        kind,
-                        path,
-                        self.store,
-                        run_id=self.summary.run_id,
-                        options=self.options,
-                        identity=identity,
-                        hashes=hashes,
-                    )
-                    if opened is not None:
-                        settled, opened = opened, None
-                        self._file_done(settle_file(self.con, settled), on_file)
-                    if isinstance(staged, LoadingFile):
-                        staged = open_file(self.con, staged, self.store, self.summary.run_id)
-                    if isinstance(staged, LoadingFile):
-                        opened, staged = staged, None
-                    else:
-                        self._file_done(staged, on_file)
-                        staged = None
-                if opened is not None:
-                    settled, opened = opened, None
-                    self._file_done(settle_file(self.con, settled), on_file)
+                i = 0
+                while i < len(todo):
+                    (kind, path), identity = todo[i]
+                    i += self._load_next(kind, path, identity, hashes, on_file)
+                self._settle_opened(on_file)
             refresh_stale_raw_views(self.con)  # the raw views of the kinds loaded, once per run
         except BaseException:
-            if opened is not None:
-                abandon_file(self.con, opened)
-            if isinstance(staged, LoadingFile):
-                discard_staged(self.con, staged)  # staged in a transaction rolled back: its temp file and tables
+            if self._opened is not None:
+                abandon_file(self.con, self._opened)
+            if isinstance(self._staged, LoadingFile):
+                discard_staged(self.con, self._staged)  # staged in a transaction rolled back: its temp file and tables
             raise
+
+    def _load_next(self, kind: str, path: Path, identity: str, hashes: HashAhead, on_file: OnFile | None) -> int:
+        """Stage one file while the one before waits for GX, settle that one, open this one: 1 when this file is done
+        with, 0 when it must be staged again (the file before failed, rolling back the staging done in its
+        transaction). A file's own failure (``FILE_FAILURES``) rejects that file alone."""
+        try:
+            self._staged = stage_file(
+                self.con,
+                kind,
+                path,
+                self.store,
+                run_id=self.summary.run_id,
+                options=self.options,
+                identity=identity,
+                hashes=hashes,
+            )
+        except FILE_FAILURES as exc:
+            # the failure may have aborted the transaction the file before waits in: that one loads again on its own
+            self._staged = None
+            if self._opened is not None:
+                retry, self._opened = self._opened, None
+                abandon_file(self.con, retry)
+                self._load_alone(retry.kind, retry.path, retry.identity, on_file)
+            self._file_done(self._failed(kind, path, identity, exc), on_file)
+            return 1
+        if not self._settle_opened(on_file):
+            if isinstance(self._staged, LoadingFile):
+                discard_staged(self.con, self._staged)
+            self._staged = None
+            return 0
+        if isinstance(self._staged, LoadingFile):
+            self._staged = open_file(self.con, self._staged, self.store, self.summary.run_id)
+        staged, self._staged = self._staged, None
+        if isinstance(staged, LoadingFile):
+            self._opened = staged
+        elif staged is not None:
+            self._file_done(staged, on_file)
+        return 1
+
+    def _settle_opened(self, on_file: OnFile | None) -> bool:
+        """Commit the file waiting for GX once GX agrees; False when it was rejected instead (rolled back)."""
+        if self._opened is None:
+            return True
+        settled, self._opened = self._opened, None
+        try:
+            self._file_done(settle_file(self.con, settled), on_file)
+        except FILE_FAILURES as exc:
+            self._file_done(self._failed(settled.kind, settled.path, settled.identity, exc), on_file)
+            return False
+        return True
+
+    def _load_alone(self, kind: str, path: Path, identity: str, on_file: OnFile | None) -> None:
+        """Load one file in a transaction of its own (its overlapped load was rolled back by the next file's
+        failure)."""
+        try:
+            result = ingest_file(
+                self.con, kind, path, self.store, run_id=self.summary.run_id, options=self.options, identity=identity
+            )
+        except FILE_FAILURES as exc:
+            result = self._failed(kind, path, identity, exc)
+        self._file_done(result, on_file)
+
+    def _failed(self, kind: str, path: Path, identity: str, exc: BaseException) -> FileResult:
+        return file_failed(self.con, kind, path, identity=identity, run_id=self.summary.run_id, exc=exc)
 
     def _file_done(self, result: FileResult, on_file: OnFile | None) -> None:
         self.summary.files.append(result)
@@ -385,7 +331,9 @@ class Run:
                     [changed],
                 ).fetchall()
             ]
-        self.summary.unpriced = [(str(m)[:7], p, n) for m, p, n in run_query(self.con, "unpriced_requests")[1]]
+        self.summary.unpriced = [
+            (str(m)[:7], p, model, n) for m, p, model, n in run_query(self.con, "unpriced_models")[1]
+        ]
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
@@ -489,23 +437,28 @@ def run_rollback(store: Store, settings: Settings, to: Path | None = None) -> tu
     snapshot and the (kind, path) of the files taken back."""
     import duckdb
 
-    from pipeline.storage.catalog import forget_file
+    from pipeline.storage.catalog import forget_file, restore_file
 
     snapshot = store.rollback_target(to)
     with Run(store, settings, f"rollback to {snapshot.name}") as run:
         snap = duckdb.connect(str(snapshot), read_only=True)
         try:
-            kept = {h for (h,) in snap.execute("SELECT file_hash FROM meta.loaded_files").fetchall()}
+            kept = dict(snap.execute("SELECT file_hash, lake_file FROM meta.loaded_files").fetchall())
         finally:
             snap.close()
         con = run.con
-        loaded = con.execute("SELECT file_hash, kind, path FROM meta.loaded_files ORDER BY load_seq").fetchall()
-        if kept - {h for h, _, _ in loaded}:
+        loaded = con.execute(
+            "SELECT file_hash, kind, path, lake_file FROM meta.loaded_files ORDER BY load_seq"
+        ).fetchall()
+        if set(kept) - {h for h, _, _, _ in loaded}:
             raise UsageError(
                 f"{snapshot.name} holds files that an earlier rollback took back: it cannot be published again "
                 "(`costledger reprocess FILE` loads such a file again, then a nightly publishes it)"
             )
-        later = [(h, kind, path) for h, kind, path in loaded if h not in kept]
+        later = [(h, kind, path) for h, kind, path, _ in loaded if h not in kept]
+        # a file loaded again since the snapshot (``costledger reprocess``): its load as the snapshot holds it
+        reloaded = [(h, kind) for h, kind, _, lake in loaded if h in kept and kept[h] != lake]
+        _check_lake_files(store, snapshot, [kept[h] for h, _ in reloaded])
         con.execute("BEGIN TRANSACTION")
         try:
             for file_hash, kind, path in later:
@@ -514,12 +467,26 @@ def run_rollback(store: Store, settings: Settings, to: Path | None = None) -> tu
                     "INSERT INTO meta.rolled_back_files VALUES (?, ?, ?, current_localtimestamp(), ?)",
                     [file_hash, kind, path, snapshot.name],
                 )
+            for file_hash, kind in reloaded:
+                forget_file(con, store.lake, kind, file_hash)
+                restore_file(con, store.lake, snapshot, kind, file_hash)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
         store.link_as_published(snapshot)
     return snapshot, [(kind, path) for _, kind, path in later]
+
+
+def _check_lake_files(store: Store, snapshot: Path, lake_files: list[str | None]) -> None:
+    """Refuse a rollback to a snapshot whose earlier load of a file loaded again is no longer in the lake."""
+    missing = [f for f in lake_files if f and not (store.lake / f).is_file()]
+    if missing:
+        raise UsageError(
+            f"{snapshot.name} reads lake file {missing[0]}, which is gone (a file loaded again before the lake kept "
+            "its earlier load): it cannot be published again; `costledger reprocess FILE` and a nightly restore "
+            "the file's rows"
+        )
 
 
 def run_build(store: Store, settings: Settings, on_model: OnModel | None = None) -> RunSummary:

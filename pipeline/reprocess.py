@@ -5,9 +5,9 @@ setting (a mapping, a bound, a price-list date) would stay as it was read foreve
 ledger holds of that file (its rows in the lake, its quarantined rows, its keys and its manifest row) by what it
 gives now, in one transaction: if the new read fails or is rejected, the earlier load stays as it was. The file
 keeps its place in the load order (a restating kind's latest row stays the latest), its new rows get a lake file of
-their own (the earlier one is removed once the new one is committed), and the next build is full (the incremental
-models had folded its earlier rows in). A file a rollback took back (``meta.rolled_back_files``) is loaded again the
-same way, after every file loaded so far.
+their own (the earlier one is removed once no snapshot kept for rollback names it), and the next build is full (the
+incremental models had folded its earlier rows in). A file a rollback took back (``meta.rolled_back_files``) is loaded
+again the same way, after every file loaded so far.
 """
 
 from __future__ import annotations
@@ -81,6 +81,6 @@ def reprocess_file(
     except BaseException:
         abandon_file(con, opened)
         raise
-    if old_lake and old_lake != opened.lake_rel:
-        (store.lake / old_lake).unlink(missing_ok=True)
+    # the earlier lake file stays while a snapshot kept for rollback reads it; the next run's clean-up removes it
+    # after that (``Store.remove_orphans``)
     return result

@@ -10,7 +10,6 @@ values in force.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from datetime import date, datetime, timezone
 from dataclasses import asdict, dataclass, field, fields
@@ -18,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.errors import CostledgerError
+from pipeline.errors import CostledgerError, ExitCode
 from pipeline.fileformats import (
     BILLING_FORMATS,
     LOAD_TEST_FORMATS,
@@ -30,18 +29,57 @@ from pipeline.fileformats import (
     LogMapping,
     PriceListMapping,
 )
+from pipeline.settings_checks import (
+    MAX_SLO_MS,
+    URL,
+    _bounded_decimal,
+    _date,
+    _db_path,
+    _decimal,
+    _drills,
+    _engine,
+    _folder,
+    _memory_limit,
+    _names,
+    _patterns,
+    _share,
+    _size,
+    _spark_options,
+    _text,
+    _whole,
+)
 from schemas.tables import GATE_DRILLS
 
 #: Defaults the settings own and the loaders take when no settings are given (tests, ``ingest_file`` alone)
 GX_MAX_ROWS = 20_000
 MAX_LINE_BYTES = 64 * 2**20
 MAX_FILE_BYTES = 64 * 2**30
+MAX_TEXT_BYTES = 64 * 2**10
 
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")
 
 
 class SettingsError(CostledgerError, ValueError):
     """The settings file is unreadable or holds a value of the wrong kind."""
+
+
+class UnsupportedLocation(SettingsError):
+    """A path written as a URL (``s3://bucket/ledger.duckdb``): the ledger file is a local file, and taking the URL
+    as a path would make a local folder named ``s3:``."""
+
+    exit_code = ExitCode.USAGE
+
+
+def local_path(value: Path | str, what: str) -> Path:
+    """``value`` as a local path, or ``UnsupportedLocation`` naming ``what`` when it is written as a URL."""
+    text = str(value)
+    if URL.match(text):
+        scheme = text.split(":", 1)[0]
+        raise UnsupportedLocation(
+            f"{what} {text!r}: {scheme}:// locations are not supported; give a local path (a URL is never taken "
+            "for the name of a local folder)"
+        )
+    return Path(value)
 
 
 def setting(default: Any, toml: str, sql: bool = False, example: str | None = None) -> Any:
@@ -201,6 +239,10 @@ class Settings:
     max_file_bytes: int = setting(MAX_FILE_BYTES, "ledger.max_file_bytes")
     """A file whose decompressed size passes this is rejected whole (protects memory and disk from gzip bombs)."""
 
+    max_text_bytes: int = setting(MAX_TEXT_BYTES, "ingest.max_text_bytes")
+    """A text value (an id, a name, a note) longer than this many bytes quarantines its row; a Parquet row group with
+    such values decoding to more than max_line_bytes rejects its file before it is read (a dictionary bomb)."""
+
     sql_timeout_seconds: int = setting(300, "sql.timeout_seconds")
     """`costledger sql`: a query still running after this many seconds is stopped."""
 
@@ -260,137 +302,6 @@ _TOML_KEYS: dict[tuple[str, str], str] = {
     for f in fields(Settings)
     if f.metadata.get("toml") and not f.metadata["toml"].startswith("[[")
 }
-_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
-_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-MIN_MEMORY_BYTES = 256 * 10**6
-
-
-def memory_bytes(text: str) -> int | None:
-    """Bytes of a DuckDB size such as '4GB' or '512MiB'; None for a percentage (of the machine's memory)."""
-    m = _MEMORY.match(text.strip())
-    if not m:
-        raise ValueError(text)
-    unit = m.group(2).lower()
-    if unit == "%":
-        return None
-    return int(Decimal(text.strip()[: m.start(2)].strip()) * _UNITS[unit])
-
-
-def _db_path(value: Any) -> Path:
-    if not isinstance(value, str) or not value or "\x00" in value:
-        raise ValueError("a file path")
-    if Path(value).is_dir():
-        raise ValueError("a file path (this is a folder)")
-    return Path(value)
-
-
-def _patterns(value: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise ValueError('a table of cluster_id = "regular expression" lines')
-    for cluster, pattern in value.items():
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"regular expressions; {cluster} = {pattern!r}: {exc}") from None
-    return tuple(sorted(value.items()))
-
-
-def _engine(value: Any) -> str:
-    if value not in ("duckdb", "spark"):
-        raise ValueError("duckdb or spark")
-    return str(value)
-
-
-def _spark_options(value: Any) -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, dict) or not all(isinstance(k, str) and k.startswith("spark.") for k in value):
-        raise ValueError('a table of "spark.name" = value lines')
-    if not all(isinstance(v, (str, int, bool)) for v in value.values()):
-        raise ValueError('a table of "spark.name" = value lines whose values are text, whole numbers or true/false')
-    return tuple(sorted((k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in value.items()))
-
-
-def _names(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ValueError('a list of names, e.g. ["a", "b"]')
-    return tuple(value)
-
-
-def _drills(value: Any) -> tuple[str, ...]:
-    names = _names(value)
-    if unknown := [n for n in names if n not in GATE_DRILLS]:
-        raise ValueError(f"drill names among {', '.join(GATE_DRILLS)} (not {', '.join(unknown)})")
-    return names
-
-
-def _memory_limit(value: Any) -> str:
-    if not isinstance(value, str) or not _MEMORY.match(value.strip()):
-        raise ValueError("a size such as '4GB', '512MiB' or '80%'")
-    size = memory_bytes(value)
-    if size is not None and size < MIN_MEMORY_BYTES:
-        raise ValueError("a size of at least 256MB (DuckDB cannot build the models in less)")
-    if size is None and not 10 <= Decimal(value.strip()[:-1]) <= 100:
-        raise ValueError("a percentage between 10% and 100%")
-    return value.strip()
-
-
-def _size(value: Any) -> str:
-    if not isinstance(value, str) or not _MEMORY.match(value.strip()) or value.strip().endswith("%"):
-        raise ValueError("a size such as '4GB' or '512MiB'")
-    return value.strip()
-
-
-def _folder(value: Any) -> str:
-    if not isinstance(value, str) or "\x00" in value:
-        raise ValueError("a folder path")
-    if value and Path(value).exists() and not Path(value).is_dir():
-        raise ValueError("a folder path (this is a file)")
-    return value
-
-
-def _date(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError("a date YYYY-MM-DD")
-    if not "1900-01-01" <= date.fromisoformat(value).isoformat() < "2100-01-01":
-        raise ValueError("a date between 1900-01-01 and 2099-12-31")
-    return value
-
-
-def _whole(least: int, expected: str) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(expected)
-        return value
-
-    return check
-
-
-def _decimal(expected: str) -> Callable[[Any], Decimal]:
-    def check(value: Any) -> Decimal:
-        if isinstance(value, str):  # TOML has numbers: "95" is text, and a typed value is never guessed at
-            raise ValueError(expected + f", written without quotes ({value.strip()} rather than {value!r})")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(expected.replace("a finite, non-negative number", "a number"))
-        d = Decimal(str(value))
-        if not d.is_finite() or d < 0:
-            raise ValueError(expected)
-        return d
-
-    return check
-
-
-def _share(value: Any) -> Decimal:
-    d = _decimal("a share between 0 and 1 (0.10 = 10 %)")(value)
-    if d > 1:
-        raise ValueError("a share between 0 and 1 (0.10 = 10 %)")
-    return d
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError("a non-empty string")
-    return value
-
-
 #: The settings whose check is their own; every other one is checked by its declared type (``_check_for``).
 _CHECKS: dict[str, Callable[[Any], Any]] = {
     "db": _db_path,
@@ -410,8 +321,12 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "planning_node_month_usd": _decimal("a finite, non-negative number of dollars"),
     "gate_required_drills": _drills,
     "business_monthly_revenue_usd": _decimal("a finite, non-negative number of dollars"),
-    "slo_ms_api": _whole(1, "a positive whole number of milliseconds"),
-    "slo_ms_self_hosted": _whole(1, "a positive whole number of milliseconds"),
+    "slo_ms_api": _whole(1, "a positive whole number of milliseconds (30 days)", MAX_SLO_MS),
+    "slo_ms_self_hosted": _whole(1, "a positive whole number of milliseconds (30 days)", MAX_SLO_MS),
+    "max_latency_ms": _whole(1, "a positive whole number of milliseconds (30 days)", MAX_SLO_MS),
+    # the bounds that keep every sum and product of the models inside DECIMAL(38,12) and HUGEINT
+    "max_tokens_per_request": _whole(1, "a positive whole number of tokens", 10**12),
+    "max_amount": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),
 }
 
 
@@ -488,6 +403,8 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
     if db is not None:
         values["db"] = db
         origins["db"] = "flag --db"
+    if "db" in values:
+        values["db"] = local_path(values["db"], f"the ledger file ({origins['db']})")
     settings = Settings(**values, source=source)
     return settings, {f.name: origins.get(f.name, "default") for f in fields(settings) if f.name != "source"}
 

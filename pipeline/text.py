@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-#: C0 controls but newline, DEL and C1 controls: an escape sequence among them would drive the terminal
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if c != 0x0A}
+#: C0 controls but newline, DEL and C1 controls: an escape sequence among them would drive the terminal; and the
+#: bidirectional marks, overrides and isolates, which make a file name or a value read as another
+_CONTROL = {
+    **{c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if c != 0x0A},
+    **{c: f"\\u{c:04x}" for c in [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]},
+}
 
 
 def printable(text: str) -> str:
-    """``text`` with its control characters written as ``\\xNN``: for what reaches a terminal."""
+    """``text`` with its control and bidirectional characters written as ``\\xNN`` / ``\\uNNNN``: for what reaches
+    a terminal."""
     return text.translate(_CONTROL)
 
 

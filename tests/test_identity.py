@@ -52,7 +52,7 @@ def test_a_case_only_variant_is_named_and_its_requests_called_unpriced(tmp_path)
     res = cli("nightly", landing, "--db", db)
     assert res.exit_code == 0, res.output
     # the MOONSHOT request has no price row of its own: unpriced, and the spelling is named beside moonshot's
-    assert "unpriced: 1 API request(s) of 'MOONSHOT' in 2026-07" in res.output
+    assert "unpriced: 1 API request(s) of 'MOONSHOT' model 'kimi-k3' in 2026-07" in res.output
     assert "names differing only in case: provider 'MOONSHOT', 'moonshot'" in res.output
     status = json.loads(cli("status", "--db", db, "--json").stdout)
     assert status["unpriced_requests"] == [{"month": "2026-07-01", "provider": "MOONSHOT", "requests": 1}]

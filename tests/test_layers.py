@@ -65,7 +65,8 @@ LAYER_OF = {
     # what every layer may use: errors and exit codes, text, settings and the formats' settings shapes, what a row
     # is (schemas), what a model file is and where the SQL lives (models), named SQL queries (query)
     "base": {"pipeline", "pipeline.errors", "pipeline.text", "pipeline.faults", "pipeline.settings",
-             "pipeline.fileformats", "pipeline.settings_docs", "pipeline.models", "pipeline.query", "schemas.*"},
+             "pipeline.fileformats", "pipeline.settings_docs", "pipeline.settings_checks", "pipeline.models",
+             "pipeline.query", "schemas.*"},
     # the files: the DuckDB connections, the lake, the meta tables, the published snapshots
     "storage": {"pipeline.storage.*"},
     # a file's journey into the ledger, and the sample data

@@ -128,8 +128,10 @@ def test_litellm_spend_logs(ledger, name):
         "team-search",
         4200,
     )
-    # Anthropic through LiteLLM: prompt 1250 already includes the 1000 cache reads: counted once, not twice
-    assert tokens(rows["ll-2"]) == (1000, 250, 400, 0)
+    # Anthropic through LiteLLM: prompt 1250 already includes the 1000 cache reads (counted once, not twice) and the
+    # 200 cache writes (cache_creation_input_tokens: priced as 5-minute writes): 1250 - 1000 - 200 = 50 cache-miss
+    assert tokens(rows["ll-2"]) == (1000, 50, 400, 0)
+    assert (rows["ll-2"]["cache_write_5m_input_tokens"], rows["ll-2"]["cache_write_1h_input_tokens"]) == (200, 0)
     assert rows["ll-2"]["task_id"] == "L2" and rows["ll-2"]["provider"] == "anthropic"
     assert rows["ll-3"]["status"] == "error" and tokens(rows["ll-3"]) == (0, 100, 0, 0)
     # cache reads only in additional_usage_values: 300 of 500
@@ -467,3 +469,73 @@ def test_the_documented_example_format_registers_and_maps_a_record(tmp_path):
     )  # fmt: skip
     tokens = (row["cache_hit_input_tokens"], row["cache_miss_input_tokens"], row["output_tokens"])
     assert tokens == ("1000", "200", "80")
+
+
+def _litellm_record(request_id: str, model: str, details: dict) -> dict:
+    usage = {"prompt_tokens": 40_000, "completion_tokens": 1_000, "prompt_tokens_details": details}
+    return {
+        "request_id": request_id,
+        "call_type": "acompletion",
+        "spend": 0,
+        "startTime": "2026-07-04T10:00:00.000Z",
+        "endTime": "2026-07-04T10:00:02.000Z",
+        "model": model,
+        "custom_llm_provider": "anthropic",
+        "status": "success",
+        "metadata": json.dumps({"usage_object": usage}),
+    }
+
+
+def test_litellm_cache_writes_are_priced_as_writes_and_its_provider_prefix_resolves(ledger):
+    ledger.load(
+        "prices",
+        [
+            {
+                "provider": "anthropic",
+                "model": "claude-sonnet",
+                "effective_from": "2026-01-01",
+                "cache_hit_input_per_million": "0.30",
+                "cache_miss_input_per_million": "3.00",
+                "cache_write_5m_per_million": "3.75",
+                "cache_write_1h_per_million": "6.00",
+                "output_per_million": "15.00",
+                "currency": "USD",
+            }
+        ],
+    )
+    records = [
+        # 40,000 prompt tokens, which LiteLLM counts with the cache's reads (30,000) and writes (4,500) inside
+        _litellm_record("w5", "anthropic/claude-sonnet", {"cached_tokens": 30_000, "cache_creation_tokens": 4_500}),
+        _litellm_record(
+            "w1",
+            "anthropic/claude-sonnet",
+            {
+                "cached_tokens": 30_000,
+                "cache_creation_tokens": 4_500,
+                "cache_creation_token_details": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 4_000},
+            },
+        ),
+        # a prefix naming another provider is never guessed away: unpriced, and named as such
+        _litellm_record("other", "openrouter/claude-sonnet", {"cached_tokens": 30_000}),
+    ]
+    path = ledger.folder / "spend.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert ingest_file(ledger.con, "requests", path, ledger.store).rows_loaded == 3
+    ledger.build()
+    cost = {
+        r["request_id"]: r
+        for r in ledger.rows(
+            "SELECT r.request_id, r.model, r.cache_miss_input_tokens AS miss, r.cache_write_5m_input_tokens AS w5, "
+            "r.cache_write_1h_input_tokens AS w1, p.metered_cost_usd AS cost FROM raw.requests r "
+            "JOIN intermediate.int_requests_priced p USING (request_id)"
+        )
+    }
+    # w5: miss = 40,000 - 30,000 cached - 4,500 written = 5,500; cost = 30,000 x 0.30 + 5,500 x 3.00
+    # + 4,500 x 3.75 + 1,000 x 15.00, per million = 0.009 + 0.0165 + 0.016875 + 0.015 = $0.057375
+    # (as cache-miss input the writes made it 0.009 + 10,000 x 3.00 / 1e6 + 0.015 = $0.054)
+    assert (cost["w5"]["model"], cost["w5"]["miss"], cost["w5"]["w5"]) == ("claude-sonnet", 5_500, 4_500)
+    assert cost["w5"]["cost"] == Decimal("0.057375")
+    # w1: 500 five-minute and 4,000 one-hour writes: 0.009 + 0.0165 + 500 x 3.75 / 1e6 + 4,000 x 6.00 / 1e6 + 0.015
+    # = 0.009 + 0.0165 + 0.001875 + 0.024 + 0.015 = $0.066375
+    assert (cost["w1"]["w5"], cost["w1"]["w1"], cost["w1"]["cost"]) == (500, 4_000, Decimal("0.066375"))
+    assert cost["other"]["model"] == "openrouter/claude-sonnet" and cost["other"]["cost"] is None

@@ -18,7 +18,6 @@ from pipeline.storage.lake import file_sha256
 from pipeline.nightly import run_ingest
 from pipeline.settings import Settings
 from pipeline.storage.store import Store
-from pipeline.ingest.validate import ValidationPipelineError
 from tests.conftest import request, write_csv
 
 R1 = request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)
@@ -109,7 +108,7 @@ def test_gx_checks_a_file_while_the_next_is_staged_and_the_next_sees_it_as_loade
     assert reason == [(2, f"identical duplicate of a row already loaded (file {a_hash[:12]}, line 3); counted once")]
 
 
-def test_gx_disagreeing_on_a_file_commits_the_files_before_it_only_and_the_next_run_carries_on(
+def test_gx_disagreeing_on_a_file_rejects_that_file_alone_and_the_run_carries_on(
     setup, monkeypatch, gx_in_this_process
 ):
     import pipeline.ingest.validate as validate_module
@@ -125,10 +124,12 @@ def test_gx_disagreeing_on_a_file_commits_the_files_before_it_only_and_the_next_
         return real_validate(kind, frame, sql_flags, where, bounds)
 
     monkeypatch.setattr(validate_module, "validate", blind_on_b)
-    with pytest.raises(ValidationPipelineError, match="disagree"):
-        run_ingest(store, settings, pairs, "test")
+    summary = run_ingest(store, settings, pairs, "test")
+    # b.csv is rejected whole, naming the disagreement; c.csv, staged inside b.csv's transaction and rolled back with
+    # it, is staged again (its content is a.csv's: skipped)
+    assert [f.status for f in summary.files] == ["loaded", "rejected", "skipped"]
+    assert "Great Expectations and the SQL rules disagree" in summary.files[1].message
     files, keys, lake, tmp = _state(store)
-    # a.csv committed before b.csv was opened; b.csv rolled back with c.csv, staged inside its transaction;
     # b.csv's sealed lake file removed, c.csv's temporary one too
     assert files == [("a.csv", 2, 2, 0, 2)]
     assert keys == 2 and lake == [f"{file_sha256(pairs[0][1])}.parquet"] and tmp == []

@@ -119,7 +119,7 @@ def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, 
             ],
         )
         ledger.load("requests", [request("s1", "t1", "2026-07-01T10:00:00Z", route="self_hosted")])
-        want = ("no_api_price", "No verdict: there is no API price to compare with in 2026-07.")
+        want = ("no_api_price", "No verdict: no API cost per accepted task to compare with in 2026-07.")
     ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"}])
     ledger.build()
     con = connect_read(ledger.publish())
@@ -131,6 +131,8 @@ def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, 
         and want[1] in plain_report(con, "2026-07")
     )
     assert "Self-hosting was cheaper" not in render_html(data)
+    if case == "cluster_only":  # the cause: the cluster accepted a task, and the reference API has no price
+        assert "could not be priced at the reference API (moonshot kimi-k3: no price" in plain_report(con, "2026-07")
     if chromium() is not None:  # the page as a reader sees it, kept beside the demo's
         shot = ARTIFACTS / f"report-{case.replace('_', '-')}.png"
         page = tmp_path / "r.html"

@@ -73,3 +73,25 @@ def test_a_file_never_loaded_cannot_be_reprocessed(tmp_path):
     res = cli("reprocess", other, "--db", db, "--json")
     assert res.exit_code == 3
     assert "was never loaded" in json.loads(res.stdout)["files"][0]["message"]
+
+
+def test_a_rollback_past_a_reprocess_sticks_and_verify_passes(tmp_path):
+    # loaded with the bound at 1e12: 3 requests; reprocessed under a bound of 1,000 tokens: all 3 quarantined
+    root, db, settings = setup(tmp_path, 1_000_000_000_000)
+    assert cli("nightly", root, "--db", db, "--settings", settings).exit_code == 0
+    settings.write_text("[validation]\nmax_tokens_per_request = 1000\n")
+    res = cli("reprocess", root / "requests" / "r-07.csv", "--db", db, "--settings", settings)
+    assert res.exit_code in (0, 3), res.output
+    assert query(db, "SELECT count(*) AS n FROM raw.requests") == [{"n": 0}]
+    settings.write_text("[validation]\nmax_tokens_per_request = 1000000000000\n")
+    assert cli("rollback", "--db", db, "--settings", settings).exit_code == 0
+    assert query(db, "SELECT count(*) AS n FROM raw.requests") == [{"n": 3}]
+    verified = cli("verify", "--db", db, "--settings", settings)
+    assert verified.exit_code == 0, verified.output
+    # the next nightly publishes the snapshot's state: the file's earlier load, not the reprocessed one
+    assert cli("nightly", root, "--db", db, "--settings", settings).exit_code == 0
+    assert query(db, "SELECT count(*) AS n FROM raw.requests") == [{"n": 3}]
+    # 3 requests x 1,000,000 cache-miss tokens x $3.00 / 1e6 = $9.00
+    cost = query(db, "SELECT cost_usd FROM marts.monthly_route_cost WHERE route = 'api'")
+    assert cost == [{"cost_usd": "9.000000000000"}]
+    assert cli("verify", "--db", db, "--settings", settings).exit_code == 0

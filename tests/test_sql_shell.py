@@ -308,3 +308,48 @@ def test_a_result_too_wide_for_the_terminal_prints_one_record_per_block(demo_db,
         app, ["sql", "select month, verdict from marts.monthly_break_even", "--db", str(demo_db)]
     )
     assert "┃" in narrow.output and "-- row" not in narrow.output
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "select length(repeat('x', 2000000000))",  # one call building a 2 GB string
+        "select length(string_agg(repeat('x', 1000000), '')) from range(3000)",  # an aggregate of 3 GB
+        "select len(list(repeat('x', 100000))) from range(30000)",  # a list of 3 GB
+    ],
+)
+def test_the_memory_cap_and_timeout_hold_for_functions_that_allocate_in_one_call(published, tmp_path, query):
+    """Each ends with DuckDB's out-of-memory error (exit 1, the hint) within its timeout, never a traceback."""
+    import subprocess
+    import sys
+    import time
+
+    db, _ = published
+    cfg = _settings_file(tmp_path, '[sql]\nmemory_limit = "1GB"\ntimeout_seconds = 8\n')
+    args = [sys.executable, "-m", "pipeline.cli", "sql", query, "--db", str(db), "--settings", str(cfg)]
+    t0 = time.monotonic()
+    child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = child.communicate(timeout=120)
+    seconds = time.monotonic() - t0
+    assert child.returncode == 1, (out, err)
+    assert "Out of Memory" in err and "memory_limit" in out + err, (out, err)
+    assert "Traceback" not in out + err
+    assert seconds < 8 + 2 + 10  # the timeout, its grace, and the process's start
+
+
+def test_the_shell_process_peak_memory_stays_near_its_cap(published, tmp_path):
+    """Measured by the kernel for the child alone (wait4's rusage): the process never holds the 2 GB value."""
+    import os
+    import subprocess
+    import sys
+
+    db, _ = published
+    cfg = _settings_file(tmp_path, '[sql]\nmemory_limit = "1GB"\ntimeout_seconds = 8\n')
+    args = [sys.executable, "-m", "pipeline.cli", "sql", "select length(repeat('x', 2000000000))"]
+    child = subprocess.Popen(
+        [*args, "--db", str(db), "--settings", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1
+    # ru_maxrss in KiB: below 1 GB of DuckDB's limit plus 512 MiB of slack, well below the 2 GB the value needs
+    assert usage.ru_maxrss < 1536 * 1024, usage.ru_maxrss

@@ -69,7 +69,7 @@ def read_settings(settings_path: Path | None, db: Path | None):
         return load_settings(settings_path, db)
     except SettingsError as exc:
         error(str(exc))
-        raise typer.Exit(ExitCode.FAILURE) from None
+        raise typer.Exit(exc.exit_code) from None
 
 
 def open_read(s, limits=None):
@@ -105,9 +105,10 @@ def summary(run, as_json: bool) -> None:
         return
     d = run.as_dict()
     console.print(
-        f"[bold]{escape(d['command'])}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, {d['files_skipped']} "
-        f"skipped (already loaded, or not read: see above), {d['files_rejected']} rejected; rows: {d['rows_in']} in = "
-        f"{d['rows_loaded']} loaded + {d['rows_quarantined']} quarantined; {d['seconds']:.2f} s"
+        f"[bold]{escape(printable(d['command']))}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, "
+        f"{d['files_skipped']} skipped (already loaded, or not read: see above), {d['files_rejected']} rejected; "
+        f"rows: {d['rows_in']} in = {d['rows_loaded']} loaded + {d['rows_quarantined']} quarantined; "
+        f"{d['seconds']:.2f} s"
     )
     if run.build:
         changed = ", ".join(run.build.months_changed) or "none"
@@ -115,7 +116,7 @@ def summary(run, as_json: bool) -> None:
     if d["files_repaired"]:
         console.print(f"[yellow]rewrote {d['files_repaired']} lake file(s) from their re-delivered landing files[/]")
     if run.published:
-        console.print(f"published {escape(run.published)}", highlight=False)
+        console.print(f"published {escape(printable(run.published))}", highlight=False)
     if run.orphans_removed:
         console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
     _warnings(run)
@@ -127,7 +128,7 @@ def summary(run, as_json: bool) -> None:
             f"[validation] max_quarantine_share ({share:.0%}): another format, or a settings mistake? Fix it and load "
             "it again with `costledger reprocess`"
         )
-        console.print(f"[red]too many rows quarantined:[/] {escape(text)}", highlight=False)
+        console.print(f"[red]too many rows quarantined:[/] {escape(printable(text))}", highlight=False)
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
     quarantined = d["rows_quarantined"]
@@ -143,34 +144,54 @@ def _warnings(run) -> None:
     """A run's warnings: reconciliation and usage gaps, landing entries skipped, unpriced requests, name variants."""
     for month, provider in run.mismatches:
         console.print(
-            f"[yellow]reconciliation mismatch:[/] {escape(provider)} {month} (see marts.monthly_reconciliation)"
+            f"[yellow]reconciliation mismatch:[/] {escape(printable(provider))} {month} "
+            "(see marts.monthly_reconciliation)"
         )
     for month, provider, token_type, status in run.usage_gaps:
         console.print(
-            f"[yellow]usage export vs logs:[/] {escape(provider)} {month} {token_type}: {status} "
+            f"[yellow]usage export vs logs:[/] {escape(printable(provider))} {month} {token_type}: {status} "
             "(see marts.monthly_usage_reconciliation)",
             highlight=False,
         )
     for name in run.unknown_entries:
         console.print(
-            f"[yellow]warning:[/] landing entry {escape(repr(name))} is a file, not a kind folder; ignored",
+            f"[yellow]warning:[/] landing entry {escape(printable(repr(name)))} is a file, not a kind folder; ignored",
             highlight=False,
         )
     for link in run.outside_links:
         console.print(
-            f"[yellow]warning:[/] {escape(link)} is a link that leads out of the landing folder; skipped",
+            f"[yellow]warning:[/] {escape(printable(link))} is a link that leads out of the landing folder; skipped, "
+            "not read",
             highlight=False,
         )
-    for month, provider, requests in run.unpriced:
+    for month, provider, model, requests in run.unpriced:
+        who = escape(printable(f"{provider!r} model {model!r}"))
         console.print(
-            f"[yellow]unpriced:[/] {requests} API request(s) of {escape(repr(provider))} in {month} have no price for "
-            "their provider, model and time: left out of the metered cost (load a price, or fix the name)",
+            f"[yellow]unpriced:[/] {requests} API request(s) of {who} in {month} have no price for their provider, "
+            "model and time: left out of the metered cost (load a price, or fix the name)",
             highlight=False,
         )
-    for what, spellings in run.name_variants:
+    _name_variants(run.name_variants)
+
+
+#: More names differing only in case than this are counted in one line, not listed (a price map of thousands of
+#: models can hold dozens)
+NAME_VARIANTS_LISTED = 3
+
+
+def _name_variants(variants: list[tuple[str, list[str]]]) -> None:
+    if len(variants) > NAME_VARIANTS_LISTED:
         console.print(
-            f"[yellow]names differing only in case:[/] {what} {escape(', '.join(map(repr, spellings)))}: each "
-            "is its own, priced apart; correct the files if they are one",
+            f"[yellow]names differing only in case:[/] {len(variants)} provider or model names are spelt in more "
+            "than one letter case; each spelling is its own, priced apart. `costledger status` lists them",
+            highlight=False,
+        )
+        return
+    for what, spellings in variants:
+        listed = escape(printable(", ".join(map(repr, spellings))))
+        console.print(
+            f"[yellow]names differing only in case:[/] {what} {listed}: each is its own, priced apart; correct the "
+            "files if they are one",
             highlight=False,
         )
 

@@ -183,9 +183,15 @@ def nightly(
     5 another process is writing; 6 disk full; 130 interrupted.
     """
     from pipeline.nightly import run_nightly, scan_landing
+    from pipeline.settings import UnsupportedLocation, local_path
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
+    try:
+        local_path(landing_dir, "the landing folder")
+    except UnsupportedLocation as exc:
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
     if not landing_dir.is_dir():
         error(f"landing folder {landing_dir} does not exist")
         raise typer.Exit(ExitCode.FAILURE)

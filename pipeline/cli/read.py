@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
@@ -70,7 +72,13 @@ def sql(
         con = open_read(s, ReadLimits(s.sql_memory_limit, spill, s.sql_max_spill))
         try:
             _print_results(
-                con, query, timeout=s.sql_timeout_seconds, fmt=fmt, limit=limit, spreadsheet_safe=spreadsheet_safe
+                con,
+                query,
+                timeout=s.sql_timeout_seconds,
+                fmt=fmt,
+                limit=limit,
+                spreadsheet_safe=spreadsheet_safe,
+                on_kill=lambda: shutil.rmtree(spill, ignore_errors=True),
             )
         except RefusedStatement as exc:
             console.print(f"[red]refused:[/] {escape(str(exc))}")
@@ -79,15 +87,7 @@ def sql(
             error(str(exc))
             raise typer.Exit(exc.exit_code) from None
         except duckdb.OutOfMemoryException as exc:
-            error(str(exc).splitlines()[0])
-            console.print(
-                escape(
-                    "hint: the query needs more than [sql] memory_limit and [sql] max_spill allow; narrow it "
-                    "or raise them in the settings file"
-                ),
-                highlight=False,
-            )
-            raise typer.Exit(ExitCode.FAILURE) from None
+            _out_of_memory(exc)
         except duckdb.Error as exc:
             error(str(exc))
             raise typer.Exit(ExitCode.FAILURE) from None
@@ -97,12 +97,27 @@ def sql(
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _print_results(con, query: str, *, timeout: float, fmt: str, limit: int, spreadsheet_safe: bool) -> None:
-    """Check every statement of ``query`` before any runs, then run each and stream its result to stdout."""
-    from pipeline.query import stream
-    from pipeline.serve.shell import Deadline, check, run
+def _out_of_memory(exc: Exception) -> None:
+    error(str(exc).splitlines()[0])
+    console.print(
+        escape(
+            "hint: the query needs more than [sql] memory_limit and [sql] max_spill allow; narrow it "
+            "or raise them in the settings file"
+        ),
+        highlight=False,
+    )
+    raise typer.Exit(ExitCode.FAILURE) from None
 
-    with Deadline(con, timeout):
+
+def _print_results(
+    con, query: str, *, timeout: float, fmt: str, limit: int, spreadsheet_safe: bool, on_kill=None
+) -> None:
+    """Check every statement of ``query`` before any runs, then run each and stream its result to stdout, within the
+    timeout and an address-space cap (``pipeline.serve.shell``)."""
+    from pipeline.query import stream
+    from pipeline.serve.shell import AddressSpaceCap, Deadline, check, run
+
+    with Deadline(con, timeout, on_kill), AddressSpaceCap(con):
         checked = check(con, query)
         for number, result in enumerate(run(con, checked), start=1):
             title = f"statement {number} of {len(checked)}: {result.statement[:80]}" if len(checked) > 1 else None
@@ -227,8 +242,8 @@ def report(
         Optional[Path],
         typer.Option(
             "--out",
-            help="File (a folder for csv) to write. Default: reports/costledger-YYYY-MM.html "
-            "(.md, .json, .xlsx, -csv/).",
+            help="File (a folder for csv) to write, or - for standard output (csv: every section, each after a "
+            "'# name' line). Default: reports/costledger-YYYY-MM.html (.md, .json, .xlsx, -csv/); text prints.",
             show_default=False,
         ),
     ] = None,
@@ -244,18 +259,22 @@ def report(
     from pipeline.serve.report import gather, headline, plain_report, render_html, render_markdown
 
     con = open_read(read_settings(settings, db))
+    to_stdout = as_json or str(out_file) == "-"
     try:
         if fmt == "text" and not as_json:
-            out.print(plain_report(con, month), markup=False, highlight=False)
+            _print_or_write(plain_report(con, month), None if to_stdout else out_file)
             return
         data = gather(con, month)
     except CostledgerError as exc:  # a month that is not one, or not in the ledger: 2; no months yet: 1
         error(str(exc))
         raise typer.Exit(exc.exit_code) from None
     if as_json or fmt in ("json", "csv", "xlsx"):
-        _export(data, "json" if as_json else fmt, out_file, to_stdout=as_json)
+        _export(data, "json" if as_json else fmt, out_file, to_stdout=to_stdout)
         return
     text = render_html(data) if fmt == "html" else render_markdown(data)
+    if to_stdout:
+        sys.stdout.write(text)
+        return
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
@@ -267,10 +286,17 @@ def report(
 
 def _export(data: Any, fmt: str, out_file: Optional[Path], to_stdout: bool) -> None:
     """The report's figures as JSON (a file, or stdout) or as a folder of CSV files, one per section."""
-    from pipeline.serve.export import as_json, write_csv_folder
+    from pipeline.serve.export import as_json, csv_sections_text, write_csv_folder, write_xlsx
 
-    if to_stdout:
-        out.print(as_json(data), end="", markup=False, highlight=False, soft_wrap=True)
+    if to_stdout:  # --json, or --out -
+        if fmt == "xlsx":
+            buffer = io.BytesIO()
+            write_xlsx(data, buffer)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(buffer.getvalue())
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(csv_sections_text(data) if fmt == "csv" else as_json(data))
         return
     if fmt == "csv":
         folder = out_file or Path("reports") / f"costledger-{data.month}-csv"
@@ -279,14 +305,22 @@ def _export(data: Any, fmt: str, out_file: Optional[Path], to_stdout: bool) -> N
         return
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
     if fmt == "xlsx":
-        from pipeline.serve.export import write_xlsx
-
         write_xlsx(data, target)
         console.print(f"wrote {target}: the report's figures, one sheet per section", markup=False, highlight=False)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(as_json(data), encoding="utf-8")
     console.print(f"wrote {target}: the report's figures, one section per table", markup=False, highlight=False)
+
+
+def _print_or_write(text: str, target: Path | None) -> None:
+    """``text`` on standard output, or written to ``target``."""
+    if target is None:
+        out.print(text, markup=False, highlight=False)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    console.print(f"wrote {target}", markup=False, highlight=False)
 
 
 @app.command(rich_help_panel=toc.panel("verify"))

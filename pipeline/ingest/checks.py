@@ -15,7 +15,15 @@ from concurrent.futures import Future
 import duckdb
 
 from pipeline.ingest.loading import CORRECTIONS_FOLDER, LoadingFile
-from pipeline.ingest.sqltypes import as_is_sql, native_columns, native_expr, text_expr, type_checks, typed_expr
+from pipeline.ingest.sqltypes import (
+    as_is_sql,
+    is_nested,
+    native_columns,
+    native_expr,
+    text_expr,
+    type_checks,
+    typed_expr,
+)
 from pipeline.ingest.staging import Staging
 from pipeline.storage.catalog import key_hash_sql, refresh_stale_raw_views
 from schemas.ddl import sql_string
@@ -46,6 +54,8 @@ def _flag_rows(con: duckdb.DuckDBPyConnection, f: LoadingFile, suite: list) -> l
     options = READ_OPTIONS.get(kind, ReadOptions())
     source_types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {st.incoming}").fetchall()}
     native = native_columns(kind, cols, source_types)
+    # a Parquet list, struct or map where the ledger keeps one value: its rows are quarantined, never loaded as text
+    nested = frozenset(c.name for c in cols if c.name in present and is_nested(source_types[c.name]))
     # VARCHAR columns kept as they came (trimmed, NULL tokens removed) are their own raw text
     plain_text = {
         c.name
@@ -56,10 +66,16 @@ def _flag_rows(con: duckdb.DuckDBPyConnection, f: LoadingFile, suite: list) -> l
         and c.name not in options.lower
         and c.name != "currency"
         and c.default is None
+        and c.name not in nested
     }
     typed_exprs = {}
     for c in cols:
-        expr = native_expr(c, source_types[c.name]) if c.name in native else typed_expr(kind, c, present)
+        if c.name in nested:
+            expr = f"CAST(NULL AS {c.duckdb_type})"
+        elif c.name in native:
+            expr = native_expr(c, source_types[c.name])
+        else:
+            expr = typed_expr(kind, c, present)
         if c.default_sql is not None:  # an optional column with a default (opex.cluster_id '' = shared costs)
             expr = f"coalesce({expr}, {c.default_sql})"
         typed_exprs[c.name] = expr
@@ -71,7 +87,9 @@ def _flag_rows(con: duckdb.DuckDBPyConnection, f: LoadingFile, suite: list) -> l
         (f", {text_expr(kind, n)} AS _raw_{n}" if n in present else f", CAST(NULL AS VARCHAR) AS _raw_{n}")
         for n in f.raw_cols
     )
-    checks = type_checks(kind, cols, present, native | plain_text)
+    checks = type_checks(
+        kind, cols, present, native | plain_text, nested=nested, max_text_bytes=f.options.max_text_bytes
+    )
     suite_flags = [(f'"_chk_{chk.name}"', f"coalesce({chk.sql_bad_when()}, false)") for chk in suite]
     # the table keeps only whether a row is mistyped and whether it is bad; each expectation's flag is a view over
     # the bad rows alone (one materialised column per check for every row costs about a quarter of the pass)

@@ -29,7 +29,7 @@ from schemas.tables import READ_OPTIONS, ReadOptions
 
 def read_rows(kind: str, path: Path, allowed: list[str], options: IngestOptions) -> ReadResult:
     """The file's rows, read under the size limits of the settings (a file over them is rejected whole)."""
-    with limited(Limits(options.max_line_bytes, options.max_file_bytes)):
+    with limited(Limits(options.max_line_bytes, options.max_file_bytes, options.max_text_bytes)):
         return _read_any(kind, path, allowed, options)
 
 

@@ -43,6 +43,7 @@ from pipeline.ingest.lakewrite import reject, seal_lake_file, unseal, write_file
 from pipeline.ingest.loading import FileResult, IngestOptions, LoadingFile, changed_message, unreadable_message
 from pipeline.ingest.readers import FileRejected
 from pipeline.ingest.recognise import loaded_identities, recognise
+from pipeline.ingest.validate import ValidationPipelineError
 from pipeline.storage.catalog import UNDEDUPLICATED, refresh_stale_raw_views
 from pipeline.storage.lake import HashAhead, file_sha256, file_signature
 from schemas.tables import KINDS
@@ -51,17 +52,62 @@ if TYPE_CHECKING:
     from pipeline.storage.store import Store
 
 __all__ = [
+    "FILE_FAILURES",
     "FileResult",
     "IngestOptions",
     "LoadingFile",
     "abandon_file",
     "discard_staged",
+    "file_failed",
     "ingest_file",
     "loaded_identities",
     "open_file",
     "settle_file",
     "stage_file",
 ]
+
+
+#: What one file's load may end in that is the file's own failure, not the run's: its reading or checking exhausted
+#: the memory the ledger may use, DuckDB aborted the file's transaction, Great Expectations could not agree with
+#: the SQL rules on its rows, or DuckDB refused one of its values in a way no check foresaw. The file is rejected
+#: whole with the reason and the run goes on; a full disk (IOException), Ctrl-C and anything else still stop it.
+FILE_FAILURES: tuple[type[BaseException], ...] = (
+    MemoryError,
+    ValidationPipelineError,
+    duckdb.OutOfMemoryException,
+    duckdb.TransactionException,
+    duckdb.ConversionException,
+    duckdb.InvalidInputException,
+    duckdb.OutOfRangeException,
+)
+
+
+def file_failed(
+    con: duckdb.DuckDBPyConnection, kind: str, path: Path, *, identity: str, run_id: str | None, exc: BaseException
+) -> FileResult:
+    """Record the rejection of a file whose load ended in one of ``FILE_FAILURES`` (its transaction is rolled back
+    first), with a one-line reason naming it."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass  # no transaction was open
+    f = LoadingFile(kind=kind, path=path, identity=identity, run_id=run_id)
+    return reject(con, f, failure_message(f.shown, exc))
+
+
+def failure_message(shown: str, exc: BaseException) -> str:
+    """One line: why the file was rejected whole, and what to do."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    if isinstance(exc, (MemoryError, duckdb.OutOfMemoryException)):
+        why = (
+            "reading and checking it needs more memory than the ledger may use ([ledger] memory_limit): a value or "
+            "a column far larger than it looks"
+        )
+    elif isinstance(exc, ValidationPipelineError):
+        why = first.removeprefix(f"{shown}: ")
+    else:
+        why = f"DuckDB could not load it ({first})"
+    return f"{shown}: rejected whole, nothing loaded from it: {why}; the rest of the run went on"
 
 
 def ingest_file(
@@ -136,6 +182,8 @@ def stage_file(
     except OSError as exc:
         return reject(con, f, unreadable_message(f.shown, exc))
     crashpoint("ingest.after_read")
+    if f.read.rows_in == 0:  # a header alone, blank lines, an empty JSON array: no row to load, nor to quarantine
+        return reject(con, f, f"{f.shown}: the file holds no rows; rejected whole, nothing loaded")
     if missing := _missing_required(f):
         return reject(con, f, missing)
     f.place_in(store)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pipeline.fileformats import BillingMapping, LoadTestMapping, LogMapping, PriceListMapping
 from pipeline.ingest.readers import ReadResult
-from pipeline.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES
+from pipeline.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
 from pipeline.ingest.staging import Staging
 from pipeline.storage.lake import Signature
 from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name
@@ -48,6 +48,8 @@ class IngestOptions:
     """Plausibility bounds: values beyond them are quarantined."""
     max_line_bytes: int = MAX_LINE_BYTES
     max_file_bytes: int = MAX_FILE_BYTES
+    max_text_bytes: int = MAX_TEXT_BYTES
+    """A text value longer than this quarantines its row."""
     invoice_duplicates_wanted: tuple[str, ...] = ()
     """Invoice ids loaded even when they repeat an earlier invoice's periods and line amounts."""
     extra_columns: tuple[str, ...] = ()

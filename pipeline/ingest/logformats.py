@@ -40,7 +40,10 @@ from pipeline.ingest.readers import (
     decode_utf8,
     detect_format,
     json_objects,
+    parquet_metadata,
+    parquet_text_sizes,
     raw_bytes,
+    repeated_columns,
     text_lines,
 )
 from pipeline.ingest.formats.common import (
@@ -118,6 +121,7 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         or (rec.get("custom_llm_provider") if fmt == "litellm" else None)
         or log_format(fmt).provider
     )
+    model = _model(rec, resp, mapping, fmt, provider)
     accepted = meta.get("accepted")
     row: dict[str, str | None] = {
         "request_id": text(request_id),
@@ -127,9 +131,7 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         "route": route,
         "provider": text(provider) if route == "api" else None,
         "cluster_id": text(meta.get("cluster_id") or mapping.cluster_id) if route == "self_hosted" else None,
-        "model": text(
-            resp.get("model") or resp.get("modelVersion") or rec.get("model") or rec.get("modelId") or mapping.model
-        ),
+        "model": model,
         "latency_ms": None if latency_ms is None else str(int(round(latency_ms))),
         "status": status(rec, resp),
         "service_tier": "batch" if fmt == "openai_batch" else _service_tier(resp, rec),
@@ -142,6 +144,25 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
     }
     row.update({k: str(v) for k, v in tokens.items()})
     return row
+
+
+def _model(rec: dict, resp: dict, mapping: "LogMapping", fmt: str, provider: str | None) -> str | None:
+    model = text(
+        resp.get("model") or resp.get("modelVersion") or rec.get("model") or rec.get("modelId") or mapping.model
+    )
+    return unprefixed_model(model, provider) if fmt == "litellm" else model
+
+
+def unprefixed_model(model: str | None, provider: str | None) -> str | None:
+    """LiteLLM names a model with its provider in front (``deepseek/deepseek-chat``), where the provider's own price
+    list says ``deepseek-chat``: the prefix is taken off when it is the request's own provider (compared ignoring
+    letter case), and only then. A prefix naming another provider (``openrouter/deepseek/...`` under ``openrouter``
+    keeps ``deepseek/...``) is never guessed away: the name stays as the log wrote it, and an unpriced one is named."""
+    if model and provider and "/" in model:
+        prefix, rest = model.split("/", 1)
+        if prefix.lower() == provider.lower() and rest:
+            return rest
+    return model
 
 
 # ------------------------------------------------------------------ files
@@ -216,6 +237,9 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
     if fmt == "parquet":
         if gz:
             raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
+        meta, schema = parquet_metadata(path)
+        repeated_columns(path, schema.names, {})
+        parquet_text_sizes(path, meta, list(range(len(schema.names))))
         try:
             rows = pq.read_table(path).to_pylist()
         except (pa.ArrowException, OSError) as exc:

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.settings import MAX_FILE_BYTES, MAX_LINE_BYTES
+from pipeline.settings import MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
 
 if TYPE_CHECKING:
     pass
@@ -84,6 +84,7 @@ class Limits:
 
     max_line_bytes: int = MAX_LINE_BYTES
     max_file_bytes: int = MAX_FILE_BYTES
+    max_text_bytes: int = MAX_TEXT_BYTES
 
 
 LIMITS: ContextVar[Limits] = ContextVar("LIMITS", default=Limits())
@@ -274,6 +275,14 @@ def read_csv(path: Path, gz: bool, allowed: list[str], rename: dict[str, str]) -
         header = pl.read_csv(io.BytesIO(data), n_rows=0, infer_schema=False).columns
     except pl.exceptions.PolarsError as exc:
         raise FileRejected(f"{path}: line 1: not a readable CSV header: {str(exc).splitlines()[0]}") from None
+    for n in header:  # polars names a repeated header column "<name>_duplicated_<k>"
+        base, dup, _ = n.rpartition("_duplicated_")
+        if dup and base in header:
+            raise FileRejected(
+                f"{path}: column {base!r}: {base!r} appears twice (line 1 / header); an ambiguous file is not loaded, "
+                "nothing loaded"
+            )
+    repeated_columns(path, header, rename)
     mapping = _field_names(header, allowed, rename)
     unknown = [n for n in header if n not in mapping]
     if not mapping:
@@ -303,17 +312,40 @@ def _as_text(value: object) -> str | None:
     return str(value)
 
 
+class RepeatedKey(ValueError):
+    """A JSON object names one key twice: which value counts is a guess (Python keeps the last, others the first)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise RepeatedKey(key[:60])
+            seen.add(key)
+    return obj
+
+
 def json_objects(
     lines: Iterable[tuple[int, str]], numbers_as_text: bool, bad: list[tuple[int, str]]
 ) -> Iterator[tuple[int, dict]]:
     """(line, object) for each JSON object line; (line, reason) for a line that is not one goes to ``bad``. Blank
     lines are skipped."""
-    kwargs = {"parse_float": str, "parse_int": str} if numbers_as_text else {}
+    kwargs: dict = {"parse_float": str, "parse_int": str} if numbers_as_text else {}
+    kwargs["object_pairs_hook"] = _no_repeated_keys
     for lineno, raw in lines:
         if not raw.strip():
             continue
         try:
             obj = json.loads(raw, **kwargs)
+        except RepeatedKey as exc:
+            bad.append((lineno, f"the key {exc.key!r} appears twice in one object: an ambiguous record is not loaded"))
+            continue
         except json.JSONDecodeError as exc:
             bad.append((lineno, f"not valid JSON ({exc.msg} at column {exc.colno})"))
             continue
@@ -337,7 +369,9 @@ def json_document(text: str, not_records: str) -> tuple[list[tuple[int, dict]], 
     """A whole-file JSON object or array of objects (an indented export or result file), else JSON lines; numbers
     stay decimal text. ``not_records`` is the reason when the document is neither."""
     try:
-        whole = json.loads(text, parse_float=str, parse_int=str)
+        whole = json.loads(text, parse_float=str, parse_int=str, object_pairs_hook=_no_repeated_keys)
+    except RepeatedKey as exc:
+        return [], [(1, f"the key {exc.key!r} appears twice in one object: an ambiguous document is not loaded")]
     except (json.JSONDecodeError, RecursionError):
         return json_lines(text, numbers_as_text=True)
     if isinstance(whole, dict):
@@ -401,7 +435,15 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str])
     bad: list[tuple[int, str]] = []
     for lineno, obj in json_objects(text_lines(path, gz), numbers_as_text=True, bad=bad):
         if rename:
-            obj = {rename.get(k.lower(), k): v for k, v in obj.items()}
+            renamed = {rename.get(k.lower(), k): v for k, v in obj.items()}
+            if len(renamed) != len(obj):
+                bad.append((lineno, "two keys name one column once renamed: an ambiguous record is not loaded"))
+                continue
+            obj = renamed
+        nested = next((c for c in allowed if isinstance(obj.get(c), (dict, list))), None)
+        if nested is not None:
+            bad.append((lineno, f"{nested} holds a list or an object, not a single value"))
+            continue
         keys.update(obj)
         cols.append(lineno, obj)
     present = [c for c in allowed if c in keys]
@@ -409,13 +451,12 @@ def read_jsonl(path: Path, gz: bool, allowed: list[str], rename: dict[str, str])
 
 
 def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> ReadResult:
-    """Parquet is not read here: DuckDB streams it (bounded memory whatever the file's size)."""
-    try:
-        meta = pq.read_metadata(path)
-        schema = meta.schema.to_arrow_schema()
-        mapping = _field_names(schema.names, allowed, rename)
-    except (pa.ArrowException, OSError) as exc:
-        raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
+    """Parquet is not read here: DuckDB streams it (bounded memory whatever the file's size), once
+    ``parquet_metadata`` has checked what its footer promises."""
+    meta, schema = parquet_metadata(path)
+    mapping = _field_names(schema.names, allowed, rename)
+    repeated_columns(path, schema.names, rename)
+    parquet_text_sizes(path, meta, [i for i, n in enumerate(schema.names) if n in mapping])
     verbatim = (
         all(src == dst for src, dst in mapping.items())
         and list(mapping) == schema.names
@@ -430,6 +471,86 @@ def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> Read
         verbatim=verbatim,
         unknown=unknown,
     )
+
+
+def parquet_metadata(path: Path) -> tuple[pq.FileMetaData, pa.Schema]:
+    """The footer of a Parquet file and its Arrow schema; the file rejected when it is unreadable or holds no row
+    (an empty file of any format is rejected, not loaded as nothing)."""
+    try:
+        meta = pq.read_metadata(path)
+        schema = meta.schema.to_arrow_schema()
+    except (pa.ArrowException, OSError) as exc:
+        raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
+    if meta.num_rows == 0:
+        raise FileRejected(f"{path}: the Parquet file holds no rows; rejected whole, nothing loaded")
+    return meta, schema
+
+
+def repeated_columns(path: Path, names: list[str], rename: dict[str, str]) -> None:
+    """A file naming one column twice (or two columns that name one field once renamed) is rejected: which one
+    counts would be a guess."""
+    seen: dict[str, str] = {}
+    for n in names:
+        field_name = rename.get(n.lower(), n)
+        if field_name in seen:
+            same = f"{n!r} appears twice" if seen[field_name] == n else f"{seen[field_name]!r} and {n!r} both name it"
+            raise FileRejected(
+                f"{path}: column {field_name!r}: {same} (header); an ambiguous file is not loaded, nothing loaded"
+            )
+        seen[field_name] = n
+
+
+def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: list[int]) -> None:
+    """Check, before anything reads them, what the Parquet file's text ``columns`` decode to. A text value over
+    ``max_text_bytes`` is a bad row (the checks quarantine it), but many of them in one row group are a file that
+    decodes to gigabytes from kilobytes (one long string dictionary-encoded over every row): such a column chunk,
+    decoding to more than ``max_line_bytes``, rejects the file whole before it is read.
+
+    The footer bounds a chunk: no value is longer than its uncompressed size, and it decodes to at most that times its
+    rows. Only a chunk whose bound passes the limits is read to measure it, dictionary-encoded (its distinct values
+    once, and an index per row), so the measuring never decodes what it guards against."""
+    lim = LIMITS.get()
+    for rg in range(meta.num_row_groups):
+        group = meta.row_group(rg)
+        for i in columns:
+            chunk = group.column(i)
+            if chunk.physical_type not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+                continue
+            size, rows = chunk.total_uncompressed_size, group.num_rows
+            if size <= lim.max_text_bytes or size * rows <= lim.max_line_bytes:
+                continue  # no value can pass the text bound, or the whole chunk decodes to little
+            name = chunk.path_in_schema
+            if chunk.has_dictionary_page:
+                longest, decoded = _dictionary_sizes(path, rg, name)
+            else:
+                longest, decoded = size, size  # plain values decode to what the footer says
+            if longest > lim.max_text_bytes and decoded > lim.max_line_bytes:
+                raise FileRejected(
+                    f"{path}: column {name!r}, row group {rg}: its {rows:,} values decode to {decoded:,} bytes "
+                    f"(values of up to {longest:,} bytes, above [ingest] max_text_bytes {lim.max_text_bytes:,}; "
+                    f"more than [ledger] max_line_bytes {lim.max_line_bytes:,} in one row group); rejected whole "
+                    "before it was read, nothing loaded"
+                )
+
+
+def _dictionary_sizes(path: Path, row_group: int, column: str) -> tuple[int, int]:
+    """(longest value, bytes all values decode to) of a dictionary-encoded text column chunk, read without decoding."""
+    import pyarrow.compute as pc
+
+    try:
+        pf = pq.ParquetFile(path, read_dictionary=[column])
+        values = pf.read_row_group(row_group, columns=[column]).column(0)
+    except (pa.ArrowException, OSError) as exc:
+        raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
+    longest, decoded = 0, 0
+    for part in values.chunks:
+        if not isinstance(part, pa.DictionaryArray):
+            part = part.dictionary_encode()
+        lengths = pc.binary_length(part.dictionary)
+        if len(lengths):
+            longest = max(longest, pc.max(lengths).as_py() or 0)
+            decoded += pc.sum(pc.take(lengths, part.indices)).as_py() or 0
+    return longest, decoded
 
 
 #: File metadata keys a verbatim Parquet file may carry: the Arrow schema pyarrow and polars write, pandas' index note

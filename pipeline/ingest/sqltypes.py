@@ -103,24 +103,106 @@ def _type_word(kind: str, c: ColumnSpec) -> str:
     return _TYPE_WORDS[c.duckdb_type]
 
 
-def type_checks(kind: str, cols: list[ColumnSpec], present: set[str], native: set[str]) -> list[tuple[str, str, str]]:
-    """(column, bad-when predicate over the typed table, message SQL expression) for missing and unparsable values.
+def is_nested(source_type: str) -> bool:
+    """A DuckDB type holding more than one value (a Parquet list, struct or map)."""
+    return source_type.endswith("]") or source_type.startswith(("STRUCT", "MAP", "UNION"))
+
+
+#: Text columns that are prose (a note, a reason, a description): tabs and line breaks are allowed in them
+FREE_TEXT = frozenset({"note", "reason", "charge_description", "tags", "resource_name"})
+_BIDI = "\\x{202A}-\\x{202E}\\x{2066}-\\x{2069}"
+#: Control characters (NUL among them) and the bidirectional overrides and isolates, which make a name print as
+#: another: no id or name may hold one; prose may hold a tab and line breaks
+_CONTROL_IN_NAMES = f"[\\x00-\\x1F\\x7F-\\x9F{_BIDI}]"
+_CONTROL_IN_PROSE = f"[\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F-\\x9F{_BIDI}]"
+#: a decimal as text: sign, integer digits, fraction digits, exponent
+_DECIMAL_TEXT = "^[+-]?([0-9]*)(?:\\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$"
+
+
+def decimal_places_sql(raw: str) -> str:
+    """SQL: the decimal places the number written as ``raw`` needs to be exact (trailing zeros need none; an
+    exponent moves the point), as a DOUBLE; NULL when ``raw`` is not written as a plain or exponent decimal."""
+
+    def part(i: int) -> str:
+        return f"regexp_extract({raw}, '{_DECIMAL_TEXT}', {i})"
+
+    digits = f"({part(1)} || {part(2)})"
+    exponent = f"coalesce(TRY_CAST(NULLIF({part(3)}, '') AS DOUBLE), 0)"
+    zeros = f"(length({digits}) - length(rtrim({digits}, '0')))"
+    return (
+        f"CASE WHEN NOT regexp_full_match({raw}, '{_DECIMAL_TEXT}') THEN NULL WHEN rtrim({digits}, '0') = '' THEN 0 "
+        f"ELSE length({part(2)}) - {exponent} - {zeros} END"
+    )
+
+
+def type_checks(
+    kind: str,
+    cols: list[ColumnSpec],
+    present: set[str],
+    native: set[str],
+    *,
+    nested: frozenset[str] = frozenset(),
+    max_text_bytes: int | None = None,
+) -> list[tuple[str, str, str]]:
+    """(column, bad-when predicate over the typed table, message SQL expression) for missing, unparsable and
+    unusable values: money or a price with more places than its column keeps (quarantined, never rounded; a quantity,
+    such as FOCUS's ConsumedQuantity of hours with 15 places, keeps 12 and moves no money), text longer than
+    ``max_text_bytes`` or holding a control character, a list or struct (``nested``) where one value goes.
 
     A ``native`` column arrived in its own type (Parquet): it can be missing, never unparsable.
     """
     checks: list[tuple[str, str, str]] = []
     for c in cols:
+        raw = f"_raw_{c.name}"
+        if c.name in nested:
+            checks.append((c.name, f"{raw} IS NOT NULL", f"'{c.name} holds a list or a struct, not a single value'"))
+            continue
         if c.required:
-            missing = f'"{c.name}" IS NULL' if c.name in native else f"_raw_{c.name} IS NULL"
+            missing = f'"{c.name}" IS NULL' if c.name in native else f"{raw} IS NULL"
             checks.append((c.name, missing, f"'{c.name} is missing'"))
-        if c.name in present and c.name not in native and c.duckdb_type != "VARCHAR":
+        if c.name not in present:
+            continue
+        if c.name not in native and c.duckdb_type != "VARCHAR":
             checks.append(
                 (
                     c.name,
-                    f'_raw_{c.name} IS NOT NULL AND "{c.name}" IS NULL',
-                    f"'{c.name}: ''' || left(_raw_{c.name}, 60) || ''' is not {_type_word(kind, c)}'",
+                    f'{raw} IS NOT NULL AND "{c.name}" IS NULL',
+                    f"'{c.name}: ''' || left({raw}, 60) || ''' is not {_type_word(kind, c)}'",
                 )
             )
+        if c.name not in native and c.duckdb_type.startswith("DECIMAL") and not c.name.endswith("quantity"):
+            scale = int(c.duckdb_type.rstrip(")").split(",")[1])
+            checks.append(
+                (
+                    c.name,
+                    f'"{c.name}" IS NOT NULL AND {decimal_places_sql(raw)} > {scale}',
+                    f"'{c.name}: ''' || left({raw}, 60) || ''' has more decimal places than the ledger keeps "
+                    f"({scale}): quarantined, never rounded'",
+                )
+            )
+        if c.duckdb_type == "VARCHAR":
+            checks += _text_checks(c.name, max_text_bytes)
+    return checks
+
+
+def _text_checks(name: str, max_text_bytes: int | None) -> list[tuple[str, str, str]]:
+    """A text value holding a control character, or longer than ``max_text_bytes``."""
+    pattern = _CONTROL_IN_PROSE if name in FREE_TEXT else _CONTROL_IN_NAMES
+    checks = [
+        (
+            name,
+            f"regexp_matches(\"{name}\", '{pattern}')",
+            f"'{name} holds a control character (a byte below 0x20, 0x7f-0x9f or a bidirectional override)'",
+        )
+    ]
+    if max_text_bytes is not None:
+        checks.append(
+            (
+                name,
+                f'strlen("{name}") > {int(max_text_bytes)}',
+                f"'{name} is longer than {int(max_text_bytes):,} bytes ([ingest] max_text_bytes)'",
+            )
+        )
     return checks
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
+import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pipeline.query import csv_cell, jsonable
 from pipeline.serve.report import ReportData
@@ -64,14 +65,29 @@ def write_csv_folder(data: ReportData, folder: Path) -> list[Path]:
     written = []
     for name, rows in sections(data).items():
         path = folder / f"{name}.csv"
-        columns = list(rows[0]) if rows else ["(no rows)"]
         with path.open("w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(columns)
-            for r in rows:
-                w.writerow([csv_cell(r.get(c), spreadsheet_safe=True) for c in columns])
+            _write_csv_rows(f, rows)
         written.append(path)
     return written
+
+
+def csv_sections_text(data: ReportData) -> str:
+    """Every section as CSV in one text (for standard output): each after a line ``# <section>``, apart by a blank
+    line."""
+    parts = []
+    for name, rows in sections(data).items():
+        buffer = io.StringIO(newline="")
+        _write_csv_rows(buffer, rows)
+        parts.append(f"# {name}\n{buffer.getvalue()}")
+    return "\n".join(parts)
+
+
+def _write_csv_rows(f: Any, rows: list[dict[str, Any]]) -> None:
+    columns = list(rows[0]) if rows else ["(no rows)"]
+    w = csv.writer(f)
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([csv_cell(r.get(c), spreadsheet_safe=True) for c in columns])
 
 
 def _xlsx_value(value: Any) -> Any:
@@ -87,7 +103,7 @@ def _xlsx_value(value: Any) -> Any:
     return value
 
 
-def write_xlsx(data: ReportData, path: Path) -> None:
+def write_xlsx(data: ReportData, path: Path | BinaryIO) -> None:
     """One sheet per section, a header row first; text a spreadsheet would run as a formula is written as text."""
     from openpyxl import Workbook
 
@@ -103,5 +119,6 @@ def write_xlsx(data: ReportData, path: Path) -> None:
             for cell in row:
                 if isinstance(cell.value, str) and cell.value.startswith("="):
                     cell.data_type = "s"  # a value, never a formula
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(path, Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
     book.save(path)

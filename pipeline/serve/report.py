@@ -291,9 +291,15 @@ def render_markdown(data: ReportData) -> str:
     return env.get_template("report.md.j2").render(d=data)
 
 
+#: Markdown's characters that make links, images and code spans, escaped in text that comes from data: a name such as
+#: ``[x](javascript:...)`` or ``![x](http://...)`` is shown as written, never made a link or an image (raw HTML and
+#: autolinks are escaped as ``&lt;``)
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\`[]"})
+
+
 def md_cell(value: Any) -> str:
-    """Text safe in a Markdown table cell: no pipes, no raw HTML."""
-    text = str(value)
+    """Text safe in a Markdown table cell: no pipes, no raw HTML, no link, image or other Markdown."""
+    text = str(value).translate(_MD_ESCAPES)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|").replace("\n", " ")
 
 
@@ -356,4 +362,4 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
                 f"  {u['provider']:12} {u['token_type']:22} reported {reported}  logged {count(u['logged'])}  "
                 f"{u['status']}"
             )
-    return "\n".join(lines)
+    return "\n".join([*lines, "", "Glossary:", *(f"  {term}: {meaning}" for term, meaning in GLOSSARY)])

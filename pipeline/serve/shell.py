@@ -144,31 +144,108 @@ class Result:
             yield rows
 
 
-class Deadline:
-    """Interrupts the connection's running statement once ``seconds`` have passed since ``start``."""
+#: How long past its timeout a statement that ignores DuckDB's interrupt (one function call building one huge value)
+#: may run before the process ends itself
+INTERRUPT_GRACE_SECONDS = 2.0
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, seconds: float) -> None:
+
+class Deadline:
+    """Interrupts the connection's running statement once ``seconds`` have passed since ``start``; a statement still
+    running ``INTERRUPT_GRACE_SECONDS`` later (inside one call DuckDB cannot interrupt) ends the process, with the
+    same one-line error and exit 1. Nothing is written by the shell, so nothing is left half-done."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, seconds: float, on_kill: Any = None) -> None:
         self.seconds = seconds
         self.fired = threading.Event()
         self._con = con
+        self._on_kill = on_kill
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
+        self._kill = threading.Timer(seconds + INTERRUPT_GRACE_SECONDS, self._end_process)
+        self._kill.daemon = True
 
     def _fire(self) -> None:
         self.fired.set()
         self._con.interrupt()
 
+    def _end_process(self) -> None:
+        import os
+        import sys
+
+        sys.stderr.write(f"error: {self._timeout_message()}\n")
+        sys.stderr.flush()
+        if self._on_kill is not None:
+            self._on_kill()
+        os._exit(1)
+
+    def _timeout_message(self) -> str:
+        return (
+            f"the query ran longer than {self.seconds:g} s ([sql] timeout_seconds) and was stopped; "
+            "narrow it (a WHERE on month, a LIMIT) or raise the setting"
+        )
+
     def __enter__(self) -> "Deadline":
         self._timer.start()
+        self._kill.start()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self._timer.cancel()
+        self._kill.cancel()
         if exc is not None and self.fired.is_set() and isinstance(exc, duckdb.Error | KeyboardInterrupt):
-            raise QueryTimeout(
-                f"the query ran longer than {self.seconds:g} s ([sql] timeout_seconds) and was stopped; "
-                "narrow it (a WHERE on month, a LIMIT) or raise the setting"
-            ) from None
+            raise QueryTimeout(self._timeout_message()) from None
+
+
+#: Address space a query session may take beyond DuckDB's memory limit: its threads' stacks, the result batches
+#: being printed, the Python around it
+ADDRESS_SPACE_SLACK = 512 * 2**20
+
+_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+_UNITS |= {"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
+    """The connection's memory limit in bytes, as DuckDB resolved it (a share of the machine's memory, or a size)."""
+    text = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    number, _, unit = str(text).strip().partition(" ")
+    return int(float(number) * _UNITS[unit.strip().upper()])
+
+
+class AddressSpaceCap:
+    """The process's address space capped, while a query runs, at what it holds now plus DuckDB's memory limit and
+    ``ADDRESS_SPACE_SLACK``: a function that builds one huge value in one call (``repeat``, ``string_agg``,
+    ``list``), which DuckDB's own memory limit does not govern, fails to allocate (DuckDB's out-of-memory error)
+    instead of taking the machine's memory. The limit in force before is put back after."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._extra = memory_limit_bytes(con) + ADDRESS_SPACE_SLACK
+        self._before: tuple[int, int] | None = None
+
+    def __enter__(self) -> "AddressSpaceCap":
+        import resource
+
+        self._before = resource.getrlimit(resource.RLIMIT_AS)
+        soft, hard = self._before
+        cap = _address_space() + self._extra
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft == resource.RLIM_INFINITY or cap < soft:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import resource
+
+        if self._before is not None:
+            resource.setrlimit(resource.RLIMIT_AS, self._before)
+
+
+def _address_space() -> int:
+    """The process's virtual memory size now (Linux: /proc/self/statm, in pages)."""
+    import os
+
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def run(con: duckdb.DuckDBPyConnection, statements: list[Checked]) -> Iterator[Result]:

@@ -20,7 +20,7 @@ VERDICTS = {
     "api_cheaper": "The API was cheaper",
     "self_hosting_cheaper": "Self-hosting was cheaper",
     "never_breaks_even": "Self-hosting never breaks even",
-    "no_api_price": "No verdict: there is no API price to compare with",
+    "no_api_price": "No verdict: no API cost per accepted task to compare with",
     "no_self_hosted_route": "No self-hosted route",
 }
 
@@ -42,7 +42,7 @@ VERDICT_NOUNS = {
     "api_cheaper": "the API cheaper",
     "self_hosting_cheaper": "self-hosting cheaper",
     "never_breaks_even": "self-hosting never breaking even",
-    "no_api_price": "no API price to compare with",
+    "no_api_price": "no API cost per accepted task to compare with",
     "no_self_hosted_route": "no self-hosted route",
 }
 
@@ -204,6 +204,24 @@ def robustness_sentence(d: "ReportData") -> str | None:
     return f"{margin}: a marginal verdict. It turns with {listed}."
 
 
+def no_api_price_cause(d: "ReportData") -> str:
+    """Why a month has no API cost per accepted task to compare with, naming the cause the figures show."""
+    be, m = d.be, d.month
+    api_accepted = sum(r["accepted_tasks"] or 0 for r in d.routes if r["route"] == "api")
+    if not api_accepted and not be["self_hosted_accepted_tasks"]:
+        return (
+            f"No task was accepted in {m} on either route: the ledger learns which tasks were accepted from "
+            "outcomes files (outcomes/) or an accepted column in the request log, and none says so for this month, "
+            "so there is no cost per accepted task to compare."
+        )
+    provider, model = d.setting("reference_api_provider"), d.setting("reference_api_model")
+    return (
+        f"The API route accepted no task in {m}, and the cluster's accepted attempts could not be priced at the "
+        f"reference API ({provider} {model}: no price of it in force), so break-even cannot be computed (load its "
+        "price, or set [reference_api] to a priced model)."
+    )
+
+
 def _headline(d: "ReportData") -> list[str]:
     be, m = d.be, d.month
     v = be["verdict"]
@@ -215,10 +233,7 @@ def _headline(d: "ReportData") -> list[str]:
         )
         return out
     if v == "no_api_price":
-        out.append(
-            "Neither the API route accepted a task nor could the cluster's accepted attempts be priced at the "
-            "reference API, so break-even cannot be computed (load a price list or API request logs)."
-        )
+        out.append(no_api_price_cause(d))
         return out
     if v == "never_breaks_even":
         out.append(

@@ -279,3 +279,35 @@ def forget_file(con: duckdb.DuckDBPyConnection, lake: Path, kind: str, file_hash
     con.execute("DELETE FROM meta.superseded_rows WHERE by_file_hash = ?", [file_hash])
     rebuild_in_full(con, file_hash)  # its rows are folded into the incremental models
     mark_raw_view_stale(con, lake, kind)
+
+
+def restore_file(con: duckdb.DuckDBPyConnection, lake: Path, snapshot: Path, kind: str, file_hash: str) -> None:
+    """Inside the caller's transaction, after ``forget_file``: a file's load as ``snapshot`` holds it (its manifest
+    row, quarantined rows and the corrections it made, copied from the snapshot; its keys indexed again from its lake
+    file there), for a rollback past a reload of the same file."""
+    con.execute(f"ATTACH {sql_literal(str(snapshot))} AS rollback_snapshot (READ_ONLY)")
+    try:
+        con.execute(
+            "INSERT INTO meta.loaded_files SELECT * FROM rollback_snapshot.meta.loaded_files WHERE file_hash = ?",
+            [file_hash],
+        )
+        con.execute(
+            "INSERT INTO meta.quarantine SELECT * FROM rollback_snapshot.meta.quarantine WHERE file_hash = ?",
+            [file_hash],
+        )
+        con.execute(
+            "INSERT INTO meta.superseded_rows SELECT * FROM rollback_snapshot.meta.superseded_rows "
+            "WHERE by_file_hash = ?",
+            [file_hash],
+        )
+    finally:
+        con.execute("DETACH rollback_snapshot")
+    refresh_raw_view(con, lake, kind)
+    model = KINDS[kind]
+    key = natural_key(model)
+    if key and kind not in UNDEDUPLICATED:
+        con.execute(
+            f"INSERT INTO meta.key_index SELECT ?, {key_hash_sql(key)} FROM raw.{table_name(model)} "
+            "WHERE source_file_hash = ?",
+            [kind, file_hash],
+        )

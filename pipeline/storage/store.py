@@ -50,7 +50,8 @@ from pipeline.storage.catalog import init_ledger, sql_literal
 from pipeline.storage.db import STORAGE_VERSION, connect_write
 from pipeline.errors import CostledgerError, ExitCode
 from pipeline.faults import crashpoint
-from pipeline.settings import Settings, memory_bytes
+from pipeline.settings import Settings
+from pipeline.settings_checks import memory_bytes
 
 
 class LedgerBusy(CostledgerError, RuntimeError):
@@ -192,11 +193,14 @@ class Store:
             )
 
     def remove_orphans(self, con: duckdb.DuckDBPyConnection) -> list[Path]:
-        """Delete lake files no manifest row names and half-written temporary files (left by a crash)."""
+        """Delete lake files that neither the manifest nor a snapshot kept for rollback names (a file loaded again
+        leaves its earlier lake file to the snapshots that read it), and half-written temporary files (left by a
+        crash)."""
         known = {
             row[0]
             for row in con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()
         }
+        known |= self.snapshot_lake_files()
         removed: list[Path] = []
         for path in self.lake.glob("*/*.parquet"):
             if f"{path.parent.name}/{path.name}" not in known:
@@ -275,6 +279,21 @@ class Store:
 
     def snapshot_list(self) -> list[Path]:
         return sorted(self.snapshots.glob("*.duckdb"))
+
+    def snapshot_lake_files(self) -> set[str]:
+        """The lake files the snapshots kept for rollback name (an unreadable snapshot names none)."""
+        named: set[str] = set()
+        for snapshot in self.snapshot_list():
+            try:
+                con = duckdb.connect(str(snapshot), read_only=True)
+                try:
+                    rows = con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()
+                finally:
+                    con.close()
+            except duckdb.Error:
+                continue
+            named |= {r[0] for r in rows}
+        return named
 
     def prune_snapshots(self, keep: int) -> None:
         """Keep the newest snapshot and the newest ``keep`` of runs that changed something; delete the rest."""

@@ -1,0 +1,164 @@
+"""The check of one setting's value: each takes the TOML value and returns it typed, or raises ``ValueError`` with what
+was expected (``pipeline.settings`` names the file and key). The ranges are the ones the models can hold."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Callable
+
+from schemas.tables import GATE_DRILLS
+
+#: ``scheme:/`` or ``scheme://`` at the start of a path (two letters at least: ``C:/`` is a Windows drive)
+URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+_MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
+_UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+MIN_MEMORY_BYTES = 256 * 10**6
+
+
+def memory_bytes(text: str) -> int | None:
+    """Bytes of a DuckDB size such as '4GB' or '512MiB'; None for a percentage (of the machine's memory)."""
+    m = _MEMORY.match(text.strip())
+    if not m:
+        raise ValueError(text)
+    unit = m.group(2).lower()
+    if unit == "%":
+        return None
+    return int(Decimal(text.strip()[: m.start(2)].strip()) * _UNITS[unit])
+
+
+def _db_path(value: Any) -> Path:
+    if not isinstance(value, str) or not value or "\x00" in value:
+        raise ValueError("a file path")
+    if URL.match(value):
+        raise ValueError("a local file path (a URL such as s3://... is not supported)")
+    if Path(value).is_dir():
+        raise ValueError("a file path (this is a folder)")
+    return Path(value)
+
+
+def _patterns(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ValueError('a table of cluster_id = "regular expression" lines')
+    for cluster, pattern in value.items():
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"regular expressions; {cluster} = {pattern!r}: {exc}") from None
+    return tuple(sorted(value.items()))
+
+
+def _engine(value: Any) -> str:
+    if value not in ("duckdb", "spark"):
+        raise ValueError("duckdb or spark")
+    return str(value)
+
+
+def _spark_options(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k.startswith("spark.") for k in value):
+        raise ValueError('a table of "spark.name" = value lines')
+    if not all(isinstance(v, (str, int, bool)) for v in value.values()):
+        raise ValueError('a table of "spark.name" = value lines whose values are text, whole numbers or true/false')
+    return tuple(sorted((k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in value.items()))
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ValueError('a list of names, e.g. ["a", "b"]')
+    return tuple(value)
+
+
+def _drills(value: Any) -> tuple[str, ...]:
+    names = _names(value)
+    if unknown := [n for n in names if n not in GATE_DRILLS]:
+        raise ValueError(f"drill names among {', '.join(GATE_DRILLS)} (not {', '.join(unknown)})")
+    return names
+
+
+def _memory_limit(value: Any) -> str:
+    if not isinstance(value, str) or not _MEMORY.match(value.strip()):
+        raise ValueError("a size such as '4GB', '512MiB' or '80%'")
+    size = memory_bytes(value)
+    if size is not None and size < MIN_MEMORY_BYTES:
+        raise ValueError("a size of at least 256MB (DuckDB cannot build the models in less)")
+    if size is None and not 10 <= Decimal(value.strip()[:-1]) <= 100:
+        raise ValueError("a percentage between 10% and 100%")
+    return value.strip()
+
+
+def _size(value: Any) -> str:
+    if not isinstance(value, str) or not _MEMORY.match(value.strip()) or value.strip().endswith("%"):
+        raise ValueError("a size such as '4GB' or '512MiB'")
+    return value.strip()
+
+
+def _folder(value: Any) -> str:
+    if not isinstance(value, str) or "\x00" in value:
+        raise ValueError("a folder path")
+    if value and Path(value).exists() and not Path(value).is_dir():
+        raise ValueError("a folder path (this is a file)")
+    return value
+
+
+def _date(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a date YYYY-MM-DD")
+    if not "1900-01-01" <= date.fromisoformat(value).isoformat() < "2100-01-01":
+        raise ValueError("a date between 1900-01-01 and 2099-12-31")
+    return value
+
+
+def _whole(least: int, expected: str, most: int = 2**53) -> Callable[[Any], int]:
+    """A whole number from ``least`` to ``most`` (by default any the models' BIGINT and DOUBLE arithmetic holds
+    exactly)."""
+
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+            raise ValueError(expected if most == 2**53 else f"{expected}, at most {most:,}")
+        return value
+
+    return check
+
+
+#: The longest latency a route's SLO or the plausibility bound may name: 30 days in milliseconds (the models turn
+#: milliseconds into intervals and hours; a month's hours bound what a latency can mean)
+MAX_SLO_MS = 30 * 24 * 3600 * 1000
+
+
+def _decimal(expected: str) -> Callable[[Any], Decimal]:
+    def check(value: Any) -> Decimal:
+        if isinstance(value, str):  # TOML has numbers: "95" is text, and a typed value is never guessed at
+            raise ValueError(expected + f", written without quotes ({value.strip()} rather than {value!r})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(expected.replace("a finite, non-negative number", "a number"))
+        d = Decimal(str(value))
+        if not d.is_finite() or d < 0:
+            raise ValueError(expected)
+        return d
+
+    return check
+
+
+def _bounded_decimal(expected: str, most: Decimal) -> Callable[[Any], Decimal]:
+    def check(value: Any) -> Decimal:
+        d = _decimal(expected)(value)
+        if d > most:
+            raise ValueError(f"{expected}, at most {most:,}")
+        return d
+
+    return check
+
+
+def _share(value: Any) -> Decimal:
+    d = _decimal("a share between 0 and 1 (0.10 = 10 %)")(value)
+    if d > 1:
+        raise ValueError("a share between 0 and 1 (0.10 = 10 %)")
+    return d
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("a non-empty string")
+    return value

@@ -1,0 +1,100 @@
+"""The commands around the nightly hold too: a URL is never taken for a local path, settings beyond what the models
+can hold are refused naming the key, ``--out -`` writes every report format to standard output, the text report
+carries the glossary, and a link or image in a name from the data never becomes one in the Markdown report."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
+
+
+@pytest.fixture(scope="module")
+def small_ledger(tmp_path_factory):
+    root = tmp_path_factory.mktemp("small")
+    landing = root / "landing"
+    write_csv(landing / "prices" / "prices.csv", [PRICE_MOONSHOT])
+    rows = [
+        request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000, team="[x](javascript:alert(1))"),
+        request("r2", "t2", "2026-07-10T11:00:00Z", cache_miss_input_tokens=1000, team="![img](http://example.com/a)"),
+    ]
+    write_csv(landing / "requests" / "r.csv", rows)
+    db = root / "ledger.duckdb"
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 0, res.output
+    return db
+
+
+def test_a_ledger_path_written_as_a_url_is_refused_and_no_local_folder_is_made(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    landing = tmp_path / "landing"
+    write_csv(landing / "requests" / "r.csv", [request("r1", "t1", "2026-07-10T10:00:00Z")])
+    res = cli("nightly", landing, "--db", "s3://my-bucket/ledger.duckdb")
+    assert res.exit_code == 2, res.output
+    assert "s3:// locations are not supported" in res.output
+    assert not (tmp_path / "s3:").exists()
+    res = cli("nightly", "gs://bucket/landing", "--db", tmp_path / "l.duckdb")
+    assert res.exit_code == 2 and "the landing folder" in res.output, res.output
+
+
+def test_a_latency_target_beyond_what_the_models_hold_is_refused_naming_the_key(tmp_path):
+    settings = tmp_path / "costledger.toml"
+    settings.write_text("[slo]\napi_ms = 100000000000000000\n")
+    res = cli("settings", "--settings", settings)
+    assert res.exit_code == 1, res.output
+    # 30 days = 30 x 24 x 3,600 x 1,000 ms = 2,592,000,000 ms
+    assert "slo.api_ms" in res.output and "at most 2,592,000,000" in res.output
+
+
+@pytest.mark.parametrize("fmt", ["html", "md", "text", "json", "csv", "xlsx"])
+def test_out_dash_writes_every_format_to_standard_output(small_ledger, tmp_path, monkeypatch, fmt):
+    monkeypatch.chdir(tmp_path)
+    res = cli("report", "--db", small_ledger, "--format", fmt, "--out", "-")
+    assert res.exit_code == 0, res.output
+    assert not os.path.exists(tmp_path / "-") and not (tmp_path / "reports").exists()
+    out = res.stdout_bytes
+    expected_start = {
+        "html": b"<!doctype html>",
+        "md": b"# ",
+        "text": b"costledger report for 2026-07",
+        "json": b"{",
+        "csv": b"# first_screen",
+        "xlsx": b"PK\x03\x04",  # a zip container
+    }[fmt]
+    assert out.lstrip().lower().startswith(expected_start.lower()), out[:80]
+    if fmt == "json":
+        assert json.loads(out)["month"] == "2026-07"
+
+
+def test_the_text_report_carries_the_glossary(small_ledger):
+    res = cli("report", "--db", small_ledger, "--format", "text")
+    assert res.exit_code == 0, res.output
+    assert "\nGlossary:\n" in res.output and "  Break-even" in res.output
+
+
+def test_links_and_images_in_names_from_the_data_stay_text_in_the_markdown_report(small_ledger):
+    res = cli("report", "--db", small_ledger, "--format", "md", "--out", "-")
+    assert res.exit_code == 0, res.output
+    assert not re.search(r"(?<!\\)\]\(", res.output)  # no unescaped "](": no link or image anywhere
+    assert "\\[x\\](javascript:alert(1))" in res.output and "!\\[img\\](http://example.com/a)" in res.output
+
+
+def test_the_no_verdict_sentence_names_the_real_cause(tmp_path):
+    # a price is loaded, requests on both routes, but no outcome says a task was accepted
+    landing = tmp_path / "landing"
+    write_csv(landing / "prices" / "prices.csv", [PRICE_MOONSHOT])
+    rows = [
+        request("a1", "ta1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000),
+        request("s1", "ts1", "2026-07-10T10:00:00Z", route="self_hosted", cache_miss_input_tokens=1000),
+    ]
+    write_csv(landing / "requests" / "r.csv", rows)
+    db = tmp_path / "ledger.duckdb"
+    assert cli("nightly", landing, "--db", db).exit_code == 0
+    res = cli("report", "--db", db, "--format", "text")
+    assert res.exit_code == 0, res.output
+    assert "No task was accepted in 2026-07 on either route" in res.output, res.output
+    assert "No verdict: no API cost per accepted task to compare with in 2026-07." in res.output
