@@ -378,7 +378,7 @@ def _bound_checks(kind: str, b: Bounds) -> list[Check]:
             )
         elif t.startswith(
             "DECIMAL(38,"
-        ):  # money and quantities (prices per million are DECIMAL(18,6): bounded by type)
+        ):  # money and quantities (prices per million are DECIMAL(24,12): bounded by type)
             top = int(b.max_amount)
             checks.append(
                 Check(

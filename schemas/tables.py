@@ -11,8 +11,10 @@ Conventions
   primary keys. No surrogate ``id``: SQLModel's default ``int | None`` key emits
   ``SERIAL``, which DuckDB rejects, and a natural key keeps reloads idempotent.
 * Money is ``Decimal``: ``DECIMAL(38,12)`` for amounts (a picodollar), and
-  ``DECIMAL(18,6)`` for prices per million tokens (so a per-token price has 12
-  decimal places and ``tokens x price / 1e6`` is exact at scale 12).
+  ``DECIMAL(24,12)`` for prices per million tokens (a per-token price has 18
+  decimal places; ``tokens x price / 1e6`` is exact at scale 18, and a request's
+  cost keeps 12: a price with more than 6 places per million can round it once,
+  below a picodollar).
 * Timestamps are UTC ``TIMESTAMP`` (ingest converts any offset to UTC).
 * Every raw row carries ``source_file_hash`` and ``source_line``: where it came from.
 

@@ -4,8 +4,10 @@
 --
 --   money_div        DuckDB divides exactly in HUGEINT (`//`), which Spark lacks; Spark divides DECIMAL(38, 0)
 --                    whole numbers with DIV, a LONG: a quotient of 9e18 or more stops the build with an error
---                    (DuckDB's reaches 1e26; no money of the ledger comes near). Same quotient, rounded half away from
---                    zero to 1e-12. Its sign comes from a CASE: Spark's sign() is a DOUBLE.
+--                    (DuckDB's reaches 1e26; no money of the ledger comes near), and a divisor of 1e20 or more
+--                    overflows the remainder's step (the ledger divides by hours, tasks and dollars, far below).
+--                    Same quotient, rounded half away from zero to 1e-12. Its sign comes from a CASE: Spark's sign() is
+--                    a DOUBLE.
 --   money_div_units  (money_div's parts)
 --   money_units      Spark's trunc() truncates dates, not numbers: the whole part is x - x % 1 (% keeps x's sign on
 --                    both engines).

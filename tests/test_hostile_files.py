@@ -113,8 +113,8 @@ def _make_landing(root: Path) -> None:
     _write_parquet(root / "requests" / "empty.parquet", {k: pa.array([], pa.string()) for k in one})
     (root / "requests" / "header-only.csv").write_text(",".join(one) + "\n", encoding="utf-8")
     (root / "requests" / "blank.jsonl").write_text("\n\n", encoding="utf-8")
-    # prices with more decimal places than the ledger keeps (6 per million): never rounded to free
-    fine = {**PRICE_MOONSHOT, "provider": "fine", "cache_hit_input_per_million": "0.0000004"}
+    # a price with more decimal places than the ledger keeps (12 per million): never rounded to free
+    fine = {**PRICE_MOONSHOT, "provider": "fine", "cache_hit_input_per_million": "0.0000000000004"}
     write_csv(root / "prices" / "fine.csv", [fine])
     # special files: a FIFO, a link to a device, a kind folder linked out of the landing folder
     os.mkfifo(root / "requests" / "pipe.csv")
@@ -226,7 +226,7 @@ def test_an_empty_file_of_any_format_is_rejected(hostile, name):
 def test_a_price_with_more_places_than_the_ledger_keeps_is_quarantined_never_rounded_to_free(hostile):
     _, _, _, db = hostile
     assert _reasons(db, "fine.csv") == {
-        2: "cache_hit_input_per_million: '0.0000004' has more decimal places than the ledger keeps (6): "
+        2: "cache_hit_input_per_million: '0.0000000000004' has more decimal places than the ledger keeps (12): "
         "quarantined, never rounded"
     }
     assert not _published(db, "SELECT 1 FROM raw.prices WHERE provider = 'fine'")

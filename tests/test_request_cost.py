@@ -136,3 +136,26 @@ def test_costs_either_side_of_the_integer_paths_bounds_are_exact(ledger):
         "dear": Decimal("199999.997800000002"),
         "xl": Decimal("0.01"),
     }
+
+
+def test_a_price_with_twelve_places_per_million_is_kept_and_priced_exactly(ledger):
+    # prices per million keep 12 decimal places: 0.1234567 and 0.000000000001 are kept as written, never rounded
+    price = {**PRICE_MOONSHOT, "cache_hit_input_per_million": "0.1234567", "output_per_million": "0.000000000001"}
+    ledger.load("prices", [price])
+    ledger.load(
+        "requests",
+        [
+            # 1,000,000 cache-hit tokens x $0.1234567 / 1e6 = $0.1234567
+            request("hit", "t1", "2026-07-01T10:00:00Z", cache_hit_input_tokens=1_000_000),
+            # 10,000,000 output tokens x $0.000000000001 / 1e6 = $0.00000000001 (1e-11)
+            request("out", "t2", "2026-07-01T10:00:00Z", output_tokens=10_000_000),
+        ],
+    )
+    kept = ledger.one("SELECT cache_hit_input_per_million AS hit, output_per_million AS out FROM raw.prices")
+    assert kept == {"hit": Decimal("0.1234567"), "out": Decimal("0.000000000001")}
+    ledger.build()
+    costs = {
+        r["request_id"]: r["metered_cost_usd"]
+        for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
+    }
+    assert costs == {"hit": Decimal("0.1234567"), "out": Decimal("0.00000000001")}

@@ -132,7 +132,7 @@ def _expected_type(column: str) -> str | None:
     if column.endswith("_tokens") or column in ("source_line", "min_input_tokens"):
         return "BIGINT"
     if column.endswith(("_per_million", "_per_call")):
-        return "DECIMAL(18,6)"  # a price per million tokens: $0.30 is 0.300000
+        return "DECIMAL(24,12)"  # a price per million tokens, to 12 places: $0.1234567 is kept as written
     if column in ("amount", "unit_price") or column.endswith("_usd"):
         return "DECIMAL(38,12)"  # money: a cache-hit token costs $0.0000003, seven places
     if column.endswith("_at") or column in ("effective_from", "effective_to", "charge_start", "charge_end"):
