@@ -163,3 +163,30 @@ def test_an_interrupt_while_the_next_file_is_staged_leaves_nothing_of_the_open_f
     assert [f.status for f in summary.files] == ["loaded", "loaded", "skipped"]
     files, keys, lake, tmp = _state(store)
     assert [f[:4] for f in files] == [("a.csv", 2, 2, 0), ("b.csv", 1, 1, 0)] and keys == 3 and len(lake) == 2
+
+
+def test_a_file_whose_load_runs_out_of_memory_is_rejected_alone_and_the_file_before_it_loads_on_its_own(
+    setup, monkeypatch
+):
+    import pipeline.nightly as nightly_module
+
+    settings, store, landing = setup
+    pairs = _files(landing, [R3])
+    real_stage = nightly_module.stage_file
+
+    def out_of_memory_at_b(con, kind, path, *args, **kwargs):
+        if path.name == "b.csv":  # while a.csv waits for GX in its open transaction
+            raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate data of size 2.0 GiB")
+        return real_stage(con, kind, path, *args, **kwargs)
+
+    monkeypatch.setattr(nightly_module, "stage_file", out_of_memory_at_b)
+    summary = run_ingest(store, settings, pairs, "test")
+    # a.csv loaded again in a transaction of its own; b.csv rejected naming memory; c.csv (a.csv's bytes) skipped
+    assert [(f.path.rsplit("/", 1)[-1], f.status) for f in summary.files] == [
+        ("a.csv", "loaded"),
+        ("b.csv", "rejected"),
+        ("c.csv", "skipped"),
+    ]
+    assert "needs more memory than the ledger may use ([ledger] memory_limit)" in summary.files[1].message
+    files, keys, lake, tmp = _state(store)
+    assert files == [("a.csv", 2, 2, 0, 2)] and keys == 2 and len(lake) == 1 and tmp == []

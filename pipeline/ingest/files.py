@@ -96,7 +96,14 @@ def file_failed(
 
 
 def failure_message(shown: str, exc: BaseException) -> str:
-    """One line: why the file was rejected whole, and what to do."""
+    """One line: why the file was rejected whole. The cause is the first memory or validation failure behind ``exc``
+    (an out-of-memory error leaves the transaction aborted, and the clean-up's error is the one raised)."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(
+        cause, (MemoryError, duckdb.OutOfMemoryException, ValidationPipelineError)
+    ):
+        cause = cause.__context__
+    exc = cause or exc
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
     if isinstance(exc, (MemoryError, duckdb.OutOfMemoryException)):
         why = (
