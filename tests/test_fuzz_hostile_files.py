@@ -59,6 +59,8 @@ def hostile_file(draw) -> tuple[str, str, object]:
         cols["request_id"] = pa.array([f"b{i}" for i in range(rows)])
         column = draw(st.sampled_from(["team", "model", "task_id"]))
         cols[column] = pa.array(["z" * size] * rows).dictionary_encode()
+        if column != "team" and draw(st.booleans()):  # a struct first: its leaves shift the later columns' places
+            cols = {"team": pa.array([{"a": "x", "b": "y"}] * rows), **{k: v for k, v in cols.items() if k != "team"}}
         return "requests", "bomb.parquet", pa.table(cols)
     if family == "json_twice":
         key = draw(st.sampled_from(sorted(ONE)))

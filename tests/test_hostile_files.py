@@ -79,6 +79,10 @@ def _make_landing(root: Path) -> None:
     base["request_id"] = pa.array([f"bomb-{i}" for i in range(n)])
     base["team"] = pa.array(["x" * BOMB_VALUE] * n).dictionary_encode()
     _write_parquet(root / "requests" / "bomb.parquet", base)
+    # the same bomb in `model`, behind a struct (whose leaf columns shift every later column's place in the file)
+    shifted = {"team": pa.array([{"a": "x", "b": "y"}] * n), **{k: v for k, v in base.items() if k != "team"}}
+    shifted["model"] = pa.array(["m" * BOMB_VALUE] * n).dictionary_encode()
+    _write_parquet(root / "requests" / "bomb-behind-struct.parquet", shifted)
     # JSON lines: one clean record, then the hostile ones
     clean = _base_request("json-clean", output_tokens=300)
     twice = json.dumps(_base_request("json-twice", output_tokens=300)).replace(
@@ -171,12 +175,13 @@ def test_a_charge_one_picodollar_over_the_bound_is_quarantined_and_great_expecta
     }
 
 
-def test_a_parquet_dictionary_bomb_is_rejected_before_it_is_read(hostile):
+@pytest.mark.parametrize(("name", "column"), [("bomb.parquet", "team"), ("bomb-behind-struct.parquet", "model")])
+def test_a_parquet_dictionary_bomb_is_rejected_before_it_is_read(hostile, name, column):
     _, _, files, db = hostile
-    bomb = files["bomb.parquet"]
+    bomb = files[name]
     assert bomb["status"] == "rejected"
     # 2,000 values of 1,048,576 bytes each: 2,097,152,000 bytes decoded
-    assert "column 'team', row group 0: its 2,000 values decode to 2,097,152,000 bytes" in bomb["message"]
+    assert f"column '{column}', row group 0: its 2,000 values decode to 2,097,152,000 bytes" in bomb["message"]
     assert not _published(db, "SELECT 1 FROM raw.requests WHERE request_id LIKE 'bomb-%'")
 
 

@@ -239,7 +239,7 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
             raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
         meta, schema = parquet_metadata(path)
         repeated_columns(path, schema.names, {})
-        parquet_text_sizes(path, meta, list(range(len(schema.names))))
+        parquet_text_sizes(path, meta, set(schema.names))
         try:
             rows = pq.read_table(path).to_pylist()
         except (pa.ArrowException, OSError) as exc:

@@ -456,7 +456,7 @@ def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> Read
     meta, schema = parquet_metadata(path)
     mapping = _field_names(schema.names, allowed, rename)
     repeated_columns(path, schema.names, rename)
-    parquet_text_sizes(path, meta, [i for i, n in enumerate(schema.names) if n in mapping])
+    parquet_text_sizes(path, meta, set(mapping))
     verbatim = (
         all(src == dst for src, dst in mapping.items())
         and list(mapping) == schema.names
@@ -500,8 +500,8 @@ def repeated_columns(path: Path, names: list[str], rename: dict[str, str]) -> No
         seen[field_name] = n
 
 
-def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: list[int]) -> None:
-    """Check, before anything reads them, what the Parquet file's text ``columns`` decode to. A text value over
+def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: set[str]) -> None:
+    """Check, before anything reads them, what the Parquet file's text ``columns`` (named) decode to. A text value over
     ``max_text_bytes`` is a bad row (the checks quarantine it), but many of them in one row group are a file that
     decodes to gigabytes from kilobytes (one long string dictionary-encoded over every row): such a column chunk,
     decoding to more than ``max_line_bytes``, rejects the file whole before it is read.
@@ -512,15 +512,16 @@ def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: list[int]) ->
     lim = LIMITS.get()
     for rg in range(meta.num_row_groups):
         group = meta.row_group(rg)
-        for i in columns:
-            chunk = group.column(i)
-            if chunk.physical_type not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+        for i in range(group.num_columns):  # the leaf columns (a list or struct has several)
+            chunk, name = group.column(i), group.column(i).path_in_schema
+            if name.split(".")[0] not in columns or chunk.physical_type not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
                 continue
             size, rows = chunk.total_uncompressed_size, group.num_rows
             if size <= lim.max_text_bytes or size * rows <= lim.max_line_bytes:
                 continue  # no value can pass the text bound, or the whole chunk decodes to little
-            name = chunk.path_in_schema
-            if chunk.has_dictionary_page:
+            if "." in name:  # a leaf of a list or struct (its rows are quarantined): held to the footer's bound
+                longest, decoded = size, size * rows
+            elif chunk.has_dictionary_page:
                 longest, decoded = _dictionary_sizes(path, rg, name)
             else:
                 longest, decoded = size, size  # plain values decode to what the footer says
