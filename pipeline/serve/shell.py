@@ -146,7 +146,7 @@ class Result:
 
 #: How long past its timeout a statement that ignores DuckDB's interrupt (one function call building one huge value)
 #: may run before the process ends itself
-INTERRUPT_GRACE_SECONDS = 2.0
+INTERRUPT_GRACE_SECONDS = 10.0
 
 
 class Deadline:
