@@ -17,6 +17,7 @@ import duckdb
 from pipeline.ingest.loading import CORRECTIONS_FOLDER, LoadingFile
 from pipeline.ingest.sqltypes import (
     as_is_sql,
+    control_checks,
     is_nested,
     native_columns,
     native_expr,
@@ -90,10 +91,12 @@ def _flag_rows(con: duckdb.DuckDBPyConnection, f: LoadingFile, suite: list) -> l
     checks = type_checks(
         kind, cols, present, native | plain_text, nested=nested, max_text_bytes=f.options.max_text_bytes
     )
+    control, any_control = control_checks(cols)
     suite_flags = [(f'"_chk_{chk.name}"', f"coalesce({chk.sql_bad_when()}, false)") for chk in suite]
     # the table keeps only whether a row is mistyped and whether it is bad; each expectation's flag is a view over
     # the bad rows alone (one materialised column per check for every row costs about a quarter of the pass)
-    mistyped = " OR ".join(f"({p})" for _, p, _ in checks) or "false"
+    mistyped = " OR ".join([f"({p})" for _, p, _ in checks] + [f"({any_control})"])
+    checks += control  # a bad row's reasons name the column that holds the control character
     any_flag = " OR ".join([mistyped] + [e for _, e in suite_flags])
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {st.flags} AS SELECT *, coalesce({mistyped}, false) AS _mistyped, "

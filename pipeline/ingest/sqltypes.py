@@ -186,24 +186,40 @@ def type_checks(
 
 
 def _text_checks(name: str, max_text_bytes: int | None) -> list[tuple[str, str, str]]:
-    """A text value holding a control character, or longer than ``max_text_bytes``."""
-    pattern = _CONTROL_IN_PROSE if name in FREE_TEXT else _CONTROL_IN_NAMES
-    checks = [
+    """A text value longer than ``max_text_bytes``."""
+    if max_text_bytes is None:
+        return []
+    return [
         (
             name,
-            f"regexp_matches(\"{name}\", '{pattern}')",
-            f"'{name} holds a control character (a byte below 0x20, 0x7f-0x9f or a bidirectional override)'",
+            f'strlen("{name}") > {int(max_text_bytes)}',
+            f"'{name} is longer than {int(max_text_bytes):,} bytes ([ingest] max_text_bytes)'",
         )
     ]
-    if max_text_bytes is not None:
+
+
+def control_checks(cols: list[ColumnSpec]) -> tuple[list[tuple[str, str, str]], str]:
+    """A text value holding a control character: a check per text column (the reasons of a bad row name it) and one
+    predicate over all of them at once, for every row (one regular expression over the values joined costs half of
+    one a column)."""
+    names = [c.name for c in cols if c.duckdb_type == "VARCHAR"]
+    checks = []
+    for n in names:
+        pattern = _CONTROL_IN_PROSE if n in FREE_TEXT else _CONTROL_IN_NAMES
         checks.append(
             (
-                name,
-                f'strlen("{name}") > {int(max_text_bytes)}',
-                f"'{name} is longer than {int(max_text_bytes):,} bytes ([ingest] max_text_bytes)'",
+                n,
+                f"regexp_matches(\"{n}\", '{pattern}')",
+                f"'{n} holds a control character (a byte below 0x20, 0x7f-0x9f or a bidirectional override)'",
             )
         )
-    return checks
+    groups = [
+        ([n for n in names if n not in FREE_TEXT], _CONTROL_IN_NAMES),
+        ([n for n in names if n in FREE_TEXT], _CONTROL_IN_PROSE),
+    ]
+    joined = [(", ".join(f'"{n}"' for n in group), pattern) for group, pattern in groups if group]
+    any_control = " OR ".join(f"regexp_matches(concat({columns}), '{pattern}')" for columns, pattern in joined)
+    return checks, any_control or "false"
 
 
 def as_is_sql(
