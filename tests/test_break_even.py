@@ -1,4 +1,5 @@
-"""Break-even as DOMAIN.md defines it: cost classes, the like-for-like comparator, verdict states, capacity at the SLO.
+"""Break-even as docs/marts.md defines it: cost classes, the like-for-like comparator, verdict states, capacity
+at the SLO.
 
 Every expected figure is worked by hand in the comments (prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per 1M;
 300k miss + 30k output = $1.35, 300k hit + 30k output = $0.54).

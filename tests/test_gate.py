@@ -1,4 +1,4 @@
-"""The deployment gate (DOMAIN.md "Decisions ahead", seed 001): an evaluation set on both routes, its criteria and
+"""The deployment gate (docs/decisions.md, seed 001): an evaluation set on both routes, its criteria and
 its verdict. Expected figures are worked by hand in the comments.
 
 The base set: 2 cases (categories a and b), each a task on the API and one on the cluster, every task accepted at

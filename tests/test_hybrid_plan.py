@@ -1,4 +1,4 @@
-"""The hybrid plan (DOMAIN.md "Decisions ahead"): the month's cost at n = 0, 1, 2, ... nodes, each hour's demand above
+"""The hybrid plan (docs/decisions.md): the month's cost at n = 0, 1, 2, ... nodes, each hour's demand above
 n x capacity sent to the API. Every expected figure is worked by hand in the comments.
 
 Prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per 1M, so a request of 300,000 cache-miss input and 30,000

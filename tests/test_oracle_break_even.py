@@ -1,5 +1,5 @@
 """An independent oracle for marts.monthly_break_even on the bundled demo: every figure recomputed from the raw files
-in sample_data/ with Python Decimal and DOMAIN.md's definitions, none of the project's SQL or Python.
+in sample_data/ with Python Decimal and docs/marts.md's definitions, none of the project's SQL or Python.
 
 polars only reads the files; every rule (pricing, the final decision on each task, the SLO, invoices, amortisation,
 charge splitting, node-hours, sweeps in force, the waste factor and the invoice uplift, break-even and its

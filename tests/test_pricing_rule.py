@@ -1,4 +1,4 @@
-"""DOMAIN.md's pricing rule: service tiers, long-context tiers (min_input_tokens), cache writes at
+"""docs/marts.md's pricing rule: service tiers, long-context tiers (min_input_tokens), cache writes at
 their own rates (default: the cache-miss price), web searches per call, other currencies. Hand-worked cases,
 then a property: the metered cost of generated requests equals a Python Decimal recomputation of the rule."""
 
@@ -231,7 +231,7 @@ PRICE_ROWS = [
 
 
 def price_row(req: dict) -> dict | None:
-    """The price row of DOMAIN.md's pricing rule: of the request's model and tier, the one whose min_input_tokens is
+    """The price row of docs/marts.md's pricing rule: of the request's model and tier, the one whose min_input_tokens is
     the largest not above its input tokens (hit + miss + writes); None when there is none."""
     inputs = sum(req[c] for c in ("cache_hit_input_tokens", "cache_miss_input_tokens",
                                   "cache_write_5m_input_tokens", "cache_write_1h_input_tokens"))  # fmt: skip
@@ -244,7 +244,7 @@ def price_row(req: dict) -> dict | None:
 
 
 def oracle(req: dict) -> Decimal | None:
-    """The pricing rule, from DOMAIN.md, in Python: the request's price row (``price_row``); writes default to the
+    """The pricing rule, from docs/marts.md, in Python: the request's price row (``price_row``); writes default to the
     miss price."""
     p = price_row(req)
     if p is None:
@@ -312,7 +312,7 @@ def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_searche
 
 
 def sensitivity_parts(req: dict) -> tuple[Decimal, Decimal, Decimal] | None:
-    """DOMAIN.md's split of a priced request's cost for the cache-hit sensitivity, in Python, at its price row's
+    """docs/marts.md's split of a priced request's cost for the cache-hit sensitivity, in Python, at its price row's
     USD prices (price x rate, exact): A = (hit + miss) x miss price, B = (hit + miss) x (miss - hit price), C = output
     and reasoning, cache writes (per million) and web searches; None when no row prices the request."""
     p = price_row(req)

@@ -1,4 +1,4 @@
-"""The raw tables match their SQLModel classes; the marts keep DOMAIN.md's contract and are documented."""
+"""The raw tables match their SQLModel classes; the marts keep docs/marts.md's contract and are documented."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from schemas.ddl import canonical_columns, table_name
 from schemas.tables import KINDS, Request
 from tests.conftest import PRICE_MOONSHOT, request
 
-# DOMAIN.md, "Outputs": mart -> the columns the contract names (marts may carry more after them)
+# docs/marts.md, "Outputs": mart -> the columns the contract names (marts may carry more after them)
 CONTRACT = {
     "monthly_route_cost": [
         "month",
@@ -113,7 +113,7 @@ MONEY = {
 }
 
 
-#: The request log's columns as DOMAIN.md's input contract states them: token counts are whole numbers (BIGINT),
+#: The request log's columns as docs/input-files.md states them: token counts are whole numbers (BIGINT),
 #: times are UTC timestamps, money is DECIMAL with 12 places; written out here, not read from the code.
 REQUESTS_TABLE = [
     ("request_id", "VARCHAR"), ("task_id", "VARCHAR"), ("attempt", "INTEGER"), ("started_at", "TIMESTAMP"),
