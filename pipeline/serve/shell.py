@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 import duckdb
 from pipeline.errors import CostledgerError, UsageError
+from pipeline.settings_checks import memory_bytes
 
 #: rows fetched at a time when a result is streamed
 BATCH_ROWS = 2048
@@ -200,15 +201,12 @@ class Deadline:
 #: being printed, the Python around it
 ADDRESS_SPACE_SLACK = 512 * 2**20
 
-_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
-_UNITS |= {"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
 
 def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
-    """The connection's memory limit in bytes, as DuckDB resolved it (a share of the machine's memory, or a size)."""
+    """The connection's memory limit in bytes, as DuckDB resolved it (a size such as '953.6 MiB', whether the setting
+    named a size or a share of the machine's memory)."""
     text = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    number, _, unit = str(text).strip().partition(" ")
-    return int(float(number) * _UNITS[unit.strip().upper()])
+    return memory_bytes(str(text)) or 0
 
 
 class AddressSpaceCap:
