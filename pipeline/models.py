@@ -50,6 +50,15 @@ def define_macros(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> No
         con.execute(statement)
 
 
+def persistent_macro_statements(sql_dir: Path = SQL_DIR) -> list[str]:
+    """The SQL macros as the published file keeps them (``CREATE MACRO``, not temporary): its views that call one
+    then work in any DuckDB client that opens the file, and ad-hoc SQL can call them too."""
+    return [
+        re.sub(r"CREATE\s+OR\s+REPLACE\s+TEMP\s+MACRO", "CREATE OR REPLACE MACRO", s, count=1, flags=re.I)
+        for s in macro_statements(sql_dir)
+    ]
+
+
 LAYERS = ("staging", "intermediate", "marts")
 
 #: The incremental strategies (``-- incremental:``), see ``pipeline.transform.incremental``.
@@ -89,7 +98,9 @@ class Model:
     unique_key: tuple[str, ...]
     description: str
     column_docs: dict[str, str] = field(default_factory=dict)
-    published: bool = True
+    published: str = "yes"
+    """``yes``: the published file holds a copy of the table; ``no``: only the work file holds it; ``view``: the
+    published file holds the model as a view over its inputs (``published_body``), computed when read."""
     incremental: str | None = None
     key_enforced_by: str | None = None
     column_lines: dict[str, int] = field(default_factory=dict)
@@ -108,6 +119,14 @@ class Model:
     @property
     def qualified(self) -> str:
         return f"{self.layer}.{self.name}"
+
+    def published_body(self) -> str:
+        """The model's SELECT over its whole inputs: each ``scoped.NAME`` read as its source (what a full build
+        reads), for a view that needs no build."""
+        body = self.body
+        for i in self.inputs:
+            body = re.sub(rf"\bscoped\.{i.name}\b", i.source, body)
+        return body
 
     def depends_on(self, known: set[str]) -> set[str]:
         refs = {f"{s}.{n}" for s, n in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", self.body)}
@@ -283,9 +302,9 @@ def parse_model(layer: str, path: Path) -> Model:
         )
     if "grain" not in meta:
         raise ModelHeaderError(f"{path}: every model states its grain (-- grain: one row per ...)")
-    if value.get("published", "yes") not in ("yes", "no"):
+    if value.get("published", "yes") not in ("yes", "no", "view"):
         raise ModelHeaderError(
-            f"{path}:{meta['published'][1]}: published must be yes or no, not {value['published']!r}"
+            f"{path}:{meta['published'][1]}: published must be yes, no or view, not {value['published']!r}"
         )
     key = tuple(k.strip() for k in value.get("unique_key", "").split(",") if k.strip())
     body = "\n".join(body_lines).strip().rstrip(";")
@@ -304,7 +323,7 @@ def parse_model(layer: str, path: Path) -> Model:
         unique_key=key,
         description=value.get("description", ""),
         column_docs={c: v for c, (v, _) in columns.items()},
-        published=value.get("published", "yes") != "no",
+        published=value.get("published", "yes"),
         incremental=value.get("incremental"),
         key_enforced_by=value.get("key_enforced_by"),
         column_lines={c: line for c, (_, line) in columns.items()},

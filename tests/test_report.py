@@ -205,7 +205,7 @@ def test_markdown_version_has_the_same_verdict(demo_db, tmp_path):
     assert "| measured 2026-09 |" in md and "| $80 |" not in md
 
 
-def test_scenario_reproduces_the_seeds_table():
+def test_scenario_reproduces_the_published_planning_table():
     res = runner.invoke(
         app,
         [
@@ -242,6 +242,27 @@ def test_scenario_reproduces_the_seeds_table():
         ("160", "1.35"): ("116800", 86500),
         ("160", "0.54"): ("116800", 216300),
     }
+
+
+def test_scenario_table_and_its_note_are_one_stream_in_order():
+    """The table and its note on standard output only: a capture of both streams into one pipe gets every row, then
+    the note (a note on the other stream landed wherever buffering put it, inside or before the table)."""
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "scenario", "--rate-per-hour", "80,120,160"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    rows = [line for line in lines if line.startswith("│")]
+    # 3 rates x the 2 default API costs ($1.35, $0.54); 730 h x $80 / $1.35 = 43,259.3 -> 43,300 tasks
+    assert len(rows) == 6 and "43,300" in rows[0]
+    assert lines[-1].startswith("API task counts are rounded to the nearest 100")
+    assert lines.index(rows[-1]) < len(lines) - 1
 
 
 def chromium() -> str | None:

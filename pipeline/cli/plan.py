@@ -15,7 +15,6 @@ from pipeline.cli.common import (
     DbOpt,
     JsonOpt,
     SettingsOpt,
-    console,
     error,
     open_read,
     out,
@@ -87,7 +86,8 @@ def scenario(
         for r in rows
     ]
     render(names, table, "table", 1000, out, title="Planning: cluster cost vs API tasks of the same cost")
-    console.print("API task counts rounded to the nearest 100, as the seeds round them.")
+    # the note belongs to the table: the same stream, so that a capture of both streams cannot put it inside a row
+    out.print("API task counts are rounded to the nearest 100; the exact count is beside them.")
 
 
 def _what_if(value: str | None, flag: str) -> Decimal | None:

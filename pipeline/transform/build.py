@@ -7,7 +7,8 @@ Each model file holds one SELECT and a header of ``-- key: value`` lines:
 ``unique_key``    the grain's columns; an audit checks they are unique
 ``description``   the table comment
 ``column NAME``   the column comment (``COMMENT ON COLUMN``)
-``published``     ``no`` keeps a large request-level table out of the published file
+``published``     ``yes`` (the default) copies the table into the published file; ``no`` keeps a large
+                  request-level table out of it; ``view`` publishes the model as a view over its inputs
 ``key_enforced_by`` the grain is guaranteed upstream (the ingest's key index): no grain audit,
                   which would re-read all history every night
 ``incremental``   ``append``, ``keys``, ``months`` or ``days``: built from new data only (see
@@ -25,6 +26,7 @@ is rolled back and the previous tables stay as they were.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +36,7 @@ import duckdb
 
 from pipeline.transform import incremental
 from pipeline.storage import lake
-from pipeline.models import LAYERS, SQL_DIR, Model, define_macros, discover
+from pipeline.models import LAYERS, SQL_DIR, Model, define_macros, discover, persistent_macro_statements
 from pipeline.faults import crashpoint
 from pipeline.storage.catalog import init_ledger, raw_view_statements, table_columns
 from pipeline.settings import Settings
@@ -273,15 +275,25 @@ META_TABLES = (
 def publication(
     con: duckdb.DuckDBPyConnection, store: "Store", sql_dir: Path = SQL_DIR
 ) -> tuple[list[str], list[tuple[str, str]]]:
-    """What a publication copies: the tables (meta, and every table model not marked ``published: no``) and
-    the views as (name, CREATE VIEW): the raw views over the lake, then the staging views."""
+    """What a publication copies: the tables (meta, and every table model marked ``published: yes``, the default)
+    and the statements that make the rest, as (name, statement): the macros (kept in the file, so that its views
+    work in any DuckDB client), the raw views over the lake, then the view models and the models marked
+    ``published: view`` in dependency order."""
     models = discover(sql_dir)
-    tables = list(META_TABLES) + [m.qualified for m in models if m.materialized == "table" and m.published]
-    views = raw_view_statements(con, store.lake)
+    tables = list(META_TABLES) + [m.qualified for m in models if m.materialized == "table" and m.published == "yes"]
+    views = [(f"main.{_macro_name(s)}", s) for s in persistent_macro_statements(sql_dir)]
+    views += raw_view_statements(con, store.lake)
     views += [
-        (m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.body}") for m in models if m.materialized == "view"
+        (m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.published_body()}")
+        for m in models
+        if m.materialized == "view" or m.published == "view"
     ]
     return tables, views
+
+
+def _macro_name(statement: str) -> str:
+    found = re.search(r"\bMACRO\s+(\w+)", statement)
+    return found.group(1) if found else "?"
 
 
 def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:

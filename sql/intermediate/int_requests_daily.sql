@@ -1,9 +1,9 @@
--- grain: one row per day x route x provider x cluster x team
+-- grain: one row per day x route x provider x model x cluster x team
 -- materialized: table
 -- incremental: days
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
--- unique_key: day, route, provider, cluster_id, team
--- description: Request volume, tokens and token cost per day (UTC, by request start), route, provider, cluster and team: the sums of int_requests_monthly, kept per day so that a late day recomputes its day, not its month. The a/b/c sums are priced per price band: the band's prices times the band's token sums, the same exact value as the sum of every request's own (DECIMAL arithmetic does not round). Money sums keep their full scale here; int_requests_monthly sums the days and rounds once. Incremental: only the days touched by new data are recomputed.
+-- unique_key: day, route, provider, model, cluster_id, team
+-- description: Request volume, tokens and token cost per day (UTC, by request start), route, provider, model (the model the request named), cluster and team: the sums of int_requests_monthly, kept per day so that a late day recomputes its day, not its month. The a/b/c sums are priced per price band: the band's prices times the band's token sums, the same exact value as the sum of every request's own (DECIMAL arithmetic does not round). Money sums keep their full scale here; int_requests_monthly sums the days and rounds once. Incremental: only the days touched by new data are recomputed.
 WITH by_band AS (
     -- the day's sums per price band (int_requests_priced keeps a request's band, not its prices)
     SELECT
@@ -11,6 +11,7 @@ WITH by_band AS (
         month,
         route,
         provider,
+        model,
         cluster_id,
         team,
         price_band,
@@ -27,13 +28,14 @@ WITH by_band AS (
         sum(metered_cost_usd) AS metered_usd,
         sum(api_equivalent_cost_usd) AS api_equivalent_usd
     FROM scoped.requests_of_days
-    GROUP BY CAST(started_at AS DATE), month, route, provider, cluster_id, team, price_band
+    GROUP BY CAST(started_at AS DATE), month, route, provider, model, cluster_id, team, price_band
 )
 SELECT
     b.day,
     b.month,
     b.route,
     b.provider,
+    b.model,
     b.cluster_id,
     b.team,
     CAST(sum(b.requests) AS BIGINT) AS requests,
@@ -66,4 +68,4 @@ SELECT
 FROM by_band AS b
 -- unpriced requests (no band) find no prices: their a/b/c terms are NULL, which sum() leaves out
 LEFT JOIN intermediate.int_prices_effective AS p ON b.price_band = p.price_band
-GROUP BY b.day, b.month, b.route, b.provider, b.cluster_id, b.team
+GROUP BY b.day, b.month, b.route, b.provider, b.model, b.cluster_id, b.team
