@@ -232,8 +232,8 @@ SELECT
     h.cluster_id,
     h.provisioned_ms / 3600000 AS provisioned_hours,
     h.busy_ms / 3600000 AS busy_hours,
-    h.busy_ms * coalesce(r.accepted_ms / r.request_ms, 0) / 3600000 AS productive_hours,
-    h.busy_ms * coalesce(r.accepted_ms / r.request_ms, 0) / h.provisioned_ms AS productive_utilisation
+    h.busy_ms * coalesce(r.accepted_ms / r.request_ms, 0) / 3600000 AS in_flight_accepted_hours,
+    h.busy_ms / h.provisioned_ms AS in_flight_share
 FROM hours AS h
 LEFT JOIN request_time AS r USING (month, cluster_id);
 

@@ -337,7 +337,7 @@ COMPARED: list[tuple[str, str, list[str], list[tuple[str, str, str]]]] = [
         "utilisation",
         "marts.monthly_utilisation",
         ["month", "cluster_id"],
-        [(c, c, "ratio") for c in ("provisioned_hours", "busy_hours", "productive_hours", "productive_utilisation")],
+        [(c, c, "ratio") for c in ("provisioned_hours", "busy_hours", "in_flight_accepted_hours", "in_flight_share")],
     ),
     (
         "break_even",

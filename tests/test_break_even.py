@@ -75,7 +75,15 @@ def test_equivalent_comparator_break_even_and_observed_capacity(ledger):
     assert be["monthly_token_capacity"] == 245_520_893
     # share = 1,000 tasks x (660,000 tokens / 2 tasks) / 245,520,893 = 1.344: more than the cluster was seen to serve
     assert be["break_even_share_of_capacity"] == pytest.approx(330_000_000 / 245_520_893, rel=1e-12)
+    # at the busiest hour: one 330,000-token request started in it, 330,000 / 3,600 = 91.667 tokens/s; scaled to
+    # break-even, x 1,000 / 2 accepted = 45,833 tokens/s, over 91.667 per node -> 500 nodes, with 1 in service
+    assert (be["break_even_nodes_at_peak"], be["nodes_in_service"]) == (500, 1)
     assert be["break_even_reachable"] is False
+    # both attempts accepted: productive = token utilisation = 660,000 / 245,520,893; accepted work = $945 x that,
+    # no failed work, idle the rest
+    assert be["productive_utilisation"] == pytest.approx(660_000 / 245_520_893, rel=1e-12)
+    assert be["accepted_work_usd"] == q12(Decimal(945) * 660_000 / 245_520_893) and be["failed_work_usd"] == 0
+    assert be["idle_cost_usd"] == 945 - be["accepted_work_usd"]
     # F per million tokens at capacity: $945 / 245.520893 M; the API at the cluster's mix: $1.89 / 0.66 M
     assert be["self_hosted_cost_per_million_tokens_at_capacity"] == q12(Decimal(945) / Decimal("245.520893"))
     assert be["api_cost_per_million_tokens_at_mix"] == q12(Decimal("1.89") / Decimal("0.66"))
@@ -256,7 +264,7 @@ def test_credits_and_tax_stay_out_of_the_run_rate(ledger):
     )
 
 
-def test_productive_hours_count_accepted_attempts_only(ledger):
+def test_in_flight_accepted_hours_count_accepted_attempts_only(ledger):
     ledger.load("cluster-charges", [charge("jul", "reserved", "744")])
     ledger.load(
         "requests",
@@ -269,8 +277,8 @@ def test_productive_hours_count_accepted_attempts_only(ledger):
     ledger.load("outcomes", accepted("t1"))
     ledger.build()
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
-    assert (u["busy_hours"], u["productive_hours"]) == (2, 1)
-    assert u["productive_utilisation"] == pytest.approx(1 / 744)
+    assert (u["busy_hours"], u["in_flight_accepted_hours"]) == (2, 1)
+    assert u["in_flight_share"] == pytest.approx(2 / 744)
 
 
 def _sweeps(ledger, slo_ms: int | None) -> dict:

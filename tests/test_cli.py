@@ -225,7 +225,7 @@ def test_large_sample_streams_one_parquet_file_per_day_and_loads_cleanly(tmp_pat
     assert res.exit_code == 0 and (out / "requests" / "requests-2026-08-01.parquet").exists()
 
 
-@pytest.mark.parametrize("doc, statements", [("docs/marts.md", 7)])
+@pytest.mark.parametrize("doc, statements", [("docs/marts.md", 9)])
 def test_the_documented_example_queries_run_on_the_published_ledger(demo_db, doc, statements):
     text = (ROOT / doc).read_text(encoding="utf-8")
     block = text.split("Example ad-hoc queries:", 1)[1].split("```sql", 1)[1].split("```", 1)[0]

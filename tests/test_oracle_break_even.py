@@ -228,6 +228,16 @@ class Cluster:
     def node_hours(self, a: dt.datetime, b: dt.datetime) -> Decimal:
         return sum((n * overlap_s(s, e, a, b) for s, e, n in self.node_rates), Decimal(0)) / 3600
 
+    def provisioned_hours(self, a: dt.datetime, b: dt.datetime) -> Decimal:
+        """Hours in [a, b) with any node provisioned: the union of the periods (overlaps counted once)."""
+        merged: list[list[dt.datetime]] = []
+        for s, e, _ in sorted(self.node_rates):
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        return Decimal(sum(overlap_s(s, e, a, b) for s, e in merged)) / 3600
+
     def capacity_per_node(self, m: dt.date) -> Decimal:
         """The sweeps in force over the month, weighted by node-hours (every demo month is after the first sweep)."""
         a, b = start(m), start(next_month(m))
@@ -298,6 +308,14 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
     node_hours = cl.node_hours(start(m), start(next_month(m)))
     capacity = node_hours * cl.capacity_per_node(m) * 3600
     served = sum(q.tokens for q in sh_req)
+    # v4: capacity used by accepted attempts, the fixed cost split over the capacity, the busiest clock hour
+    accepted_tokens = sum(t.accepted_attempt.tokens for t in sh_acc)
+    hourly: dict[dt.datetime, int] = defaultdict(int)
+    for q in sh_req:
+        hourly[q.started.replace(minute=0, second=0, microsecond=0)] += q.tokens
+    peak_tps = Decimal(max(hourly.values())) / 3600
+    nodes_in_service = math.ceil(node_hours / cl.provisioned_hours(start(m), start(next_month(m))))
+    nodes_at_peak = math.ceil(peak_tps * be / n_sh / cl.capacity_per_node(m))
     return {
         "month": m,
         "committed_cost_usd": committed,
@@ -326,6 +344,14 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
         "self_hosted_cost_per_million_tokens_served": f / served * M,
         "capacity_mix_warning": False,  # the demo's sweeps report no output tokens per second
         "verdict_caveats": [],  # Moonshot reconciles, W is measured, the sweeps say their nodes
+        "productive_utilisation": Decimal(accepted_tokens) / capacity,
+        "accepted_work_usd": f * accepted_tokens / capacity,
+        "failed_work_usd": f * (served - accepted_tokens) / capacity,
+        "idle_cost_usd": f * (capacity - served) / capacity,
+        "peak_hour_tokens_per_second": peak_tps,
+        "nodes_in_service": nodes_in_service,
+        "break_even_nodes_at_peak": nodes_at_peak,
+        "break_even_reachable": nodes_at_peak <= nodes_in_service,
         "_parts": (f, equivalent, api_review, v, n_sh, committed, sh_req, api_req, table),
     }
 
@@ -389,12 +415,15 @@ def test_every_figure_of_the_demos_break_even_matches_the_oracle(demo_db, oracle
                 continue
             theirs = ledger[m][column]
             compared += 1
-            # tokens per second are stored to a thousandth (0.5e-3 of ~10,000 is under 1e-7 of it)
-            rel = "1e-7" if column == "capacity_per_node_tokens_per_second" else "1e-9"
+            # tokens per second are stored to a thousandth (0.5e-3 of ~10,000 is under 1e-7 of it; of the ~1,500
+            # tokens per second of a busiest hour, under 1e-6), monthly capacity to a whole token
+            rel = {"capacity_per_node_tokens_per_second": "1e-7", "peak_hour_tokens_per_second": "1e-6"}.get(
+                column, "1e-9"
+            )
             if not close(ours if not isinstance(ours, dt.date) else ours.isoformat(), theirs, rel):
                 differ.append(f"{m} {column}: oracle {ours}, ledger {theirs}")
     assert not differ, "\n".join(differ)
-    assert compared == 4 * 27  # 27 columns in each of the four months
+    assert compared == 4 * 35  # 35 columns in each of the four months
 
 
 def test_the_verdict_under_each_assumption_matches_the_oracle(demo_db, oracle):
@@ -441,3 +470,78 @@ def test_the_waste_factors_interval_is_about_as_wide_as_the_delta_method_says(de
         se = math.sqrt(sum(float(y.get(i, 0) - w * x.get(i, 0)) ** 2 for i in ids)) / float(sum(x.values()))
         half = float(high - low) / 2
         assert 0.6 < half / (1.96 * se) < 1.6, (m, half, 1.96 * se)
+
+
+def test_every_v4_figure_of_the_demos_utilisation_matches_the_oracle(demo_db, oracle):
+    """The cluster's month in capacity (docs/marts.md): in-flight time, node-hours used by all and by accepted work,
+    the busiest hour, and the fixed cost split into accepted work, failed work and idle capacity."""
+    figures, cl, reqs, tks = oracle
+    ledger = {r["month"]: r for r in sql_json(demo_db, "select * from marts.monthly_utilisation order by month")}
+    differ = []
+    for m in MONTHS:
+        fig = figures[m.isoformat()]
+        a, b = start(m), start(next_month(m))
+        sh = [q for q in reqs if q.route == "self_hosted" and q.month == m]
+        acc = [t.accepted_attempt for t in tks.values() if t.route == "self_hosted" and t.month == m and t.accepted]
+        # busy: the union of [start, start + latency) within the month (a request of the month before included)
+        spans = sorted(
+            (q.started, q.started + dt.timedelta(milliseconds=q.latency_ms or 0))
+            for q in reqs
+            if q.route == "self_hosted"
+        )
+        merged: list[list[dt.datetime]] = []
+        for s0, e0 in spans:
+            if merged and s0 <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e0)
+            else:
+                merged.append([s0, e0])
+        busy_h = (
+            sum(  # to the microsecond: islands are not whole seconds
+                (
+                    Decimal((min(e0, b) - max(s0, a)) / dt.timedelta(microseconds=1))
+                    for s0, e0 in merged
+                    if e0 > a and s0 < b
+                ),
+                Decimal(0),
+            )
+            / 3_600_000_000
+        )
+        provisioned_h = cl.provisioned_hours(a, b)
+        accepted_share = Decimal(sum(q.latency_ms for q in acc)) / sum(q.latency_ms for q in sh)
+        per_node = fig["capacity_per_node_tokens_per_second"]
+        served, accepted_tokens = sum(q.tokens for q in sh), sum(q.tokens for q in acc)
+        hourly: dict[dt.datetime, list[int]] = defaultdict(lambda: [0, 0])
+        for q in sh:
+            hour = hourly[q.started.replace(minute=0, second=0, microsecond=0)]
+            hour[0] += q.tokens
+            hour[1] += 1
+        peak_tokens = max(t for t, _ in hourly.values())
+        peak_requests = max(n for _, n in hourly.values())
+        mean_tokens = Decimal(served) / provisioned_h
+        f = fig["fixed_cost_usd"]
+        expected = {
+            "in_flight_share": busy_h / provisioned_h,
+            "in_flight_accepted_hours": busy_h * accepted_share,
+            "used_node_hours": served / (per_node * 3600),
+            "productive_node_hours": accepted_tokens / (per_node * 3600),
+            "productive_utilisation": fig["productive_utilisation"],
+            "token_utilisation": fig["token_utilisation"],
+            "peak_hour_tokens_per_second": Decimal(peak_tokens) / 3600,
+            "peak_to_average_tokens": peak_tokens / mean_tokens,
+            "peak_to_average_requests": peak_requests / (Decimal(len(sh)) / provisioned_h),
+            "max_token_utilisation_at_peak": mean_tokens / peak_tokens,
+            "fixed_cost_usd": f,
+            "accepted_work_usd": fig["accepted_work_usd"],
+            "failed_work_usd": fig["failed_work_usd"],
+            "idle_cost_usd": fig["idle_cost_usd"],
+            "self_hosted_cost_per_million_tokens_served": f / served * M,
+        }
+        row = ledger[m.isoformat()]
+        for column, ours in expected.items():
+            # hours are stored to 1e-6, tokens per second to a thousandth (capacity per node too: 1e-7 of it)
+            rel = {"in_flight_accepted_hours": "1e-8", "peak_hour_tokens_per_second": "1e-6"}.get(column, "1e-6")
+            if column.endswith("_usd") or column in ("productive_utilisation", "token_utilisation"):
+                rel = "1e-9"
+            if not close(ours, row[column], rel):
+                differ.append(f"{m} {column}: oracle {ours}, ledger {row[column]}")
+    assert not differ, "\n".join(differ)

@@ -75,7 +75,12 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     # 1,000 x 330,000 tokens / (1,100 tokens/s x 3,600 x 744 h) = 11.2% -> "11%"
     assert "The API was cheaper in 2026-07." in text
     assert "Self-hosting breaks even at 1,000 accepted tasks a month (you delivered 2)." in text
-    assert "That needs 11% of the cluster's measured capacity at no latency target: reachable" in text
+    assert "That volume is 11% of the cluster's measured capacity at no latency target spread evenly" in text
+    # but at the busiest hour (10:00, one 330,000-token request: 91.667 tokens/s), scaled to break-even
+    # (x 1,000 / 2 accepted = 45,833 tokens/s) over 1,100 tokens/s per node: 41.7 -> 42 nodes, 1 in service
+    assert (
+        "At the month's busiest hour, the break-even volume would need 42 nodes with 1 in service: it does not" in text
+    )
     # C, its source, the measured figure beside it ($1.89 / 2 = $0.9450) and the gap ($0)
     assert "used for break-even (priced from the cluster's own tasks) $0.9450" in text
     assert "measured on the API route $0.9450" in text

@@ -32,14 +32,27 @@ CONTRACT = {
         "month",
         "cluster_id",
         "provisioned_hours",
+        "provisioned_node_hours",
         "busy_hours",
-        "productive_hours",
+        "in_flight_share",
+        "in_flight_accepted_hours",
+        "used_node_hours",
+        "productive_node_hours",
         "productive_utilisation",
-        "peak_to_average",
+        "token_utilisation",
+        "peak_hour_tokens_per_second",
+        "peak_to_average_tokens",
+        "peak_to_average_requests",
+        "max_token_utilisation_at_peak",
         "capacity_tokens_per_second",
+        "capacity_per_node_tokens_per_second",
         "capacity_source",
         "tokens_served",
-        "token_utilisation",
+        "fixed_cost_usd",
+        "accepted_work_usd",
+        "failed_work_usd",
+        "idle_cost_usd",
+        "self_hosted_cost_per_million_tokens_served",
     ],
     "monthly_break_even": [
         "month",
@@ -86,6 +99,16 @@ CONTRACT = {
     "gate_criteria": ["eval_set", "criterion", "value", "threshold", "passed"],
     "gate_verdict": ["eval_set"],
 }
+#: Columns the contract adds to a mart after its first columns, in any order
+ADDED = {
+    "monthly_break_even": {
+        "break_even_nodes_at_peak",
+        "nodes_in_service",
+        "idle_cost_usd",
+        "accepted_work_usd",
+        "failed_work_usd",
+    },
+}
 MONEY = {
     "cost_usd",
     "cost_per_accepted_task_usd",
@@ -110,6 +133,9 @@ MONEY = {
     "api_overflow_cost_usd",
     "review_usd",
     "total_usd",
+    "accepted_work_usd",
+    "failed_work_usd",
+    "idle_cost_usd",
 }
 
 
@@ -199,6 +225,7 @@ def test_marts_keep_the_contract_with_comments_and_decimal_money(ledger):
             [mart],
         )
         assert [g["column_name"] for g in got][: len(cols)] == cols, mart
+        assert ADDED.get(mart, set()) <= {g["column_name"] for g in got}, mart
         for g in got:
             assert g["comment"], f"marts.{mart}.{g['column_name']} has no COMMENT"
             if g["column_name"] in MONEY:

@@ -153,16 +153,16 @@ def test_overlapping_requests_count_once_and_productive_share(ledger):
     )
     ledger.build()
     u = ledger.one(
-        "SELECT provisioned_hours, busy_hours, productive_hours, productive_utilisation, "
-        "peak_to_average FROM marts.monthly_utilisation"
+        "SELECT provisioned_hours, busy_hours, in_flight_accepted_hours, in_flight_share, "
+        "peak_to_average_requests FROM marts.monthly_utilisation"
     )
     # busy: [10:00, 11:30] + [12:00, 12:30] = 1.5 h + 0.5 h = 2.0 h (the 30 min overlap counts once)
     assert u["provisioned_hours"] == Decimal("744") and u["busy_hours"] == Decimal("2")
-    # accepted share of request time: (60 + 30) / (60 + 60 + 30) = 0.6 -> productive 2.0 x 0.6 = 1.2 h
-    assert u["productive_hours"] == Decimal("1.2")
-    assert abs(u["productive_utilisation"] - 1.2 / 744) < 1e-12
+    # accepted share of request time: (60 + 30) / (60 + 60 + 30) = 0.6 -> accepted in flight 2.0 x 0.6 = 1.2 h
+    assert u["in_flight_accepted_hours"] == Decimal("1.2")
+    assert abs(u["in_flight_share"] - 2 / 744) < 1e-12
     # peak hour 10:00 holds 2 requests; mean = 3 requests / 744 h -> 2 / (3 / 744) = 496
-    assert abs(u["peak_to_average"] - 496) < 1e-9
+    assert abs(u["peak_to_average_requests"] - 496) < 1e-9
 
 
 def test_multi_year_charges_of_millions_split_exactly(ledger):

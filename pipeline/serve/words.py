@@ -83,6 +83,7 @@ def headline(d: "ReportData") -> list[str]:
     """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
     extra = (
         saving_sentence(d),
+        fixed_cost_sentence(d.be),
         robustness_sentence(d),
         forecast_sentence(d),
         unpriced_sentence(d),
@@ -100,6 +101,8 @@ CAVEATS = {
     "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "
     "output tokens from production's, so the capacity may not hold for this traffic.",
     "sweep_nodes_assumed": "A load test does not say how many nodes it ran on; it is taken as one node.",
+    "capacity_contradiction": "The cluster served more tokens than its measured capacity allows, so the capacity "
+    "figure is wrong for this month: load-test the cluster again before trusting the utilisation figures.",
 }
 
 
@@ -258,9 +261,36 @@ def _headline(d: "ReportData") -> list[str]:
             if be["capacity_source"] == "observed"
             else ""
         )
-        reach = "reachable" if be["break_even_reachable"] else "out of reach on this cluster"
-        out.append(f"That needs {pct(share, 0)} of the cluster's measured capacity at {_slo(d)}: {reach}{lower}.")
+        out.append(
+            f"That volume is {pct(share, 0)} of the cluster's measured capacity at {_slo(d)} spread evenly{lower}."
+        )
+        out.append(peak_sentence(be))
     return out
+
+
+def peak_sentence(be: dict[str, Any]) -> str:
+    """Whether the break-even volume fits the nodes in service at the busiest hour (a cluster cannot scale up for
+    an hour: it is sized for its peak)."""
+    need, have = be.get("break_even_nodes_at_peak"), be.get("nodes_in_service")
+    if need is None or have is None:
+        return "Whether it fits at the busiest hour is not known (no accepted self-hosted tasks or no capacity)."
+    verdict = "it fits" if need <= have else "it does not fit"
+    return (
+        f"At the month's busiest hour, the break-even volume would need {count(need)} node{'s' if need != 1 else ''} "
+        f"with {count(have)} in service: {verdict}."
+    )
+
+
+def fixed_cost_sentence(be: dict[str, Any]) -> str | None:
+    """Where the month's fixed cost went: accepted work, failed work, idle capacity, in dollars (None without a
+    capacity to measure them by)."""
+    if be.get("idle_cost_usd") is None:
+        return None
+    return (
+        f"Of the {usd(be['fixed_cost_usd'], 0)} fixed cost, {usd(be['accepted_work_usd'], 0)} bought accepted work, "
+        f"{usd(be['failed_work_usd'], 0)} went to failed or retried attempts and {usd(be['idle_cost_usd'], 0)} went "
+        f"to idle capacity ({pct(be['productive_utilisation'])} of the capacity went to accepted work)."
+    )
 
 
 def views(d: "ReportData") -> list[dict[str, Any]]:
@@ -367,9 +397,25 @@ GLOSSARY = [
     ("Duty cycle", "How much of its capacity the cluster used: its token utilisation."),
     (
         "Productive utilisation",
-        "The share of provisioned hours the cluster spent on delivered tasks (hours, not tokens: not a duty cycle).",
+        "The share of the capacity bought that went to accepted tasks: the accepted attempts' tokens over what the "
+        "provisioned nodes could have served at the latency target.",
     ),
-    ("Peak-to-average", "Requests in the busiest hour over the average hour: how much capacity a peak needs."),
+    (
+        "Time with any request in flight",
+        "The share of provisioned hours with at least one request running. Not a utilisation: one request makes a "
+        "cluster that could serve hundreds at once look busy.",
+    ),
+    (
+        "Idle capacity",
+        "The part of the fixed cost that bought capacity nothing used: the fixed cost less what went to accepted "
+        "and to failed work, in proportion to their tokens.",
+    ),
+    (
+        "Busiest hour",
+        "The clock hour of the month with the most tokens started. A cluster cannot be scaled up for an hour (a large "
+        "model takes many minutes to load), so it needs nodes for that hour.",
+    ),
+    ("Peak-to-average", "Tokens in the busiest hour over the average hour: how much capacity a peak needs."),
     ("Cancellable capacity", "On-demand and other charges the team can stop paying for within the month."),
 ]
 
@@ -483,7 +529,7 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
             "2. Duty cycle, measured",
             f"{pct(be['token_utilisation'])} of token capacity used",
             "tokens served / the tokens the provisioned nodes could serve at the latency target; not assumed "
-            f"(in hours, {pct(be['productive_utilisation'])} of provisioned time went to accepted work)",
+            f"(accepted work alone: {pct(be['productive_utilisation'])}, the productive utilisation)",
         ),
         (
             "3. Cost per million tokens",

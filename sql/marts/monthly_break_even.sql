@@ -18,9 +18,9 @@
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
--- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one).
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (a cluster served more tokens than its capacity at the SLO: the capacity figure is wrong).
 -- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
--- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, a share of token capacity (productive_utilisation, in hours, is not a duty cycle).
+-- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
 -- column capacity_per_node_tokens_per_second: Tokens per second per node within the SLO over all clusters: monthly_token_capacity / (provisioned_node_hours x 3,600).
 -- column capacity_mix_warning: A sweep in force had a token mix more than 10 points of input share away from production's.
@@ -34,13 +34,19 @@
 -- column self_hosted_accepted_tasks: Accepted tasks the self-hosted route delivered.
 -- column verdict: 'no_self_hosted_route' (no self-hosted cost and no self-hosted requests), 'no_api_price' (C unknown), 'never_breaks_even' (C <= V), 'self_hosting_cheaper' (accepted tasks >= break-even, and at least one), else 'api_cheaper'.
 -- column self_hosting_cheaper: verdict = 'self_hosting_cheaper'; NULL for no_self_hosted_route and no_api_price; never true without accepted tasks.
--- column productive_utilisation: Productive hours / provisioned hours over all clusters.
+-- column productive_utilisation: The clusters' accepted attempts' tokens / monthly_token_capacity (= productive node-hours / provisioned node-hours, summed over clusters): the share of the capacity paid for that went to accepted work; above 1 published as computed (caveat capacity_contradiction); NULL when a capacity is unknown.
 -- column api_latency_unknown_share: Of the API route's accepted tasks, the share whose accepted attempt has no latency (API response bodies carry none): the SLO could not be checked for them, so they are judged by their outcome alone. NULL when the API accepted nothing.
 -- column capacity_tokens_per_second: Sum of the clusters' capacity at the SLO (tokens per second); NULL when a provisioned cluster's capacity is unknown.
 -- column capacity_source: 'sweep', 'observed' or 'mixed' (clusters differ).
 -- column monthly_token_capacity: Tokens all clusters could serve in the month at the SLO (provisioned node-hours x capacity per node x 3,600, summed).
 -- column break_even_share_of_capacity: break_even_accepted_tasks x tokens per accepted task (all attempts, on the comparator's route) / monthly_token_capacity; NULL when either is unknown.
--- column break_even_reachable: break_even_share_of_capacity <= 1: the cluster can serve the break-even volume within the SLO.
+-- column break_even_reachable: break_even_nodes_at_peak <= nodes_in_service: the nodes in service can carry the break-even volume at the month's busiest hour (no autoscaling: a cluster is sized for its peak); NULL when either is unknown.
+-- column break_even_nodes_at_peak: ceil(peak_hour_tokens_per_second x break_even_accepted_tasks / self_hosted_accepted_tasks / capacity per node): the nodes the month's hourly profile, scaled to the break-even volume, needs at its busiest hour; NULL without self-hosted accepted tasks, capacity or break-even.
+-- column nodes_in_service: The clusters' provisioned node-hours / provisioned hours, each rounded up, summed.
+-- column accepted_work_usd: F x accepted attempts' tokens / monthly_token_capacity: the fixed cost that bought accepted work (over tokens served instead when they exceed the capacity); NULL without capacity.
+-- column failed_work_usd: F x the other attempts' tokens / monthly_token_capacity: failed, retried, rejected and too-slow attempts; NULL without capacity.
+-- column idle_cost_usd: F - accepted_work_usd - failed_work_usd: capacity paid for and left unused (the rounding remainder included, so the three add up to F exactly); NULL without capacity.
+-- column peak_hour_tokens_per_second: The clusters' busiest clock hours of the month, summed (each cluster is sized for its own): the tokens of every attempt started in that hour (input + output + reasoning) / 3,600.
 -- column self_hosted_cost_per_million_tokens_at_capacity: F / monthly token capacity x 1e6: what a million tokens would cost if the clusters ran at full capacity all month (not what they cost: see self_hosted_cost_per_million_tokens_served).
 -- column api_cost_per_million_tokens_at_mix: The API's price per million tokens at the cluster's own token mix: the API-equivalent cost of all its requests x W x U / their tokens (equivalent basis); the API route's run-rate / its tokens (measured basis).
 -- column api_credits_usd: Credit lines of the month's API invoices (negative): one-off, left out of the run-rate.
@@ -120,8 +126,13 @@ equivalent AS (
 clusters AS (
     SELECT
         month,
-        CASE WHEN sum(provisioned_hours) > 0 THEN CAST(sum(productive_hours) / sum(provisioned_hours) AS DOUBLE) END
-            AS productive_utilisation,
+        sum(accepted_tokens) AS accepted_tokens_served,
+        -- each cluster is sized for its own busiest hour (its nodes serve only it): the sum of their peaks
+        sum(peak_hour_tokens_per_second) AS peak_hour_tokens_per_second,
+        coalesce(bool_or(capacity_contradiction), FALSE) AS capacity_contradiction,
+        -- nodes in service: each cluster's provisioned node-hours / its provisioned hours, rounded up
+        CAST(sum(CASE WHEN provisioned_hours > 0 THEN ceil(provisioned_node_hours / provisioned_hours) END) AS BIGINT)
+            AS nodes_in_service,
         CASE WHEN bool_and(capacity_tokens_per_second IS NOT NULL OR provisioned_hours = 0)
             THEN sum(capacity_tokens_per_second) END AS capacity_tokens_per_second,
         CASE WHEN count(DISTINCT capacity_source) = 1 THEN min(capacity_source)
@@ -148,7 +159,10 @@ inputs AS (
         coalesce(a.tax_usd, 0) AS tax_usd,
         e.api_equivalent_cost_usd,
         x.api_latency_unknown,
-        u.productive_utilisation,
+        u.accepted_tokens_served,
+        u.capacity_contradiction,
+        u.nodes_in_service,
+        u.peak_hour_tokens_per_second,
         u.capacity_tokens_per_second,
         u.capacity_source,
         u.monthly_token_capacity,
@@ -304,7 +318,28 @@ sensitivity AS (
     GROUP BY month
 ),
 final AS (
-    SELECT j.*, s.verdict_sensitivity, coalesce(s.verdict_flipped_by, []) AS verdict_flipped_by
+    SELECT
+        j.*,
+        s.verdict_sensitivity,
+        coalesce(s.verdict_flipped_by, []) AS verdict_flipped_by,
+        -- the nodes the break-even volume needs at the busiest hour: the month's hourly profile scaled to it
+        CASE WHEN j.sh_accepted > 0 AND j.provisioned_node_hours > 0 AND j.monthly_token_capacity > 0
+            AND j.break_even_accepted_tasks IS NOT NULL
+            THEN CAST(ceil(CAST(j.peak_hour_tokens_per_second AS DOUBLE) * CAST(j.break_even_accepted_tasks AS DOUBLE)
+                / j.sh_accepted
+                / (CAST(j.monthly_token_capacity AS DOUBLE) / (CAST(j.provisioned_node_hours AS DOUBLE) * 3600))) AS BIGINT)
+        END AS break_even_nodes_at_peak,
+        -- the fixed cost over the capacity (or what was served, when more): accepted work, failed work, idle
+        money_div(j.fixed_cost_usd * j.accepted_tokens_served, greatest(j.monthly_token_capacity, j.tokens_served))
+            AS accepted_work_usd,
+        -- at or above the capacity nothing is idle: failed work takes the rest, so no rounding makes idle negative
+        CASE WHEN j.tokens_served >= j.monthly_token_capacity
+            THEN CAST(j.fixed_cost_usd - money_div(j.fixed_cost_usd * j.accepted_tokens_served, j.tokens_served)
+                AS DECIMAL(38, 12))
+        ELSE money_div(j.fixed_cost_usd * (j.tokens_served - j.accepted_tokens_served), j.monthly_token_capacity)
+        END AS failed_work_usd,
+        CASE WHEN j.monthly_token_capacity > 0 THEN greatest(j.monthly_token_capacity, j.tokens_served) END
+            AS cost_basis_tokens
     FROM judged AS j
     LEFT JOIN sensitivity AS s USING (month)
 )
@@ -326,12 +361,13 @@ SELECT
     verdict,
     CASE WHEN verdict IN ('no_self_hosted_route', 'no_api_price') THEN NULL ELSE verdict = 'self_hosting_cheaper' END
         AS self_hosting_cheaper,
-    productive_utilisation,
+    CASE WHEN monthly_token_capacity > 0 THEN CAST(accepted_tokens_served / monthly_token_capacity AS DOUBLE) END
+        AS productive_utilisation,
     capacity_tokens_per_second,
     capacity_source,
     monthly_token_capacity,
     break_even_share_of_capacity,
-    break_even_share_of_capacity <= 1 AS break_even_reachable,
+    break_even_nodes_at_peak <= nodes_in_service AS break_even_reachable,
     CASE WHEN monthly_token_capacity > 0 THEN money_div(fixed_cost_usd,
         CAST(per_million(monthly_token_capacity) AS DECIMAL(38, 12))) END
         AS self_hosted_cost_per_million_tokens_at_capacity,
@@ -365,7 +401,8 @@ SELECT
         CASE WHEN invoice_unreconciled THEN 'invoice_unreconciled' END,
         CASE WHEN api_waste_basis = 'assumed' AND api_cost_source = 'equivalent' THEN 'api_waste_assumed' END,
         CASE WHEN capacity_mix_warning THEN 'capacity_mix_warning' END,
-        CASE WHEN sweep_nodes_assumed THEN 'sweep_nodes_assumed' END
+        CASE WHEN sweep_nodes_assumed THEN 'sweep_nodes_assumed' END,
+        CASE WHEN capacity_contradiction THEN 'capacity_contradiction' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,
@@ -388,5 +425,12 @@ SELECT
         THEN CASE WHEN array_length(verdict_flipped_by) > 0 THEN 'marginal' ELSE 'robust' END END AS verdict_confidence,
     CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even') THEN verdict_flipped_by END
         AS verdict_flipped_by,
-    coalesce(verdict_sensitivity, []) AS verdict_sensitivity
+    coalesce(verdict_sensitivity, []) AS verdict_sensitivity,
+    break_even_nodes_at_peak,
+    nodes_in_service,
+    accepted_work_usd,
+    failed_work_usd,
+    CASE WHEN cost_basis_tokens IS NOT NULL
+        THEN CAST(fixed_cost_usd - accepted_work_usd - failed_work_usd AS DECIMAL(38, 12)) END AS idle_cost_usd,
+    peak_hour_tokens_per_second
 FROM final

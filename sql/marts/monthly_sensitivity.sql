@@ -29,7 +29,7 @@ routes AS (
     GROUP BY month
 ),
 peak AS (
-    SELECT month, max(peak_to_average) AS peak_to_average FROM marts.monthly_utilisation GROUP BY month
+    SELECT month, max(peak_to_average_tokens) AS peak_to_average FROM marts.monthly_utilisation GROUP BY month
 ),
 base AS (
     SELECT

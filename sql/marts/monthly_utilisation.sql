@@ -1,14 +1,17 @@
 -- grain: one row per month x cluster
 -- materialized: table
 -- unique_key: month, cluster_id
--- description: How much of each cluster's provisioned time went to accepted work, and how much of its capacity at the SLO it used. Busy hours are the union of request intervals (overlaps count once); productive hours are busy hours x the share of request time that belongs to accepted attempts. Capacity per node comes from the load-test sweeps in force over the month (points within the self-hosted SLO), weighted by provisioned node-hours, else from the request log (observed, a lower bound).
+-- description: How much of each cluster's capacity went to accepted work, to failed work and to nothing, in node-hours and in dollars of its fixed cost. A batching cluster sells capacity (tokens per second at the SLO), so its utilisation is measured in tokens: productive node-hours = the accepted attempts' tokens / (capacity per node x 3,600); used node-hours likewise from every attempt's tokens. Time with any request in flight (in_flight_share) is shown beside it and is not a utilisation: one request in flight makes the whole cluster busy. Capacity per node comes from the load-test sweeps in force over the month (points within the self-hosted SLO), weighted by provisioned node-hours, else from the request log (observed, a lower bound).
 -- column month: First day of the month (UTC).
 -- column cluster_id: The self-hosted cluster.
 -- column provisioned_hours: Hours in the month the cluster was billed (cluster charges) or in service (owned hardware), overlaps counted once.
--- column busy_hours: Hours in the month with at least one request running on the cluster.
--- column productive_hours: busy_hours x (request time of accepted attempts / all request time): a failed retry of a task that was later accepted is busy, not productive.
--- column productive_utilisation: productive_hours / provisioned_hours; NULL when nothing was provisioned.
--- column peak_to_average: Requests in the busiest hour / mean requests per provisioned hour; NULL without requests or provisioned hours.
+-- column busy_hours: Hours in the month with at least one request running on the cluster (the union of request intervals, overlaps counted once).
+-- column in_flight_share: busy_hours / provisioned_hours: the share of time with any request in flight, however many requests the cluster could batch. Not a utilisation.
+-- column in_flight_accepted_hours: busy_hours x (request time of accepted attempts / all request time): the in-flight time that belongs to accepted attempts.
+-- column productive_node_hours: The accepted attempts' tokens (input + output + reasoning) / (capacity per node x 3,600): the node-hours accepted work used of the capacity; NULL without capacity.
+-- column used_node_hours: Every attempt's tokens / (capacity per node x 3,600): the node-hours all work used; NULL without capacity.
+-- column productive_utilisation: The accepted attempts' tokens / monthly_token_capacity (= productive_node_hours / provisioned_node_hours): the share of the capacity paid for that went to accepted work. Above 1 is published as computed (capacity_contradiction); NULL without capacity.
+-- column peak_to_average_requests: Requests in the busiest hour / mean requests per provisioned hour; NULL without requests or provisioned hours.
 -- column capacity_tokens_per_second: Aggregate tokens per second (input + output) the cluster serves within the self-hosted latency SLO over its provisioned time: capacity per node x the month's mean node count (provisioned node-hours / provisioned hours); NULL when unknown (or no sweep point met the SLO).
 -- column capacity_source: 'sweep' (load-tests), 'observed' (the best 5-minute window of the request log within the SLO: a lower bound) or 'mixed' (observed before the cluster's first sweep, then swept); NULL without either.
 -- column tokens_served: Tokens the cluster processed in the month (cache-hit and cache-miss input, output and reasoning, all requests).
@@ -21,37 +24,115 @@
 -- column capacity_per_node_tokens_per_second: Tokens per second one node serves within the SLO: each sweep's capacity / its nodes, the sweeps in force over the month weighted by the node-hours provisioned while each was (observed capacity per node for the part before the first sweep).
 -- column capacity_mix_warning: A sweep in force had an input share of tokens (when it reports output_tokens_per_second) more than 10 points away from the month's production input share on the cluster: its capacity may not hold for this mix.
 -- column sweep_nodes_assumed: The cluster ran more than one node in the month and a sweep in force does not say how many nodes it ran on (taken as 1).
+-- column accepted_tokens: Tokens (input + output + reasoning) of the cluster's accepted attempts in the month.
+-- column peak_hour_tokens_per_second: The tokens of every attempt started in the month's busiest clock hour / 3,600.
+-- column peak_to_average_tokens: That hour's tokens / the mean tokens per provisioned hour: how far the busiest hour is above the average one; NULL without tokens or provisioned hours.
+-- column max_token_utilisation_at_peak: 1 / peak_to_average_tokens: the highest duty cycle a cluster sized for its busiest hour can reach (without autoscaling).
+-- column capacity_contradiction: The cluster served more tokens than its capacity at the SLO (token_utilisation above 1): the capacity figure is wrong for this month.
+-- column fixed_cost_usd: The cluster's fixed cost: its own charges, hardware amortisation and operating costs, and its share of the operating costs booked to no cluster (split by provisioned node-hours; evenly when no cluster has any).
+-- column accepted_work_usd: fixed_cost_usd x productive_utilisation: the fixed cost that bought accepted work (x the accepted share of tokens when utilisation is above 1); NULL without capacity.
+-- column failed_work_usd: fixed_cost_usd x (token_utilisation - productive_utilisation): failed, retried, rejected and too-slow attempts; NULL without capacity.
+-- column idle_cost_usd: fixed_cost_usd - accepted_work_usd - failed_work_usd: capacity paid for and not used (the rounding remainder included, so the three add up to the fixed cost exactly); 0 when utilisation is above 1.
+-- column self_hosted_cost_per_million_tokens_served: fixed_cost_usd / tokens_served x 1e6: what a million of the cluster's tokens cost this month; NULL without tokens.
 -- column sweep_points_within_slo: Points of that sweep whose p95 latency is within the SLO (0: the cluster met the SLO at no measured concurrency).
 WITH h AS (
     SELECT
         *,
         CASE WHEN request_ms > 0 THEN accepted_attempt_request_ms / request_ms ELSE 0 END AS productive_share
     FROM intermediate.int_cluster_hours_monthly
+),
+costs AS (
+    SELECT month, cluster_id, sum(amount_usd) AS amount_usd FROM marts.monthly_self_hosted_cost GROUP BY month, cluster_id
+),
+clusters AS (
+    SELECT
+        h.*,
+        c.capacity_tokens_per_second,
+        c.capacity_source,
+        c.monthly_token_capacity,
+        c.sweep_id,
+        c.sweep_points_within_slo,
+        c.provisioned_node_hours,
+        c.capacity_per_node_tokens_per_second,
+        c.capacity_mix_warning,
+        c.sweep_nodes_assumed,
+        coalesce(own.amount_usd, 0) AS own_cost_usd,
+        coalesce(shared.amount_usd, 0) AS shared_cost_usd,
+        coalesce(sum(c.provisioned_node_hours) OVER (PARTITION BY h.month), 0) AS month_node_hours,
+        count(*) OVER (PARTITION BY h.month) AS month_clusters
+    FROM h
+    LEFT JOIN intermediate.int_cluster_capacity_monthly AS c USING (cluster_id, month)
+    LEFT JOIN costs AS own ON own.month = h.month AND own.cluster_id = h.cluster_id
+    LEFT JOIN costs AS shared ON shared.month = h.month AND shared.cluster_id IS NULL
+),
+fixed AS (
+    SELECT
+        *,
+        CAST(own_cost_usd + CASE
+            WHEN shared_cost_usd = 0 THEN 0
+            WHEN month_node_hours > 0 THEN money_div(shared_cost_usd * coalesce(provisioned_node_hours, 0), month_node_hours)
+            ELSE money_div(shared_cost_usd, month_clusters)
+        END AS DECIMAL(38, 12)) AS fixed_cost_usd,
+        -- the tokens the fixed cost is spread over: the capacity, or what was served when that is more
+        CASE WHEN monthly_token_capacity > 0 THEN greatest(monthly_token_capacity, tokens_served) END AS cost_basis_tokens
+    FROM clusters
+),
+split AS (
+    SELECT
+        *,
+        money_div(fixed_cost_usd * accepted_tokens, cost_basis_tokens) AS accepted_work_usd,
+        -- at or above the capacity nothing is idle: failed work takes the rest, so no rounding makes idle negative
+        CASE WHEN tokens_served >= cost_basis_tokens THEN CAST(fixed_cost_usd - money_div(fixed_cost_usd * accepted_tokens,
+            cost_basis_tokens) AS DECIMAL(38, 12))
+        ELSE money_div(fixed_cost_usd * (tokens_served - accepted_tokens), cost_basis_tokens) END AS failed_work_usd
+    FROM fixed
 )
 SELECT
-    h.month,
-    h.cluster_id,
-    CAST(h.provisioned_ms / 3600000.0 AS DECIMAL(18, 6)) AS provisioned_hours,
-    CAST(h.busy_ms / 3600000.0 AS DECIMAL(18, 6)) AS busy_hours,
-    CAST(h.busy_ms * h.productive_share / 3600000.0 AS DECIMAL(18, 6)) AS productive_hours,
-    CASE WHEN h.provisioned_ms > 0 THEN CAST(h.busy_ms * h.productive_share / h.provisioned_ms AS DOUBLE) END
+    month,
+    cluster_id,
+    CAST(provisioned_ms / 3600000.0 AS DECIMAL(18, 6)) AS provisioned_hours,
+    provisioned_node_hours,
+    CAST(busy_ms / 3600000.0 AS DECIMAL(18, 6)) AS busy_hours,
+    CASE WHEN provisioned_ms > 0 THEN CAST(busy_ms / provisioned_ms AS DOUBLE) END AS in_flight_share,
+    CAST(busy_ms * productive_share / 3600000.0 AS DECIMAL(18, 6)) AS in_flight_accepted_hours,
+    CASE WHEN capacity_per_node_tokens_per_second > 0
+        THEN CAST(tokens_served / (capacity_per_node_tokens_per_second * 3600) AS DECIMAL(38, 6)) END
+        AS used_node_hours,
+    CASE WHEN capacity_per_node_tokens_per_second > 0
+        THEN CAST(accepted_tokens / (capacity_per_node_tokens_per_second * 3600) AS DECIMAL(38, 6)) END
+        AS productive_node_hours,
+    CASE WHEN monthly_token_capacity > 0 THEN CAST(accepted_tokens / monthly_token_capacity AS DOUBLE) END
         AS productive_utilisation,
-    CASE WHEN h.requests > 0 AND h.provisioned_ms > 0
-        THEN h.peak_hour_requests / (h.requests / (h.provisioned_ms / 3600000.0))
-    END AS peak_to_average,
-    c.capacity_tokens_per_second,
-    c.capacity_source,
-    h.tokens_served,
-    CASE WHEN c.monthly_token_capacity > 0 THEN CAST(h.tokens_served / c.monthly_token_capacity AS DOUBLE) END
+    CASE WHEN monthly_token_capacity > 0 THEN CAST(tokens_served / monthly_token_capacity AS DOUBLE) END
         AS token_utilisation,
-    h.requests,
-    h.peak_hour_requests,
-    c.monthly_token_capacity,
-    c.sweep_id,
-    c.sweep_points_within_slo,
-    c.provisioned_node_hours,
-    c.capacity_per_node_tokens_per_second,
-    c.capacity_mix_warning,
-    c.sweep_nodes_assumed
-FROM h
-LEFT JOIN intermediate.int_cluster_capacity_monthly AS c USING (cluster_id, month)
+    CAST(peak_hour_tokens / 3600.0 AS DECIMAL(38, 3)) AS peak_hour_tokens_per_second,
+    CASE WHEN tokens_served > 0 AND provisioned_ms > 0
+        THEN peak_hour_tokens / (tokens_served / (provisioned_ms / 3600000.0))
+    END AS peak_to_average_tokens,
+    CASE WHEN requests > 0 AND provisioned_ms > 0
+        THEN peak_hour_requests / (requests / (provisioned_ms / 3600000.0))
+    END AS peak_to_average_requests,
+    CASE WHEN peak_hour_tokens > 0 AND provisioned_ms > 0
+        THEN (tokens_served / (provisioned_ms / 3600000.0)) / peak_hour_tokens
+    END AS max_token_utilisation_at_peak,
+    capacity_tokens_per_second,
+    capacity_per_node_tokens_per_second,
+    capacity_source,
+    tokens_served,
+    fixed_cost_usd,
+    accepted_work_usd,
+    failed_work_usd,
+    CASE WHEN cost_basis_tokens IS NOT NULL
+        THEN CAST(fixed_cost_usd - accepted_work_usd - failed_work_usd AS DECIMAL(38, 12)) END AS idle_cost_usd,
+    CASE WHEN tokens_served > 0 THEN money_div(fixed_cost_usd * 1000000, tokens_served) END
+        AS self_hosted_cost_per_million_tokens_served,
+    requests,
+    peak_hour_requests,
+    monthly_token_capacity,
+    sweep_id,
+    sweep_points_within_slo,
+    capacity_mix_warning,
+    sweep_nodes_assumed,
+    accepted_tokens,
+    coalesce(tokens_served > monthly_token_capacity, FALSE) AS capacity_contradiction
+FROM split
