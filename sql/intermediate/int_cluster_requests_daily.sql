@@ -3,12 +3,13 @@
 -- incremental: days
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
 -- input requests_near_days: intermediate.int_requests_priced (cluster_id, route, latency_ms, started_at, ended_at, cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reasoning_tokens), day started_at, lookback ended_at
--- input accepted_of_days: intermediate.int_tasks_resolved (accepted_day, accepted_cluster_id, accepted_latency_ms, accepted_tokens, route, accepted), day accepted_day
+-- input accepted_of_days: intermediate.int_tasks_resolved (accepted_day, accepted_cluster_id, accepted_latency_ms, accepted_request_id, route, accepted), day accepted_day
 -- unique_key: cluster_id, day
--- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens), the tokens served and those of accepted attempts (accepted_tokens), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
+-- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens), the tokens served and those of accepted attempts (accepted_tokens: the day's requests an accepted task names as its accepted attempt), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
     SELECT
+        r.request_id,
         r.cluster_id,
         CAST(r.started_at AS DATE) AS day,
         r.month,
@@ -20,14 +21,22 @@ requests AS (
 ),
 accepted_time AS (
     -- the request time of the accepted attempts (self-hosted, on a cluster), by their day and cluster
-    SELECT
-        accepted_cluster_id AS cluster_id,
-        accepted_day AS day,
-        sum(accepted_latency_ms) AS accepted_ms,
-        sum(accepted_tokens) AS accepted_tokens
+    SELECT accepted_cluster_id AS cluster_id, accepted_day AS day, sum(accepted_latency_ms) AS accepted_ms
     FROM scoped.accepted_of_days
     WHERE accepted AND route = 'self_hosted' AND accepted_cluster_id IS NOT NULL
     GROUP BY accepted_cluster_id, accepted_day
+),
+accepted_work AS (
+    -- the tokens of the accepted attempts: the day's self-hosted requests that an accepted task names (its accepted
+    -- attempt starts that day, so it is among them)
+    SELECT r.cluster_id, r.day, sum(r.tokens) AS accepted_tokens
+    FROM requests AS r
+    SEMI JOIN scoped.accepted_of_days AS a
+        ON
+            a.accepted_request_id = r.request_id
+            AND a.accepted
+            AND a.route = 'self_hosted'
+    GROUP BY r.cluster_id, r.day
 ),
 request_time AS (
     SELECT
@@ -114,7 +123,7 @@ SELECT
     rt.request_ms,
     coalesce(a.accepted_ms, 0) AS accepted_attempt_request_ms,
     rt.tokens_served,
-    CAST(coalesce(a.accepted_tokens, 0) AS BIGINT) AS accepted_tokens,
+    CAST(coalesce(w.accepted_tokens, 0) AS BIGINT) AS accepted_tokens,
     p.peak_hour_requests,
     CAST(p.peak_hour_tokens AS BIGINT) AS peak_hour_tokens,
     o.observed_tokens_per_second
@@ -122,3 +131,4 @@ FROM request_time AS rt
 JOIN peak AS p USING (cluster_id, day, month)
 LEFT JOIN observed AS o USING (cluster_id, day, month)
 LEFT JOIN accepted_time AS a USING (cluster_id, day)
+LEFT JOIN accepted_work AS w USING (cluster_id, day)
