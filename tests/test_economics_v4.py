@@ -211,3 +211,52 @@ def test_accepted_failed_and_idle_add_up_to_the_fixed_cost(
     else:  # at or above the capacity: nothing idle, failed work is the rest
         assert u["idle_cost_usd"] == 0
     assert u["accepted_work_usd"] + u["failed_work_usd"] + u["idle_cost_usd"] == fixed
+
+
+BIG = {"cache_miss_input_tokens": 300_000, "output_tokens": 30_000}  # $1.35 at $3.00 / $15.00 per million
+
+
+def _two_providers(ledger, min_tasks: int) -> None:
+    ledger.load("prices", [PRICE_MOONSHOT, {**PRICE_MOONSHOT, "provider": "cometapi"}])
+    ledger.load("cluster-charges", [reserved("jul", "100")])
+    ledger.load(
+        "requests",
+        [
+            # the reference provider (moonshot): two tasks, each accepted on its first attempt ($1.35 each)
+            request("m1", "tm1", "2026-07-03T10:00:00Z", **BIG),
+            request("m2", "tm2", "2026-07-03T11:00:00Z", **BIG),
+            # the second provider retries every task once: a failed $1.35 attempt, then an accepted one
+            request("c1a", "tc1", "2026-07-03T10:00:00Z", provider="cometapi", status="error", **BIG),
+            request("c1b", "tc1", "2026-07-03T10:05:00Z", provider="cometapi", attempt=2, **BIG),
+            request("c2a", "tc2", "2026-07-03T11:00:00Z", provider="cometapi", status="error", **BIG),
+            request("c2b", "tc2", "2026-07-03T11:05:00Z", provider="cometapi", attempt=2, **BIG),
+            # the cluster's one accepted task, $1.35 at the reference price
+            request("s1", "ts1", "2026-07-04T10:00:00Z", route="self_hosted", latency_ms=1000, **BIG),
+        ],
+    )
+    ledger.load("outcomes", accepted("tm1", "tm2", "tc1", "tc2", "ts1"))
+    ledger.build(min_tasks_for_factor=min_tasks)
+
+
+def test_another_providers_retries_never_enter_the_reference_waste_factor(ledger):
+    _two_providers(ledger, min_tasks=2)
+    waste = {r["provider"]: r for r in ledger.rows("SELECT * FROM marts.monthly_api_waste")}
+    # moonshot: $2.70 of attempts / $2.70 accepted = 1; cometapi: $5.40 / $2.70 = 2 (pooled it would be 1.5)
+    assert (waste["moonshot"]["api_waste_factor"], waste["moonshot"]["api_waste_basis"]) == (1, "month")
+    assert (waste["cometapi"]["api_waste_factor"], waste["cometapi"]["accepted_tasks"]) == (2, 2)
+    assert waste["moonshot"]["is_reference_provider"] and not waste["cometapi"]["is_reference_provider"]
+    be = ledger.one("SELECT * FROM marts.monthly_break_even")
+    # C = $1.35 x W 1 x U 1 = $1.35; break-even = $100 / $1.35 = 74.074074074074 (pooled W would give 49.38)
+    assert (be["api_waste_factor"], be["api_waste_basis"]) == (1, "month")
+    assert be["break_even_accepted_tasks"] == q12(Decimal(100) / Decimal("1.35"))
+
+
+def test_too_few_reference_tasks_pool_the_months_providers(ledger):
+    # 3 accepted tasks needed: moonshot has 2 (and no earlier month), all providers of the month have 4
+    _two_providers(ledger, min_tasks=3)
+    waste = {r["provider"]: r for r in ledger.rows("SELECT * FROM marts.monthly_api_waste")}
+    assert (waste["moonshot"]["api_waste_factor"], waste["moonshot"]["api_waste_basis"]) == (1, "assumed")
+    be = ledger.one("SELECT * FROM marts.monthly_break_even")
+    # pooled: ($2.70 + $5.40) / ($2.70 + $2.70) = 1.5; C = $1.35 x 1.5 = $2.025; break-even $100 / $2.025
+    assert (be["api_waste_factor"], be["api_waste_basis"]) == (Decimal("1.5"), "pooled_providers")
+    assert be["break_even_accepted_tasks"] == q12(Decimal(100) / Decimal("2.025"))

@@ -295,7 +295,10 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
     sh_acc = [t for t in sh_t if t.accepted]
     n_sh, n_api = len(sh_acc), len(api_acc)
     assert n_api >= MIN_TASKS  # every demo month measures W on its own
-    w = sum(q.cost for q in api_req) / sum(t.accepted_attempt.cost for t in api_acc)
+    # W: the reference provider's own attempts over its own accepted attempts (another provider's retries left out)
+    ref_acc = [t for t in api_acc if t.accepted_attempt.provider == REFERENCE]
+    assert len(ref_acc) >= MIN_TASKS  # every demo month measures the reference provider's W on its own
+    w = sum(q.cost for q in api_req if q.provider == REFERENCE) / sum(t.accepted_attempt.cost for t in ref_acc)
     metered_ref = sum(q.cost for q in api_req if q.provider == REFERENCE)
     u = invoiced[(m, REFERENCE)] / metered_ref
     equivalent = sum(t.accepted_attempt.cost for t in sh_acc) / n_sh * w * u
@@ -459,12 +462,15 @@ def test_the_waste_factors_interval_is_about_as_wide_as_the_delta_method_says(de
         assert low < w < high, m
         y: dict[str, Decimal] = defaultdict(Decimal)
         for q in reqs:
-            if q.route == "api" and q.month.isoformat() == m:
+            if q.route == "api" and q.provider == REFERENCE and q.month.isoformat() == m:
                 y[q.task_id] += q.cost
         x = {
             t: tk.accepted_attempt.cost
             for t, tk in tks.items()
-            if tk.route == "api" and tk.month.isoformat() == m and tk.accepted
+            if tk.route == "api"
+            and tk.month.isoformat() == m
+            and tk.accepted
+            and tk.accepted_attempt.provider == REFERENCE
         }
         ids = set(y) | set(x)
         se = math.sqrt(sum(float(y.get(i, 0) - w * x.get(i, 0)) ** 2 for i in ids)) / float(sum(x.values()))

@@ -93,7 +93,7 @@ SCENARIOS: dict[str, Scenario] = {
     "growth": Scenario(
         months=4,
         api_tasks=(2000,),
-        self_hosted_tasks=(18_000, 30_000, 46_000, 70_000),
+        self_hosted_tasks=(18_000, 30_000, 46_000, 72_000),
         prompt_median=50_000,
         self_hosted_hit_share=0.45,
         reasoning=(6000, 22_000),

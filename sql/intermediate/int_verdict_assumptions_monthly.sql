@@ -81,6 +81,7 @@ cases AS (
         money_div(w.api_waste_factor_low, w.api_waste_factor) AS equivalent_factor_low,
         money_div(w.api_waste_factor_high, w.api_waste_factor) AS equivalent_factor_high
     FROM intermediate.int_api_waste_monthly AS w
+    WHERE w.is_break_even_factor
     UNION ALL
     SELECT month, 'hardware_life', 2.0 / 3, 4.0 / 3, money_div(amortisation_usd, 2), -money_div(amortisation_usd, 4), 1, 1
     FROM hardware

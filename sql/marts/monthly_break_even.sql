@@ -1,7 +1,7 @@
 -- grain: one row per month
 -- materialized: table
 -- unique_key: month
--- description: Does self-hosting pay that month? Break-even accepted tasks = F / (C - V): the fixed self-hosted cost F (committed + operating + avoidable) over what each accepted task saves, the API cost per accepted equivalent task C less the self-hosted variable cost per accepted task V (human review, paid on both routes). C is like-for-like when the cluster accepted tasks (its own accepted attempts priced at the reference API, times the API's waste factor W (its spend on failures and retries per dollar of accepted work) and the reference provider's invoice uplift U, plus the API route's review per task: 'equivalent'), else the API route's run-rate (invoiced usage without credits and tax, or metered) plus review per accepted task ('measured'). The capacity columns say whether break-even fits the cluster's measured capacity at the SLO.
+-- description: Does self-hosting pay that month? Break-even accepted tasks = F / (C - V): the fixed self-hosted cost F (committed + operating + avoidable) over what each accepted task saves, the API cost per accepted equivalent task C less the self-hosted variable cost per accepted task V (human review, paid on both routes). C is like-for-like when the cluster accepted tasks (its own accepted attempts priced at the reference API, times the reference provider's waste factor W (its spend on failures and retries per dollar of accepted work) and the reference provider's invoice uplift U, plus the API route's review per task: 'equivalent'), else the API route's run-rate (invoiced usage without credits and tax, or metered) plus review per accepted task ('measured'). The capacity columns say whether break-even fits the cluster's measured capacity at the SLO.
 -- column month: First day of the month (UTC).
 -- column self_hosted_cost_usd: The self_hosted route's cost_usd, fully loaded: fixed cost F + human review.
 -- column fixed_cost_usd: F = committed_cost_usd + operating_cost_usd + avoidable_cost_usd: self-hosted cost that does not grow with tasks (review excluded).
@@ -13,8 +13,8 @@
 -- column api_equivalent_cost_per_accepted_task_usd: C less review on the equivalent basis: the cluster's accepted attempts at the reference API price per accepted task x W x U; NULL when the cluster accepted nothing or an accepted attempt has no reference price.
 -- column api_comparator_gap_usd: api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd: how far the like-for-like comparator is from the API route's own figure (a different task mix); NULL when either is.
 -- column api_overhead_factor: api_waste_factor x api_invoice_uplift: what C multiplies the cluster's accepted attempts at the reference price by. Kept for one version for older queries; read the two factors instead.
--- column api_waste_factor: W: the metered cost of all the API route's attempts / that of its accepted attempts (at the route's own prices): what the API spends on failures, retries and rejected tasks per dollar of accepted work. From the month when it has at least min_tasks_for_factor accepted API tasks (a setting), else pooled with up to 3 months before until it has, else 1 (see api_waste_basis).
--- column api_waste_basis: 'month' (the month alone), 'pooled' (with months before it) or 'assumed' (too few accepted API tasks even pooled: W = 1).
+-- column api_waste_factor: W: the metered cost of all the reference provider's attempts / that of its accepted attempts (at its own prices): what the API spends on failures, retries and rejected tasks per dollar of accepted work; another provider's retries never enter it. From the month when the reference provider has at least min_tasks_for_factor accepted tasks (a setting), else pooled with up to 3 months before until it has, else every API provider of the month pooled, else 1 (see api_waste_basis; marts.monthly_api_waste has each provider's).
+-- column api_waste_basis: 'month' (the reference provider's month alone), 'pooled' (with months before it), 'pooled_providers' (every API provider of the month) or 'assumed' (too few accepted API tasks even pooled: W = 1).
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
@@ -171,7 +171,7 @@ inputs AS (
         u.capacity_mix_warning,
         u.sweep_nodes_assumed,
         coalesce(w.api_waste_factor, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor,
-        CASE WHEN w.pooled_back = 0 THEN 'month' WHEN w.pooled_back > 0 THEN 'pooled' ELSE 'assumed' END AS api_waste_basis,
+        coalesce(w.api_waste_basis, 'assumed') AS api_waste_basis,
         coalesce(w.api_waste_factor_low, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_low,
         coalesce(w.api_waste_factor_high, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_high,
         coalesce(up.api_invoice_uplift, CAST(1 AS DECIMAL(38, 12))) AS api_invoice_uplift,
@@ -187,7 +187,7 @@ inputs AS (
     LEFT JOIN accepted_attempts AS x USING (month)
     LEFT JOIN equivalent AS e USING (month)
     LEFT JOIN clusters AS u USING (month)
-    LEFT JOIN intermediate.int_api_waste_monthly AS w USING (month)
+    LEFT JOIN (SELECT * FROM intermediate.int_api_waste_monthly WHERE is_break_even_factor) AS w USING (month)
     LEFT JOIN uplift AS up USING (month)
 ),
 comparator AS (
