@@ -272,21 +272,43 @@ classes AS (
     FROM self_hosted_cost
     GROUP BY month
 ),
--- the API's waste factor: all its attempts / its accepted attempts, from the month if it has 200 accepted tasks, else
--- pooled with up to 3 months before until it has, else 1
+-- the API's waste factor: the reference provider's (moonshot's) attempts / its accepted attempts, from the month if it
+-- has 200 accepted tasks, else pooled with up to 3 months before until it has, else every provider of the month, else 1
+ref_attempts AS (
+    SELECT month, sum(cost) AS attempts_cost FROM priced WHERE route = 'api' AND provider = 'moonshot' GROUP BY month
+),
+ref_accepted AS (
+    SELECT t.month, count(*) AS n, sum(t.accepted_cost) AS accepted_cost
+    FROM tasks AS t
+    JOIN priced AS p ON p.request_id = t.accepted_request_id AND p.task_id = t.task_id
+    WHERE t.route = 'api' AND p.provider = 'moonshot'
+    GROUP BY t.month
+),
+ref AS (
+    SELECT r.month, coalesce(b.n, 0) AS n, a.attempts_cost, b.accepted_cost
+    FROM r
+    LEFT JOIN ref_attempts AS a USING (month)
+    LEFT JOIN ref_accepted AS b USING (month)
+),
 pooled AS (
     SELECT
         r.month,
         k.back,
-        coalesce(sum(p.api_accepted), 0) AS n,
-        sum(p.api_run_rate) / sum(p.api_accepted_cost) AS factor
+        coalesce(sum(p.n), 0) AS n,
+        sum(p.attempts_cost) / sum(p.accepted_cost) AS factor
     FROM r
     CROSS JOIN range(4) AS k (back)
-    LEFT JOIN r AS p ON p.month BETWEEN CAST(r.month - to_months(CAST(k.back AS INTEGER)) AS DATE) AND r.month
+    LEFT JOIN ref AS p ON p.month BETWEEN CAST(r.month - to_months(CAST(k.back AS INTEGER)) AS DATE) AND r.month
     GROUP BY r.month, k.back
 ),
-waste AS (
+own AS (
     SELECT month, arg_min(factor, back) AS factor FROM pooled WHERE n >= 200 AND factor IS NOT NULL GROUP BY month
+),
+waste AS (
+    SELECT r.month, coalesce(o.factor, CASE WHEN r.api_accepted >= 200 THEN r.api_run_rate / r.api_accepted_cost END)
+        AS factor
+    FROM r
+    LEFT JOIN own AS o USING (month)
 ),
 c AS (
     SELECT

@@ -209,6 +209,7 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_team_usage",
             "monthly_unallocated_cloud_cost",
             "monthly_usage_reconciliation",
+            "monthly_api_waste",
         ]
     )
     assert all(m.unique_key for m in marts)
