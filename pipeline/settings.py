@@ -138,6 +138,14 @@ class Settings:
     """Where the random draws of the bootstrap that gives the API waste factor its 95 % interval start: the same data
     and number give the same interval."""
 
+    robustness_operating_cost_share: Decimal = setting(Decimal("0.20"), "robustness.operating_cost_share", sql=True)
+    """How far the verdict's robustness test moves operating costs (opex) down and up: 0.20 tests them 20 % lower
+    and 20 % higher."""
+
+    clusters_idle_warning: Decimal = setting(Decimal("0.05"), "clusters.idle_warning", sql=True)
+    """A cluster that used less than this share of its token capacity in a month is named on the report's first
+    screen with the dollars its idle capacity cost (0.05: under 5 %)."""
+
     gpus_per_node: int = setting(8, "clusters.gpus_per_node", sql=True)
     """GPUs in one node: a cluster charge billed in gpu_hour buys its quantity / this many node-hours."""
 
@@ -311,6 +319,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "invoice_duplicates_wanted": _names,
     "ingest_extra_columns": _names,
     "max_quarantine_share": _share,
+    "robustness_operating_cost_share": _share,
+    "clusters_idle_warning": _share,
     "memory_limit": _memory_limit,
     "threads": _whole(0, "a whole number of threads, or 0 for one per core"),
     "sql_memory_limit": _memory_limit,

@@ -289,8 +289,9 @@ def _sweeps(ledger, slo_ms: int | None) -> dict:
     ledger.load(
         "requests",
         [
-            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=1000, **BIG),
-            request("s2", "t2", "2026-08-02T10:00:00Z", route="self_hosted", latency_ms=1000, **BIG),
+            # an hour each: 330,000 tokens at 91.7 tokens/s, below every sweep (production never beats them)
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **BIG),
+            request("s2", "t2", "2026-08-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **BIG),
         ],
     )
     point = {"cluster_id": "c1"}

@@ -357,9 +357,12 @@ def test_a_sweep_of_another_token_mix_carries_a_warning(ledger):
 
 def test_cost_per_million_tokens_served_beside_the_at_capacity_figure(ledger):
     # reserved $744 for July, one node (744 node-hours); a sweep of 1,000 tokens/s per node; served 330,000 tokens
+    # over an hour (91.7 tokens/s: production does not beat the sweep)
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("r", "reserved", "744")])
-    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
+    ledger.load(
+        "requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=3_600_000, **BIG)]
+    )
     ledger.load("outcomes", accepted("t1"))
     sweep = {
         "sweep_id": "S",
@@ -455,19 +458,31 @@ def test_the_verdict_under_each_named_assumption(ledger):
     assert be["verdict"] == "self_hosting_cheaper" and be["verdict_margin"] == pytest.approx(0.35)
     rows = {r["assumption"]: r for r in ledger.rows("SELECT * FROM marts.monthly_verdict_sensitivity")}
     # no charges (no compute-hour price to move), no API tasks (W assumed, no interval), no API cache-hit share
-    assert set(rows) == {"hardware_life", "reference_provider:other"}
+    assert set(rows) == {"hardware_life", "reference_provider:other", "joint"}
     life = rows["hardware_life"]
     # life x 2/3 -> $10 x 3/2 = $15 -> 15 / 1.35 = 11.11 > 10: the API would be cheaper; x 4/3 -> $7.50 -> 5.56
-    assert life["break_even_low"] == pytest.approx(Decimal(15) / Decimal("1.35"), abs=Decimal("1e-9"))
-    assert life["break_even_high"] == pytest.approx(Decimal("7.5") / Decimal("1.35"), abs=Decimal("1e-9"))
-    assert (life["verdict_low"], life["verdict_high"], life["flips"]) == ("api_cheaper", "self_hosting_cheaper", True)
+    assert life["break_even_at_low_value"] == pytest.approx(Decimal(15) / Decimal("1.35"), abs=Decimal("1e-9"))
+    assert life["break_even_at_high_value"] == pytest.approx(Decimal("7.5") / Decimal("1.35"), abs=Decimal("1e-9"))
+    assert (life["verdict_at_low_value"], life["verdict_at_high_value"], life["flips"]) == (
+        "api_cheaper",
+        "self_hosting_cheaper",
+        True,
+    )
+    # the saving at each end: $13.50 - $15 = -$1.50; $13.50 - $7.50 = $6
+    assert (life["saving_at_low_value_usd"], life["saving_at_high_value_usd"]) == (Decimal("-1.5"), 6)
     # the other provider at the cluster's mix: 300k x $6 + 30k x $15 = $2.25 a task against $1.35: ratio 5/3;
     # C = $2.25 -> break-even $10 / $2.25 = 4.44: still cheaper
     ref = rows["reference_provider:other"]
     assert ref["value_low"] == pytest.approx(2.25 / 1.35)
-    assert ref["break_even_low"] == pytest.approx(Decimal(10) / Decimal("2.25"), abs=Decimal("1e-9"))
+    assert ref["break_even_at_low_value"] == pytest.approx(Decimal(10) / Decimal("2.25"), abs=Decimal("1e-9"))
     assert ref["flips"] is False
-    assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("marginal", ["hardware_life"])
+    # one assumption alone turns it: fragile
+    assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("fragile", ["hardware_life"])
+    # the joint range: life x 2/3 alone raises break-even ($15 -> 11.11); life x 4/3 and the other provider's price
+    # together lower it: $7.50 / $2.25 = 3.33; the saving from -$1.50 to $2.25 x 10 - $7.50 = $15
+    assert be["break_even_range_high"] == pytest.approx(Decimal(15) / Decimal("1.35"), abs=Decimal("1e-9"))
+    assert be["break_even_range_low"] == pytest.approx(Decimal("7.5") / Decimal("2.25"), abs=Decimal("1e-9"))
+    assert (be["saving_range_low_usd"], be["saving_range_high_usd"]) == (Decimal("-1.5"), 15)
 
 
 def test_compute_hour_prices_move_fixed_cost_and_a_robust_verdict_stays(ledger):
@@ -484,7 +499,7 @@ def test_compute_hour_prices_move_fixed_cost_and_a_robust_verdict_stays(ledger):
     # break-even $13.50 / $1.35 = 10; 20 delivered; prices -20 % / +20 %: $10.80 -> 8, $16.20 -> 12: still cheaper
     row = ledger.one("SELECT * FROM marts.monthly_verdict_sensitivity WHERE assumption = 'compute_hour_price'")
     assert (row["value_low"], row["value_high"]) == (0.8, 1.2)
-    assert (row["break_even_low"], row["break_even_high"]) == (8, 12)
+    assert (row["break_even_at_low_value"], row["break_even_at_high_value"]) == (8, 12)
     assert row["flips"] is False
     assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("robust", [])
 
@@ -496,9 +511,11 @@ def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
     test_the_verdict_under_each_named_assumption(ledger)
     text = " ".join(plain_report(ledger.con, "2026-07").split())
     # saving = $1.35 x 10 - ($10 + 0) = $3.50; the API would have charged $13.50 (whole dollars on the first screen)
-    assert "Self-hosting saved $4 this month" in text and "would have charged $14 for them" in text
-    # margin 0.35 -> 35.0 % above break-even; hardware_life flips it
-    assert "The month is 35.0% above break-even: a marginal verdict." in text
+    # with the range under the named assumptions together: -$1.50 to $15 (whole dollars)
+    assert "Self-hosting saved $4 this month (between -$2 and +$15 under the named assumptions taken together)" in text
+    assert "would have charged $14 for them" in text
+    # margin 0.35 -> 35.0 % above break-even; hardware_life alone flips it
+    assert "The month is 35.0% above break-even: a fragile verdict." in text
     assert "It turns with hardware lasting two thirds or four thirds as long." in text
 
 

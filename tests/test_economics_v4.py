@@ -98,12 +98,12 @@ def test_eight_nodes_serving_one_request_at_a_time(ledger):
     assert be["nodes_in_service"] == 8  # 5,952 node-hours / 744 hours
 
 
-def _one_hour_month(ledger, capacity: str) -> None:
+def _one_hour_month(ledger, capacity: str, latency_ms: int = 60_000, slo_ms: int | None = None) -> None:
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [reserved("jul", "744")])  # one node (no quantity) all July: $744
     ledger.load("load-tests", [sweep(capacity)])
     # all demand in one weekday hour (Tuesday 2026-07-07, 10:00-11:00): 10 tasks of 300,000 miss input + 60,000 output
-    # = 360,000 tokens each, $0.90 + $0.90 = $1.80 each at the reference API
+    # = 360,000 tokens each, $0.90 + $0.90 = $1.80 each at the reference API, one in each 5-minute window
     ledger.load(
         "requests",
         [
@@ -112,7 +112,7 @@ def _one_hour_month(ledger, capacity: str) -> None:
                 f"t{i}",
                 f"2026-07-07T10:{i * 5:02d}:00Z",
                 route="self_hosted",
-                latency_ms=60_000,
+                latency_ms=latency_ms,
                 cache_miss_input_tokens=300_000,
                 output_tokens=60_000,
             )
@@ -120,41 +120,46 @@ def _one_hour_month(ledger, capacity: str) -> None:
         ],
     )
     ledger.load("outcomes", accepted(*(f"t{i}" for i in range(10))))
-    ledger.build()
+    ledger.build(slo_ms_self_hosted=slo_ms)
 
 
 def test_all_demand_in_one_hour_is_not_reachable_at_the_peak(ledger):
-    _one_hour_month(ledger, "1000")
+    # 2,000 tokens/s per node; production's best window, 360,000 tokens / 300 s = 1,200, stays under it
+    _one_hour_month(ledger, "2000")
     be = ledger.one("SELECT * FROM marts.monthly_break_even")
     # C = $1.80 (the cluster's accepted attempts at the reference price, W = U = 1, no review); V = 0;
     # break-even = $744 / $1.80 = 413.333333333333 accepted tasks
     assert be["api_cost_per_accepted_task_usd"] == Decimal("1.8")
     assert be["break_even_accepted_tasks"] == q12(Decimal(744) / Decimal("1.8"))
-    # spread evenly it looks easy: 413.33 x 360,000 / (744 x 3,600 x 1,000) = 0.0556 of the capacity
+    # spread evenly it looks easy: 413.33 x 360,000 / (744 x 3,600 x 2,000) = 0.0278 of the capacity
     assert be["break_even_share_of_capacity"] == pytest.approx(
-        float(q12(Decimal(744) / Decimal("1.8"))) * 360_000 / 2_678_400_000, rel=1e-9
+        float(q12(Decimal(744) / Decimal("1.8"))) * 360_000 / 5_356_800_000, rel=1e-9
     )
     # at the busiest hour: 3,600,000 tokens / 3,600 s = 1,000 tokens/s; scaled to break-even, x 413.33 / 10 =
-    # 41,333 tokens/s over 1,000 per node -> 42 nodes, with 1 in service: not reachable
+    # 41,333 tokens/s over 2,000 per node -> 20.7 -> 21 nodes, with 1 in service: not reachable
     assert be["peak_hour_tokens_per_second"] == Decimal("1000")
-    assert (be["break_even_nodes_at_peak"], be["nodes_in_service"], be["break_even_reachable"]) == (42, 1, False)
+    assert (be["break_even_nodes_at_peak"], be["nodes_in_service"], be["break_even_reachable"]) == (21, 1, False)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # mean per provisioned hour: 3,600,000 / 744 = 4,838.7 tokens; peak-to-average 3,600,000 / 4,838.7 = 744
     assert u["peak_to_average_tokens"] == pytest.approx(744, rel=1e-12)
     assert u["max_token_utilisation_at_peak"] == pytest.approx(1 / 744, rel=1e-12)
+    assert u["capacity_source"] == "sweep"
     assert u["capacity_contradiction"] is False and "capacity_contradiction" not in be["verdict_caveats"]
 
 
 def test_serving_more_than_the_capacity_is_published_uncapped_with_a_caveat(ledger):
-    # a sweep of 1 token/s per node: 744 x 3,600 x 1 = 2,678,400 tokens a month, but 3,600,000 were served
-    _one_hour_month(ledger, "1")
+    # a sweep of 1 token/s per node: 744 x 3,600 x 1 = 2,678,400 tokens a month, but 3,600,000 were served. The
+    # requests took 200 s against a 100 s target: no window of production is within it (so none replaces the sweep),
+    # and no attempt counts as accepted
+    _one_hour_month(ledger, "1", latency_ms=200_000, slo_ms=100_000)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # 3,600,000 / 2,678,400 = 1.3441: published as computed, never capped
+    assert u["capacity_source"] == "sweep"
     assert u["token_utilisation"] == pytest.approx(3_600_000 / 2_678_400, rel=1e-12)
-    assert u["productive_utilisation"] == pytest.approx(3_600_000 / 2_678_400, rel=1e-12)
+    assert u["productive_utilisation"] == 0
     assert u["capacity_contradiction"] is True
-    # every token was accepted work: the whole $744 bought it, nothing is idle
-    assert (u["accepted_work_usd"], u["failed_work_usd"], u["idle_cost_usd"]) == (Decimal("744"), 0, 0)
+    # every token was failed work (too slow): the whole $744 went to it, nothing is idle
+    assert (u["accepted_work_usd"], u["failed_work_usd"], u["idle_cost_usd"]) == (0, Decimal("744"), 0)
     be = ledger.one("SELECT * FROM marts.monthly_break_even")
     assert "capacity_contradiction" in be["verdict_caveats"]
 
@@ -201,9 +206,14 @@ def test_accepted_failed_and_idle_add_up_to_the_fixed_cost(
         u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     finally:
         ledger.con.close()
-    # the oracle, in Decimal: the fixed cost spread over the capacity (744 h x capacity x 3,600 tokens), or over
-    # the tokens served when they are more
-    basis = max(Decimal(744 * 3600 * capacity), Decimal(accepted_tokens + failed_tokens))
+    # the oracle, in Decimal: capacity per node is the sweep's, or what production served in its best 5-minute window
+    # when that is more (each request lies in one window: its tokens / 300 s, kept to 1e-3); the fixed cost is
+    # spread over the capacity (744 node-hours x capacity x 3,600 tokens, whole tokens), or over the tokens served
+    # when they are more
+    observed = (Decimal(max(accepted_tokens, failed_tokens)) / 300).quantize(Decimal("0.001"), rounding=ROUND_HALF_UP)
+    per_node = max(Decimal(capacity), observed)
+    capacity_tokens = (per_node * 744 * 3600).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    basis = max(capacity_tokens, Decimal(accepted_tokens + failed_tokens))
     assert u["accepted_work_usd"] == q12(fixed * accepted_tokens / basis)
     if accepted_tokens + failed_tokens < basis:
         assert u["failed_work_usd"] == q12(fixed * failed_tokens / basis)
@@ -260,3 +270,66 @@ def test_too_few_reference_tasks_pool_the_months_providers(ledger):
     # pooled: ($2.70 + $5.40) / ($2.70 + $2.70) = 1.5; C = $1.35 x 1.5 = $2.025; break-even $100 / $2.025
     assert (be["api_waste_factor"], be["api_waste_basis"]) == (Decimal("1.5"), "pooled_providers")
     assert be["break_even_accepted_tasks"] == q12(Decimal(100) / Decimal("2.025"))
+
+
+def test_an_idle_cluster_is_named_with_its_idle_dollars(ledger):
+    from pipeline.serve.report import plain_report
+
+    ledger.load("prices", [PRICE_MOONSHOT])
+    # c1: one node all July ($744), serving; c2: one node all July ($1,488), serving nothing
+    ledger.load("cluster-charges", [reserved("a", "744"), reserved("b", "1488", cluster="c2")])
+    ledger.load("load-tests", [sweep("10"), sweep("1000", cluster="c2")])
+    # c1: five 6-day requests back to back, 1,555,200 tokens each (3 tokens/s, under the sweep's 10): 7,776,000
+    # tokens against 744 x 3,600 x 10 = 26,784,000: token utilisation 29 %
+    ledger.load(
+        "requests",
+        [
+            request(
+                f"s{i}",
+                f"t{i}",
+                f"2026-07-{1 + 6 * i:02d}T00:00:00Z",
+                route="self_hosted",
+                latency_ms=518_400_000,
+                cache_miss_input_tokens=1_555_200,
+            )
+            for i in range(5)
+        ],
+    )
+    ledger.load("outcomes", accepted(*(f"t{i}" for i in range(5))))
+    ledger.build()
+    econ = {r["cluster_id"]: r for r in ledger.rows("SELECT * FROM marts.monthly_cluster_economics")}
+    assert econ["c1"]["token_utilisation"] == pytest.approx(7_776_000 / 26_784_000, rel=1e-12)
+    assert (econ["c1"]["is_idle"], econ["c2"]["is_idle"]) == (False, True)  # 29 % and 0 % against 5 %
+    assert (econ["c2"]["fixed_cost_usd"], econ["c2"]["idle_cost_usd"]) == (1488, 1488)
+    assert econ["c1"]["nodes_in_service"] == econ["c2"]["nodes_in_service"] == 1
+    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    assert "Cluster c2 used 0.0% of its capacity: $1,488 of its $1,488 fixed cost bought capacity nothing used." in text
+    assert "Cluster c1 used" not in text
+
+
+def test_production_beating_the_sweep_becomes_the_capacity(ledger):
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [reserved("jul", "744")])  # one node all July
+    ledger.load("load-tests", [sweep("10")])  # the sweep says 10 tokens/s per node, and not how many were output
+    # one request of 300,000 tokens over exactly one 5-minute window: 300,000 / 300 s = 1,000 tokens/s on one node
+    ledger.load(
+        "requests",
+        [
+            request(
+                "s1",
+                "t1",
+                "2026-07-10T10:00:00Z",
+                route="self_hosted",
+                latency_ms=300_000,
+                cache_miss_input_tokens=300_000,
+            )
+        ],
+    )
+    ledger.load("outcomes", accepted("t1"))
+    ledger.build()
+    u = ledger.one("SELECT * FROM marts.monthly_utilisation")
+    # production's 1,000 tokens/s per node beats the sweep's 10: it is the month's capacity
+    assert (u["capacity_source"], u["capacity_per_node_tokens_per_second"]) == ("observed_above_sweep", 1000)
+    assert u["capacity_contradiction"] is True and u["sweep_mix_unknown"] is True
+    be = ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")
+    assert {"capacity_contradiction", "sweep_mix_unknown"} <= set(be["verdict_caveats"])

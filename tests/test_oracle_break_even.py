@@ -345,8 +345,9 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
         "monthly_token_capacity": capacity,
         "token_utilisation": Decimal(served) / capacity,
         "self_hosted_cost_per_million_tokens_served": f / served * M,
-        "capacity_mix_warning": False,  # the demo's sweeps report no output tokens per second
-        "verdict_caveats": [],  # Moonshot reconciles, W is measured, the sweeps say their nodes
+        "capacity_mix_warning": False,  # the demo's sweeps report no output tokens per second: nothing to compare
+        # Moonshot reconciles, W is measured, the sweeps say their nodes; they do not say their output tokens
+        "verdict_caveats": ["sweep_mix_unknown"],
         "productive_utilisation": Decimal(accepted_tokens) / capacity,
         "accepted_work_usd": f * accepted_tokens / capacity,
         "failed_work_usd": f * (served - accepted_tokens) / capacity,
@@ -359,18 +360,23 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
     }
 
 
-def assumptions(fig: dict, ledger_row: dict, cl: Cluster) -> dict[str, tuple[Decimal, Decimal, Decimal, Decimal]]:
-    """Each named assumption as (F low, F high, C low, C high)."""
+def assumptions(fig: dict, ledger_row: dict, cl: Cluster) -> dict[str, tuple[tuple[Decimal, ...], tuple[Decimal, ...]]]:
+    """Each named assumption's low and high end as (F moved by, factor on C's token part, factor on review)."""
     f, equivalent, review, v, n, hardware, sh_req, api_req, table = fig["_parts"]
-    m, w, c = fig["month"], fig["api_waste_factor"], fig["api_cost_per_accepted_task_usd"]
+    m, w = fig["month"], fig["api_waste_factor"]
+    one, zero = Decimal(1), Decimal(0)
     out = {}
     # W at its interval: the interval is a seeded statistic, taken from the ledger (checked on its own below)
     low, high = Decimal(ledger_row["api_waste_factor_low"]), Decimal(ledger_row["api_waste_factor_high"])
-    out["api_waste_factor"] = (f, f, equivalent / w * low + review, equivalent / w * high + review)
+    out["api_waste_factor"] = ((zero, low / w, one), (zero, high / w, one))
     # life x 2/3: amortisation x 3/2; x 4/3: x 3/4
-    out["hardware_life"] = (f + hardware / 2, f - hardware / 4, c, c)
+    out["hardware_life"] = ((hardware / 2, one, one), (-hardware / 4, one, one))
     # every demo charge buys compute time (node_hour): -20 % / +20 %
-    out["compute_hour_price"] = (f - cl.on_demand[m] / 5, f + cl.on_demand[m] / 5, c, c)
+    out["compute_hour_price"] = ((-cl.on_demand[m] / 5, one, one), (cl.on_demand[m] / 5, one, one))
+    # operating costs -20 % / +20 % (the default share)
+    out["operating_cost"] = ((-cl.opex[m] / 5, one, one), (cl.opex[m] / 5, one, one))
+    # the review rate -20 % / +20 % on both routes
+    out["review_rate"] = ((zero, one, Decimal("0.8")), (zero, one, Decimal("1.2")))
     # the cluster's requests at the API's cache-hit share of input: cost(h) = A - h B + C at each request's price
     a = sum((q.hit + q.miss) * q.ref_price.miss for q in sh_req) / M
     b = sum((q.hit + q.miss) * (q.ref_price.miss - q.ref_price.hit) for q in sh_req) / M
@@ -378,7 +384,7 @@ def assumptions(fig: dict, ledger_row: dict, cl: Cluster) -> dict[str, tuple[Dec
     h_sh = Decimal(sum(q.hit for q in sh_req)) / sum(q.hit + q.miss for q in sh_req)
     h_api = Decimal(sum(q.hit for q in api_req)) / sum(q.hit + q.miss for q in api_req)
     ratio = (a - h_api * b + rest) / (a - h_sh * b + rest)
-    out["api_cache_hit_rate"] = (f, f, c, equivalent * ratio + review)
+    out["api_cache_hit_rate"] = ((zero, one, one), (zero, ratio, one))
     # each other provider's price of the model, at the cluster's token mix, in force at the month's end
     end = start(next_month(m)) - dt.timedelta(microseconds=1)
     hit, miss, toks = (sum(getattr(q, k) for q in sh_req) for k in ("hit", "miss", "out"))
@@ -386,8 +392,17 @@ def assumptions(fig: dict, ledger_row: dict, cl: Cluster) -> dict[str, tuple[Dec
     for provider in table:
         if provider != REFERENCE:
             r = cost(price_at(table, provider, end), hit, miss, toks) / ref
-            out[f"reference_provider:{provider}"] = (f, f, equivalent * r + review, equivalent * r + review)
+            out[f"reference_provider:{provider}"] = ((zero, r, one), (zero, r, one))
     return out
+
+
+def at_end(fig: dict, moved: tuple[Decimal, Decimal, Decimal]) -> tuple[Decimal | None, Decimal, str]:
+    """Break-even (None: never), the saving and the verdict with F, C and V moved as an end says."""
+    f, equivalent, review, v, n = fig["_parts"][:5]
+    df, eq, rf = moved
+    f_e, c_e, v_e = f + df, equivalent * eq + review * rf, v * rf
+    be = f_e / (c_e - v_e) if c_e > v_e else None
+    return be, c_e * n - (f_e + v_e * n), verdict_of(c_e, v_e, n, be)
 
 
 def close(ours, theirs, rel: str = "1e-9") -> bool:
@@ -432,23 +447,53 @@ def test_every_figure_of_the_demos_break_even_matches_the_oracle(demo_db, oracle
 def test_the_verdict_under_each_assumption_matches_the_oracle(demo_db, oracle):
     figures, cl = oracle[:2]
     ledger = {r["month"]: r for r in sql_json(demo_db, "select * from marts.monthly_break_even order by month")}
+    inf = Decimal("1e40")
     for m, fig in figures.items():
         row = ledger[m]
         got = {s["assumption"]: s for s in row["verdict_sensitivity"]}
         cases = assumptions(fig, row, cl)
         assert sorted(got) == sorted(cases), m
-        flipped = []
-        for name, (f_low, f_high, c_low, c_high) in cases.items():
-            v, n = fig["self_hosted_variable_cost_per_accepted_task_usd"], fig["self_hosted_accepted_tasks"]
-            be_low, be_high = f_low / (c_low - v), f_high / (c_high - v)
-            assert close(be_low, got[name]["break_even_low"], "1e-8"), (m, name)
-            assert close(be_high, got[name]["break_even_high"], "1e-8"), (m, name)
-            low, high = verdict_of(c_low, v, n, be_low), verdict_of(c_high, v, n, be_high)
-            assert (got[name]["verdict_low"], got[name]["verdict_high"]) == (low, high), (m, name)
+        base = fig["break_even_accepted_tasks"]
+        flipped, raising, lowering = [], {}, {}
+        for name, ends in cases.items():
+            results = [at_end(fig, e) for e in ends]
+            (be_low, saving_low, low), (be_high, saving_high, high) = results
+            assert close(be_low, got[name]["break_even_at_low_value"], "1e-8"), (m, name)
+            assert close(be_high, got[name]["break_even_at_high_value"], "1e-8"), (m, name)
+            assert close(saving_low, got[name]["saving_at_low_value_usd"], "1e-8"), (m, name)
+            assert close(saving_high, got[name]["saving_at_high_value_usd"], "1e-8"), (m, name)
+            assert (got[name]["verdict_at_low_value"], got[name]["verdict_at_high_value"]) == (low, high), (m, name)
             if fig["verdict"] not in (low, high) or low != high:
                 flipped.append(name)
+            # the joint range: per assumption (the other providers as one), the end raising break-even most, and the
+            # end lowering it most
+            group = "reference_provider" if name.startswith("reference_provider:") else name
+            for end, (be, _, _) in zip(ends, results):
+                key = inf if be is None else be
+                if key > base and key > raising.get(group, (Decimal(0), None))[0]:
+                    raising[group] = (key, end)
+                if key < base and key < lowering.get(group, (inf, None))[0]:
+                    lowering[group] = (key, end)
         assert row["verdict_flipped_by"] == sorted(flipped), m
-        assert row["verdict_confidence"] == ("marginal" if flipped else "robust"), m
+        joint = []
+        for picks in (lowering, raising):
+            ends = [end for _, end in picks.values()]
+            df = sum((e[0] for e in ends), Decimal(0))
+            eq = math.prod((e[1] for e in ends), start=Decimal(1))
+            rf = math.prod((e[2] for e in ends), start=Decimal(1))
+            joint.append(at_end(fig, (df, eq, rf)))
+        (be_lo, saving_hi, verdict_lo), (be_hi, saving_lo, verdict_hi) = joint
+        assert close(be_lo, row["break_even_range_low"], "1e-8") and close(be_hi, row["break_even_range_high"], "1e-8")
+        assert close(saving_lo, row["saving_range_low_usd"], "1e-8"), m
+        assert close(saving_hi, row["saving_range_high_usd"], "1e-8"), m
+        confidence = (
+            "fragile"
+            if flipped
+            else "marginal"
+            if fig["verdict"] != verdict_lo or fig["verdict"] != verdict_hi
+            else "robust"
+        )
+        assert row["verdict_confidence"] == confidence, m
 
 
 def test_the_waste_factors_interval_is_about_as_wide_as_the_delta_method_says(demo_db, oracle):

@@ -210,6 +210,7 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_unallocated_cloud_cost",
             "monthly_usage_reconciliation",
             "monthly_api_waste",
+            "monthly_cluster_economics",
         ]
     )
     assert all(m.unique_key for m in marts)

@@ -20,10 +20,10 @@ from pipeline.models import define_macros
 from pipeline.errors import CostledgerError, UsageError
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, size_marks
 from pipeline.serve.reportdata import ReportData
+from pipeline.serve.glossary import GLOSSARY
 from pipeline.serve.words import (
     BASIS_OF_C,
     BASIS_WORDS,
-    GLOSSARY,
     SOURCE_WORDS,
     category_label,
     changes,
@@ -176,7 +176,11 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
             [first],
         ),
         "utilisation": _rows(
-            con, "SELECT * FROM marts.monthly_utilisation WHERE month = ? ORDER BY cluster_id", [first]
+            con,
+            "SELECT u.*, e.is_idle FROM marts.monthly_utilisation AS u "
+            "LEFT JOIN marts.monthly_cluster_economics AS e USING (month, cluster_id) WHERE u.month = ? "
+            "ORDER BY u.cluster_id",
+            [first],
         ),
         "sensitivity": _rows(
             con,

@@ -7,6 +7,8 @@ for display.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from typing import TYPE_CHECKING, Any
 
 from pipeline.serve.planning import gate_headline, gate_sentence, plan_sentences
@@ -35,6 +37,7 @@ SOURCE_WORDS = {
     "sweep": "load tests",
     "observed": "the request log (a lower bound)",
     "mixed": "the request log, then load tests",
+    "observed_above_sweep": "the request log, where production beat the load tests",
 }
 
 #: the verdict inside a sentence
@@ -84,6 +87,7 @@ def headline(d: "ReportData") -> list[str]:
     extra = (
         saving_sentence(d),
         fixed_cost_sentence(d.be),
+        *idle_cluster_sentences(d),
         robustness_sentence(d),
         forecast_sentence(d),
         unpriced_sentence(d),
@@ -101,8 +105,11 @@ CAVEATS = {
     "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "
     "output tokens from production's, so the capacity may not hold for this traffic.",
     "sweep_nodes_assumed": "A load test does not say how many nodes it ran on; it is taken as one node.",
-    "capacity_contradiction": "The cluster served more tokens than its measured capacity allows, so the capacity "
-    "figure is wrong for this month: load-test the cluster again before trusting the utilisation figures.",
+    "capacity_contradiction": "Production contradicts the cluster's measured capacity (it served more than the "
+    "capacity allows, or more per node within the latency target than its load test says), so the capacity figure "
+    "is wrong for this month: load-test the cluster again before trusting the utilisation figures.",
+    "sweep_mix_unknown": "The load test does not say how many of its tokens were output, so its capacity cannot be "
+    "checked against production's mix of input and output tokens.",
 }
 
 
@@ -143,10 +150,22 @@ def saving_sentence(d: "ReportData") -> str | None:
         return None
     saved = be["saving_usd"]
     what = "saved" if saved >= 0 else "cost"
-    return (
-        f"Self-hosting {what} {usd(abs(saved), 0)} this month against sending the same accepted tasks to the API, "
-        f"which would have charged {usd(be['api_would_have_cost_usd'], 0)} for them."
+    low, high = be.get("saving_range_low_usd"), be.get("saving_range_high_usd")
+    # a verdict that an assumption turns never gets a bare figure: the range under the named assumptions with it
+    ranged = (
+        f" (between {_signed(low)} and {_signed(high)} under the named assumptions taken together)"
+        if low is not None and high is not None and be.get("verdict_confidence") in ("marginal", "fragile")
+        else ""
     )
+    return (
+        f"Self-hosting {what} {usd(abs(saved), 0)} this month{ranged} against sending the same accepted tasks to the "
+        f"API, which would have charged {usd(be['api_would_have_cost_usd'], 0)} for them."
+    )
+
+
+def _signed(amount: Any) -> str:
+    """A saving with its sign: +$4,700 saved, -$6,700 a cost."""
+    return ("+" if amount >= 0 else "-") + usd(abs(amount), 0)
 
 
 #: what each named assumption of marts.monthly_verdict_sensitivity means, for a reader
@@ -155,12 +174,16 @@ ASSUMPTIONS = {
     "hardware_life": "hardware lasting two thirds or four thirds as long",
     "compute_hour_price": "node-hour and GPU-hour prices 20 % lower or higher",
     "api_cache_hit_rate": "the cluster's requests at the API's own cache-hit rate",
+    "review_rate": "the review rate 20 % lower or higher on both routes",
 }
 
 
-def _assumption(name: str) -> str:
+def _assumption(name: str, d: "ReportData") -> str:
     if name.startswith("reference_provider:"):
         return f"{name.split(':', 1)[1]}'s price list instead of the reference provider's"
+    if name == "operating_cost":
+        share = Decimal(d.setting("robustness_operating_cost_share") or "0.20")
+        return f"operating costs {pct(share, 0)} lower or higher"
     return ASSUMPTIONS.get(name, name)
 
 
@@ -179,13 +202,13 @@ def robustness_rows(d: "ReportData") -> list[dict[str, Any]]:
     words = {"api_cheaper": "API cheaper", "self_hosting_cheaper": "self-hosting cheaper", "never_breaks_even": "never"}
     return [
         {
-            "assumption": _assumption(r["assumption"]),
+            "assumption": _assumption(r["assumption"], d),
             "low": _value(r["assumption"], r["value_low"]),
             "high": _value(r["assumption"], r["value_high"]),
-            "break_even_low": r["break_even_low"],
-            "break_even_high": r["break_even_high"],
-            "verdict_low": words.get(r["verdict_low"], r["verdict_low"]),
-            "verdict_high": words.get(r["verdict_high"], r["verdict_high"]),
+            "break_even_low": r["break_even_at_low_value"],
+            "break_even_high": r["break_even_at_high_value"],
+            "verdict_low": words.get(r["verdict_at_low_value"], r["verdict_at_low_value"]),
+            "verdict_high": words.get(r["verdict_at_high_value"], r["verdict_at_high_value"]),
             "flips": r["flips"],
         }
         for r in d.be["verdict_sensitivity"] or []
@@ -200,11 +223,16 @@ def robustness_sentence(d: "ReportData") -> str | None:
     side = "above" if be["verdict_margin"] >= 0 else "below"
     margin = f"The month is {pct(abs(be['verdict_margin']), 1)} {side} break-even"
     flipped = be["verdict_flipped_by"] or []
+    if be["verdict_confidence"] == "robust":
+        return f"{margin}; the verdict holds under every assumption tested, alone and together (robust)."
     if not flipped:
-        return f"{margin}; the verdict holds under every assumption tested (robust)."
-    names = [_assumption(a) for a in flipped]
+        return (
+            f"{margin}: a marginal verdict. No assumption alone turns it, but the named assumptions taken together "
+            "at their worst ends do."
+        )
+    names = [_assumption(a, d) for a in flipped]
     listed = names[0] if len(names) == 1 else "; ".join(names[:-1]) + "; or " + names[-1]
-    return f"{margin}: a marginal verdict. It turns with {listed}."
+    return f"{margin}: a fragile verdict. It turns with {listed}."
 
 
 def no_api_price_cause(d: "ReportData") -> str:
@@ -293,6 +321,18 @@ def fixed_cost_sentence(be: dict[str, Any]) -> str | None:
     )
 
 
+def idle_cluster_sentences(d: "ReportData") -> list[str]:
+    """One sentence per cluster that used less of its capacity than [clusters] idle_warning (marts.
+    monthly_cluster_economics.is_idle), with the dollars its idle capacity cost: one idle cluster must not
+    disappear into the month's total."""
+    return [
+        f"Cluster {u['cluster_id']} used {pct(u['token_utilisation'])} of its capacity: "
+        f"{usd(u['idle_cost_usd'], 0)} of its {usd(u['fixed_cost_usd'], 0)} fixed cost bought capacity nothing used."
+        for u in d.utilisation
+        if u.get("is_idle")
+    ]
+
+
 def views(d: "ReportData") -> list[dict[str, Any]]:
     """The break-even under each question, side by side (figures from the mart): fully loaded, infrastructure only,
     shutdown (hardware and reservations committed either way) and marginal (only the capacity one can cancel)."""
@@ -352,72 +392,6 @@ def category_label(category: str) -> str:
     if category.startswith("focus_") and category not in CATEGORY_LABELS:
         return "Cloud bill: " + category.removeprefix("focus_").replace("_", " ")
     return CATEGORY_LABELS.get(category, category.replace("_", " "))
-
-
-#: the terms the report uses, for its glossary
-GLOSSARY = [
-    ("Task", "One piece of business work (an answer, a code change, a ticket). It may take several attempts."),
-    ("Attempt", "One request to a model for a task. Failed and retried attempts cost money too."),
-    (
-        "Accepted task",
-        "A task whose final outcome was accepted, within the latency target. Only accepted tasks count as delivered.",
-    ),
-    ("Latency target (SLO)", "The longest an accepted attempt may take; a slower one does not count as delivered."),
-    (
-        "Break-even",
-        "The number of accepted tasks a month at which running your own cluster costs the same as sending them to "
-        "the API.",
-    ),
-    ("Margin", "How far this month's delivered tasks are above (or below) break-even, as a share of break-even."),
-    (
-        "Robust / marginal",
-        "Robust: no reasonable change to the assumptions the figures rest on turns the verdict. Marginal: one does.",
-    ),
-    (
-        "Fixed cost",
-        "What the cluster costs whatever it serves: hardware, reserved and on-demand capacity, operating costs.",
-    ),
-    ("Operating costs", "Platform engineering, operations, on-call and the like: they stop when the service stops."),
-    (
-        "Cash view",
-        "What a route cost as billed, with credits, tax and human review; break-even leaves credits and tax out.",
-    ),
-    (
-        "Waste factor",
-        "What the API spends on failed attempts, retries and rejected tasks for each dollar of delivered work.",
-    ),
-    ("Invoice uplift", "What the reference provider's invoices add on top of its list prices (fees, surcharges)."),
-    (
-        "Capacity at the latency target",
-        "The tokens per second a node serves while meeting the latency target, from load tests (else from the "
-        "request log).",
-    ),
-    ("Token utilisation", "The tokens the cluster served as a share of what its nodes could have served."),
-    ("Node-hour", "One server (node) provisioned for one hour."),
-    ("Duty cycle", "How much of its capacity the cluster used: its token utilisation."),
-    (
-        "Productive utilisation",
-        "The share of the capacity bought that went to accepted tasks: the accepted attempts' tokens over what the "
-        "provisioned nodes could have served at the latency target.",
-    ),
-    (
-        "Time with any request in flight",
-        "The share of provisioned hours with at least one request running. Not a utilisation: one request makes a "
-        "cluster that could serve hundreds at once look busy.",
-    ),
-    (
-        "Idle capacity",
-        "The part of the fixed cost that bought capacity nothing used: the fixed cost less what went to accepted "
-        "and to failed work, in proportion to their tokens.",
-    ),
-    (
-        "Busiest hour",
-        "The clock hour of the month with the most tokens started. A cluster cannot be scaled up for an hour (a large "
-        "model takes many minutes to load), so it needs nodes for that hour.",
-    ),
-    ("Peak-to-average", "Tokens in the busiest hour over the average hour: how much capacity a peak needs."),
-    ("Cancellable capacity", "On-demand and other charges the team can stop paying for within the month."),
-]
 
 
 def _saving_words(saving: Any) -> str:

@@ -122,10 +122,39 @@ per_month AS (
         CASE WHEN bool_and(w.from_sweep) THEN 'sweep' WHEN NOT bool_or(w.from_sweep) THEN 'observed' ELSE 'mixed' END
             AS capacity_source,
         bool_or(w.from_sweep AND NOT w.sweep_nodes_given) AS sweep_nodes_missing,
-        bool_or(w.from_sweep AND abs(w.sweep_input_share - x.production_input_share) > 0.10) AS capacity_mix_warning
+        bool_or(w.from_sweep AND abs(w.sweep_input_share - x.production_input_share) > 0.10) AS capacity_mix_warning,
+        -- a sweep in force that does not say its output tokens cannot be checked against production's mix
+        bool_or(w.from_sweep AND w.sweep_input_share IS NULL) AS sweep_mix_unknown
     FROM weighed AS w
     LEFT JOIN mix AS x USING (cluster_id, month)
     GROUP BY w.cluster_id, w.month
+),
+against_production AS (
+    -- production beat the sweep: in some 5-minute window within the SLO the cluster served more tokens per second per
+    -- node (at the month's mean node count) than the sweep says it can; that observed figure is then the capacity
+    SELECT
+        c.*,
+        CASE WHEN h.provisioned_node_hours > 0
+            THEN CAST(m.observed_tokens_per_second AS DOUBLE) * (m.provisioned_ms / 3600000.0)
+                / CAST(h.provisioned_node_hours AS DOUBLE)
+        END AS observed_per_node
+    FROM per_month AS c
+    JOIN months AS m USING (cluster_id, month)
+    JOIN month_hours AS h USING (cluster_id, month)
+),
+judged_capacity AS (
+    SELECT
+        cluster_id,
+        month,
+        capacity_mix_warning,
+        sweep_mix_unknown,
+        sweep_nodes_missing,
+        capacity_source IN ('sweep', 'mixed') AND observed_per_node > capacity_per_node AS observed_above_sweep,
+        CASE WHEN capacity_source IN ('sweep', 'mixed') AND observed_per_node > capacity_per_node
+            THEN observed_per_node ELSE capacity_per_node END AS capacity_per_node,
+        CASE WHEN capacity_source IN ('sweep', 'mixed') AND observed_per_node > capacity_per_node
+            THEN 'observed_above_sweep' ELSE capacity_source END AS capacity_source
+    FROM against_production
 ),
 latest AS (
     -- the sweep in force at the month's end
@@ -150,9 +179,11 @@ SELECT
     CAST(round(c.capacity_per_node * h.provisioned_node_hours * 3600) AS DECIMAL(38, 3)) AS monthly_token_capacity,
     coalesce(c.capacity_mix_warning, FALSE) AS capacity_mix_warning,
     coalesce(c.sweep_nodes_missing AND h.provisioned_node_hours > m.provisioned_ms / 3600000.0 + 1e-9, FALSE)
-        AS sweep_nodes_assumed
+        AS sweep_nodes_assumed,
+    coalesce(c.sweep_mix_unknown, FALSE) AS sweep_mix_unknown,
+    coalesce(c.observed_above_sweep, FALSE) AS observed_above_sweep
 FROM months AS m
 LEFT JOIN month_hours AS h USING (cluster_id, month)
-LEFT JOIN per_month AS c USING (cluster_id, month)
+LEFT JOIN judged_capacity AS c USING (cluster_id, month)
 LEFT JOIN latest AS l USING (cluster_id, month)
 LEFT JOIN periods AS p ON p.cluster_id = m.cluster_id AND p.sweep_id = l.sweep_id

@@ -1,13 +1,23 @@
 -- grain: one row per month x assumption
 -- materialized: table
 -- unique_key: month, assumption
--- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review). Assumptions: api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), and reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix: its cost of the cluster's tokens / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band).
+-- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (opex down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), and reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix: its cost of the cluster's tokens / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band).
 -- column value_low: The assumption's low value (a factor, a share or a price ratio).
 -- column value_high: Its high value.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 months AS (SELECT month, month_start, month_end FROM intermediate.int_months_spined),
 hardware AS (
     SELECT month, sum(amount_usd) AS amortisation_usd FROM intermediate.int_hardware_amortised GROUP BY month
+),
+operating AS (
+    SELECT o.month, sum(o.amount_usd) AS opex_usd
+    FROM staging.stg_ledger__opex AS o
+    JOIN months USING (month)
+    GROUP BY o.month
+),
+reviewed AS (
+    -- months with review cost on either route
+    SELECT DISTINCT month FROM intermediate.int_task_outcomes_monthly WHERE review_cost_usd <> 0
 ),
 compute_time AS (
     SELECT s.month, sum(s.amount_usd) AS compute_usd
@@ -79,15 +89,17 @@ cases AS (
         CAST(0 AS DECIMAL(38, 12)) AS fixed_delta_low,
         CAST(0 AS DECIMAL(38, 12)) AS fixed_delta_high,
         money_div(w.api_waste_factor_low, w.api_waste_factor) AS equivalent_factor_low,
-        money_div(w.api_waste_factor_high, w.api_waste_factor) AS equivalent_factor_high
+        money_div(w.api_waste_factor_high, w.api_waste_factor) AS equivalent_factor_high,
+        1 AS review_factor_low,
+        1 AS review_factor_high
     FROM intermediate.int_api_waste_monthly AS w
     WHERE w.is_break_even_factor
     UNION ALL
-    SELECT month, 'hardware_life', 2.0 / 3, 4.0 / 3, money_div(amortisation_usd, 2), -money_div(amortisation_usd, 4), 1, 1
+    SELECT month, 'hardware_life', 2.0 / 3, 4.0 / 3, money_div(amortisation_usd, 2), -money_div(amortisation_usd, 4), 1, 1, 1, 1
     FROM hardware
     WHERE amortisation_usd <> 0
     UNION ALL
-    SELECT month, 'compute_hour_price', 0.8, 1.2, -money_div(compute_usd, 5), money_div(compute_usd, 5), 1, 1
+    SELECT month, 'compute_hour_price', 0.8, 1.2, -money_div(compute_usd, 5), money_div(compute_usd, 5), 1, 1, 1, 1
     FROM compute_time
     WHERE compute_usd <> 0
     UNION ALL
@@ -99,7 +111,9 @@ cases AS (
         0,
         0,
         1,
-        money_div(sh_cost_api_share, sh_cost_own_share)
+        money_div(sh_cost_api_share, sh_cost_own_share),
+        1,
+        1
     FROM repriced
     WHERE sh_cost_api_share IS NOT NULL AND sh_cost_own_share > 0
     UNION ALL
@@ -111,10 +125,32 @@ cases AS (
         0,
         0,
         money_div(o.cost, r.cost),
-        money_div(o.cost, r.cost)
+        money_div(o.cost, r.cost),
+        1,
+        1
     FROM mix_cost AS o
     JOIN mix_cost AS r ON r.month = o.month AND r.is_reference
     WHERE NOT o.is_reference AND r.cost > 0
+    UNION ALL
+    -- operating costs (opex) down and up by the operating_cost_share setting
+    SELECT
+        o.month,
+        'operating_cost',
+        1 - s.robustness_operating_cost_share,
+        1 + s.robustness_operating_cost_share,
+        -o.opex_usd * s.robustness_operating_cost_share,
+        o.opex_usd * s.robustness_operating_cost_share,
+        1,
+        1,
+        1,
+        1
+    FROM operating AS o
+    CROSS JOIN settings AS s
+    WHERE o.opex_usd <> 0 AND s.robustness_operating_cost_share > 0
+    UNION ALL
+    -- the review rate -20 % / +20 %: review on both routes moves together (C's review part and V)
+    SELECT r.month, 'review_rate', 0.8, 1.2, 0, 0, 1, 1, 0.8, 1.2
+    FROM reviewed AS r
 )
 SELECT
     month,
@@ -124,5 +160,7 @@ SELECT
     CAST(fixed_delta_low AS DECIMAL(38, 12)) AS fixed_delta_low,
     CAST(fixed_delta_high AS DECIMAL(38, 12)) AS fixed_delta_high,
     CAST(equivalent_factor_low AS DECIMAL(38, 12)) AS equivalent_factor_low,
-    CAST(equivalent_factor_high AS DECIMAL(38, 12)) AS equivalent_factor_high
+    CAST(equivalent_factor_high AS DECIMAL(38, 12)) AS equivalent_factor_high,
+    CAST(review_factor_low AS DECIMAL(38, 12)) AS review_factor_low,
+    CAST(review_factor_high AS DECIMAL(38, 12)) AS review_factor_high
 FROM cases

@@ -18,15 +18,21 @@
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
--- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (a cluster served more tokens than its capacity at the SLO: the capacity figure is wrong).
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix).
 -- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
 -- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
 -- column capacity_per_node_tokens_per_second: Tokens per second per node within the SLO over all clusters: monthly_token_capacity / (provisioned_node_hours x 3,600).
 -- column capacity_mix_warning: A sweep in force had a token mix more than 10 points of input share away from production's.
--- column verdict_confidence: 'robust' when no named assumption at its low or high value flips the verdict, 'marginal' when one does (verdict_flipped_by names them; marts.monthly_verdict_sensitivity has the figures); NULL without a verdict to test.
+-- column verdict_confidence: 'robust' when the verdict holds across the joint range, 'marginal' when only the joint range turns it (every assumption at its worst end together), 'fragile' when a single named assumption at its low or high value turns it (verdict_flipped_by names them; marts.monthly_verdict_sensitivity has the figures); NULL without a verdict to test.
+-- column break_even_range_low: Break-even with every named assumption at the end that lowers it, together (of the other providers' prices, the one that lowers it most); NULL when the cluster would never break even there.
+-- column break_even_range_high: Break-even with every named assumption at the end that raises it, together; NULL when the cluster would never break even there.
+-- column saving_range_low_usd: The saving with every assumption at the end that raises break-even, together: the low end of the saving's range.
+-- column verdict_at_break_even_range_low: The verdict with every named assumption at the end that lowers break-even.
+-- column verdict_at_break_even_range_high: The verdict with every named assumption at the end that raises break-even.
+-- column saving_range_high_usd: The saving with every assumption at the end that lowers break-even, together: the high end of the saving's range.
 -- column verdict_flipped_by: The assumptions that flip the verdict (see int_verdict_assumptions_monthly for each); [] when none does.
--- column verdict_sensitivity: Break-even and the verdict under each named assumption at its low and high value (one struct per assumption; marts.monthly_verdict_sensitivity has them as rows).
+-- column verdict_sensitivity: Break-even, the saving and the verdict under each named assumption at its low and high value (one struct per assumption; marts.monthly_verdict_sensitivity has them as rows).
 -- column self_hosted_variable_cost_per_accepted_task_usd: V = self-hosted review cost / self-hosted accepted tasks (the API route's review per task when the cluster accepted nothing; 0 with neither).
 -- column break_even_accepted_tasks: F / (C - V): accepted tasks a month at which the cluster costs no more than the API; NULL when C <= V or C is unknown.
 -- column marginal_break_even_accepted_tasks: avoidable_cost_usd / (C - V): the answer to "does the capacity we can cancel this month pay for itself?" (hardware, reservations and operating costs are spent either way this month); NULL when break_even_accepted_tasks is.
@@ -142,10 +148,13 @@ clusters AS (
         sum(provisioned_node_hours) AS provisioned_node_hours,
         sum(tokens_served) AS tokens_served,
         coalesce(bool_or(capacity_mix_warning), FALSE) AS capacity_mix_warning,
-        coalesce(bool_or(sweep_nodes_assumed), FALSE) AS sweep_nodes_assumed
+        coalesce(bool_or(sweep_nodes_assumed), FALSE) AS sweep_nodes_assumed,
+        coalesce(bool_or(sweep_mix_unknown), FALSE) AS sweep_mix_unknown
     FROM marts.monthly_utilisation
     GROUP BY month
 ),
+-- the waste factor break-even uses: the reference provider's own, else the month's providers pooled
+break_even_waste AS (SELECT * FROM intermediate.int_api_waste_monthly WHERE is_break_even_factor),
 inputs AS (
     SELECT
         r.*,
@@ -170,6 +179,7 @@ inputs AS (
         u.tokens_served,
         u.capacity_mix_warning,
         u.sweep_nodes_assumed,
+        u.sweep_mix_unknown,
         coalesce(w.api_waste_factor, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor,
         coalesce(w.api_waste_basis, 'assumed') AS api_waste_basis,
         coalesce(w.api_waste_factor_low, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_low,
@@ -187,7 +197,7 @@ inputs AS (
     LEFT JOIN accepted_attempts AS x USING (month)
     LEFT JOIN equivalent AS e USING (month)
     LEFT JOIN clusters AS u USING (month)
-    LEFT JOIN (SELECT * FROM intermediate.int_api_waste_monthly WHERE is_break_even_factor) AS w USING (month)
+    LEFT JOIN break_even_waste AS w USING (month)
     LEFT JOIN uplift AS up USING (month)
 ),
 comparator AS (
@@ -273,48 +283,171 @@ assumed AS MATERIALIZED (
         a.value_high,
         j.verdict,
         j.sh_accepted,
-        j.self_hosted_variable_cost_per_accepted_task_usd AS v,
-        CAST(j.fixed_cost_usd + a.fixed_delta_low AS DECIMAL(38, 12)) AS f_low,
-        CAST(j.fixed_cost_usd + a.fixed_delta_high AS DECIMAL(38, 12)) AS f_high,
-        -- only the equivalent basis has a token part to scale
-        CASE WHEN j.api_cost_source = 'equivalent'
-            THEN CAST(j.api_equivalent_cost_per_accepted_task_usd * a.equivalent_factor_low + j.api_review_per_accepted_task_usd
-                AS DECIMAL(38, 12))
-            ELSE j.api_cost_per_accepted_task_usd END AS c_low,
-        CASE WHEN j.api_cost_source = 'equivalent'
-            THEN CAST(j.api_equivalent_cost_per_accepted_task_usd * a.equivalent_factor_high + j.api_review_per_accepted_task_usd
-                AS DECIMAL(38, 12))
-            ELSE j.api_cost_per_accepted_task_usd END AS c_high
+        a.fixed_delta_low,
+        a.fixed_delta_high,
+        a.equivalent_factor_low,
+        a.equivalent_factor_high,
+        a.review_factor_low,
+        a.review_factor_high
     FROM judged AS j
     JOIN intermediate.int_verdict_assumptions_monthly AS a USING (month)
     WHERE j.verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
 ),
-assumed_break_even AS (
-    SELECT
-        *,
-        CASE WHEN c_low > v THEN money_div(f_low, c_low - v) END AS break_even_low,
-        CASE WHEN c_high > v THEN money_div(f_high, c_high - v) END AS break_even_high
+-- each assumption's two ends, one row each
+ends AS (
+    SELECT month, assumption, 'low' AS side, fixed_delta_low AS fixed_delta, equivalent_factor_low AS equivalent_factor,
+        review_factor_low AS review_factor
+    FROM assumed
+    UNION ALL
+    SELECT month, assumption, 'high', fixed_delta_high, equivalent_factor_high, review_factor_high
     FROM assumed
 ),
-assumed_verdicts AS (
+-- F, C and V at an end: F moved by the end's delta; C's token part (equivalent basis only) and its review part, and V,
+-- scaled by the end's factors
+moved AS (
+    SELECT
+        e.*,
+        j.sh_accepted,
+        j.verdict,
+        j.break_even_accepted_tasks AS base_break_even,
+        CAST(j.fixed_cost_usd + e.fixed_delta AS DECIMAL(38, 12)) AS f,
+        CAST(
+            CASE WHEN j.api_cost_source = 'equivalent'
+                THEN j.api_equivalent_cost_per_accepted_task_usd * e.equivalent_factor
+                ELSE j.api_cost_per_accepted_task_usd - coalesce(j.api_review_per_accepted_task_usd, 0) END
+            + coalesce(j.api_review_per_accepted_task_usd, 0) * e.review_factor
+            AS DECIMAL(38, 12)
+        ) AS c,
+        CAST(j.self_hosted_variable_cost_per_accepted_task_usd * e.review_factor AS DECIMAL(38, 12)) AS v
+    FROM ends AS e
+    JOIN judged AS j USING (month)
+),
+end_figures AS (
     SELECT
         *,
-        break_even_verdict(c_low, v, sh_accepted, break_even_low) AS verdict_low,
-        break_even_verdict(c_high, v, sh_accepted, break_even_high) AS verdict_high
-    FROM assumed_break_even
+        CASE WHEN c > v THEN money_div(f, c - v) END AS break_even,
+        CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12)) AS saving
+    FROM moved
+),
+end_verdicts AS (
+    SELECT
+        *,
+        break_even_verdict(c, v, sh_accepted, break_even) AS end_verdict,
+        -- does this end raise break-even (never breaking even is the highest) or lower it, against the month's?
+        (break_even IS NULL AND base_break_even IS NOT NULL) OR break_even > base_break_even AS raises,
+        (break_even IS NOT NULL AND base_break_even IS NULL) OR break_even < base_break_even AS lowers,
+        -- the other providers' prices are alternatives to one another, not separate assumptions: one at a time
+        CASE WHEN assumption LIKE 'reference_provider:%' THEN 'reference_provider' ELSE assumption END AS assumption_group
+    FROM end_figures
 ),
 sensitivity AS (
     SELECT
         month,
         list(struct_pack(
             assumption := assumption, value_low := value_low, value_high := value_high,
-            break_even_low := break_even_low, break_even_high := break_even_high,
-            verdict_low := verdict_low, verdict_high := verdict_high,
-            flips := verdict_low <> verdict OR verdict_high <> verdict
+            break_even_at_low_value := break_even_at_low_value, break_even_at_high_value := break_even_at_high_value,
+            saving_at_low_value_usd := saving_at_low_value_usd, saving_at_high_value_usd := saving_at_high_value_usd,
+            verdict_at_low_value := verdict_at_low_value, verdict_at_high_value := verdict_at_high_value,
+            flips := verdict_at_low_value <> verdict OR verdict_at_high_value <> verdict
         ) ORDER BY assumption) AS verdict_sensitivity,
-        list(assumption ORDER BY assumption) FILTER (WHERE verdict_low <> verdict OR verdict_high <> verdict)
-            AS verdict_flipped_by
-    FROM assumed_verdicts
+        list(assumption ORDER BY assumption)
+            FILTER (WHERE verdict_at_low_value <> verdict OR verdict_at_high_value <> verdict) AS verdict_flipped_by
+    FROM (
+        SELECT
+            a.month,
+            a.assumption,
+            a.value_low,
+            a.value_high,
+            a.verdict,
+            lo.break_even AS break_even_at_low_value,
+            hi.break_even AS break_even_at_high_value,
+            lo.saving AS saving_at_low_value_usd,
+            hi.saving AS saving_at_high_value_usd,
+            lo.end_verdict AS verdict_at_low_value,
+            hi.end_verdict AS verdict_at_high_value
+        FROM assumed AS a
+        JOIN end_verdicts AS lo ON lo.month = a.month AND lo.assumption = a.assumption AND lo.side = 'low'
+        JOIN end_verdicts AS hi ON hi.month = a.month AND hi.assumption = a.assumption AND hi.side = 'high'
+    ) AS by_assumption
+    GROUP BY month
+),
+-- the joint range: of each assumption, the end that raises break-even most, all together (and the end that lowers
+-- it most, all together): F moved by their deltas summed, C and V by their factors multiplied
+picked AS (
+    SELECT
+        month,
+        'raising' AS direction,
+        arg_max(struct_pack(fixed_delta, equivalent_factor, review_factor), coalesce(CAST(break_even AS DOUBLE), 1e300))
+            AS pick
+    FROM end_verdicts
+    WHERE raises
+    GROUP BY month, assumption_group
+    UNION ALL
+    SELECT
+        month,
+        'lowering' AS direction,
+        arg_min(struct_pack(fixed_delta, equivalent_factor, review_factor), coalesce(CAST(break_even AS DOUBLE), 1e300))
+            AS pick
+    FROM end_verdicts
+    WHERE lowers
+    GROUP BY month, assumption_group
+),
+joint_picks AS (
+    SELECT
+        p.month,
+        p.direction,
+        p.pick.fixed_delta,
+        p.pick.equivalent_factor,
+        p.pick.review_factor
+    FROM picked AS p
+),
+directions AS (SELECT 'raising' AS direction UNION ALL SELECT 'lowering' AS direction),
+joint_inputs AS (
+    SELECT
+        j.month,
+        d.direction,
+        CAST(j.fixed_cost_usd + coalesce(sum(p.fixed_delta), 0) AS DECIMAL(38, 12)) AS f,
+        -- a product of factors near 1, each exact to 1e-12: as DOUBLE (15 significant digits), cast back
+        CAST(coalesce(exp(sum(ln(CAST(p.equivalent_factor AS DOUBLE)))), 1) AS DECIMAL(38, 12)) AS equivalent_factor,
+        CAST(coalesce(exp(sum(ln(CAST(p.review_factor AS DOUBLE)))), 1) AS DECIMAL(38, 12)) AS review_factor
+    FROM judged AS j
+    CROSS JOIN directions AS d
+    LEFT JOIN joint_picks AS p ON p.month = j.month AND p.direction = d.direction
+        AND p.equivalent_factor > 0 AND p.review_factor > 0
+    WHERE j.verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
+    GROUP BY j.month, d.direction, j.fixed_cost_usd
+),
+joint AS (
+    SELECT
+        ji.month,
+        ji.direction,
+        ji.f,
+        CAST(
+            CASE WHEN j.api_cost_source = 'equivalent'
+                THEN j.api_equivalent_cost_per_accepted_task_usd * ji.equivalent_factor
+                ELSE j.api_cost_per_accepted_task_usd - coalesce(j.api_review_per_accepted_task_usd, 0) END
+            + coalesce(j.api_review_per_accepted_task_usd, 0) * ji.review_factor
+            AS DECIMAL(38, 12)
+        ) AS c,
+        CAST(j.self_hosted_variable_cost_per_accepted_task_usd * ji.review_factor AS DECIMAL(38, 12)) AS v,
+        j.sh_accepted
+    FROM joint_inputs AS ji
+    JOIN judged AS j USING (month)
+),
+joint_range AS (
+    SELECT
+        month,
+        max(CASE WHEN c > v THEN money_div(f, c - v) END) FILTER (WHERE direction = 'lowering') AS break_even_range_low,
+        max(CASE WHEN c > v THEN money_div(f, c - v) END) FILTER (WHERE direction = 'raising') AS break_even_range_high,
+        max(CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12))) FILTER (WHERE direction = 'raising')
+            AS saving_range_low_usd,
+        max(CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12))) FILTER (WHERE direction = 'lowering')
+            AS saving_range_high_usd,
+        max(break_even_verdict(c, v, sh_accepted, CASE WHEN c > v THEN money_div(f, c - v) END))
+            FILTER (WHERE direction = 'lowering') AS joint_verdict_low,
+        max(break_even_verdict(c, v, sh_accepted, CASE WHEN c > v THEN money_div(f, c - v) END))
+            FILTER (WHERE direction = 'raising') AS joint_verdict_high
+    FROM joint
     GROUP BY month
 ),
 final AS (
@@ -322,6 +455,12 @@ final AS (
         j.*,
         s.verdict_sensitivity,
         coalesce(s.verdict_flipped_by, []) AS verdict_flipped_by,
+        r.break_even_range_low,
+        r.break_even_range_high,
+        r.saving_range_low_usd,
+        r.saving_range_high_usd,
+        r.joint_verdict_low,
+        r.joint_verdict_high,
         -- the nodes the break-even volume needs at the busiest hour: the month's hourly profile scaled to it
         CASE WHEN j.sh_accepted > 0 AND j.provisioned_node_hours > 0 AND j.monthly_token_capacity > 0
             AND j.break_even_accepted_tasks IS NOT NULL
@@ -342,6 +481,7 @@ final AS (
             AS cost_basis_tokens
     FROM judged AS j
     LEFT JOIN sensitivity AS s USING (month)
+    LEFT JOIN joint_range AS r USING (month)
 )
 SELECT
     month,
@@ -402,7 +542,8 @@ SELECT
         CASE WHEN api_waste_basis = 'assumed' AND api_cost_source = 'equivalent' THEN 'api_waste_assumed' END,
         CASE WHEN capacity_mix_warning THEN 'capacity_mix_warning' END,
         CASE WHEN sweep_nodes_assumed THEN 'sweep_nodes_assumed' END,
-        CASE WHEN capacity_contradiction THEN 'capacity_contradiction' END
+        CASE WHEN capacity_contradiction THEN 'capacity_contradiction' END,
+        CASE WHEN sweep_mix_unknown THEN 'sweep_mix_unknown' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,
@@ -422,7 +563,11 @@ SELECT
     END AS capacity_per_node_tokens_per_second,
     capacity_mix_warning,
     CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
-        THEN CASE WHEN array_length(verdict_flipped_by) > 0 THEN 'marginal' ELSE 'robust' END END AS verdict_confidence,
+        THEN CASE
+            WHEN array_length(verdict_flipped_by) > 0 THEN 'fragile'
+            WHEN joint_verdict_low <> verdict OR joint_verdict_high <> verdict THEN 'marginal'
+            ELSE 'robust'
+        END END AS verdict_confidence,
     CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even') THEN verdict_flipped_by END
         AS verdict_flipped_by,
     coalesce(verdict_sensitivity, []) AS verdict_sensitivity,
@@ -432,5 +577,11 @@ SELECT
     failed_work_usd,
     CASE WHEN cost_basis_tokens IS NOT NULL
         THEN CAST(fixed_cost_usd - accepted_work_usd - failed_work_usd AS DECIMAL(38, 12)) END AS idle_cost_usd,
-    peak_hour_tokens_per_second
+    peak_hour_tokens_per_second,
+    break_even_range_low,
+    break_even_range_high,
+    saving_range_low_usd,
+    saving_range_high_usd,
+    joint_verdict_low AS verdict_at_break_even_range_low,
+    joint_verdict_high AS verdict_at_break_even_range_high
 FROM final

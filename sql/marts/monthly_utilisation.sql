@@ -13,7 +13,7 @@
 -- column productive_utilisation: The accepted attempts' tokens / monthly_token_capacity (= productive_node_hours / provisioned_node_hours): the share of the capacity paid for that went to accepted work. Above 1 is published as computed (capacity_contradiction); NULL without capacity.
 -- column peak_to_average_requests: Requests in the busiest hour / mean requests per provisioned hour; NULL without requests or provisioned hours.
 -- column capacity_tokens_per_second: Aggregate tokens per second (input + output) the cluster serves within the self-hosted latency SLO over its provisioned time: capacity per node x the month's mean node count (provisioned node-hours / provisioned hours); NULL when unknown (or no sweep point met the SLO).
--- column capacity_source: 'sweep' (load-tests), 'observed' (the best 5-minute window of the request log within the SLO: a lower bound) or 'mixed' (observed before the cluster's first sweep, then swept); NULL without either.
+-- column capacity_source: 'sweep' (load-tests), 'observed' (the best 5-minute window of the request log within the SLO: a lower bound), 'mixed' (observed before the cluster's first sweep, then swept) or 'observed_above_sweep' (production served more per node within the SLO than the sweep says: that figure is the capacity); NULL without either.
 -- column tokens_served: Tokens the cluster processed in the month (cache-hit and cache-miss input, output and reasoning, all requests).
 -- column token_utilisation: tokens_served / monthly_token_capacity: the duty cycle; NULL without capacity.
 -- column requests: Self-hosted requests started on the cluster in the month.
@@ -28,7 +28,8 @@
 -- column peak_hour_tokens_per_second: The tokens of every attempt started in the month's busiest clock hour / 3,600.
 -- column peak_to_average_tokens: That hour's tokens / the mean tokens per provisioned hour: how far the busiest hour is above the average one; NULL without tokens or provisioned hours.
 -- column max_token_utilisation_at_peak: 1 / peak_to_average_tokens: the highest duty cycle a cluster sized for its busiest hour can reach (without autoscaling).
--- column capacity_contradiction: The cluster served more tokens than its capacity at the SLO (token_utilisation above 1): the capacity figure is wrong for this month.
+-- column capacity_contradiction: Production contradicts the capacity figure: the cluster served more tokens than its capacity at the SLO (token_utilisation above 1), or in some 5-minute window within the SLO more tokens per second per node than its sweep says (capacity_source 'observed_above_sweep', the observed figure is then the capacity).
+-- column sweep_mix_unknown: A sweep in force does not report output_tokens_per_second, so its capacity cannot be checked against production's mix of input and output tokens.
 -- column fixed_cost_usd: The cluster's fixed cost: its own charges, hardware amortisation and operating costs, and its share of the operating costs booked to no cluster (split by provisioned node-hours; evenly when no cluster has any).
 -- column accepted_work_usd: fixed_cost_usd x productive_utilisation: the fixed cost that bought accepted work (x the accepted share of tokens when utilisation is above 1); NULL without capacity.
 -- column failed_work_usd: fixed_cost_usd x (token_utilisation - productive_utilisation): failed, retried, rejected and too-slow attempts; NULL without capacity.
@@ -56,6 +57,8 @@ clusters AS (
         c.capacity_per_node_tokens_per_second,
         c.capacity_mix_warning,
         c.sweep_nodes_assumed,
+        c.sweep_mix_unknown,
+        c.observed_above_sweep,
         coalesce(own.amount_usd, 0) AS own_cost_usd,
         coalesce(shared.amount_usd, 0) AS shared_cost_usd,
         coalesce(sum(c.provisioned_node_hours) OVER (PARTITION BY h.month), 0) AS month_node_hours,
@@ -134,5 +137,7 @@ SELECT
     capacity_mix_warning,
     sweep_nodes_assumed,
     accepted_tokens,
-    coalesce(tokens_served > monthly_token_capacity, FALSE) AS capacity_contradiction
+    coalesce(tokens_served > monthly_token_capacity, FALSE) OR coalesce(observed_above_sweep, FALSE)
+        AS capacity_contradiction,
+    sweep_mix_unknown
 FROM split

@@ -13,6 +13,10 @@ SELECT
     CAST(max(value) FILTER (WHERE key = 'min_tasks_for_factor') AS BIGINT) AS min_tasks_for_factor,
     CAST(max(value) FILTER (WHERE key = 'bootstrap_random_state') AS BIGINT) AS bootstrap_random_state,
     CAST(max(value) FILTER (WHERE key = 'gpus_per_node') AS BIGINT) AS gpus_per_node,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'robustness_operating_cost_share'), '0.20') AS DECIMAL(18, 6))
+        AS robustness_operating_cost_share,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'clusters_idle_warning'), '0.05') AS DECIMAL(18, 6))
+        AS clusters_idle_warning,
     CAST(nullif(max(value) FILTER (WHERE key = 'planning_node_month_usd'), '') AS DECIMAL(38, 12)) AS planning_node_month_usd,
     CAST(max(value) FILTER (WHERE key = 'gate_min_cases') AS BIGINT) AS gate_min_cases,
     CAST(max(value) FILTER (WHERE key = 'gate_min_hosted_days') AS BIGINT) AS gate_min_hosted_days,
