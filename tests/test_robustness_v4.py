@@ -87,8 +87,12 @@ def test_a_marginal_verdict_never_shows_a_bare_saving(ledger):
 
 def test_a_single_assumption_that_turns_the_verdict_makes_it_fragile(ledger):
     # operating costs moved by 60 %: +$6.60 -> F $27.60 -> 20.44 > 20: that assumption alone turns it
+    from pipeline.serve.report import plain_report
+
     be = _month(ledger, robustness_operating_cost_share=Decimal("0.6"))
     assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("fragile", ["operating_cost"])
+    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    assert "a fragile verdict. It turns with operating costs 60 % lower or higher." in text
 
 
 def test_review_that_both_routes_pay_alike_cancels(ledger):

@@ -183,7 +183,7 @@ def _assumption(name: str, d: "ReportData") -> str:
         return f"{name.split(':', 1)[1]}'s price list instead of the reference provider's"
     if name == "operating_cost":
         share = Decimal(d.setting("robustness_operating_cost_share") or "0.20")
-        return f"operating costs {pct(share, 0)} lower or higher"
+        return f"operating costs {share * 100:.0f} % lower or higher"  # written as the other assumptions are
     return ASSUMPTIONS.get(name, name)
 
 
