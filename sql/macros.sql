@@ -49,6 +49,16 @@ CASE
 END
 ;
 
+-- The comparator C with its token part and its review part moved by factors (a robustness end): the token part is
+-- scaled on the equivalent basis only (the measured basis has none to scale), the review part on both
+CREATE OR REPLACE TEMP MACRO comparator_at(source, equivalent, c, review, equivalent_factor, review_factor) AS  -- noqa: CP05
+CAST(
+    CASE WHEN source = 'equivalent' THEN equivalent * equivalent_factor ELSE c - coalesce(review, 0) END
+    + coalesce(review, 0) * review_factor
+    AS DECIMAL(38, 12)
+)
+;
+
 -- x / 1,000,000 exactly: a token count times a price per million is dollars, a token count is millions of tokens
 -- (a DECIMAL times 0.000001 stays DECIMAL; DuckDB's `/` would give a DOUBLE)
 CREATE OR REPLACE TEMP MACRO per_million(x) AS  -- noqa: CP05

@@ -427,6 +427,16 @@ def test_a_line_above_its_quantity_times_unit_price_is_a_line_price_mismatch(led
 
 # ---- the verdict's robustness ----
 
+#: an owned server bought for $360 in July with a 36-month life: $10 a month of amortisation
+SERVER = {
+    "asset_id": "srv",
+    "cluster_id": "c1",
+    "purchase_price": "360",
+    "in_service_date": "2026-07-01",
+    "life_months": "36",
+    "currency": "USD",
+}
+
 
 def test_the_verdict_under_each_named_assumption(ledger):
     """July: an owned server bought for $360 with a 36-month life ($10 a month), 10 self-hosted tasks accepted, each
@@ -434,19 +444,7 @@ def test_the_verdict_under_each_named_assumption(ledger):
     $3.00). No API traffic: W is assumed 1, U is 1, so C = $1.35 and V = $0."""
     other = {**PRICE_MOONSHOT, "provider": "other", "cache_miss_input_per_million": "6.00"}
     ledger.load("prices", [PRICE_MOONSHOT, other])
-    ledger.load(
-        "hardware",
-        [
-            {
-                "asset_id": "srv",
-                "cluster_id": "c1",
-                "purchase_price": "360",
-                "in_service_date": "2026-07-01",
-                "life_months": "36",
-                "currency": "USD",
-            }
-        ],
-    )
+    ledger.load("hardware", [SERVER])
     ledger.load(
         "requests",
         [request(f"s{i}", f"t{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in range(10)],

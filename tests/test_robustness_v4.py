@@ -13,6 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from tests.conftest import PRICE_MOONSHOT, request
 from tests.test_break_even import BIG, accepted, month
+from tests.test_economics_v3 import SERVER
 
 
 def q12(x: Decimal) -> Decimal:
@@ -21,19 +22,7 @@ def q12(x: Decimal) -> Decimal:
 
 def _month(ledger, review_minutes: int | None = None, **settings) -> dict:
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load(
-        "hardware",
-        [
-            {
-                "asset_id": "srv",
-                "cluster_id": "c1",
-                "purchase_price": "360",
-                "in_service_date": "2026-07-01",
-                "life_months": "36",
-                "currency": "USD",
-            }
-        ],
-    )
+    ledger.load("hardware", [SERVER])
     ledger.load("opex", [{"month": "2026-07", "category": "platform_engineering", "amount": "11", "currency": "USD"}])
     ledger.load(
         "requests",

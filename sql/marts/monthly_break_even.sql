@@ -311,13 +311,8 @@ moved AS (
         j.verdict,
         j.break_even_accepted_tasks AS base_break_even,
         CAST(j.fixed_cost_usd + e.fixed_delta AS DECIMAL(38, 12)) AS f,
-        CAST(
-            CASE WHEN j.api_cost_source = 'equivalent'
-                THEN j.api_equivalent_cost_per_accepted_task_usd * e.equivalent_factor
-                ELSE j.api_cost_per_accepted_task_usd - coalesce(j.api_review_per_accepted_task_usd, 0) END
-            + coalesce(j.api_review_per_accepted_task_usd, 0) * e.review_factor
-            AS DECIMAL(38, 12)
-        ) AS c,
+        comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
+            j.api_review_per_accepted_task_usd, e.equivalent_factor, e.review_factor) AS c,
         CAST(j.self_hosted_variable_cost_per_accepted_task_usd * e.review_factor AS DECIMAL(38, 12)) AS v
     FROM ends AS e
     JOIN judged AS j USING (month)
@@ -422,32 +417,33 @@ joint AS (
         ji.month,
         ji.direction,
         ji.f,
-        CAST(
-            CASE WHEN j.api_cost_source = 'equivalent'
-                THEN j.api_equivalent_cost_per_accepted_task_usd * ji.equivalent_factor
-                ELSE j.api_cost_per_accepted_task_usd - coalesce(j.api_review_per_accepted_task_usd, 0) END
-            + coalesce(j.api_review_per_accepted_task_usd, 0) * ji.review_factor
-            AS DECIMAL(38, 12)
-        ) AS c,
+        comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
+            j.api_review_per_accepted_task_usd, ji.equivalent_factor, ji.review_factor) AS c,
         CAST(j.self_hosted_variable_cost_per_accepted_task_usd * ji.review_factor AS DECIMAL(38, 12)) AS v,
         j.sh_accepted
     FROM joint_inputs AS ji
     JOIN judged AS j USING (month)
 ),
+joint_figures AS (
+    -- the same break-even, saving and verdict as end_figures and end_verdicts, at the two joint ends
+    SELECT
+        *,
+        CASE WHEN c > v THEN money_div(f, c - v) END AS break_even,
+        CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12)) AS saving
+    FROM joint
+),
 joint_range AS (
     SELECT
         month,
-        max(CASE WHEN c > v THEN money_div(f, c - v) END) FILTER (WHERE direction = 'lowering') AS break_even_range_low,
-        max(CASE WHEN c > v THEN money_div(f, c - v) END) FILTER (WHERE direction = 'raising') AS break_even_range_high,
-        max(CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12))) FILTER (WHERE direction = 'raising')
-            AS saving_range_low_usd,
-        max(CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12))) FILTER (WHERE direction = 'lowering')
-            AS saving_range_high_usd,
-        max(break_even_verdict(c, v, sh_accepted, CASE WHEN c > v THEN money_div(f, c - v) END))
-            FILTER (WHERE direction = 'lowering') AS joint_verdict_low,
-        max(break_even_verdict(c, v, sh_accepted, CASE WHEN c > v THEN money_div(f, c - v) END))
-            FILTER (WHERE direction = 'raising') AS joint_verdict_high
-    FROM joint
+        max(break_even) FILTER (WHERE direction = 'lowering') AS break_even_range_low,
+        max(break_even) FILTER (WHERE direction = 'raising') AS break_even_range_high,
+        max(saving) FILTER (WHERE direction = 'raising') AS saving_range_low_usd,
+        max(saving) FILTER (WHERE direction = 'lowering') AS saving_range_high_usd,
+        max(break_even_verdict(c, v, sh_accepted, break_even)) FILTER (WHERE direction = 'lowering')
+            AS joint_verdict_low,
+        max(break_even_verdict(c, v, sh_accepted, break_even)) FILTER (WHERE direction = 'raising')
+            AS joint_verdict_high
+    FROM joint_figures
     GROUP BY month
 ),
 final AS (
