@@ -33,11 +33,13 @@ from pipeline.settings_checks import (
     MAX_SLO_MS,
     URL,
     _bounded_decimal,
+    _control_requirements,
     _date,
     _db_path,
     _decimal,
     _drills,
     _engine,
+    _flag,
     _folder,
     _memory_limit,
     _names,
@@ -129,6 +131,17 @@ class Settings:
     business_monthly_revenue_usd: Decimal | None = setting(None, "business.monthly_revenue_usd", sql=True, example="0")
     """Monthly revenue of the product using the model (license attribution check); None = not supplied."""
 
+    business_model_as_a_service: bool = setting(False, "business.model_as_a_service", sql=True)
+    """The model is offered to others as a service (Model-as-a-Service): only then does the Kimi K3 license's
+    revenue clause apply. Internal use and features embedded in the team's own product are outside it."""
+
+    business_control_requirements: tuple[str, ...] = setting(
+        (), "business.control_requirements", sql=True, example='["data_residency", "isolation"]'
+    )
+    """Why the team must run the model itself whatever the cost: data_residency, isolation, fine_tuning,
+    latency_floor, guaranteed_capacity, version_control. When set, the report says beside the verdict that
+    self-hosting is required for them and that the verdict weighs cost alone."""
+
     min_tasks_for_factor: int = setting(200, "api_waste.min_tasks_for_factor", sql=True)
     """Accepted API tasks the API waste factor needs (what the API spends on failures, retries and rejected tasks per
     dollar of accepted work): with fewer in a month, up to 3 months before are pooled until there are; with fewer
@@ -145,6 +158,11 @@ class Settings:
     clusters_idle_warning: Decimal = setting(Decimal("0.05"), "clusters.idle_warning", sql=True)
     """A cluster that used less than this share of its token capacity in a month is named on the report's first
     screen with the dollars its idle capacity cost (0.05: under 5 %)."""
+
+    capacity_latency_headroom: Decimal = setting(Decimal("0.90"), "capacity.latency_headroom", sql=True)
+    """A cluster whose accepted attempts' p95 latency is above this share of the self-hosted SLO while its busiest
+    hour used under half the capacity of its nodes in service is near its latency limit far below what its load
+    test says it can serve: the verdict carries the caveat sweep_optimistic."""
 
     gpus_per_node: int = setting(8, "clusters.gpus_per_node", sql=True)
     """GPUs in one node: a cluster charge billed in gpu_hour buys its quantity / this many node-hours."""
@@ -321,6 +339,9 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "max_quarantine_share": _share,
     "robustness_operating_cost_share": _share,
     "clusters_idle_warning": _share,
+    "capacity_latency_headroom": _share,
+    "business_model_as_a_service": _flag,
+    "business_control_requirements": _control_requirements,
     "memory_limit": _memory_limit,
     "threads": _whole(0, "a whole number of threads, or 0 for one per core"),
     "sql_memory_limit": _memory_limit,

@@ -77,6 +77,30 @@ def _drills(value: Any) -> tuple[str, ...]:
     return names
 
 
+#: Why a team may have to run the model itself whatever the cost (the report says so beside the verdict)
+CONTROL_REQUIREMENTS: tuple[str, ...] = (
+    "data_residency",
+    "isolation",
+    "fine_tuning",
+    "latency_floor",
+    "guaranteed_capacity",
+    "version_control",
+)
+
+
+def _control_requirements(value: Any) -> tuple[str, ...]:
+    names = _names(value)
+    if unknown := [n for n in names if n not in CONTROL_REQUIREMENTS]:
+        raise ValueError(f"names among {', '.join(CONTROL_REQUIREMENTS)} (not {', '.join(unknown)})")
+    return tuple(dict.fromkeys(names))
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("true or false")
+    return value
+
+
 def _memory_limit(value: Any) -> str:
     if not isinstance(value, str) or not _MEMORY.match(value.strip()):
         raise ValueError("a size such as '4GB', '512MiB' or '80%'")

@@ -333,3 +333,39 @@ def test_production_beating_the_sweep_becomes_the_capacity(ledger):
     assert u["capacity_contradiction"] is True and u["sweep_mix_unknown"] is True
     be = ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")
     assert {"capacity_contradiction", "sweep_mix_unknown"} <= set(be["verdict_caveats"])
+
+
+@pytest.mark.parametrize(
+    ("capacity", "latency_ms", "slo_ms", "optimistic"),
+    [
+        # p95 280 s > 0.90 x 300 s = 270 s, and the busiest hour's 1,000 tokens/s < half of 4,000 x 1 node
+        ("4000", 280_000, 300_000, True),
+        # the same hour at exactly half of 2,000 x 1 node is not under half
+        ("2000", 280_000, 300_000, False),
+        # p95 exactly 270 s is not above 90 % of the SLO; 260 s is well within it
+        ("4000", 270_000, 300_000, False),
+        ("4000", 260_000, 300_000, False),
+        # without an SLO there is no latency limit to be near
+        ("4000", 280_000, None, False),
+    ],
+)
+def test_production_near_its_latency_limit_far_below_the_sweep(ledger, capacity, latency_ms, slo_ms, optimistic):
+    _one_hour_month(ledger, capacity, latency_ms=latency_ms, slo_ms=slo_ms)
+    u = ledger.one("SELECT * FROM marts.monthly_utilisation")
+    # ten accepted attempts, every one at latency_ms: their p95 is latency_ms
+    assert u["accepted_p95_latency_ms"] == latency_ms
+    # busiest hour 3,600,000 tokens / 3,600 s = 1,000 tokens/s over capacity x 1 node
+    assert u["peak_hour_share_of_capacity"] == pytest.approx(1000 / int(capacity), rel=1e-12)
+    assert u["sweep_optimistic"] is optimistic
+    be = ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")
+    assert ("sweep_optimistic" in be["verdict_caveats"]) is optimistic
+    econ = ledger.one("SELECT sweep_optimistic FROM marts.monthly_cluster_economics")
+    assert econ["sweep_optimistic"] is optimistic
+    from pipeline.serve.report import plain_report
+
+    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    said = (
+        "cluster c1's accepted tasks took 280.0 s at the 95th percentile against a 300.0 s target, while its busiest "
+        "hour used 25.0% of the capacity its load test gives its 1 node."
+    )
+    assert (said in text) is optimistic

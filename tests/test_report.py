@@ -9,12 +9,13 @@ import subprocess
 from dataclasses import replace
 from decimal import Decimal
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.storage.db import connect_read
-from pipeline.serve.report import gather, headline, plain_report, render_html, render_markdown
+from pipeline.serve.report import query, gather, headline, plain_report, render_html, render_markdown
 from tests.conftest import PRICE_MOONSHOT, ROOT, request
 
 runner = CliRunner()
@@ -58,7 +59,12 @@ def small_ledger(ledger):
         "outcomes",
         [{"task_id": t, "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"} for t in ("t1", "t2", "t3", "t4")],
     )
-    ledger.settings = replace(ledger.settings, business_maas_revenue_12m_usd=Decimal("25000000"))
+    ledger.settings = replace(
+        ledger.settings,
+        business_maas_revenue_12m_usd=Decimal("25000000"),
+        business_model_as_a_service=True,
+        business_control_requirements=("data_residency", "isolation"),
+    )
     ledger.build()
     return ledger.publish()
 
@@ -94,12 +100,46 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     assert "1. Capacity at the latency target 1,100 tokens/s" in text
     # nowhere a share above 100 % (the old "break-even utilisation" of 134.4 % is gone)
     assert not re.search(r"\b(?!100(\.0)?%)\d{3,}(,\d{3})*(\.\d)?%", text)
-    # the license check with $25M Model-as-a-Service revenue (> $20M)
+    # the license check with $25M Model-as-a-Service revenue (> $20M), the model offered as a service
     assert "TRIGGERED : Model-as-a-Service revenue over $20M" in text
+    # control requirements beside the verdict; saving = $0.945 x 2 - $945 = -$943.11, the price of control
+    assert (
+        "Self-hosting is required for data residency and isolation from other tenants; the verdict weighs cost alone. "
+        "Strategic control can justify a higher price: the price of that control this month is $943." in text
+    )
     # Markdown and text say the same first screen
     md = render_markdown(data)
     for line in headline(data):
         assert line in md and line in plain_report(con, "2026-07")
+
+
+@pytest.mark.parametrize(
+    ("maas", "revenue", "want"),
+    [
+        # internal use: the revenue clause does not apply, however large the revenue
+        (False, "25000000", [("Model-as-a-Service", False, False)]),
+        # offered as a service: $25M > $20M triggers it; $20M exactly does not (over $20M)
+        (True, "25000000", [("Model-as-a-Service", True, True)]),
+        (True, "20000000", [("Model-as-a-Service", True, False)]),
+        # offered as a service without the revenue figure: it applies and is not known
+        (True, None, [("Model-as-a-Service", True, None)]),
+        # neither figure: nothing to check
+        (False, None, []),
+    ],
+)
+def test_license_revenue_clause_applies_to_model_as_a_service_only(maas, revenue, want):
+    con = duckdb.connect()
+    rows = query(
+        con,
+        "license_checks",
+        {
+            "model_as_a_service": maas,
+            "maas_revenue_12m_usd": revenue,
+            "monthly_active_users": None,
+            "monthly_revenue_usd": None,
+        },
+    )
+    assert [(r["check_name"].split(" ")[0], r["applies"], r["triggered"]) for r in rows] == want
 
 
 @pytest.mark.parametrize("case", ["api_only", "cluster_only"])

@@ -107,7 +107,9 @@ ADDED = {
         "idle_cost_usd",
         "accepted_work_usd",
         "failed_work_usd",
+        "control_requirements",
     },
+    "monthly_utilisation": {"accepted_p95_latency_ms", "nodes_in_service", "sweep_optimistic"},
 }
 MONEY = {
     "cost_usd",

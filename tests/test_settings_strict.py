@@ -63,3 +63,30 @@ def test_the_ledgers_writer_uses_the_threads_it_is_given(tmp_path):
             store.close_work(con, s)
         # 0 (the default) leaves DuckDB's own choice: one thread per core the process may use
         assert threads == (expected or len(os.sched_getaffinity(0)))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[business]\ncontrol_requirements = ["residency"]\n', "names among data_residency, isolation"),
+        ('[business]\ncontrol_requirements = "isolation"\n', 'a list of names, e.g. ["a", "b"]'),
+        ('[business]\nmodel_as_a_service = "yes"\n', "true or false"),
+        ("[capacity]\nlatency_headroom = 1.5\n", "a share between 0 and 1"),
+    ],
+)
+def test_business_and_capacity_settings_are_checked(tmp_path, text, expected):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, text))
+    assert expected in str(err.value)
+
+
+def test_control_requirements_and_the_service_flag_load_as_written(tmp_path):
+    text = '[business]\ncontrol_requirements = ["isolation", "data_residency"]\nmodel_as_a_service = true\n'
+    s = load_settings(settings_file(tmp_path, text))
+    assert s.business_control_requirements == ("isolation", "data_residency")
+    assert s.business_model_as_a_service is True
+    # an empty list is none
+    assert (
+        load_settings(settings_file(tmp_path, "[business]\ncontrol_requirements = []\n")).business_control_requirements
+        == ()
+    )

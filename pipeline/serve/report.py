@@ -142,6 +142,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             con,
             "license_checks",
             {
+                "model_as_a_service": s.get("business_model_as_a_service") == "True",
                 "maas_revenue_12m_usd": business("business_maas_revenue_12m_usd"),
                 "monthly_active_users": business("business_monthly_active_users"),
                 "monthly_revenue_usd": business("business_monthly_revenue_usd"),

@@ -1,4 +1,4 @@
-"""What the report says in words: the verdict, the headline, the caveats, the four break-even questions, the
+"""What the report says in words: the verdict, the headline, the four break-even questions, the
 steps from capacity to cost, the glossary and the decisions ahead, each from the figures ``gather`` read.
 
 Nothing here computes a figure: a sentence takes the marts' values and formats them (``pipeline.text``), once,
@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from typing import TYPE_CHECKING, Any
 
+from pipeline.serve.caveats import caveat_sentences, control_sentence, idle_cluster_sentences
 from pipeline.serve.planning import gate_headline, gate_sentence, plan_sentences
 from pipeline.text import count, pct, usd
 
@@ -85,6 +86,7 @@ def latency_sentence(d: "ReportData") -> str | None:
 def headline(d: "ReportData") -> list[str]:
     """The first screen, in words a CFO can act on: the same sentences in HTML, Markdown and text."""
     extra = (
+        control_sentence(d.be),
         saving_sentence(d),
         fixed_cost_sentence(d.be),
         *idle_cluster_sentences(d),
@@ -94,27 +96,6 @@ def headline(d: "ReportData") -> list[str]:
         latency_sentence(d),
     )
     return _headline(d) + [line for line in extra if line] + caveat_sentences(d)
-
-
-#: one sentence per caveat the verdict carries (monthly_break_even.verdict_caveats)
-CAVEATS = {
-    "invoice_unreconciled": "The reference provider's invoice does not match its request logs this month, so the "
-    "API price used here carries that gap (see 'How far to trust these numbers').",
-    "api_waste_assumed": "Too few tasks went to the API to measure what it spends on failures and retries; it is "
-    "assumed to spend nothing on them, which makes the API look cheaper than it may be.",
-    "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "
-    "output tokens from production's, so the capacity may not hold for this traffic.",
-    "sweep_nodes_assumed": "A load test does not say how many nodes it ran on; it is taken as one node.",
-    "capacity_contradiction": "Production contradicts the cluster's measured capacity (it served more than the "
-    "capacity allows, or more per node within the latency target than its load test says), so the capacity figure "
-    "is wrong for this month: load-test the cluster again before trusting the utilisation figures.",
-    "sweep_mix_unknown": "The load test does not say how many of its tokens were output, so its capacity cannot be "
-    "checked against production's mix of input and output tokens.",
-}
-
-
-def caveat_sentences(d: "ReportData") -> list[str]:
-    return [CAVEATS.get(c, c) for c in d.be.get("verdict_caveats") or []]
 
 
 def forecast_sentence(d: "ReportData", already_above: bool = False) -> str | None:
@@ -319,18 +300,6 @@ def fixed_cost_sentence(be: dict[str, Any]) -> str | None:
         f"{usd(be['failed_work_usd'], 0)} went to failed or retried attempts and {usd(be['idle_cost_usd'], 0)} went "
         f"to idle capacity ({pct(be['productive_utilisation'])} of the capacity went to accepted work)."
     )
-
-
-def idle_cluster_sentences(d: "ReportData") -> list[str]:
-    """One sentence per cluster that used less of its capacity than [clusters] idle_warning (marts.
-    monthly_cluster_economics.is_idle), with the dollars its idle capacity cost: one idle cluster must not
-    disappear into the month's total."""
-    return [
-        f"Cluster {u['cluster_id']} used {pct(u['token_utilisation'])} of its capacity: "
-        f"{usd(u['idle_cost_usd'], 0)} of its {usd(u['fixed_cost_usd'], 0)} fixed cost bought capacity nothing used."
-        for u in d.utilisation
-        if u.get("is_idle")
-    ]
 
 
 def views(d: "ReportData") -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 -- grain: one row per cluster x month
 -- materialized: table
 -- unique_key: cluster_id, month
--- description: Provisioned and busy hours of each cluster in each month of the spine (merged intervals clipped to the month), the share of self-hosted request time that belongs to accepted attempts, the tokens served (all attempts, and the accepted attempts'), the busiest hour's tokens and the observed capacity.
+-- description: Provisioned and busy hours of each cluster in each month of the spine (merged intervals clipped to the month), the share of self-hosted request time that belongs to accepted attempts, the tokens served (all attempts, and the accepted attempts'), the busiest hour's tokens, the observed capacity and the accepted attempts' p95 latency.
 WITH clipped AS (
     SELECT
         i.cluster_id,
@@ -32,7 +32,8 @@ SELECT
     coalesce(rt.tokens_served, 0) AS tokens_served,
     coalesce(rt.accepted_tokens, 0) AS accepted_tokens,
     coalesce(rt.peak_hour_tokens, 0) AS peak_hour_tokens,
-    rt.observed_tokens_per_second
+    rt.observed_tokens_per_second,
+    rt.accepted_p95_latency_ms
 FROM clusters AS c
 JOIN intermediate.int_months_spined USING (month)
 LEFT JOIN provisioned AS p USING (cluster_id, month)

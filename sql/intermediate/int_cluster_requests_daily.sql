@@ -5,7 +5,7 @@
 -- input requests_near_days: intermediate.int_requests_priced (cluster_id, route, latency_ms, started_at, ended_at, cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reasoning_tokens), day started_at, lookback ended_at
 -- input accepted_of_days: intermediate.int_tasks_resolved (accepted_day, accepted_cluster_id, accepted_latency_ms, accepted_request_id, route, accepted), day accepted_day
 -- unique_key: cluster_id, day
--- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens), the tokens served and those of accepted attempts (accepted_tokens: the day's requests an accepted task names as its accepted attempt), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
+-- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens), the tokens served and those of accepted attempts (accepted_tokens: the day's requests an accepted task names as its accepted attempt), the histogram of the accepted attempts' known latencies (accepted_latencies: one (latency_ms, n) per distinct latency, for the month's exact p95), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
     SELECT
@@ -19,12 +19,23 @@ requests AS (
     FROM scoped.requests_of_days AS r
     WHERE r.route = 'self_hosted' AND r.cluster_id IS NOT NULL
 ),
-accepted_time AS (
-    -- the request time of the accepted attempts (self-hosted, on a cluster), by their day and cluster
-    SELECT accepted_cluster_id AS cluster_id, accepted_day AS day, sum(accepted_latency_ms) AS accepted_ms
+accepted_by_latency AS (
+    -- the accepted attempts (self-hosted, on a cluster) by their day, cluster and latency
+    SELECT accepted_cluster_id AS cluster_id, accepted_day AS day, accepted_latency_ms AS latency_ms, count(*) AS n
     FROM scoped.accepted_of_days
     WHERE accepted AND route = 'self_hosted' AND accepted_cluster_id IS NOT NULL
-    GROUP BY accepted_cluster_id, accepted_day
+    GROUP BY accepted_cluster_id, accepted_day, accepted_latency_ms
+),
+accepted_time AS (
+    -- their request time, and the histogram of their known latencies (int_cluster_requests_monthly's p95)
+    SELECT
+        cluster_id,
+        day,
+        sum(latency_ms * n) AS accepted_ms,
+        list(struct_pack(latency_ms := latency_ms, n := n) ORDER BY latency_ms) FILTER (WHERE latency_ms IS NOT NULL)
+            AS accepted_latencies
+    FROM accepted_by_latency
+    GROUP BY cluster_id, day
 ),
 accepted_work AS (
     -- the tokens of the accepted attempts: the day's self-hosted requests that an accepted task names (its accepted
@@ -126,7 +137,8 @@ SELECT
     CAST(coalesce(w.accepted_tokens, 0) AS BIGINT) AS accepted_tokens,
     p.peak_hour_requests,
     CAST(p.peak_hour_tokens AS BIGINT) AS peak_hour_tokens,
-    o.observed_tokens_per_second
+    o.observed_tokens_per_second,
+    a.accepted_latencies
 FROM request_time AS rt
 JOIN peak AS p USING (cluster_id, day, month)
 LEFT JOIN observed AS o USING (cluster_id, day, month)

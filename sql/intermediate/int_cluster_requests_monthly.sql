@@ -1,17 +1,43 @@
 -- grain: one row per cluster x month (with self-hosted requests)
 -- materialized: table
 -- unique_key: cluster_id, month
--- description: Each cluster's self-hosted requests in a month: count, request time (sum of latencies), the part of it that belongs to accepted attempts (a failed retry of a task that was later accepted is not among them), the requests started in the busiest clock hour, the tokens it served (input and output, all requests) and those of its accepted attempts, the tokens started in its busiest clock hour, and the observed capacity: the highest tokens per second in any 5-minute window (each request's tokens spread over the time it ran) whose p95 latency was within the self-hosted SLO (every window when there is no SLO). Observed capacity is a lower bound: the cluster did at least this much at the SLO. The sums and maxima of its days (int_cluster_requests_daily): hours and 5-minute windows never cross midnight.
-SELECT
-    cluster_id,
-    month,
-    CAST(sum(requests) AS BIGINT) AS requests,
-    sum(request_ms) AS request_ms,
-    sum(accepted_attempt_request_ms) AS accepted_attempt_request_ms,
-    CAST(sum(tokens_served) AS BIGINT) AS tokens_served,
-    CAST(sum(accepted_tokens) AS BIGINT) AS accepted_tokens,
-    max(peak_hour_requests) AS peak_hour_requests,
-    max(peak_hour_tokens) AS peak_hour_tokens,
-    max(observed_tokens_per_second) AS observed_tokens_per_second
-FROM intermediate.int_cluster_requests_daily
-GROUP BY cluster_id, month
+-- description: Each cluster's self-hosted requests in a month: count, request time (sum of latencies), the part of it that belongs to accepted attempts (a failed retry of a task that was later accepted is not among them), the requests started in the busiest clock hour, the tokens it served (input and output, all requests) and those of its accepted attempts, the tokens started in its busiest clock hour, the observed capacity: the highest tokens per second in any 5-minute window (each request's tokens spread over the time it ran) whose p95 latency was within the self-hosted SLO (every window when there is no SLO), and the accepted attempts' exact p95 latency (DuckDB's quantile_disc: the ceil(0.95 x n)-th smallest, from the days' latency histograms). Observed capacity is a lower bound: the cluster did at least this much at the SLO. The sums and maxima of its days (int_cluster_requests_daily): hours and 5-minute windows never cross midnight.
+WITH histogram AS (
+    SELECT cluster_id, month, struct_extract(h, 'latency_ms') AS latency_ms, sum(struct_extract(h, 'n')) AS n
+    FROM (SELECT cluster_id, month, unnest(accepted_latencies) AS h FROM intermediate.int_cluster_requests_daily) AS days
+    GROUP BY cluster_id, month, struct_extract(h, 'latency_ms')
+),
+cumulative AS (
+    SELECT
+        *,
+        sum(n) OVER (PARTITION BY cluster_id, month ORDER BY latency_ms ROWS UNBOUNDED PRECEDING) AS upto,
+        sum(n) OVER (PARTITION BY cluster_id, month) AS total
+    FROM histogram
+),
+accepted_p95 AS (
+    -- position of the 95th percentile among n values, as quantile_disc computes it: max(1, n - floor(n - 0.95 n))
+    SELECT
+        cluster_id,
+        month,
+        min(latency_ms) FILTER (WHERE upto >= greatest(1, total - floor(total - 0.95 * total))) AS accepted_p95_latency_ms
+    FROM cumulative
+    GROUP BY cluster_id, month
+),
+days AS (
+    SELECT
+        cluster_id,
+        month,
+        CAST(sum(requests) AS BIGINT) AS requests,
+        sum(request_ms) AS request_ms,
+        sum(accepted_attempt_request_ms) AS accepted_attempt_request_ms,
+        CAST(sum(tokens_served) AS BIGINT) AS tokens_served,
+        CAST(sum(accepted_tokens) AS BIGINT) AS accepted_tokens,
+        max(peak_hour_requests) AS peak_hour_requests,
+        max(peak_hour_tokens) AS peak_hour_tokens,
+        max(observed_tokens_per_second) AS observed_tokens_per_second
+    FROM intermediate.int_cluster_requests_daily
+    GROUP BY cluster_id, month
+)
+SELECT d.*, p.accepted_p95_latency_ms
+FROM days AS d
+LEFT JOIN accepted_p95 AS p USING (cluster_id, month)

@@ -18,12 +18,13 @@
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
--- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix).
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix), 'sweep_optimistic' (a cluster's accepted attempts ran near the latency SLO while its busiest hour used under half the sweep's capacity: the load test overstates what it serves).
 -- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
 -- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
 -- column capacity_per_node_tokens_per_second: Tokens per second per node within the SLO over all clusters: monthly_token_capacity / (provisioned_node_hours x 3,600).
 -- column capacity_mix_warning: A sweep in force had a token mix more than 10 points of input share away from production's.
+-- column control_requirements: The business.control_requirements setting: why the team must run the model itself whatever the cost (data_residency, isolation, fine_tuning, latency_floor, guaranteed_capacity, version_control); empty when none. The verdict weighs cost alone.
 -- column verdict_confidence: 'robust' when the verdict holds across the joint range, 'marginal' when only the joint range turns it (every assumption at its worst end together), 'fragile' when a single named assumption at its low or high value turns it (verdict_flipped_by names them; marts.monthly_verdict_sensitivity has the figures); NULL without a verdict to test.
 -- column break_even_range_low: Break-even with every named assumption at the end that lowers it, together (of the other providers' prices, the one that lowers it most); NULL when the cluster would never break even there.
 -- column break_even_range_high: Break-even with every named assumption at the end that raises it, together; NULL when the cluster would never break even there.
@@ -136,9 +137,7 @@ clusters AS (
         -- each cluster is sized for its own busiest hour (its nodes serve only it): the sum of their peaks
         sum(peak_hour_tokens_per_second) AS peak_hour_tokens_per_second,
         coalesce(bool_or(capacity_contradiction), FALSE) AS capacity_contradiction,
-        -- nodes in service: each cluster's provisioned node-hours / its provisioned hours, rounded up
-        CAST(sum(CASE WHEN provisioned_hours > 0 THEN ceil(provisioned_node_hours / provisioned_hours) END) AS BIGINT)
-            AS nodes_in_service,
+        CAST(sum(nodes_in_service) AS BIGINT) AS nodes_in_service,
         CASE WHEN bool_and(capacity_tokens_per_second IS NOT NULL OR provisioned_hours = 0)
             THEN sum(capacity_tokens_per_second) END AS capacity_tokens_per_second,
         CASE WHEN count(DISTINCT capacity_source) = 1 THEN min(capacity_source)
@@ -149,7 +148,8 @@ clusters AS (
         sum(tokens_served) AS tokens_served,
         coalesce(bool_or(capacity_mix_warning), FALSE) AS capacity_mix_warning,
         coalesce(bool_or(sweep_nodes_assumed), FALSE) AS sweep_nodes_assumed,
-        coalesce(bool_or(sweep_mix_unknown), FALSE) AS sweep_mix_unknown
+        coalesce(bool_or(sweep_mix_unknown), FALSE) AS sweep_mix_unknown,
+        coalesce(bool_or(sweep_optimistic), FALSE) AS sweep_optimistic
     FROM marts.monthly_utilisation
     GROUP BY month
 ),
@@ -180,6 +180,7 @@ inputs AS (
         u.capacity_mix_warning,
         u.sweep_nodes_assumed,
         u.sweep_mix_unknown,
+        u.sweep_optimistic,
         coalesce(w.api_waste_factor, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor,
         coalesce(w.api_waste_basis, 'assumed') AS api_waste_basis,
         coalesce(w.api_waste_factor_low, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_low,
@@ -190,8 +191,10 @@ inputs AS (
         CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
             THEN money_div(x.sh_accepted_equivalent_usd, r.sh_accepted) END AS sh_accepted_equivalent_per_task,
         money_div(r.api_review_usd, r.api_accepted) AS api_review_per_task,
-        money_div(r.sh_review_usd, r.sh_accepted) AS sh_review_per_task
+        money_div(r.sh_review_usd, r.sh_accepted) AS sh_review_per_task,
+        st.business_control_requirements
     FROM routes AS r
+    CROSS JOIN settings AS st
     LEFT JOIN classes AS c USING (month)
     LEFT JOIN api AS a USING (month)
     LEFT JOIN accepted_attempts AS x USING (month)
@@ -539,7 +542,8 @@ SELECT
         CASE WHEN capacity_mix_warning THEN 'capacity_mix_warning' END,
         CASE WHEN sweep_nodes_assumed THEN 'sweep_nodes_assumed' END,
         CASE WHEN capacity_contradiction THEN 'capacity_contradiction' END,
-        CASE WHEN sweep_mix_unknown THEN 'sweep_mix_unknown' END
+        CASE WHEN sweep_mix_unknown THEN 'sweep_mix_unknown' END,
+        CASE WHEN sweep_optimistic THEN 'sweep_optimistic' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,
@@ -579,5 +583,6 @@ SELECT
     saving_range_low_usd,
     saving_range_high_usd,
     joint_verdict_low AS verdict_at_break_even_range_low,
-    joint_verdict_high AS verdict_at_break_even_range_high
+    joint_verdict_high AS verdict_at_break_even_range_high,
+    list_filter(string_split(business_control_requirements, ','), LAMBDA r: r <> '') AS control_requirements
 FROM final

@@ -18,14 +18,15 @@
 -- column accepted_work_usd: The fixed cost that bought accepted work.
 -- column failed_work_usd: The fixed cost that went to failed, retried, rejected and too-slow attempts.
 -- column idle_cost_usd: The fixed cost that bought capacity nothing used.
+-- column accepted_p95_latency_ms: The 95th percentile latency of the cluster's accepted attempts.
+-- column sweep_optimistic: Production ran near its latency limit (p95 above capacity.latency_headroom x the SLO) while its busiest hour used under half the sweep's capacity of its nodes: the load test overstates what it serves (see marts.monthly_utilisation).
 -- column is_idle: token_utilisation is under the clusters.idle_warning setting: the cluster is mostly paid for doing nothing.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings)
 SELECT
     u.month,
     u.cluster_id,
     u.provisioned_node_hours,
-    CAST(CASE WHEN u.provisioned_hours > 0 THEN ceil(u.provisioned_node_hours / u.provisioned_hours) END AS BIGINT)
-        AS nodes_in_service,
+    u.nodes_in_service,
     u.capacity_per_node_tokens_per_second,
     u.capacity_source,
     u.tokens_served,
@@ -38,6 +39,8 @@ SELECT
     u.accepted_work_usd,
     u.failed_work_usd,
     u.idle_cost_usd,
-    coalesce(u.token_utilisation < s.clusters_idle_warning, FALSE) AS is_idle
+    coalesce(u.token_utilisation < s.clusters_idle_warning, FALSE) AS is_idle,
+    u.accepted_p95_latency_ms,
+    u.sweep_optimistic
 FROM marts.monthly_utilisation AS u
 CROSS JOIN settings AS s

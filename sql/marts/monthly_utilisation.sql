@@ -35,8 +35,13 @@
 -- column failed_work_usd: fixed_cost_usd x (token_utilisation - productive_utilisation): failed, retried, rejected and too-slow attempts; NULL without capacity.
 -- column idle_cost_usd: fixed_cost_usd - accepted_work_usd - failed_work_usd: capacity paid for and not used (the rounding remainder included, so the three add up to the fixed cost exactly); 0 when utilisation is above 1.
 -- column self_hosted_cost_per_million_tokens_served: fixed_cost_usd / tokens_served x 1e6: what a million of the cluster's tokens cost this month; NULL without tokens.
+-- column accepted_p95_latency_ms: The 95th percentile latency of the cluster's accepted attempts in the month (the ceil(0.95 x n)-th smallest); NULL without one.
+-- column nodes_in_service: provisioned_node_hours / provisioned_hours, rounded up: the nodes the cluster ran; NULL without provisioned time.
+-- column peak_hour_share_of_capacity: peak_hour_tokens_per_second / (capacity_per_node_tokens_per_second x nodes_in_service): how much of its nodes' capacity the busiest hour used; NULL without capacity.
+-- column sweep_optimistic: The accepted attempts' p95 latency is above the latency_headroom setting's share (0.90) of the self-hosted SLO while the busiest hour used under half the capacity of the nodes in service (capacity from a sweep): production is near its latency limit far below what the load test says the cluster serves. FALSE without an SLO.
 -- column sweep_points_within_slo: Points of that sweep whose p95 latency is within the SLO (0: the cluster met the SLO at no measured concurrency).
-WITH h AS (
+WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
+h AS (
     SELECT
         *,
         CASE WHEN request_ms > 0 THEN accepted_attempt_request_ms / request_ms ELSE 0 END AS productive_share
@@ -62,7 +67,10 @@ clusters AS (
         coalesce(own.amount_usd, 0) AS own_cost_usd,
         coalesce(shared.amount_usd, 0) AS shared_cost_usd,
         coalesce(sum(c.provisioned_node_hours) OVER (PARTITION BY h.month), 0) AS month_node_hours,
-        count(*) OVER (PARTITION BY h.month) AS month_clusters
+        count(*) OVER (PARTITION BY h.month) AS month_clusters,
+        CASE WHEN h.provisioned_ms > 0
+            THEN CAST(ceil(c.provisioned_node_hours / CAST(h.provisioned_ms / 3600000.0 AS DECIMAL(18, 6))) AS BIGINT) END
+            AS nodes_in_service
     FROM h
     LEFT JOIN intermediate.int_cluster_capacity_monthly AS c USING (cluster_id, month)
     LEFT JOIN costs AS own ON own.month = h.month AND own.cluster_id = h.cluster_id
@@ -139,5 +147,18 @@ SELECT
     accepted_tokens,
     coalesce(tokens_served > monthly_token_capacity, FALSE) OR coalesce(observed_above_sweep, FALSE)
         AS capacity_contradiction,
-    sweep_mix_unknown
+    sweep_mix_unknown,
+    accepted_p95_latency_ms,
+    nodes_in_service,
+    CASE WHEN capacity_per_node_tokens_per_second > 0 AND nodes_in_service > 0
+        THEN CAST(peak_hour_tokens AS DOUBLE) / (3600 * capacity_per_node_tokens_per_second * nodes_in_service)
+    END AS peak_hour_share_of_capacity,
+    -- near the latency limit (p95 above headroom x SLO) with the busiest hour under half the sweep's capacity of the
+    -- nodes in service: peak_hour_tokens / 3,600 < capacity per node x nodes / 2, compared without a division
+    coalesce(
+        capacity_source IN ('sweep', 'mixed')
+        AND accepted_p95_latency_ms > (SELECT st.capacity_latency_headroom * st.slo_ms_self_hosted FROM settings AS st)
+        AND peak_hour_tokens * 2 < capacity_per_node_tokens_per_second * nodes_in_service * 3600,
+        FALSE
+    ) AS sweep_optimistic
 FROM split

@@ -17,6 +17,11 @@ SELECT
         AS robustness_operating_cost_share,
     CAST(coalesce(max(value) FILTER (WHERE key = 'clusters_idle_warning'), '0.05') AS DECIMAL(18, 6))
         AS clusters_idle_warning,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'capacity_latency_headroom'), '0.90') AS DECIMAL(18, 6))
+        AS capacity_latency_headroom,
+    coalesce(lower(max(value) FILTER (WHERE key = 'business_model_as_a_service')) = 'true', FALSE)
+        AS business_model_as_a_service,
+    coalesce(max(value) FILTER (WHERE key = 'business_control_requirements'), '') AS business_control_requirements,
     CAST(nullif(max(value) FILTER (WHERE key = 'planning_node_month_usd'), '') AS DECIMAL(38, 12)) AS planning_node_month_usd,
     CAST(max(value) FILTER (WHERE key = 'gate_min_cases') AS BIGINT) AS gate_min_cases,
     CAST(max(value) FILTER (WHERE key = 'gate_min_hosted_days') AS BIGINT) AS gate_min_hosted_days,

@@ -1,0 +1,98 @@
+"""What the verdict rests on and what it leaves aside, in the report's words: one sentence per caveat of
+``marts.monthly_break_even.verdict_caveats``, the clusters that sat idle, and the control requirements that make
+self-hosting a requirement whatever the cost."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pipeline.text import count, ms, pct, usd
+
+if TYPE_CHECKING:
+    from pipeline.serve.reportdata import ReportData
+
+
+#: one sentence per caveat the verdict carries (monthly_break_even.verdict_caveats)
+CAVEATS = {
+    "invoice_unreconciled": "The reference provider's invoice does not match its request logs this month, so the "
+    "API price used here carries that gap (see 'How far to trust these numbers').",
+    "api_waste_assumed": "Too few tasks went to the API to measure what it spends on failures and retries; it is "
+    "assumed to spend nothing on them, which makes the API look cheaper than it may be.",
+    "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "
+    "output tokens from production's, so the capacity may not hold for this traffic.",
+    "sweep_nodes_assumed": "A load test does not say how many nodes it ran on; it is taken as one node.",
+    "capacity_contradiction": "Production contradicts the cluster's measured capacity (it served more than the "
+    "capacity allows, or more per node within the latency target than its load test says), so the capacity figure "
+    "is wrong for this month: load-test the cluster again before trusting the utilisation figures.",
+    "sweep_mix_unknown": "The load test does not say how many of its tokens were output, so its capacity cannot be "
+    "checked against production's mix of input and output tokens.",
+    "sweep_optimistic": "Production ran close to its latency target while using well under half of what the load "
+    "test says the cluster can serve, so the load test overstates the capacity: load-test the cluster again at "
+    "production's mix before trusting the utilisation figures.",
+}
+
+
+def caveat_sentences(d: "ReportData") -> list[str]:
+    return [
+        _sweep_optimistic(d) if c == "sweep_optimistic" else CAVEATS.get(c, c)
+        for c in d.be.get("verdict_caveats") or []
+    ]
+
+
+def _sweep_optimistic(d: "ReportData") -> str:
+    """The sweep_optimistic caveat with each flagged cluster's figures (marts.monthly_utilisation)."""
+    parts = [
+        f"cluster {u['cluster_id']}'s accepted tasks took {ms(u['accepted_p95_latency_ms'])} at the 95th "
+        f"percentile against a {ms(int(d.setting('slo_ms_self_hosted') or 0))} target, while its busiest hour used "
+        f"{pct(u['peak_hour_share_of_capacity'])} of the capacity its load test gives its "
+        f"{count(u['nodes_in_service'])} node{'s' if u['nodes_in_service'] != 1 else ''}"
+        for u in d.utilisation
+        if u.get("sweep_optimistic")
+    ]
+    if not parts:
+        return CAVEATS["sweep_optimistic"]
+    return (
+        f"The load test overstates what the cluster serves: {'; '.join(parts)}. Production is near its latency limit "
+        "far below the tested capacity: load-test the cluster again at production's mix before trusting the "
+        "utilisation figures."
+    )
+
+
+#: the control requirements a team may name (business.control_requirements), in the report's words
+CONTROL_WORDS = {
+    "data_residency": "data residency",
+    "isolation": "isolation from other tenants",
+    "fine_tuning": "fine-tuning the model",
+    "latency_floor": "a latency floor the API cannot promise",
+    "guaranteed_capacity": "guaranteed capacity",
+    "version_control": "control over the model version",
+}
+
+
+def control_sentence(be: dict[str, Any]) -> str | None:
+    """Beside the verdict, when the settings name why the team must run the model itself: the verdict weighs cost
+    alone, and a negative saving is the price of that control this month."""
+    needs = be.get("control_requirements") or []
+    if not needs:
+        return None
+    named = [CONTROL_WORDS.get(n, n) for n in needs]
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    text = f"Self-hosting is required for {listed}; the verdict weighs cost alone."
+    saving = be.get("saving_usd")
+    if saving is not None and saving < 0:
+        text += (
+            f" Strategic control can justify a higher price: the price of that control this month is {usd(-saving, 0)}."
+        )
+    return text
+
+
+def idle_cluster_sentences(d: "ReportData") -> list[str]:
+    """One sentence per cluster that used less of its capacity than [clusters] idle_warning (marts.
+    monthly_cluster_economics.is_idle), with the dollars its idle capacity cost: one idle cluster must not
+    disappear into the month's total."""
+    return [
+        f"Cluster {u['cluster_id']} used {pct(u['token_utilisation'])} of its capacity: "
+        f"{usd(u['idle_cost_usd'], 0)} of its {usd(u['fixed_cost_usd'], 0)} fixed cost bought capacity nothing used."
+        for u in d.utilisation
+        if u.get("is_idle")
+    ]
