@@ -172,6 +172,11 @@ class Settings:
     the hybrid plan of a month without a cluster of its own (a month with one uses its own cost per node). None =
     not supplied: such a month is planned on the API alone."""
 
+    planning_spare_nodes: int = setting(0, "planning.spare_nodes", sql=True)
+    """The hybrid plan's nodes kept spare: n nodes serve each hour up to (n - this) x their capacity, the rest goes to
+    the API. The plan also marks the cheapest size with one spare node (to survive the loss of a node) whatever
+    this says."""
+
     gate_min_cases: int = setting(30, "gate.min_cases", sql=True)
     """Deployment gate: the evaluation set needs at least this many cases, covering every category."""
 
@@ -349,6 +354,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "temp_directory": _folder,
     "earliest_date": _date,
     "business_monthly_active_users": _whole(0, "a whole number of users"),
+    "planning_spare_nodes": _whole(0, "a whole number of nodes, 0 or more", 1000),
     "planning_node_month_usd": _decimal("a finite, non-negative number of dollars"),
     "gate_required_drills": _drills,
     "business_monthly_revenue_usd": _decimal("a finite, non-negative number of dollars"),

@@ -19,42 +19,55 @@ def test_the_section_is_on_the_main_page_with_the_curve_the_gate_and_the_forecas
     main, appendix = html.split('<h2 id="appendix">', 1)
     assert '<h2 id="decisions">Decisions ahead</h2>' in main and 'id="chart-hybrid"' in main
     words = " ".join(_words(main).split())
-    # October: one node is cheapest and is today's size (the demo cluster has one node all month)
-    assert "The cheapest size is 1 node: $22,338 for the month, which is today's size" in words
-    assert "Everything on the API would have cost $32,831." in words
+    # October as billed: the owned node and 88 on-demand node-hours (2 nodes); one node is cheapest
+    assert (
+        "2026-10 as it was (2 nodes) cost $24,696; the cheapest plan, 1 node, costs $18,778 with 100% of the tokens on "
+        "the cluster, $5,919 less: release 1 node; the 88 node-hours billed on demand are not needed." in words
+    )
+    # with a spare node (2 nodes serving as 1) the cluster no longer beats the API alone
+    assert "With one node kept spare for node loss, no cluster beats the API alone, $25,569." in words
     # the demo's gate: 40 cases, everything passes but the queue-growth drill, which failed
     assert "The deployment gate (k3-gate-2026-10) failed: of 11 criteria, 1 failed." in words
     assert re.search(r"Failed: the queue growth drill failed on k3-b200-01 at 2026-10-23 10:00 UTC", words)
     assert "The cluster already delivers its break-even volume; its volume grew +58% a month" in words
     # the side-by-side and the criteria are in the appendix
     assert 'id="gate-comparison"' in appendix and 'id="gate-criteria"' in appendix
-    # the curve marks the cheapest and today's size over the bar of one node
+    # the curve marks the cheapest size, today's size and the month as billed
     svg = html.split('id="chart-hybrid"', 1)[1].split("</svg>", 1)[0]
-    assert "cheapest, today" in svg
+    assert "cheapest" in svg and ("today's size" in svg or "today&#x27;s size" in svg)
+    assert "today, as billed" in svg
 
 
 def test_july_the_api_alone_was_cheapest(demo_db):
     data = gather(connect_read(demo_db), "2026-07")
     words = " ".join(_words(render_html(data)).split())
     cheapest = next(r for r in data.hybrid if r["is_cheapest"])
-    current = next(r for r in data.hybrid if r["is_current"])
-    assert (cheapest["nodes"], current["nodes"]) == (0, 1)
-    assert "The cheapest size is no cluster (everything on the API)" in words
-    assert "today's 1 node cost $20,429 on this plan ($9,950 more)" in words
-    # the figures in the sentence are the mart's, rounded once for display
-    assert f"${cheapest['total_usd']:,.0f}" == "$10,479" and f"${current['total_usd']:,.0f}" == "$20,429"
+    today = next(r for r in data.hybrid if r["scenario"] == "today")
+    assert (cheapest["nodes"], today["nodes"]) == (0, 2)
+    assert (
+        "2026-07 as it was (2 nodes) cost $22,962; the cheapest plan, no cluster (everything on the API), costs "
+        "$7,979, $14,982 less: release 2 nodes; the 92 node-hours billed on demand are not needed." in words
+    )
+    # the figures in the sentence are the mart's, rounded once for display; today's is the month's real spend
+    assert f"${cheapest['total_usd']:,.0f}" == "$7,979" and f"${today['total_usd']:,.0f}" == "$22,962"
+    be = data.be
+    assert today["total_usd"] == be["fixed_cost_usd"] + be["api_run_rate_usd"] + sum(
+        r["review_cost_usd"] for r in data.routes
+    )
 
 
 def test_markdown_text_and_exports_carry_the_section(demo_db):
     data = gather(connect_read(demo_db), "2026-10")
     md = render_markdown(data)
     section = md.split("## Decisions ahead", 1)[1].split("\n## ", 1)[0]
-    assert "| 1 | 100.0% | $14,534 | $5,200 | $0 | $2,604 | $22,338 | cheapest, today |" in section
+    assert "| 1 | 100.0% | $10,974 | $5,200 | $0 | $2,604 | $18,778 | cheapest |" in section
+    assert "| today | 97.2% | $16,254 | $5,200 | $639 | $2,604 | $24,696 | as billed, 2 nodes |" in section
     assert "The deployment gate (k3-gate-2026-10) failed: the queue growth drill failed" in section
     text = plain_report(connect_read(demo_db), "2026-10")
-    assert "Decisions ahead:" in text and "The cheapest size is 1 node" in text
+    assert "Decisions ahead:" in text and "the cheapest plan, 1 node, costs $18,778" in text
     doc = json.loads(as_json(data))["sections"]
-    assert [r["nodes"] for r in doc["hybrid_plan"]] == [0, 1]
+    assert [(r["scenario"], r["nodes"]) for r in doc["hybrid_plan"]] == [("plan", 0), ("plan", 1), ("plan", 2),
+                                                                          ("today", 2)]  # fmt: skip
     assert {r["criterion"]: r["status"] for r in doc["gate_criteria"]}["drill_queue_growth"] == "failed"
     assert len(doc["gate_comparison"]) == 10  # 2 routes x (4 categories + all categories)
 
@@ -62,7 +75,7 @@ def test_markdown_text_and_exports_carry_the_section(demo_db):
 def test_the_plan_and_gate_commands_on_the_demo(demo_db):
     res = cli("plan", "--db", demo_db, "--month", "2026-07")
     assert res.exit_code == 0, res.output
-    assert "The cheapest size is no cluster (everything on the API): $10,479" in " ".join(res.stdout.split())
+    assert "the cheapest plan, no cluster (everything on the API), costs $7,979" in " ".join(res.stdout.split())
     res = cli("gate", "--db", demo_db)
     assert res.exit_code == 0, res.output
     assert "drill_queue_growth" in res.stdout and "The deployment gate (k3-gate-2026-10) failed" in res.stdout

@@ -123,15 +123,18 @@ def plan(
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """How big a cluster for a month's demand: the month's cost at 0, 1, 2, ... nodes, the overflow on the API.
+    """How big a cluster for a month's demand: the month's cost at 0, 1, 2, ... nodes, the overflow on the API, beside
+    the month as it was (today: its nodes and its real spend).
 
     Each hour's demand (both routes, every attempt) is served by n nodes up to their capacity at the latency target;
-    the rest goes to the API at that hour's price per token. What-if values change nothing in the ledger.
+    the rest goes to the API, every attempt priced once at that hour's price per token. Committed nodes (owned,
+    reserved) are priced at their own cost, nodes beyond them at the on-demand price for the whole month (or
+    planning.node_month_usd). What-if values change nothing in the ledger.
 
     Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000
     """
     from pipeline.errors import CostledgerError
-    from pipeline.serve.planning import hybrid_plan, nodes_words, plan_sentences, size_marks
+    from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
     from pipeline.query import jsonable, render
     from pipeline.serve.report import resolve_month
     from pipeline.text import pct
@@ -148,24 +151,25 @@ def plan(
     if as_json:
         out.print_json(json.dumps([{k: jsonable(v) for k, v in r.items()} for r in rows]))
         return
-    names = ["nodes", "tokens on the cluster", "cluster", "operating", "API overflow", "review", "total", ""]
+    names = ["nodes", "tokens on the cluster", "cluster", "operating", "API", "review", "total", ""]
     table = [
         [
-            str(r["nodes"]),
+            "today" if r["scenario"] == "today" else str(r["nodes"]),
             pct(r["self_hosted_token_share"]),
             usd(r["cluster_cost_usd"], 0),
             usd(r["operating_cost_usd"], 0),
             usd(r["api_overflow_cost_usd"], 0),
             usd(r["review_usd"], 0),
             usd(r["total_usd"], 0),
-            size_marks(r),
+            f"as billed, {nodes_words(r['nodes'])}" if r["scenario"] == "today" else size_marks(r),
         ]
         for r in rows
     ]
     render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
     for sentence in plan_sentences(rows):
         out.print(sentence, markup=False, highlight=False)
-    if rows and rows[-1]["nodes"] == 1000 and rows[-1]["overflow_hours"]:
+    plans = plan_rows(rows)
+    if plans and plans[-1]["nodes"] == 1000 and plans[-1]["overflow_hours"]:
         out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
 
 

@@ -39,7 +39,7 @@ PANELS: dict[str, dict[str, str]] = {
     "Plan": {
         "scenario": "Planning without data: monthly cluster cost at each rate, and how many API tasks cost the same.",
         "plan": "How big a cluster for a month's demand: the month's cost at 0, 1, 2, ... nodes, the overflow on the "
-        "API.",
+        "API, beside the month as it was (today: its nodes and its real spend).",
         "gate": "Is the cluster ready? The deployment gate: an evaluation set side by side on both routes, its "
         "criteria, its verdict (passed, failed naming what failed, or incomplete naming what is missing).",
     },

@@ -189,25 +189,33 @@ def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = N
 HYBRID_PARTS = (
     ("cluster_cost_usd", "nodes"),
     ("operating_cost_usd", "operating cost"),
-    ("api_overflow_cost_usd", "API for the overflow"),
+    ("api_overflow_cost_usd", "API"),
     ("review_usd", "human review"),
 )
 
 
 def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
-    """The month's cost at each cluster size, in its parts, the cheapest size and today's named above their bars."""
+    """The month's cost at each cluster size, in its parts, beside the month as it was (its bar first, named
+    'today, as billed'), the cheapest size and today's named above their bars."""
     data = _plain(rows)
+
+    def size(r: dict[str, Any]) -> str:
+        return "today, as billed" if r.get("scenario") == "today" else str(r["nodes"])
+
+    order = [size(r) for r in data if r.get("scenario") == "today"] + [
+        size(r) for r in data if r.get("scenario", "plan") == "plan"
+    ]
     parts = [
-        {"nodes": r["nodes"], "part": label, "usd": r[key], "order": i}
+        {"nodes": size(r), "part": label, "usd": r[key], "order": i}
         for r in data
         for i, (key, label) in enumerate(HYBRID_PARTS)
         if r[key] is not None
     ]
     marks = [
         {
-            "nodes": r["nodes"],
+            "nodes": size(r),
             "total": r["total_usd"],
-            "mark": size_marks(r),
+            "mark": f"{r['nodes']} nodes" if r.get("scenario") == "today" else size_marks(r),
         }
         for r in data
         if r["total_usd"] is not None
@@ -216,7 +224,7 @@ def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
         alt.Chart(alt.Data(values=parts), title="The month's cost at each cluster size, USD")
         .mark_bar()
         .encode(
-            x=alt.X("nodes:O", title="nodes (0 = everything on the API)", axis=alt.Axis(labelAngle=0)),
+            x=alt.X("nodes:O", title="nodes (0 = everything on the API)", sort=order, axis=alt.Axis(labelAngle=0)),
             y=alt.Y("usd:Q", title="USD for the month", stack="zero"),
             color=alt.Color(
                 "part:N",
@@ -232,6 +240,6 @@ def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
     labels = (
         alt.Chart(alt.Data(values=marks))
         .mark_text(dy=-8, fontSize=12, fontWeight="bold")
-        .encode(x="nodes:O", y=alt.Y("total:Q", stack=None), text="mark:N")
+        .encode(x=alt.X("nodes:O", sort=order), y=alt.Y("total:Q", stack=None), text="mark:N")
     )
     return alt.layer(bars, labels).properties(width=WIDTH, height=HEIGHT)

@@ -46,14 +46,18 @@ def hybrid_plan(
             raise PlanError(f"{name}: {value} is not a positive number below 1e12")
     first_day = f"{month}-01"
     if node_month_usd is None and capacity_tps is None:
-        sql = "SELECT * FROM marts.monthly_hybrid_plan WHERE month = CAST(? AS DATE) ORDER BY nodes"
+        sql = "SELECT * FROM marts.monthly_hybrid_plan WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes"
         return _rows(con, sql, [first_day])
     define_macros(con)
     for key, value in (("node_month_usd", node_month_usd), ("capacity_tps", capacity_tps)):
         con.execute(f"SET VARIABLE {_WHAT_IF[key]} = CAST(? AS VARCHAR)", [None if value is None else str(value)])
     try:
         body = parse_model("marts", SQL_DIR / "marts" / "monthly_hybrid_plan.sql").body
-        return _rows(con, f"SELECT * FROM (\n{body}\n) WHERE month = CAST(? AS DATE) ORDER BY nodes", [first_day])
+        return _rows(
+            con,
+            f"SELECT * FROM (\n{body}\n) WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes",
+            [first_day],
+        )
     finally:
         for variable in _WHAT_IF.values():
             con.execute(f"RESET VARIABLE {variable}")
@@ -96,34 +100,93 @@ def gate(con: duckdb.DuckDBPyConnection, eval_set: str | None = None) -> Gate | 
 # ------------------------------------------------------------------ words (the report and the commands)
 
 NODE_COST_WORDS = {
-    "measured": "the month's own committed and avoidable cluster cost per node",
+    "on_demand": "on-demand hours for the whole month at this month's on-demand price",
+    "committed": "like the committed nodes: the month billed no on-demand hours",
     "setting": "the price per node-month in the settings (planning.node_month_usd)",
-    "what_if": "the price given",
+    "what_if": "the price given, for every node",
 }
 CAPACITY_WORDS = {
     "sweep": "load tests",
     "observed": "the busiest 5 minutes within the latency target in the request log",
     "mixed": "the request log, then load tests",
+    "observed_above_sweep": "production, which served more than its load test",
     "what_if": "the capacity given",
 }
 
 
+def plan_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The plan's cluster sizes (scenario 'plan'), without the month as it was."""
+    return [r for r in rows if r.get("scenario", "plan") == "plan"]
+
+
+def today_row(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The month as it was (scenario 'today'): its nodes and its real spend."""
+    return next((r for r in rows if r.get("scenario") == "today"), None)
+
+
 def size_marks(row: dict[str, Any]) -> str:
-    """'cheapest', 'today' or both, for a row of the plan (its table and its chart)."""
-    return ", ".join(word for word, on in (("cheapest", row["is_cheapest"]), ("today", row["is_current"])) if on)
+    """'cheapest', 'cheapest with a spare node' (N+1) and 'today's size', for a row of the plan."""
+    cheapest, spare = row["is_cheapest"], row.get("is_cheapest_with_spare")
+    marks = (
+        ("cheapest, also with a spare node" if cheapest and spare else "cheapest", cheapest),
+        ("cheapest with a spare node", spare and not cheapest),
+        ("today's size", row["is_current"]),
+    )
+    return ", ".join(word for word, on in marks if on)
 
 
 def nodes_words(n: int) -> str:
     return "no cluster (everything on the API)" if n == 0 else f"{n} node" + ("" if n == 1 else "s")
 
 
+def _hours(value: Any) -> str:
+    return f"{count(value)} node-hour" + ("" if value == 1 else "s")
+
+
+def _inputs_sentence(first: dict[str, Any], month: str) -> str:
+    said = (
+        f"At {month}'s demand (busiest hour {count(first['peak_tokens_per_second'])} tokens/s, both routes, every "
+        f"attempt priced once), one node serves {count(first['capacity_per_node_tokens_per_second'])} tokens/s within "
+        f"the latency target ({CAPACITY_WORDS.get(first['capacity_source'] or '', 'measured')})."
+    )
+    if first.get("committed_node_month_usd") is not None and first["node_cost_source"] != "what_if":
+        said += f" A committed node (owned or reserved) costs {usd(first['committed_node_month_usd'], 0)} a month;"
+        said += f" a node beyond them {usd(first['node_month_usd'], 0)}"
+    else:
+        said += f" A node costs {usd(first['node_month_usd'], 0)} a month"
+    return said + f" ({NODE_COST_WORDS.get(first['node_cost_source'] or '', '')})."
+
+
+def change_sentence(today: dict[str, Any], best: dict[str, Any]) -> str:
+    """The cheapest plan against the month as it was, in dollars, and what changes to get there."""
+    month = str(today["month"])[:7]
+    said = (
+        f"{month} as it was ({nodes_words(today['nodes'])}) cost {usd(today['actual_total_usd'], 0)}; the cheapest "
+        f"plan, {nodes_words(best['nodes'])}, costs {usd(best['total_usd'], 0)}"
+    )
+    if best["nodes"]:
+        said += f" with {pct(best['self_hosted_token_share'], 0)} of the tokens on the cluster"
+    gap = today["actual_total_usd"] - best["total_usd"]
+    said += f", {usd(gap, 0)} less" if gap > 0 else f", {usd(-gap, 0)} more" if gap < 0 else ", the same"
+    moves = []
+    if best["nodes"] > today["nodes"]:
+        moves.append(f"add {nodes_words(best['nodes'] - today['nodes'])}")
+    elif best["nodes"] < today["nodes"]:
+        moves.append(f"release {nodes_words(today['nodes'] - best['nodes'])}")
+    if best["on_demand_node_hours_released"]:
+        moves.append(f"the {_hours(best['on_demand_node_hours_released'])} billed on demand are not needed")
+    return said + (": " + "; ".join(moves) + "." if moves else ".")
+
+
 def plan_sentences(rows: list[dict[str, Any]]) -> list[str]:
-    """What the curve says: the inputs, the cheapest size against today's, and the all-API cost."""
-    if not rows:
+    """What the plan says: its inputs, the cheapest size against the month as it was, the cheapest with a spare
+    node, and the all-API cost."""
+    plans, today = plan_rows(rows), today_row(rows)
+    if not plans:
         return []
-    first = rows[0]
+    first = plans[0]
     month = str(first["month"])[:7]
-    if len(rows) == 1:
+    if len(plans) == 1:
         missing = (
             "no capacity per node was measured (no load test and no self-hosted requests)"
             if first["capacity_per_node_tokens_per_second"] is None
@@ -133,29 +196,25 @@ def plan_sentences(rows: list[dict[str, Any]]) -> list[str]:
             f"Everything on the API would have cost {usd(first['total_usd'], 0)} in {month}. No cluster size can be "
             f"costed: {missing}. `costledger plan --month {month} --node-month-usd X --capacity-tps Y` prices one."
         ]
-    cheapest = next((r for r in rows if r["is_cheapest"]), None)
-    current = next((r for r in rows if r["is_current"]), None)
-    said = [
-        f"At {month}'s demand (busiest hour {count(first['peak_tokens_per_second'])} tokens/s, both routes, every "
-        f"attempt), one node serves {count(first['capacity_per_node_tokens_per_second'])} tokens/s within the latency "
-        f"target ({CAPACITY_WORDS.get(first['capacity_source'] or '', 'measured')}) and costs "
-        f"{usd(first['node_month_usd'], 0)} a month ({NODE_COST_WORDS.get(first['node_cost_source'] or '', '')})."
-    ]
+    said = [_inputs_sentence(first, month)]
+    cheapest = next((r for r in plans if r["is_cheapest"]), None)
     if cheapest is None:
         return said + ["The API price of the demand is unknown, so no size can be called cheapest."]
-    best = f"The cheapest size is {nodes_words(cheapest['nodes'])}: {usd(cheapest['total_usd'], 0)} for the month"
-    if current is not None and current["nodes"] == cheapest["nodes"]:
-        best += ", which is today's size"
-    elif current is not None:
-        more = current["total_usd"] - cheapest["total_usd"] if current["total_usd"] is not None else None
-        best += (
-            f"; today's {nodes_words(current['nodes'])} cost {usd(current['total_usd'], 0)} on this plan"
-            f" ({usd(more, 0)} more)"
+    if today is not None:
+        said.append(change_sentence(today, cheapest))
+    else:
+        said.append(f"The cheapest size is {nodes_words(cheapest['nodes'])}: {usd(cheapest['total_usd'], 0)}.")
+    spare = next((r for r in plans if r.get("is_cheapest_with_spare")), None)
+    all_api = f"{usd(first['total_usd'], 0)}"
+    if spare is not None and spare["nodes"] == 0 and cheapest["nodes"] != 0:
+        return said + [f"With one node kept spare for node loss, no cluster beats the API alone, {all_api}."]
+    if spare is not None and spare["nodes"] != cheapest["nodes"]:
+        said.append(
+            f"With one node kept spare for node loss, the cheapest is {nodes_words(spare['nodes'])}: "
+            f"{usd(spare['total_with_spare_usd'], 0)}."
         )
-    share = pct(cheapest["self_hosted_token_share"], 0)
-    said.append(best + (f", with {share} of the tokens served by the cluster." if cheapest["nodes"] else "."))
     if cheapest["nodes"] != 0:
-        said.append(f"Everything on the API would have cost {usd(rows[0]['total_usd'], 0)}.")
+        said.append(f"Everything on the API would have cost {all_api}.")
     return said
 
 

@@ -18,7 +18,7 @@ import duckdb
 
 from pipeline.models import define_macros
 from pipeline.errors import CostledgerError, UsageError
-from pipeline.serve.planning import gate as read_gate, hybrid_plan, size_marks
+from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
 from pipeline.serve.words import (
@@ -229,7 +229,7 @@ def add_charts(data: ReportData) -> None:
         )
         if data.trend_costs
         else "",
-        "hybrid": charts.to_svg(charts.hybrid_plan(data.hybrid)) if len(data.hybrid) > 1 else "",
+        "hybrid": charts.to_svg(charts.hybrid_plan(data.hybrid)) if len(plan_rows(data.hybrid)) > 1 else "",
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
         "latency": charts.to_svg(
             charts.latency(
@@ -279,6 +279,7 @@ def _env():
         decisions=decisions,
         criterion_words=criterion_words,
         size_marks=size_marks,
+        plan_rows=plan_rows,
     )
     return env
 

@@ -23,6 +23,7 @@ SELECT
         AS business_model_as_a_service,
     coalesce(max(value) FILTER (WHERE key = 'business_control_requirements'), '') AS business_control_requirements,
     CAST(nullif(max(value) FILTER (WHERE key = 'planning_node_month_usd'), '') AS DECIMAL(38, 12)) AS planning_node_month_usd,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'planning_spare_nodes'), '0') AS BIGINT) AS planning_spare_nodes,
     CAST(max(value) FILTER (WHERE key = 'gate_min_cases') AS BIGINT) AS gate_min_cases,
     CAST(max(value) FILTER (WHERE key = 'gate_min_hosted_days') AS BIGINT) AS gate_min_hosted_days,
     CAST(max(value) FILTER (WHERE key = 'gate_max_accepted_share_drop_points') AS DECIMAL(18, 6))
