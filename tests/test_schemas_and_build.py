@@ -219,6 +219,7 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_usage_reconciliation",
             "monthly_api_waste",
             "monthly_cluster_economics",
+            "monthly_break_even_curve",
         ]
     )
     assert all(m.unique_key for m in marts)

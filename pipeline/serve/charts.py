@@ -243,3 +243,51 @@ def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
         .encode(x=alt.X("nodes:O", sort=order), y=alt.Y("total:Q", stack=None), text="mark:N")
     )
     return alt.layer(bars, labels).properties(width=WIDTH, height=HEIGHT)
+
+
+def break_even_curve(rows: list[dict[str, Any]]) -> alt.LayerChart:
+    """What one accepted task costs on the cluster at each token utilisation (one line), the API's cost (a
+    horizontal line), and three marks: today's utilisation, the break-even utilisation and the ceiling the busiest
+    hour sets."""
+    data = [{**r, "u": r["token_utilisation"]} for r in _plain(rows)]
+    first = data[0]
+    marks = [
+        {"u": first[key], "mark": label}
+        for key, label in (
+            ("today_token_utilisation", "today"),
+            ("break_even_token_utilisation", "break-even"),
+            ("ceiling_token_utilisation", "ceiling at the busiest hour"),
+        )
+        if first[key] is not None and first[key] <= 1
+    ]
+    x = alt.X("u:Q", title="share of the cluster's token capacity used", axis=alt.Axis(format="%"),
+              scale=alt.Scale(domain=[0, 1]))  # fmt: skip
+    line = (
+        alt.Chart(alt.Data(values=data), title="What one accepted task costs at each utilisation, USD")
+        .mark_line(color="#d62728", point=True)
+        .encode(
+            x=x,
+            y=alt.Y(
+                "self_hosted_cost_per_accepted_task_usd:Q", title="USD per accepted task", scale=alt.Scale(type="log")
+            ),
+            tooltip=["u:Q", "self_hosted_cost_per_accepted_task_usd:Q", "accepted_tasks:Q"],
+        )
+    )
+    api = (
+        alt.Chart(alt.Data(values=[{"c": first["api_cost_per_accepted_task_usd"], "label": "the API"}]))
+        .mark_rule(color="#1f77b4", strokeWidth=2)
+        .encode(y="c:Q", tooltip=["label:N", "c:Q"])
+    )
+    rules = (
+        alt.Chart(alt.Data(values=marks))
+        .mark_rule(strokeDash=[4, 3], color="#555")
+        .encode(x="u:Q", tooltip=["mark:N", alt.Tooltip("u:Q", format=".1%")])
+    )
+    # one label per mark, each on its own line at the top, so that marks close together stay readable
+    labels = [
+        alt.Chart(alt.Data(values=[m]))
+        .mark_text(align="left", dx=3, dy=4 + 14 * i, fontSize=11, baseline="top")
+        .encode(x="u:Q", y=alt.value(0), text="mark:N")
+        for i, m in enumerate(marks)
+    ]
+    return alt.layer(line, api, rules, *labels).properties(width=WIDTH, height=HEIGHT)

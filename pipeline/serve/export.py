@@ -47,6 +47,7 @@ def sections(data: ReportData) -> dict[str, list[dict[str, Any]]]:
         "invoices": data.invoices,
         "planning": data.measured_plan,
         "hybrid_plan": data.hybrid,
+        "break_even_curve": data.curve,
         "gate_comparison": data.gate.comparison if data.gate else [],
         "gate_criteria": data.gate.criteria if data.gate else [],
     }

@@ -218,6 +218,29 @@ def plan_sentences(rows: list[dict[str, Any]]) -> list[str]:
     return said
 
 
+def curve_sentence(be: dict[str, Any], curve: list[dict[str, Any]]) -> str | None:
+    """The break-even curve in words: what a task costs on the cluster at today's utilisation against the API, where
+    the cluster breaks even, and the most a cluster sized for its busiest hour can reach."""
+    if not curve:
+        return None
+    first = curve[0]
+    said = (
+        f"At today's {pct(first['today_token_utilisation'])} of its token capacity, an accepted task costs "
+        f"{usd(be['self_hosted_cost_per_accepted_task_usd'], 2)} on the cluster against "
+        f"{usd(first['api_cost_per_accepted_task_usd'], 2)} on the API"
+    )
+    be_u, ceiling = first["break_even_token_utilisation"], first["ceiling_token_utilisation"]
+    if be_u is None:
+        said += "; the cluster never breaks even (a task costs more on it than on the API at any utilisation)"
+    else:
+        said += f"; the cluster breaks even at {pct(be_u)}"
+    if ceiling is not None:
+        said += f", and a cluster sized for its busiest hour can use at most {pct(ceiling)} of its capacity"
+        if be_u is not None and be_u > ceiling:
+            said += ": break-even lies beyond what this traffic's profile allows"
+    return said + "."
+
+
 def gate_headline(g: Gate) -> str:
     """The gate's verdict and its count of criteria, for a page that lists what failed or is missing below it."""
     v = g.verdict

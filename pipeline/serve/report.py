@@ -156,6 +156,13 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         else None,
         movements=query(con, "month_movements", {"month": first}),
         hybrid=hybrid_plan(con, m) if table_exists(con, "marts", "monthly_hybrid_plan") else [],
+        curve=_rows(
+            con,
+            "SELECT * FROM marts.monthly_break_even_curve WHERE month = ? ORDER BY token_utilisation",
+            [first],
+        )
+        if table_exists(con, "marts", "monthly_break_even_curve")
+        else [],
         gate=read_gate(con) if table_exists(con, "marts", "gate_verdict") else None,
     )
 
@@ -230,6 +237,7 @@ def add_charts(data: ReportData) -> None:
         if data.trend_costs
         else "",
         "hybrid": charts.to_svg(charts.hybrid_plan(data.hybrid)) if len(plan_rows(data.hybrid)) > 1 else "",
+        "curve": charts.to_svg(charts.break_even_curve(data.curve)) if data.curve else "",
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
         "latency": charts.to_svg(
             charts.latency(
@@ -344,9 +352,9 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
             f"{r['latency_violations']}"
         )
     ahead = decisions(d)
-    if ahead["plan"] or ahead["gate"] or ahead["forecast"]:
+    if ahead["plan"] or ahead["gate"] or ahead["forecast"] or ahead["curve"]:
         lines += ["", "Decisions ahead:"]
-        lines += [f"  {s}" for s in [*ahead["plan"], ahead["gate"], ahead["forecast"]] if s]
+        lines += [f"  {s}" for s in [ahead["curve"], *ahead["plan"], ahead["gate"], ahead["forecast"]] if s]
     if d.reconciliation:
         lines += ["", "Invoice reconciliation:"]
         for r in d.reconciliation:

@@ -41,6 +41,8 @@ class ReportData:
     """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""
     hybrid: list[dict[str, Any]] = field(default_factory=list)
     """The month's rows of marts.monthly_hybrid_plan: its cost at each cluster size."""
+    curve: list[dict[str, Any]] = field(default_factory=list)
+    """The month's rows of marts.monthly_break_even_curve: the cost per accepted task at each utilisation."""
     gate: Gate | None = None
     """The latest evaluation set's deployment gate, when the ledger has one."""
     charts: dict[str, str] = field(default_factory=dict)

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pipeline.serve.caveats import caveat_sentences, control_sentence, idle_cluster_sentences
-from pipeline.serve.planning import gate_headline, gate_sentence, plan_sentences
+from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, plan_sentences
 from pipeline.text import count, pct, usd
 
 if TYPE_CHECKING:
@@ -519,6 +519,7 @@ def decisions(d: "ReportData") -> dict[str, Any]:
     """The "Decisions ahead" section: the plan in sentences, the gate verdict and what it lacks, the forecast."""
     return {
         "plan": plan_sentences(d.hybrid),
+        "curve": curve_sentence(d.be, d.curve),
         "gate": gate_sentence(d.gate) if d.gate else None,
         "gate_headline": gate_headline(d.gate) if d.gate else None,
         "gate_open": [c for c in d.gate.criteria if c["status"] != "passed"] if d.gate else [],
