@@ -107,21 +107,27 @@ def forecast_sentence(d: "ReportData", already_above: bool = False) -> str | Non
     if f["forecast_status"] == "already_above":
         if not already_above:
             return None
-        if f["trend_monthly_growth"] is None:  # above with fewer than 3 months: no trend to state
+        if f["trend_monthly_growth"] is None:  # above with fewer than 4 months: no trend to state
             return "The cluster already delivers its break-even volume."
         growth = f"{f['trend_monthly_growth']:+.0%} a month over the last {f['months_fitted']} months"
         return f"The cluster already delivers its break-even volume; its volume grew {growth}."
-    trend = f"its trend of the last {f['months_fitted']} months ({f['trend_monthly_growth']:+.0%} a month)"
-    if f["forecast_status"] == "not_growing":
-        return f"The cluster's volume is not growing ({trend}): at this trend it does not reach break-even."
-    if f["forecast_status"] == "beyond_12_months":
-        return f"At {trend}, the cluster's volume would take more than 12 months to reach break-even."
-    when, low, high = (
-        str(f[k])[:7] if f[k] is not None else None
-        for k in ("projected_month", "projected_month_low", "projected_month_high")
+    trend = (
+        f"{f['trend_monthly_growth']:+.0%} a month over the last {f['months_fitted']} months; 95 % interval "
+        f"{f['trend_monthly_growth_low']:+.0%} to {f['trend_monthly_growth_high']:+.0%}"
     )
-    span = "" if low == high == when else f" (range {low} to {high})" if high else f" (range {low} to beyond 12 months)"
-    return f"If the cluster's volume keeps {trend}, it reaches break-even in {when}{span}."
+    earliest, latest = (str(f[k])[:7] if f[k] is not None else None for k in ("earliest_month", "latest_month"))
+    span = ""
+    if earliest is not None and earliest != latest:
+        span = f" The soonest it could is {earliest}; " + (
+            f"by {latest} it is likely." if latest else "within 12 months it is not likely."
+        )
+    if f["forecast_status"] == "not_growing":
+        return f"The cluster's volume is not growing ({trend}): if the trend continues, it does not reach break-even."
+    if f["forecast_status"] == "beyond_12_months":
+        more = "the cluster's volume takes more than 12 months to reach break-even."
+        return f"If the trend continues ({trend}), {more}{span}"
+    when = str(f["projected_month"])[:7]
+    return f"If the trend continues ({trend}), the cluster's volume reaches break-even in {when}.{span}"
 
 
 def saving_sentence(d: "ReportData") -> str | None:

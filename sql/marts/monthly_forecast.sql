@@ -1,14 +1,16 @@
 -- grain: one row per month
 -- materialized: table
 -- unique_key: month
--- description: When does self-hosting pay, if the trend holds? The self-hosted accepted-task trend fitted by least squares on the natural log of the monthly volume over the last 3 to 6 months up to the month (months with no accepted tasks left out), projected to the first month whose volume reaches the month's own break-even, with a range from the slope's standard error either side. NULL projections with fewer than 3 months, without a growing trend, or more than 12 months ahead: never extrapolated further.
+-- description: When does self-hosting pay, if the trend continues? The self-hosted accepted-task trend fitted by least squares on the natural log of the monthly volume over the last 4 to 6 months up to the month (months with no accepted tasks left out; 3 would leave one degree of freedom and no honest range), projected to the first month whose fitted volume reaches the month's own break-even (held at that month's value). The range is the 95 % prediction interval of a future month's volume (Student's t with n - 2 degrees of freedom: fitted log volume +/- t x s x sqrt(1 + 1/n + (x - mean x)^2 / Sxx), s^2 the residual sum of squares / (n - 2)): the earliest month is the first whose upper bound reaches break-even, the latest the first whose lower bound does. Nothing is projected more than 12 months ahead.
 -- column month: First day of the month (UTC).
--- column months_fitted: Months in the fit (3 to 6; fewer than 3: no forecast).
+-- column months_fitted: Months in the fit (4 to 6; fewer than 4: no forecast).
 -- column trend_monthly_growth: The fitted volume's growth a month: exp(slope) - 1 (0.5 = +50 % a month); NULL without a fit.
--- column forecast_status: 'already_above' (the month delivered at least its break-even), 'projected' (the trend reaches it within 12 months), 'beyond_12_months', 'not_growing' (the fitted trend is flat or falling), 'too_few_months' or 'no_break_even' (the month has no break-even to reach).
--- column projected_month: The first month the trend reaches the month's break-even (the month itself when already above); NULL unless 'projected' or 'already_above'.
--- column projected_month_low: The earliest month in the range: the trend with its slope one standard error steeper.
--- column projected_month_high: The latest month in the range: the slope one standard error shallower; NULL when that trend does not reach break-even within 12 months.
+-- column trend_monthly_growth_low: The low end of the growth's 95 % interval: exp(slope - t x its standard error) - 1.
+-- column trend_monthly_growth_high: The high end: exp(slope + t x its standard error) - 1.
+-- column forecast_status: 'already_above' (the month delivered at least its break-even), 'projected' (the fitted trend reaches it within 12 months), 'beyond_12_months', 'not_growing' (the fitted trend is flat or falling), 'too_few_months' (fewer than 4) or 'no_break_even' (the month has no break-even to reach).
+-- column projected_month: The first month the fitted trend reaches the month's break-even (the month itself when already above); NULL unless 'projected' or 'already_above'.
+-- column earliest_month: The first month (within 12) whose prediction interval's upper bound reaches break-even: the soonest the trend allows; NULL when none does.
+-- column latest_month: The first month (within 12) whose lower bound reaches break-even: by then break-even is likely if the trend continues; NULL when none does within 12 months.
 WITH volume AS (
     SELECT
         month,
@@ -22,6 +24,7 @@ fits AS (
     SELECT
         m.month,
         count(p.month) AS months_fitted,
+        avg(p.month_number) AS mean_x,
         regr_slope(ln(p.self_hosted_accepted_tasks), p.month_number) AS slope,
         regr_intercept(ln(p.self_hosted_accepted_tasks), p.month_number) AS intercept,
         regr_sxx(ln(p.self_hosted_accepted_tasks), p.month_number) AS sxx,
@@ -32,62 +35,84 @@ fits AS (
         ON p.month BETWEEN CAST(m.month - INTERVAL 5 MONTH AS DATE) AND m.month AND p.self_hosted_accepted_tasks > 0
     GROUP BY m.month
 ),
-projected AS (
+fitted AS (
     SELECT
         v.month,
         v.month_number,
         v.break_even_accepted_tasks,
         v.self_hosted_accepted_tasks,
         f.months_fitted,
+        f.mean_x,
         f.slope,
-        -- the slope's standard error: sqrt(residual sum of squares / (n - 2) / sxx)
-        CASE WHEN f.months_fitted >= 3 AND f.sxx > 0
-            THEN sqrt(greatest(f.syy - f.sxy * f.sxy / f.sxx, 0) / (f.months_fitted - 2) / f.sxx) END AS slope_se,
-        -- months ahead until the fitted volume reaches break-even: (ln(break-even) - fitted ln(volume) now) / slope
-        CASE WHEN f.months_fitted >= 3 AND f.slope > 0 AND v.break_even_accepted_tasks > 0
-            THEN (ln(CAST(v.break_even_accepted_tasks AS DOUBLE)) - (f.intercept + f.slope * v.month_number)) END
-            AS log_gap
+        f.intercept,
+        f.sxx,
+        -- s, the residuals' standard deviation: sqrt(residual sum of squares / (n - 2))
+        CASE WHEN f.months_fitted >= 4 AND f.sxx > 0
+            THEN sqrt(greatest(f.syy - f.sxy * f.sxy / f.sxx, 0) / (f.months_fitted - 2)) END AS s,
+        -- Student's t, 97.5th percentile, n - 2 = 2, 3 or 4 degrees of freedom
+        CASE f.months_fitted - 2
+            WHEN 2 THEN 4.302652729911275 WHEN 3 THEN 3.182446305284263 WHEN 4 THEN 2.7764451051977987
+        END AS t
     FROM volume AS v
     JOIN fits AS f USING (month)
 ),
-ahead AS (
+horizon AS (
+    -- each month 0 .. 12 ahead: the fitted log volume and its 95 % prediction interval, against log break-even
     SELECT
-        *,
-        CASE WHEN log_gap IS NOT NULL THEN greatest(ceil(log_gap / slope), 0) END AS months_ahead,
-        CASE WHEN log_gap IS NOT NULL THEN greatest(ceil(log_gap / (slope + slope_se)), 0) END AS months_ahead_low,
-        CASE WHEN log_gap IS NOT NULL AND slope - slope_se > 0 THEN greatest(ceil(log_gap / (slope - slope_se)), 0) END
-            AS months_ahead_high
-    FROM projected
+        month,
+        ahead,
+        intercept + slope * (month_number + ahead) AS log_fitted,
+        t * s * sqrt(1 + 1.0 / months_fitted + power(month_number + ahead - mean_x, 2) / sxx) AS log_half_width,
+        ln(CAST(break_even_accepted_tasks AS DOUBLE)) AS log_break_even
+    FROM (SELECT *, unnest(range(0, 13)) AS ahead FROM fitted) AS months_ahead
+    WHERE s IS NOT NULL AND break_even_accepted_tasks > 0
+),
+reached AS (
+    SELECT
+        month,
+        min(ahead) FILTER (WHERE log_fitted >= log_break_even) AS months_ahead,
+        min(ahead) FILTER (WHERE log_fitted + log_half_width >= log_break_even) AS months_ahead_earliest,
+        min(ahead) FILTER (WHERE log_fitted - log_half_width >= log_break_even) AS months_ahead_latest
+    FROM horizon
+    GROUP BY month
 ),
 judged AS (
     SELECT
-        *,
+        f.*,
+        r.months_ahead,
+        r.months_ahead_earliest,
+        r.months_ahead_latest,
         CASE
-            WHEN break_even_accepted_tasks IS NULL THEN 'no_break_even'
-            WHEN self_hosted_accepted_tasks >= break_even_accepted_tasks AND self_hosted_accepted_tasks > 0 THEN 'already_above'
-            WHEN months_fitted < 3 THEN 'too_few_months'
-            WHEN slope <= 0 THEN 'not_growing'
-            WHEN months_ahead > 12 THEN 'beyond_12_months'
+            WHEN f.break_even_accepted_tasks IS NULL THEN 'no_break_even'
+            WHEN f.self_hosted_accepted_tasks >= f.break_even_accepted_tasks AND f.self_hosted_accepted_tasks > 0
+                THEN 'already_above'
+            WHEN f.s IS NULL THEN 'too_few_months'
+            WHEN f.slope <= 0 THEN 'not_growing'
+            WHEN r.months_ahead IS NULL THEN 'beyond_12_months'
             ELSE 'projected'
         END AS forecast_status
-    FROM ahead
+    FROM fitted AS f
+    LEFT JOIN reached AS r USING (month)
 )
 SELECT
     month,
     months_fitted,
-    CASE WHEN months_fitted >= 3 THEN exp(slope) - 1 END AS trend_monthly_growth,
+    CASE WHEN s IS NOT NULL THEN exp(slope) - 1 END AS trend_monthly_growth,
+    CASE WHEN s IS NOT NULL THEN exp(slope - t * s / sqrt(sxx)) - 1 END AS trend_monthly_growth_low,
+    CASE WHEN s IS NOT NULL THEN exp(slope + t * s / sqrt(sxx)) - 1 END AS trend_monthly_growth_high,
     forecast_status,
     CASE forecast_status
         WHEN 'already_above' THEN month
         WHEN 'projected' THEN CAST(month + to_months(CAST(months_ahead AS INTEGER)) AS DATE)
     END AS projected_month,
-    CASE forecast_status
-        WHEN 'already_above' THEN month
-        WHEN 'projected' THEN CAST(month + to_months(CAST(months_ahead_low AS INTEGER)) AS DATE)
-    END AS projected_month_low,
     CASE
         WHEN forecast_status = 'already_above' THEN month
-        WHEN forecast_status = 'projected' AND months_ahead_high <= 12
-            THEN CAST(month + to_months(CAST(months_ahead_high AS INTEGER)) AS DATE)
-    END AS projected_month_high
+        WHEN forecast_status IN ('projected', 'beyond_12_months', 'not_growing') AND months_ahead_earliest IS NOT NULL
+            THEN CAST(month + to_months(CAST(months_ahead_earliest AS INTEGER)) AS DATE)
+    END AS earliest_month,
+    CASE
+        WHEN forecast_status = 'already_above' THEN month
+        WHEN forecast_status IN ('projected', 'beyond_12_months', 'not_growing') AND months_ahead_latest IS NOT NULL
+            THEN CAST(month + to_months(CAST(months_ahead_latest AS INTEGER)) AS DATE)
+    END AS latest_month
 FROM judged
