@@ -184,10 +184,9 @@ class Settings:
     """Deployment gate: the hosted (API) measurements of the evaluation set must span at least this many days (a
     week of hosted measurements before the decision)."""
 
-    gate_max_accepted_share_drop_points: Decimal = setting(
-        Decimal("2"), "gate.max_accepted_share_drop_points", sql=True
-    )
-    """Deployment gate: the self-hosted accepted share may be at most this many percentage points below the API's."""
+    gate_acceptance_margin: Decimal = setting(Decimal("0.10"), "gate.acceptance_margin", sql=True)
+    """Deployment gate: the cluster's accepted share must be non-inferior to the API's within this margin (0.10 = 10
+    points): the one-sided 95 % lower bound of the paired difference must lie above minus the margin."""
 
     gate_required_drills: tuple[str, ...] = setting(GATE_DRILLS, "gate.required_drills", sql=True)
     """Deployment gate: the failure drills that must be recorded (gate-checks) and passed for the cluster."""
@@ -344,6 +343,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "max_quarantine_share": _share,
     "robustness_operating_cost_share": _share,
     "clusters_idle_warning": _share,
+    "gate_acceptance_margin": _share,
     "capacity_latency_headroom": _share,
     "business_model_as_a_service": _flag,
     "business_control_requirements": _control_requirements,

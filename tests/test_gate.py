@@ -2,8 +2,9 @@
 its verdict. Expected figures are worked by hand in the comments.
 
 The base set: 2 cases (categories a and b), each a task on the API and one on the cluster, every task accepted at
-its one attempt. API attempts on 1 and 3 July (2 days apart), cluster attempts on 2 July. Thresholds are lowered
-(2 cases, 1 day) so that a small set can pass; tests that check the defaults say so.
+its one attempt. API attempts on 1 and 3 July (2 days apart), cluster attempts on 2 July on c1, load-tested on
+20 June (within the 30 days before the evaluation), operating costs booked for July. Thresholds are lowered (2 cases,
+1 day) so that a small set can pass; tests that check the defaults say so.
 """
 
 from decimal import Decimal
@@ -34,6 +35,13 @@ def drills(*, failed: str | None = None, missing: str | None = None) -> list[dic
 def load_set(ledger, *, cluster_latency_ms: int = 60_000, rejected: tuple[str, ...] = (), cases: int = 2, **kw):
     """The base set; ``rejected`` tasks are decided not accepted; ``kw``: skip_cluster_case, api_days, drill args."""
     skip = kw.pop("skip_cluster_case", None)
+    if kw.pop("load_test", True):
+        ledger.load("load-tests", [{"sweep_id": "s1", "cluster_id": "c1", "concurrency": 8,
+                                    "measured_at": kw.pop("load_test_at", "2026-06-20T00:00:00Z"),
+                                    "tokens_per_second": "10000", "p95_latency_ms": "1000", "nodes": 1}])  # fmt: skip
+    if kw.pop("opex", True):
+        ledger.load("opex", [{"month": "2026-07", "category": "inference_operations", "amount": "100",
+                              "currency": "USD"}])  # fmt: skip
     slow = kw.pop("slow_cluster_case", None)
     api_last_day = kw.pop("api_last_day", 3)
     ledger.load("prices", [PRICE_MOONSHOT])
@@ -84,17 +92,22 @@ def test_every_criterion_passing(ledger):
         "categories_covered": "passed",
         "every_case_on_both_routes": "passed",
         "hosted_days": "passed",
-        "accepted_share_gap_points": "passed",
+        "acceptance_non_inferior": "passed",
         "self_hosted_p95_ms": "passed",
+        "load_test": "passed",
+        "operating_costs_known": "passed",
         **{f"drill_{d}": "passed" for d in GATE_DRILLS},
     }
     # 2 cases; 2 categories both on both routes; API attempts 1 July 10:00 and 3 July 10:00: 2.00 days
     assert (c["cases"]["value"], c["categories_covered"]["value"], c["hosted_days"]["value"]) == (2, 2, 2)
-    # both routes accepted 2 of 2: a gap of 0 points; cluster p95 of 60,000 ms against 120,000
-    assert c["accepted_share_gap_points"]["value"] == 0 and c["self_hosted_p95_ms"]["value"] == 60_000
+    # both routes accepted 2 of 2: no discordant pair, a lower bound of 0 points above -10; cluster p95 of 60,000 ms
+    # against 120,000; one load test in the window; July's operating costs recorded
+    assert c["acceptance_non_inferior"]["value"] == 0 and c["acceptance_non_inferior"]["threshold"] == -10
+    assert c["self_hosted_p95_ms"]["value"] == 60_000
+    assert (c["load_test"]["value"], c["operating_costs_known"]["value"]) == (1, 1)
     v = verdict(ledger)
     assert (v["verdict"], v["failed_criteria"], v["missing_criteria"]) == ("passed", [], [])
-    assert v["criteria_passed"] == v["criteria"] == 11
+    assert v["criteria_passed"] == v["criteria"] == 13
     # the side-by-side: per route, all categories; the API's cost is metered: 2 x $1.35 / 2 accepted = $1.35
     api = ledger.one(
         "SELECT * FROM marts.gate_comparison WHERE route = 'api' AND category = 'all categories' AND eval_set = 'e1'"
@@ -111,8 +124,12 @@ def test_every_measured_criterion_failing(ledger):
     load_set(ledger, slow_cluster_case="case-2", rejected=("sh-2",), failed="queue_growth")
     ledger.build(**SMALL_SET)
     c = criteria(ledger)
-    # accepted share: 50 % - 100 % = -50 points, below -2; p95 150,000 ms above 120,000
-    assert (c["accepted_share_gap_points"]["value"], c["accepted_share_gap_points"]["status"]) == (-50, "failed")
+    # paired: n = 2, b = 0, c = 1: difference -0.5, standard error sqrt(1 - 1 / 2) / 2 = 0.353553; lower bound
+    # -0.5 - 1.644854 x 0.353553 = -1.081537: -108.15 points, below -10; -0.5 + 0.1 < 0: no number of cases would
+    # show it within the margin. p95 150,000 ms above 120,000
+    a = c["acceptance_non_inferior"]
+    assert (a["value"], a["status"], a["cases_needed"]) == (Decimal("-108.15"), "failed", None)
+    assert "no number of cases would show it within the margin" in a["detail"]
     assert (c["self_hosted_p95_ms"]["value"], c["self_hosted_p95_ms"]["status"]) == (150_000, "failed")
     assert (
         c["drill_queue_growth"]["status"] == "failed"
@@ -120,7 +137,7 @@ def test_every_measured_criterion_failing(ledger):
     )
     v = verdict(ledger)
     assert v["verdict"] == "failed"
-    assert v["failed_criteria"] == ["accepted_share_gap_points", "drill_queue_growth", "self_hosted_p95_ms"]
+    assert v["failed_criteria"] == ["acceptance_non_inferior", "drill_queue_growth", "self_hosted_p95_ms"]
 
 
 def test_a_case_missing_on_one_route_is_incomplete(ledger):
@@ -191,3 +208,71 @@ def test_the_gate_command_prints_the_verdict(ledger):
     assert res.exit_code == 0, res.output
     assert "The deployment gate (e1) failed: the queue growth drill failed on c1" in res.stdout
     assert cli("gate", "--db", ledger.settings.db, "--eval-set", "nope").exit_code == 2
+
+
+def _paired(ledger, only_cluster: int, only_api: int) -> dict:
+    """40 cases on both routes (categories a and b), every task at one attempt; ``only_cluster`` cases accepted on
+    the cluster alone, ``only_api`` on the API alone, the rest on both."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
+    ledger.load("load-tests", [{"sweep_id": "s1", "cluster_id": "c1", "concurrency": 8,
+                                "measured_at": "2026-06-20T00:00:00Z", "tokens_per_second": "10000",
+                                "p95_latency_ms": "1000", "nodes": 1}])  # fmt: skip
+    ledger.load("opex", [{"month": "2026-07", "category": "inference_operations", "amount": "100", "currency": "USD"}])
+    reqs, evals, rejected = [], [], []
+    for i in range(40):
+        day = 1 if i % 2 else 9
+        reqs.append(request(f"ra{i}", f"api-{i}", f"2026-07-0{day}T10:00:00Z", latency_ms=30_000, **BIG))
+        reqs.append(request(f"rs{i}", f"sh-{i}", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=60_000, **BIG))
+        evals += [{"eval_set": "e1", "case_id": f"case-{i}", "task_id": f"{r}-{i}", "category": "ab"[i % 2]}
+                  for r in ("api", "sh")]  # fmt: skip
+        if i < only_cluster:
+            rejected.append(f"api-{i}")
+        elif i < only_cluster + only_api:
+            rejected.append(f"sh-{i}")
+    ledger.load("requests", reqs)
+    tasks = [r["task_id"] for r in reqs]
+    ledger.load(
+        "outcomes",
+        accepted(*[t for t in tasks if t not in rejected])
+        + [{"task_id": t, "accepted": "false", "decided_at": "2026-07-20"} for t in rejected],
+    )
+    ledger.load("eval-tasks", evals)
+    ledger.load("gate-checks", drills())
+    ledger.build(**SMALL_SET)
+    return criteria(ledger)["acceptance_non_inferior"]
+
+
+def test_forty_paired_cases_four_discordant_for_the_cluster(ledger):
+    a = _paired(ledger, only_cluster=4, only_api=0)
+    # b = 4, c = 0, n = 40: difference +0.1; standard error sqrt(4 - 16 / 40) / 40 = sqrt(3.6) / 40 = 0.047434;
+    # lower bound 0.1 - 1.644854 x 0.047434 = 0.021976: +2.20 points, above -10: non-inferior
+    assert (a["value"], a["status"]) == (Decimal("2.20"), "passed")
+    # cases the margin needs: 1.644854^2 x (0.1 - 0.01) / (0.1 + 0.1)^2 = 2.705543 x 0.09 / 0.04 = 6.09 -> 7
+    assert a["cases_needed"] == 7
+
+
+def test_forty_paired_cases_four_discordant_for_the_api(ledger):
+    a = _paired(ledger, only_cluster=0, only_api=4)
+    # b = 0, c = 4: difference -0.1, the same standard error; lower bound -0.1 - 0.078024 = -0.178024: -17.80 points,
+    # below -10; the observed difference sits on the margin (-0.1 + 0.1 = 0): no number of cases would show it
+    assert (a["value"], a["status"], a["cases_needed"]) == (Decimal("-17.80"), "failed", None)
+    assert verdict(ledger)["failed_criteria"] == ["acceptance_non_inferior"]
+
+
+def test_no_load_test_leaves_the_gate_incomplete(ledger):
+    load_set(ledger, load_test=False)
+    ledger.build(**SMALL_SET)
+    c = criteria(ledger)["load_test"]
+    assert (c["value"], c["status"]) == (0, "missing")
+    v = verdict(ledger)
+    assert (v["verdict"], v["missing_criteria"]) == ("incomplete", ["load_test"])
+
+
+def test_a_load_test_too_old_and_no_operating_costs(ledger):
+    # a load test on 31 May 10:00 is more than 30 days before the first attempt (1 July 10:00); no opex for July
+    load_set(ledger, load_test_at="2026-05-31T10:00:00Z", opex=False)
+    ledger.build(**SMALL_SET)
+    c = criteria(ledger)
+    assert (c["load_test"]["status"], c["operating_costs_known"]["status"]) == ("missing", "missing")
+    assert "no operating costs recorded for 2026-07" in c["operating_costs_known"]["detail"]

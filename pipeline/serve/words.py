@@ -510,7 +510,10 @@ CRITERION_WORDS = {
     "categories_covered": "categories with cases on both routes",
     "every_case_on_both_routes": "cases missing a route",
     "hosted_days": "days of API measurements",
-    "accepted_share_gap_points": "the cluster's accepted share against the API's, in points",
+    "acceptance_non_inferior": "the cluster's accepted share against the API's on the same cases (95 % lower bound, "
+    "points)",
+    "load_test": "load tests of the cluster within the evaluation's period or the 30 days before",
+    "operating_costs_known": "operating costs recorded for the months the cluster ran the set",
     "self_hosted_p95_ms": "the cluster's p95 latency, ms",
 }
 

@@ -1,7 +1,7 @@
 -- grain: one row per eval set x task
 -- materialized: table
 -- unique_key: eval_set, task_id
--- description: Each evaluation task of the deployment gate with what its attempts did: its route and month (those of the task: its accepted attempt's, else its last attempt's), its final outcome (a latency violation is not accepted), its attempts and their latencies, its tokens over every attempt and, on the API, their metered cost at the provider's own prices. A task missing from the request log has no route: its case is not measured on that route.
+-- description: Each evaluation task of the deployment gate with what its attempts did: its route and month (those of the task: its accepted attempt's, else its last attempt's), its final outcome (a latency violation is not accepted), its attempts and their latencies, its tokens over every attempt and, on the API, their metered cost at the provider's own prices. A task missing from the request log has no route: its case is not measured on that route. A self-hosted task carries the cluster its attempts ran on (cluster_id).
 WITH cases AS (
     SELECT * FROM staging.stg_ledger__eval_tasks
 ),
@@ -18,7 +18,8 @@ attempts AS (
         CAST(sum(r.output_tokens) AS HUGEINT) AS output_tokens,
         CAST(sum(r.reasoning_tokens) AS HUGEINT) AS reasoning_tokens,
         CAST(sum(r.metered_cost_usd) AS DECIMAL(38, 12)) AS metered_cost_usd,
-        bool_and(r.is_priced) AS all_priced
+        bool_and(r.is_priced) AS all_priced,
+        min(r.cluster_id) AS cluster_id
     FROM intermediate.int_requests_priced AS r
     WHERE r.task_id IN (SELECT c.task_id FROM cases AS c)
     GROUP BY r.task_id
@@ -41,7 +42,8 @@ SELECT
     a.output_tokens,
     a.reasoning_tokens,
     CASE WHEN t.route = 'api' AND a.all_priced THEN a.metered_cost_usd END AS metered_cost_usd,
-    coalesce(t.review_cost_usd, 0) AS review_cost_usd
+    coalesce(t.review_cost_usd, 0) AS review_cost_usd,
+    a.cluster_id
 FROM cases AS c
 LEFT JOIN attempts AS a ON c.task_id = a.task_id
 LEFT JOIN intermediate.int_tasks_resolved AS t ON c.task_id = t.task_id

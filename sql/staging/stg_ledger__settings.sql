@@ -26,7 +26,7 @@ SELECT
     CAST(coalesce(max(value) FILTER (WHERE key = 'planning_spare_nodes'), '0') AS BIGINT) AS planning_spare_nodes,
     CAST(max(value) FILTER (WHERE key = 'gate_min_cases') AS BIGINT) AS gate_min_cases,
     CAST(max(value) FILTER (WHERE key = 'gate_min_hosted_days') AS BIGINT) AS gate_min_hosted_days,
-    CAST(max(value) FILTER (WHERE key = 'gate_max_accepted_share_drop_points') AS DECIMAL(18, 6))
-        AS gate_max_accepted_share_drop_points,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'gate_acceptance_margin'), '0.10') AS DECIMAL(18, 6))
+        AS gate_acceptance_margin,
     max(value) FILTER (WHERE key = 'gate_required_drills') AS gate_required_drills
 FROM meta.settings
