@@ -17,6 +17,15 @@ from tests.test_break_even import BIG, accepted, charge
 SMALL_SET = {"gate_min_cases": 2, "gate_min_hosted_days": 1, "slo_ms_self_hosted": 120_000, "slo_ms_api": 120_000}
 
 
+def sweep(measured_at: str = "2026-06-20T00:00:00Z") -> dict:
+    """A load test of c1 (one point, well within any SLO)."""
+    return {"sweep_id": "s1", "cluster_id": "c1", "concurrency": 8, "measured_at": measured_at,
+            "tokens_per_second": "10000", "p95_latency_ms": "1000", "nodes": 1}  # fmt: skip
+
+
+JULY_OPEX = {"month": "2026-07", "category": "inference_operations", "amount": "100", "currency": "USD"}
+
+
 def drills(*, failed: str | None = None, missing: str | None = None) -> list[dict]:
     return [
         {
@@ -36,12 +45,9 @@ def load_set(ledger, *, cluster_latency_ms: int = 60_000, rejected: tuple[str, .
     """The base set; ``rejected`` tasks are decided not accepted; ``kw``: skip_cluster_case, api_days, drill args."""
     skip = kw.pop("skip_cluster_case", None)
     if kw.pop("load_test", True):
-        ledger.load("load-tests", [{"sweep_id": "s1", "cluster_id": "c1", "concurrency": 8,
-                                    "measured_at": kw.pop("load_test_at", "2026-06-20T00:00:00Z"),
-                                    "tokens_per_second": "10000", "p95_latency_ms": "1000", "nodes": 1}])  # fmt: skip
+        ledger.load("load-tests", [sweep(kw.pop("load_test_at", "2026-06-20T00:00:00Z"))])
     if kw.pop("opex", True):
-        ledger.load("opex", [{"month": "2026-07", "category": "inference_operations", "amount": "100",
-                              "currency": "USD"}])  # fmt: skip
+        ledger.load("opex", [JULY_OPEX])
     slow = kw.pop("slow_cluster_case", None)
     api_last_day = kw.pop("api_last_day", 3)
     ledger.load("prices", [PRICE_MOONSHOT])
@@ -215,10 +221,8 @@ def _paired(ledger, only_cluster: int, only_api: int) -> dict:
     the cluster alone, ``only_api`` on the API alone, the rest on both."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("r", "reserved", "744")])
-    ledger.load("load-tests", [{"sweep_id": "s1", "cluster_id": "c1", "concurrency": 8,
-                                "measured_at": "2026-06-20T00:00:00Z", "tokens_per_second": "10000",
-                                "p95_latency_ms": "1000", "nodes": 1}])  # fmt: skip
-    ledger.load("opex", [{"month": "2026-07", "category": "inference_operations", "amount": "100", "currency": "USD"}])
+    ledger.load("load-tests", [sweep()])
+    ledger.load("opex", [JULY_OPEX])
     reqs, evals, rejected = [], [], []
     for i in range(40):
         day = 1 if i % 2 else 9

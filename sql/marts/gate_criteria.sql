@@ -68,9 +68,8 @@ pairs AS (
     WHERE paired
     GROUP BY eval_set
 ),
-non_inferiority AS (
-    -- the paired difference of accepted shares, its standard error, its one-sided 95 % lower bound (z = 1.645) and
-    -- the cases the margin needs at the observed difference and discordance
+paired_difference AS (
+    -- the paired difference of accepted shares and its one-sided 95 % lower bound (z = 1.645)
     SELECT
         p.eval_set,
         p.n,
@@ -82,6 +81,16 @@ non_inferiority AS (
     FROM pairs AS p
     CROSS JOIN settings AS s
     WHERE p.n > 0
+),
+non_inferiority AS (
+    -- and the cases the margin needs at the observed difference and discordance (none would at or below -margin)
+    SELECT
+        *,
+        CASE WHEN diff + margin > 0
+            THEN CAST(ceil(power(1.6448536269514722, 2) * (discordant_share - diff * diff) / power(diff + margin, 2))
+                AS BIGINT)
+        END AS cases_needed
+    FROM paired_difference
 ),
 windows AS (
     -- the evaluation's period, and the clusters its self-hosted tasks ran on
@@ -233,18 +242,14 @@ measured AS (
             ) || '95 % lower bound, ' || format(
                 '{} paired cases), beyond the margin of {} points; {}',
                 n.n, round(n.margin * 100, 1),
-                CASE WHEN n.diff + n.margin > 0
-                    THEN 'at this difference ' || CAST(CAST(ceil(power(1.6448536269514722, 2)
-                        * (n.discordant_share - n.diff * n.diff) / power(n.diff + n.margin, 2)) AS BIGINT) AS VARCHAR)
+                CASE WHEN n.cases_needed IS NOT NULL
+                    THEN 'at this difference ' || CAST(n.cases_needed AS VARCHAR)
                         || ' paired cases would show it within the margin'
                     ELSE 'no number of cases would show it within the margin at this difference'
                 END
             )
         END,
-        CASE WHEN n.diff + n.margin > 0
-            THEN CAST(ceil(power(1.6448536269514722, 2) * (n.discordant_share - n.diff * n.diff)
-                           / power(n.diff + n.margin, 2)) AS BIGINT)
-        END
+        n.cases_needed
     FROM case_counts AS c
     CROSS JOIN settings AS s
     LEFT JOIN non_inferiority AS n ON c.eval_set = n.eval_set
