@@ -40,6 +40,7 @@ class LogMapping(FileMapping):
     cluster_id: str | None = None
     model: str | None = None
     team: str | None = None
+    workload: str | None = None
     task_id_field: str | None = None
     attempt_field: str | None = None
 

@@ -191,6 +191,15 @@ class Settings:
     gate_required_drills: tuple[str, ...] = setting(GATE_DRILLS, "gate.required_drills", sql=True)
     """Deployment gate: the failure drills that must be recorded (gate-checks) and passed for the cluster."""
 
+    gate_mix_tolerance: Decimal = setting(Decimal("0.15"), "gate.mix_tolerance", sql=True)
+    """Deployment gate: each category's share of the evaluation's cases must lie within this many points (0.15 = 15
+    points) of its share of production's accepted tasks (the request log's workload) in the evaluation's months.
+    Skipped, and said so, when production logs no workload or the cases carry no category."""
+
+    gate_max_recovery_minutes: Decimal | None = setting(None, "gate.max_recovery_minutes", sql=True, example="15")
+    """Deployment gate: when set, a drill passes only if the cluster recovered within this many minutes (the
+    gate-checks' recovery_minutes; a drill run without it recorded is a measurement still missing)."""
+
     focus_cluster_tag_key: str = setting("cluster", "focus.cluster_tag_key", sql=True)
     """FOCUS rows whose Tags JSON has this key belong to the cluster it names."""
 
@@ -200,8 +209,8 @@ class Settings:
     """(cluster_id, regular expression on ResourceId): FOCUS rows matching belong to that cluster."""
 
     request_log_mappings: tuple[LogMapping, ...] = setting((), "[[request_logs]]")
-    """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team or
-    field paths a log does not carry."""
+    """[[request_logs]] entries: per file-name pattern, the format and the route, provider, cluster, model, team,
+    workload or field paths a log does not carry."""
 
     load_test_mappings: tuple[LoadTestMapping, ...] = setting((), "[[load_tests]]")
     """[[load_tests]] entries: per file-name pattern, the format, cluster, sweep id and measurement time a benchmark
@@ -344,6 +353,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "robustness_operating_cost_share": _share,
     "clusters_idle_warning": _share,
     "gate_acceptance_margin": _share,
+    "gate_mix_tolerance": _share,
+    "gate_max_recovery_minutes": _decimal("a finite, non-negative number of minutes"),
     "capacity_latency_headroom": _share,
     "business_model_as_a_service": _flag,
     "business_control_requirements": _control_requirements,

@@ -65,6 +65,7 @@ def example_toml() -> str:
         '# route = "self_hosted"',
         '# cluster_id = "k3-b200-01"',
         '# model = "kimi-k3"',
+        '# workload = "coding"   # the kind of work, when the log does not name it per request',
         '# task_id_field = "metadata.task_id"',
         "",
         "# [[load_tests]]         # per load-test result file: what the benchmark output does not say",

@@ -286,6 +286,7 @@ SUITES: dict[str, list[Check]] = {
             kwargs={"column": "drill", "value_set": list(GATE_DRILLS)},
             message=f"check (the drill) is not one of {', '.join(GATE_DRILLS)}",
         ),
+        *_non_negative("recovery_minutes"),
         _not_future("run_at"),
     ],
     "load-tests": [

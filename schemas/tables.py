@@ -167,6 +167,11 @@ class Request(Provenance, table=True):
         description="The task's outcome as judged on this attempt, if the log carries it.",
     )
     team: str | None = Field(default=None, description="Team that sent the request, if logged.")
+    workload: str | None = Field(
+        default=None,
+        description="The kind of work the request did (coding, long_context, vision, tool_calling, ...: free text), "
+        "if logged. With the team it names a workload: the unit the ledger ranks for moving between routes.",
+    )
     reported_cost_usd: Decimal | None = Field(
         default=None,
         sa_type=Money,
@@ -441,6 +446,12 @@ class GateCheck(Provenance, table=True):
         primary_key=True, sa_type=DateTime, description="When the drill ran, UTC; the latest run of a drill counts."
     )
     passed: bool = Field(sa_type=Boolean, nullable=False, description="Whether the cluster came through the drill.")
+    recovery_minutes: Decimal | None = Field(
+        default=None,
+        sa_type=Numeric(18, 4),
+        description="Minutes from the fault until the cluster served normally again, if measured (checked against "
+        "[gate] max_recovery_minutes when set).",
+    )
     note: str | None = Field(default=None, description="Free-text note (what happened).")
 
 

@@ -378,6 +378,9 @@ def test_the_markdown_parses_into_the_intended_tables(demo_db):
         "provider | invoice | usage | credits | tax | total | note",
         "scenario | cache-hit share | API per accepted task | break-even tasks | self-hosting cheaper",
         "provider | token type | reported | logged | difference | status",
+        "workload | accepted on the API | API cost / task | saving / task | saving / 1M tokens | cache hits | "
+        "busiest hour, tokens/s | moves?",
+        "step | change | total",
     ):
         assert want in heads, want
     # the invoice table holds invoices (the demo's four months: CometAPI and Moonshot, one each for October)

@@ -103,6 +103,7 @@ CONTRACT = {
     ],
     "gate_comparison": ["eval_set", "route", "category"],
     "gate_criteria": ["eval_set", "criterion", "value", "threshold", "passed"],
+    "monthly_workload_moves": ["month", "team", "workload"],
     "gate_verdict": ["eval_set"],
 }
 #: Columns the contract adds to a mart after its first columns, in any order
@@ -116,6 +117,7 @@ ADDED = {
         "control_requirements",
     },
     "monthly_utilisation": {"accepted_p95_latency_ms", "nodes_in_service", "sweep_optimistic"},
+    "monthly_workload_moves": {"fits", "cumulative_saving_usd"},
 }
 MONEY = {
     "cost_usd",
@@ -156,7 +158,7 @@ REQUESTS_TABLE = [
     ("reasoning_tokens", "BIGINT"), ("cache_write_5m_input_tokens", "BIGINT"),
     ("cache_write_1h_input_tokens", "BIGINT"),
     ("web_search_calls", "BIGINT"), ("service_tier", "VARCHAR"), ("latency_ms", "BIGINT"), ("status", "VARCHAR"),
-    ("accepted", "BOOLEAN"), ("team", "VARCHAR"), ("reported_cost_usd", "DECIMAL(38,12)"),
+    ("accepted", "BOOLEAN"), ("team", "VARCHAR"), ("workload", "VARCHAR"), ("reported_cost_usd", "DECIMAL(38,12)"),
     ("source_file_hash", "VARCHAR"), ("source_line", "BIGINT"),
 ]  # fmt: skip
 
@@ -220,6 +222,7 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_api_waste",
             "monthly_cluster_economics",
             "monthly_break_even_curve",
+            "monthly_workload_moves",
         ]
     )
     assert all(m.unique_key for m in marts)

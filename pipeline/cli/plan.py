@@ -191,7 +191,7 @@ def gate(
     Example: costledger gate --eval-set k3-gate-2026-10
     """
     from pipeline.errors import CostledgerError
-    from pipeline.serve.planning import gate as read_gate, gate_sentence
+    from pipeline.serve.planning import gate as read_gate, gate_headline
     from pipeline.query import jsonable
 
     con = open_read(read_settings(settings, db))
@@ -208,7 +208,7 @@ def gate(
         out.print_json(json.dumps(jsonable(doc)))
         return
     _print_gate(g)
-    out.print(gate_sentence(g), markup=False, highlight=False)
+    out.print(gate_headline(g), markup=False, highlight=False)
 
 
 def _print_gate(g) -> None:  # type: ignore[no-untyped-def]
@@ -238,5 +238,8 @@ def _print_gate(g) -> None:  # type: ignore[no-untyped-def]
     crit = [
         [r["criterion"], "n/a" if r["value"] is None else str(r["value"]), str(r["threshold"]), r["status"]]
         for r in g.criteria
-    ]  # what failed or is missing is named in the verdict's sentence below the table
+    ]
     render(["criterion", "value", "threshold", "status"], crit, "table", 1000, out, title="Criteria")
+    for r in g.criteria:  # each criterion not passed: what fell short, is missing or was skipped (what would pass it)
+        if r["status"] != "passed" and r["detail"]:
+            out.print(f"  {r['criterion']} ({r['status']}): {r['detail']}", markup=False, highlight=False)

@@ -8,8 +8,8 @@ tier, and a file's records mapped one by one.
 Gateway envelope (all JSON formats): a line is either the provider's response body or
 ``{"request_id", "timestamp"|"started_at", "latency_ms"|"duration_ms", "status"|"status_code",
 "metadata": {...}, "request": {...}, "response": {...}}``. Task, attempt, route, provider,
-cluster, team and accepted come from ``metadata`` (``task_id``, ``attempt``, ``route``,
-``provider``, ``cluster_id``, ``team``, ``accepted``; LiteLLM: ``metadata.spend_logs_metadata``
+cluster, team, workload and accepted come from ``metadata`` (``task_id``, ``attempt``, ``route``,
+``provider``, ``cluster_id``, ``team``, ``workload``, ``accepted``; LiteLLM: ``metadata.spend_logs_metadata``
 or a ``task_id:<id>`` request tag), else from the settings' ``[[request_logs]]`` entry matching
 the file name, else defaults (route: api for OpenAI / Anthropic / LiteLLM, self_hosted for
 vLLM / SGLang; task = the request itself).
@@ -95,7 +95,7 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
             **{
                 k: v
                 for k, v in meta.items()
-                if k in ("task_id", "attempt", "route", "provider", "cluster_id", "team", "accepted")
+                if k in ("task_id", "attempt", "route", "provider", "cluster_id", "team", "workload", "accepted")
             },
         }
     tokens, started, latency_ms = log_format(fmt).read(rec, resp)
@@ -141,6 +141,7 @@ def map_record(rec: dict, fmt: str, mapping: LogMapping) -> dict[str, str | None
         if accepted is None
         else ("true" if str(accepted).lower() in ("true", "1", "yes") else "false"),
         "team": text(meta.get("team") or mapping.team or (rec.get("team_id") if fmt == "litellm" else None)),
+        "workload": text(meta.get("workload") or mapping.workload),
     }
     row.update({k: str(v) for k, v in tokens.items()})
     return row

@@ -37,6 +37,7 @@ from pipeline.ingest.sample_world import (
     MODEL,
     CLUSTER,
     REQUEST_COLUMNS,
+    TEAM_WORKLOADS,
     TEAMS,
     Scenario,
     SCENARIOS,
@@ -140,6 +141,7 @@ def _requests_for_month(
                         "latency_ms": latency,
                         "status": status,
                         "team": team,
+                        "workload": "long_context" if provider == "moonshot" else TEAM_WORKLOADS[team],
                     }
                 )
                 if status == "ok":
@@ -189,6 +191,7 @@ def _write_requests(path_stem: Path, rows: list[dict], fmt: str) -> Path:
                 "latency_ms": pl.Int64,
                 "status": pl.String,
                 "team": pl.String,
+                "workload": pl.String,
             },
         ).write_parquet(path)
     return path

@@ -12,14 +12,20 @@ from pipeline.ingest.sample_world import CLUSTER, Scenario, iso, write_csv
 
 #: The evaluation set's categories (seed 001: "the actual coding, long-context, vision, and tool-calling mix").
 EVAL_CATEGORIES = ("coding", "long_context", "vision", "tool_calling")
-#: The sample's failure drills: (drill, day of the month, passed, note). Queue growth fails: the cluster cannot
-#: add a node within the burst (a 13-minute cold start).
+#: The sample's failure drills: (drill, day of the month, passed, recovery minutes, note). Queue growth fails: the
+#: cluster cannot add a node within the burst (a 13-minute cold start).
 GATE_DRILLS_RUN = (
-    ("node_loss", 21, True, "one of 8 GPUs taken out: requests drained and resumed in 4 min"),
-    ("rollback", 22, True, "rolled back to the previous engine build in 6 min"),
-    ("queue_growth", 23, False, "queue passed 400 requests; no node could be added before the 13-minute cold start"),
-    ("long_context_burst", 24, True, "40 requests of 200k tokens at once: p95 within the target"),
-    ("malformed_tool_call", 27, True, "bad JSON arguments answered with a retryable error"),
+    ("node_loss", 21, True, "4", "one of 8 GPUs taken out: requests drained and resumed in 4 min"),
+    ("rollback", 22, True, "6", "rolled back to the previous engine build in 6 min"),
+    (
+        "queue_growth",
+        23,
+        False,
+        "",
+        "queue passed 400 requests; no node could be added before the 13-minute cold start",
+    ),
+    ("long_context_burst", 24, True, "2", "40 requests of 200k tokens at once: p95 within the target"),
+    ("malformed_tool_call", 27, True, "0", "bad JSON arguments answered with a retryable error"),
 )
 
 
@@ -59,8 +65,9 @@ def write_gate(out: Path, sc: Scenario, requests: list[dict], outcomes: list[dic
     write_csv(out / "eval-tasks" / f"eval-{month:%Y-%m}.csv", rows, ["eval_set", "case_id", "task_id", "category"])
     drills = [
         {"eval_set": f"k3-gate-{month:%Y-%m}", "check": drill, "cluster_id": CLUSTER,
-         "run_at": iso(month + timedelta(days=day - 1, hours=10)), "passed": str(passed).lower(), "note": note}
-        for drill, day, passed, note in GATE_DRILLS_RUN
+         "run_at": iso(month + timedelta(days=day - 1, hours=10)), "passed": str(passed).lower(),
+         "recovery_minutes": minutes, "note": note}
+        for drill, day, passed, minutes, note in GATE_DRILLS_RUN
     ]  # fmt: skip
     write_csv(out / "gate-checks" / f"drills-{month:%Y-%m}.csv", drills, list(drills[0]))
     return len(rows), len(drills)

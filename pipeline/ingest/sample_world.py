@@ -45,8 +45,12 @@ REQUEST_COLUMNS = [
     "latency_ms",
     "status",
     "team",
+    "workload",
 ]
 TEAMS = ["search", "coding-agent", "support", "research"]
+#: each team's kind of work; on the API, the work sent to moonshot (whose cache reads are cheap) is the team's long
+#: prompts that repeat, so it is logged as long_context: the cache-heavy workload
+TEAM_WORKLOADS = {"search": "tool_calling", "coding-agent": "coding", "support": "chat", "research": "analysis"}
 
 
 @dataclass(kw_only=True, frozen=True)

@@ -48,6 +48,8 @@ def sections(data: ReportData) -> dict[str, list[dict[str, Any]]]:
         "planning": data.measured_plan,
         "hybrid_plan": data.hybrid,
         "break_even_curve": data.curve,
+        "workload_moves": data.moves,
+        "cost_bridge": data.bridge,
         "gate_comparison": data.gate.comparison if data.gate else [],
         "gate_criteria": data.gate.criteria if data.gate else [],
     }

@@ -245,7 +245,7 @@ def gate_headline(g: Gate) -> str:
     """The gate's verdict and its count of criteria, for a page that lists what failed or is missing below it."""
     v = g.verdict
     if v["verdict"] == "passed":
-        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria."
+        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria{_skipped(v)}."
     failed, missing = len(v["failed_criteria"]), len(v["missing_criteria"])
     parts = [f"{failed} failed" if failed else "", f"{missing} not yet measured" if missing else ""]
     word = "failed" if v["verdict"] == "failed" else "is incomplete"
@@ -253,11 +253,68 @@ def gate_headline(g: Gate) -> str:
     return f"The deployment gate ({g.eval_set}) {word}: of {v['criteria']} criteria, {counted}."
 
 
+def _skipped(v: dict) -> str:
+    """The criteria that did not apply, named after a passed gate's count (a skip is not a pass)."""
+    skipped = v.get("skipped_criteria") or []
+    return f" it was judged on ({', '.join(skipped)} did not apply)" if skipped else ""
+
+
 def gate_sentence(g: Gate) -> str:
     """The gate's verdict in one sentence, naming what failed or is missing."""
     v = g.verdict
     if v["verdict"] == "passed":
-        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria."
+        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria{_skipped(v)}."
     reasons = "; ".join(v["reasons"]) or ", ".join(v["failed_criteria"] + v["missing_criteria"])
     word = "failed" if v["verdict"] == "failed" else "is incomplete"
     return f"The deployment gate ({g.eval_set}) {word}: {reasons}."
+
+
+def workload_name(r: dict[str, Any]) -> str:
+    """A workload as the reader knows it: its team's and its own name ('(none)' parts left out)."""
+    parts = [p for p in (r["team"], r["workload"]) if p and p != "(none)"]
+    return " / ".join(parts) or "work with no team or workload logged"
+
+
+def _listed(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c', 'a, b, c and 2 more'."""
+    if len(names) > 3:
+        return f"{', '.join(names[:3])} and {len(names) - 3} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+#: a workload with at least this share of its API input tokens read from the provider's cache is cache-heavy
+CACHE_HEAVY = Decimal("0.25")
+
+
+def moves_sentence(moves: list[dict[str, Any]]) -> str | None:
+    """Which API traffic to move first, in words: the workloads that fit the cluster's spare capacity at its busiest
+    hour and the month's saving from moving them, or why none does; the cache-heavy work named as moving last."""
+    if not moves:
+        return None
+    month = str(moves[0]["month"])[:7]
+    ranked = [r for r in moves if r["move_rank"] is not None]
+    if not ranked:
+        return (
+            f"No API workload would cost less on the cluster in {month}: each costs the API no more per task than "
+            "the cluster's review."
+        )
+    fitted = [r for r in ranked if r["fits"]]
+    if not fitted:
+        return f"No API workload fits the cluster in {month}: {ranked[0]['reason']}."
+    if len(fitted) == len(ranked) and len(fitted) > 1:
+        said = f"All {len(fitted)} API workloads that would save money fit"
+    else:
+        said = _listed([workload_name(r) for r in fitted]) + (" fits" if len(fitted) == 1 else " fit")
+    said += " the cluster's spare capacity at its busiest hour"
+    said += f": moving {'it' if len(fitted) == 1 else 'them'} would have saved "
+    said += f"{usd(fitted[-1]['cumulative_saving_usd'], 0)} in {month}"
+    heavy = [r for r in ranked if (r["cache_hit_share"] or 0) >= CACHE_HEAVY]
+    light = [r for r in ranked if (r["cache_hit_share"] or 0) < CACHE_HEAVY]
+    if heavy and light and min(r["move_rank"] for r in heavy) > max(r["move_rank"] for r in light):
+        shares = sorted(r["cache_hit_share"] for r in heavy)
+        span = pct(shares[0]) if shares[0] == shares[-1] else f"{pct(shares[0])} to {pct(shares[-1])}"
+        said += (
+            f"; the cache-heavy work ({span} of its input from the provider's cache) is cheap on the API and saves "
+            "least per token: it moves last"
+        )
+    return said + "."

@@ -18,7 +18,8 @@ import duckdb
 
 from pipeline.models import define_macros
 from pipeline.errors import CostledgerError, UsageError
-from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks
+from pipeline.serve.bridge import bridge_rows
+from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
 from pipeline.serve.words import (
@@ -163,6 +164,15 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         )
         if table_exists(con, "marts", "monthly_break_even_curve")
         else [],
+        moves=_rows(
+            con,
+            "SELECT * FROM marts.monthly_workload_moves WHERE month = ? "
+            "ORDER BY move_rank ASC NULLS LAST, team, workload",
+            [first],
+        )
+        if table_exists(con, "marts", "monthly_workload_moves")
+        else [],
+        bridge=query(con, "cost_bridge", {"month": first}) if table_exists(con, "marts", "monthly_hybrid_plan") else [],
         gate=read_gate(con) if table_exists(con, "marts", "gate_verdict") else None,
     )
 
@@ -286,6 +296,8 @@ def _env():
         source_words=SOURCE_WORDS,
         decisions=decisions,
         criterion_words=criterion_words,
+        workload_name=workload_name,
+        bridge_rows=bridge_rows,
         size_marks=size_marks,
         plan_rows=plan_rows,
     )
@@ -354,7 +366,15 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     ahead = decisions(d)
     if ahead["plan"] or ahead["gate"] or ahead["forecast"] or ahead["curve"]:
         lines += ["", "Decisions ahead:"]
-        lines += [f"  {s}" for s in [ahead["curve"], *ahead["plan"], ahead["gate"], ahead["forecast"]] if s]
+        lines += [
+            f"  {s}" for s in [ahead["curve"], *ahead["plan"], ahead["moves"], ahead["gate"], ahead["forecast"]] if s
+        ]
+    bridge = bridge_rows(d.bridge)
+    if bridge:
+        lines += ["", "How this month's cost figures tie together:"]
+        for r in bridge:
+            change = "" if r["change_usd"] is None else usd(r["change_usd"])
+            lines.append(f"  {r['words']}: {change:>14}  {usd(r['total_usd']):>14}")
     if d.reconciliation:
         lines += ["", "Invoice reconciliation:"]
         for r in d.reconciliation:

@@ -43,6 +43,10 @@ class ReportData:
     """The month's rows of marts.monthly_hybrid_plan: its cost at each cluster size."""
     curve: list[dict[str, Any]] = field(default_factory=list)
     """The month's rows of marts.monthly_break_even_curve: the cost per accepted task at each utilisation."""
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    """The month's rows of marts.monthly_workload_moves: the API's workloads in the order they would move."""
+    bridge: list[dict[str, Any]] = field(default_factory=list)
+    """How the month's cost figures tie together (sql/queries/cost_bridge.sql), step by step."""
     gate: Gate | None = None
     """The latest evaluation set's deployment gate, when the ledger has one."""
     charts: dict[str, str] = field(default_factory=dict)

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pipeline.serve.caveats import caveat_sentences, control_sentence, idle_cluster_sentences
-from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, plan_sentences
+from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
 from pipeline.text import count, pct, usd
 
 if TYPE_CHECKING:
@@ -515,6 +515,8 @@ CRITERION_WORDS = {
     "load_test": "load tests of the cluster within the evaluation's period or the 30 days before",
     "operating_costs_known": "operating costs recorded for the months the cluster ran the set",
     "self_hosted_p95_ms": "the cluster's p95 latency, ms",
+    "representative": "the largest gap between a category's share of the cases and of production's accepted tasks, "
+    "points",
 }
 
 
@@ -529,6 +531,7 @@ def decisions(d: "ReportData") -> dict[str, Any]:
     return {
         "plan": plan_sentences(d.hybrid),
         "curve": curve_sentence(d.be, d.curve),
+        "moves": moves_sentence(d.moves),
         "gate": gate_sentence(d.gate) if d.gate else None,
         "gate_headline": gate_headline(d.gate) if d.gate else None,
         "gate_open": [c for c in d.gate.criteria if c["status"] != "passed"] if d.gate else [],

@@ -108,7 +108,7 @@ SELECT
     request_id, task_id, attempt, started_at, ended_at, month, route, provider, model, cluster_id,
     cache_hit_input_tokens, cache_miss_input_tokens, cache_write_5m_input_tokens, cache_write_1h_input_tokens,
     output_tokens, reasoning_tokens, web_search_calls,
-    latency_ms, status, accepted, team, source_file_hash,
+    latency_ms, status, accepted, team, workload, source_file_hash,
     price_band IS NOT NULL AS is_priced,
     price_band,
     CASE WHEN route = 'api' THEN priced_cost_usd END AS metered_cost_usd,

@@ -2,11 +2,11 @@
 -- materialized: table
 -- published: no
 -- incremental: keys
--- input requests_of_tasks: intermediate.int_requests_priced (task_id, request_id, attempt, started_at, route, month, latency_ms, status, accepted, metered_cost_usd, api_equivalent_cost_usd, team, cluster_id)
+-- input requests_of_tasks: intermediate.int_requests_priced (task_id, request_id, attempt, started_at, route, month, latency_ms, status, accepted, metered_cost_usd, api_equivalent_cost_usd, team, workload, cluster_id)
 -- input outcomes_of_tasks: staging.stg_ledger__outcomes
 -- unique_key: task_id
 -- compression: task_id zstd, accepted_request_id zstd
--- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. A task with one attempt also carries that attempt's day (UTC) and team (single_day, single_team: where int_team_usage_daily counts it, without joining every request with its task); an accepted task carries its accepted attempt's day and cluster (accepted_day, accepted_cluster_id: where int_cluster_requests_daily counts its request time, likewise). Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
+-- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Every task carries the team and workload of its last attempt ('(none)' when not logged: where its workload's accepted tasks are counted). A task with one attempt also carries that attempt's day (UTC) and team (single_day, single_team: where int_team_usage_daily counts it, without joining every request with its task); an accepted task carries its accepted attempt's day and cluster (accepted_day, accepted_cluster_id: where int_cluster_requests_daily counts its request time, likewise). Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
 -- ("latest" = started_at, then attempt, then request_id: the same order everywhere). Most tasks have one attempt,
@@ -22,7 +22,9 @@ single AS (
         CAST(r.started_at AS DATE) AS single_day,
         coalesce(r.team, '(none)') AS single_team,
         CAST(r.accepted IS NOT NULL AS BIGINT) AS judged_attempts,
-        struct_pack(request_id := r.request_id, route := r.route, month := r.month) AS last_attempt,
+        struct_pack(
+            request_id := r.request_id, route := r.route, month := r.month, team := r.team, workload := r.workload
+        ) AS last_attempt,
         CASE WHEN r.status = 'ok'
             THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
                         api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd), cluster_id := r.cluster_id,
@@ -41,7 +43,8 @@ multi AS (
         CAST(NULL AS DATE) AS single_day,
         CAST(NULL AS VARCHAR) AS single_team,
         count(r.accepted) AS judged_attempts,
-        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month),
+        arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, team := r.team,
+                        workload := r.workload),
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id)) AS last_attempt,
         arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
                         api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd), cluster_id := r.cluster_id,
@@ -119,6 +122,8 @@ judged AS (
         CAST(d.acc.started_at AS DATE) AS acc_day,
         d.last_attempt.route AS last_route,
         d.last_attempt.month AS last_month,
+        coalesce(d.last_attempt.team, '(none)') AS task_team,
+        coalesce(d.last_attempt.workload, '(none)') AS task_workload,
         CASE d.acc.route WHEN 'api' THEN s.slo_ms_api WHEN 'self_hosted' THEN s.slo_ms_self_hosted END AS slo_ms,
         s.review_rate_per_hour_usd
     FROM decided AS d
@@ -153,6 +158,8 @@ SELECT
     CASE WHEN is_accepted THEN acc_api_cost END AS accepted_attempt_api_cost_usd,
     single_day,
     single_team,
+    task_team AS team,
+    task_workload AS workload,
     -- the accepted attempt's day (UTC) and cluster, for accepted tasks only
     CASE WHEN is_accepted THEN acc_day END AS accepted_day,
     CASE WHEN is_accepted THEN acc_cluster_id END AS accepted_cluster_id

@@ -1,14 +1,14 @@
 -- grain: one row per eval set x criterion
 -- materialized: table
 -- unique_key: eval_set, criterion
--- description: The deployment gate's criteria (seed 001; thresholds are settings under [gate]): enough cases covering every category, a week of hosted (API) measurements, every case on both routes, acceptance non-inferior on the paired cases (the one-sided 95 % lower bound of the cluster's accepted share minus the API's, from the cases run on both routes, above -acceptance_margin), the cluster's p95 latency within its SLO, a load test of the cluster within the evaluation's period or the 30 days before it, the operating costs recorded for every month the cluster ran the set (its full monthly cost known), and each failure drill recorded and passed (its latest run). status 'failed' is a measurement that fell short; 'missing' is one not yet taken (too few cases or days, a case not run on a route, a drill never run, no SLO to judge by).
+-- description: The deployment gate's criteria (thresholds are settings under [gate]): enough cases covering every category, a week of hosted (API) measurements, every case on both routes, acceptance non-inferior on the paired cases (the one-sided 95 % lower bound of the cluster's accepted share minus the API's, from the cases run on both routes, above -acceptance_margin), the cluster's p95 latency within its SLO, a load test of the cluster within the evaluation's period or the 30 days before it, the operating costs recorded for every month the cluster ran the set (its full monthly cost known), the cases representative of production (each category's share of the cases within mix_tolerance of its share of production's accepted tasks in the set's months, by the request log's workload; skipped when either side has no categories), and each failure drill recorded and passed (its latest run; within max_recovery_minutes when that is set). status 'failed' is a measurement that fell short; 'missing' is one not yet taken (too few cases or days, a case not run on a route, a drill never run or its recovery time not recorded, no SLO to judge by); 'skipped' is a criterion that does not apply (it neither passes nor fails the gate).
 -- column eval_set: The evaluation set.
--- column criterion: cases, categories_covered, every_case_on_both_routes, hosted_days, acceptance_non_inferior, self_hosted_p95_ms, load_test, operating_costs_known, or drill_<name> for each required drill.
--- column value: What was measured (cases; categories on both routes; cases missing a route; days between the first and last API attempt; the lower bound of the accepted share's difference in percentage points (paired cases: discordant pairs b, cluster accepted and API not, and c, the reverse; difference (b - c) / n, standard error sqrt(b + c - (b - c)^2 / n) / n, bound difference - 1.645 standard errors); the cluster's p95 ms; load tests of the cluster in the window; months of the set with operating costs; 1 = the drill's latest run passed, 0 = failed). NULL when there is nothing to measure.
--- column threshold: What it must reach (at least, except every_case_on_both_routes and self_hosted_p95_ms: at most).
--- column passed: The criterion is met.
--- column status: 'passed', 'failed' or 'missing'.
--- column detail: What failed or is missing, in words (the cases without a route, the drill's cluster, time and note).
+-- column criterion: cases, categories_covered, every_case_on_both_routes, hosted_days, acceptance_non_inferior, self_hosted_p95_ms, load_test, operating_costs_known, representative, or drill_<name> for each required drill.
+-- column value: What was measured (cases; categories on both routes; cases missing a route; days between the first and last API attempt; the lower bound of the accepted share's difference in percentage points (paired cases: discordant pairs b, cluster accepted and API not, and c, the reverse; difference (b - c) / n, standard error sqrt(b + c - (b - c)^2 / n) / n, bound difference - 1.645 standard errors); the cluster's p95 ms; load tests of the cluster in the window; months of the set with operating costs; the largest gap in points between a category's share of the cases and of production's accepted tasks; 1 = the drill's latest run passed, 0 = failed, or with max_recovery_minutes set its recovery minutes when it passed). NULL when there is nothing to measure.
+-- column threshold: What it must reach (at least, except every_case_on_both_routes, self_hosted_p95_ms, representative and a drill's recovery minutes: at most).
+-- column passed: The criterion is met; NULL when it is skipped.
+-- column status: 'passed', 'failed', 'missing' or 'skipped'.
+-- column detail: What failed, is missing or was skipped, in words (the cases without a route, the categories off production's mix, the drill's cluster, time, note and recovery time).
 -- column cases_needed: acceptance_non_inferior only: the paired cases that would show non-inferiority at the observed difference and discordance (1.645^2 x (d - diff^2) / (diff + margin)^2, d the discordant share, rounded up); NULL when the observed difference is at or below -margin (no number of cases would).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 cases AS (
@@ -164,10 +164,58 @@ drills AS (
         g.passed,
         g.cluster_id,
         g.run_at,
+        g.recovery_minutes,
         g.note
     FROM sets AS s
     CROSS JOIN required AS d
     LEFT JOIN latest_runs AS g ON s.eval_set = g.eval_set AND d.drill = g.drill
+),
+set_months_all AS (
+    SELECT DISTINCT eval_set, month FROM intermediate.int_gate_cases WHERE month IS NOT NULL
+),
+production_mix AS (
+    -- production's accepted tasks (both routes) in the set's months, by the workload logged on them
+    SELECT m.eval_set, w.workload AS category, sum(w.accepted_tasks) AS tasks
+    FROM set_months_all AS m
+    JOIN intermediate.int_workload_tasks_monthly AS w ON m.month = w.month
+    WHERE w.workload <> '(none)'
+    GROUP BY m.eval_set, w.workload
+    HAVING sum(w.accepted_tasks) > 0
+),
+case_mix AS (
+    SELECT eval_set, category, count(*) AS tasks
+    FROM cases
+    -- a set none of whose cases names a category has no mix to compare (skipped)
+    WHERE eval_set IN (SELECT c.eval_set FROM cases AS c WHERE c.category <> 'uncategorised')
+    GROUP BY eval_set, category
+),
+mix_shares AS (
+    SELECT
+        coalesce(c.eval_set, p.eval_set) AS eval_set,
+        coalesce(c.category, p.category) AS category,
+        CAST(coalesce(c.tasks, 0) AS DOUBLE)
+        / nullif(sum(coalesce(c.tasks, 0)) OVER (PARTITION BY coalesce(c.eval_set, p.eval_set)), 0) AS case_share,
+        CAST(coalesce(p.tasks, 0) AS DOUBLE)
+        / nullif(sum(coalesce(p.tasks, 0)) OVER (PARTITION BY coalesce(c.eval_set, p.eval_set)), 0)
+            AS production_share
+    FROM case_mix AS c
+    FULL OUTER JOIN production_mix AS p ON c.eval_set = p.eval_set AND c.category = p.category
+),
+mix AS (
+    -- each category's gap between its share of the cases and of production's accepted tasks; only for sets with both
+    SELECT
+        m.eval_set,
+        max(abs(m.case_share - m.production_share)) AS largest_gap,
+        string_agg(
+            m.category || ': ' || CAST(round(m.case_share * 100, 1) AS VARCHAR) || ' % of the cases, '
+            || CAST(round(m.production_share * 100, 1) AS VARCHAR) || ' % of production''s accepted tasks',
+            -- the largest gap first (ascending on its negative: the form both engines order a list by)
+            '; ' ORDER BY -abs(m.case_share - m.production_share) ASC, m.category ASC
+        ) FILTER (WHERE abs(m.case_share - m.production_share) > s.gate_mix_tolerance) AS beyond
+    FROM mix_shares AS m
+    CROSS JOIN settings AS s
+    WHERE m.case_share IS NOT NULL AND m.production_share IS NOT NULL
+    GROUP BY m.eval_set
 ),
 measured AS (
     SELECT
@@ -180,7 +228,8 @@ measured AS (
         FALSE AS can_fail,
         CASE WHEN c.cases < s.gate_min_cases
             THEN format('{} cases; the gate needs at least {}', c.cases, s.gate_min_cases) END AS detail,
-        CAST(NULL AS BIGINT) AS cases_needed
+        CAST(NULL AS BIGINT) AS cases_needed,
+        FALSE AS skipped
     FROM case_counts AS c CROSS JOIN settings AS s
     UNION ALL
     SELECT
@@ -193,7 +242,8 @@ measured AS (
         FALSE,
         CASE WHEN categories_on_both < categories
             THEN format('{} of {} categories have a case run on both routes', categories_on_both, categories) END,
-        NULL
+        NULL,
+        FALSE
     FROM case_counts
     UNION ALL
     SELECT
@@ -205,7 +255,8 @@ measured AS (
         cases > 0 AND cases_missing_a_route = 0,
         FALSE,
         missing_cases,
-        NULL
+        NULL,
+        FALSE
     FROM case_counts
     UNION ALL
     SELECT
@@ -221,7 +272,8 @@ measured AS (
             WHEN a.days < s.gate_min_hosted_days
                 THEN format('the API measurements span {} days; the gate needs {}', a.days, s.gate_min_hosted_days)
         END,
-        NULL
+        NULL,
+        FALSE
     FROM case_counts AS c
     CROSS JOIN settings AS s
     LEFT JOIN api_span AS a ON c.eval_set = a.eval_set
@@ -249,7 +301,8 @@ measured AS (
                 END
             )
         END,
-        n.cases_needed
+        n.cases_needed,
+        FALSE
     FROM case_counts AS c
     CROSS JOIN settings AS s
     LEFT JOIN non_inferiority AS n ON c.eval_set = n.eval_set
@@ -268,7 +321,8 @@ measured AS (
             WHEN r.cluster_p95_ms > r.cluster_slo_ms
                 THEN format('p95 {} ms is above the target of {} ms', r.cluster_p95_ms, r.cluster_slo_ms)
         END,
-        NULL
+        NULL,
+        FALSE
     FROM case_counts AS c
     LEFT JOIN routes AS r ON c.eval_set = r.eval_set
     UNION ALL
@@ -282,7 +336,8 @@ measured AS (
         FALSE,
         CASE WHEN coalesce(t.sweeps, 0) = 0
             THEN 'no load test of the cluster within the evaluation''s period or the 30 days before it' END,
-        NULL
+        NULL,
+        FALSE
     FROM case_counts AS c
     LEFT JOIN load_tested AS t ON c.eval_set = t.eval_set
     UNION ALL
@@ -300,36 +355,80 @@ measured AS (
                 THEN format('no operating costs recorded for {}: the cluster''s full monthly cost is not known',
                             k.months_without)
         END,
-        NULL
+        NULL,
+        FALSE
     FROM case_counts AS c
     LEFT JOIN costs_known AS k ON c.eval_set = k.eval_set
     UNION ALL
     SELECT
-        eval_set,
-        'drill_' || drill,
+        c.eval_set,
+        'representative',
         9,
-        CASE WHEN passed THEN 1 WHEN NOT passed THEN 0 END,
-        1,
-        coalesce(passed, FALSE),
-        passed IS NOT NULL,
+        CAST(round(m.largest_gap * 100, 2) AS DECIMAL(18, 2)),
+        s.gate_mix_tolerance * 100,
+        m.largest_gap <= s.gate_mix_tolerance,
+        m.eval_set IS NOT NULL,
         CASE
-            WHEN passed IS NULL THEN format('the {} drill was never run', replace(drill, '_', ' '))
-            WHEN NOT passed THEN format(
+            WHEN m.eval_set IS NULL
+                THEN 'skipped: the check needs the cases'' categories and the workload column in the request log'
+            WHEN m.largest_gap > s.gate_mix_tolerance
+                THEN 'the cases are not production''s mix (tolerance ' || CAST(round(s.gate_mix_tolerance * 100, 1)
+                    AS VARCHAR) || ' points): ' || m.beyond
+        END,
+        NULL,
+        m.eval_set IS NULL
+    FROM case_counts AS c
+    CROSS JOIN settings AS s
+    LEFT JOIN mix AS m ON c.eval_set = m.eval_set
+    UNION ALL
+    SELECT
+        d.eval_set,
+        'drill_' || d.drill,
+        10,
+        CASE
+            WHEN d.passed AND s.gate_max_recovery_minutes IS NOT NULL THEN CAST(d.recovery_minutes AS DECIMAL(18, 2))
+            WHEN d.passed THEN 1
+            WHEN NOT d.passed THEN 0
+        END,
+        coalesce(s.gate_max_recovery_minutes, 1),
+        coalesce(d.passed AND (s.gate_max_recovery_minutes IS NULL OR d.recovery_minutes <= s.gate_max_recovery_minutes),
+            FALSE),
+        -- a passed drill without its recovery time, when a limit is set, is a measurement still missing
+        d.passed IS NOT NULL AND NOT (d.passed AND s.gate_max_recovery_minutes IS NOT NULL AND d.recovery_minutes IS NULL),
+        CASE
+            WHEN d.passed IS NULL THEN format('the {} drill was never run', replace(d.drill, '_', ' '))
+            WHEN NOT d.passed THEN format(
                 'the {} drill failed on {} at {}{}',
-                replace(drill, '_', ' '), cluster_id, strftime(run_at, '%Y-%m-%d %H:%M') || ' UTC',
-                CASE WHEN note IS NOT NULL AND note <> '' THEN ': ' || note ELSE '' END
+                replace(d.drill, '_', ' '), d.cluster_id, strftime(d.run_at, '%Y-%m-%d %H:%M') || ' UTC',
+                CASE WHEN d.note IS NOT NULL AND d.note <> '' THEN ': ' || d.note ELSE '' END
+            )
+            WHEN s.gate_max_recovery_minutes IS NULL THEN NULL
+            WHEN d.recovery_minutes IS NULL THEN format(
+                'the {} drill passed but its recovery time is not recorded; the gate allows {} minutes',
+                replace(d.drill, '_', ' '), CAST(s.gate_max_recovery_minutes AS DOUBLE)
+            )
+            WHEN d.recovery_minutes > s.gate_max_recovery_minutes THEN format(
+                'the {} drill recovered in {} minutes; the gate allows {}',
+                replace(d.drill, '_', ' '), CAST(d.recovery_minutes AS DOUBLE), CAST(s.gate_max_recovery_minutes AS DOUBLE)
             )
         END,
-        NULL
-    FROM drills
+        NULL,
+        FALSE
+    FROM drills AS d
+    CROSS JOIN settings AS s
 )
 SELECT
     eval_set,
     criterion,
     value,
     CAST(threshold AS DECIMAL(18, 2)) AS threshold,
-    coalesce(met, FALSE) AS passed,
-    CASE WHEN coalesce(met, FALSE) THEN 'passed' WHEN can_fail THEN 'failed' ELSE 'missing' END AS status,
+    CASE WHEN NOT skipped THEN coalesce(met, FALSE) END AS passed,
+    CASE
+        WHEN skipped THEN 'skipped'
+        WHEN coalesce(met, FALSE) THEN 'passed'
+        WHEN can_fail THEN 'failed'
+        ELSE 'missing'
+    END AS status,
     detail,
     cases_needed
 FROM measured

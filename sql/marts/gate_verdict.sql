@@ -7,7 +7,8 @@
 -- column failed_criteria: The criteria that failed (alphabetical).
 -- column missing_criteria: The criteria not yet measured (alphabetical).
 -- column criteria_passed: Criteria met.
--- column criteria: Criteria judged.
+-- column criteria: Criteria judged (those skipped left out).
+-- column skipped_criteria: The criteria that did not apply to the set (alphabetical), each said why in reasons.
 -- column reasons: What failed and what is missing, in words.
 SELECT
     eval_set,
@@ -19,8 +20,9 @@ SELECT
     coalesce(list(criterion ORDER BY criterion) FILTER (WHERE status = 'failed'), []) AS failed_criteria,
     coalesce(list(criterion ORDER BY criterion) FILTER (WHERE status = 'missing'), []) AS missing_criteria,
     count(*) FILTER (WHERE passed) AS criteria_passed,
-    count(*) AS criteria,
-    coalesce(list(detail ORDER BY status, criterion) FILTER (WHERE status <> 'passed' AND detail IS NOT NULL), [])
+    count(*) FILTER (WHERE status <> 'skipped') AS criteria,
+    coalesce(list(criterion ORDER BY criterion) FILTER (WHERE status = 'skipped'), []) AS skipped_criteria,
+    coalesce(list(detail ORDER BY status, criterion) FILTER (WHERE status IN ('failed', 'missing') AND detail IS NOT NULL), [])
         AS reasons
 FROM marts.gate_criteria
 GROUP BY eval_set

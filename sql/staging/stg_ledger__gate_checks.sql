@@ -8,5 +8,6 @@ SELECT
     cluster_id,
     run_at,
     passed,
+    recovery_minutes,
     note
 FROM raw.gate_checks

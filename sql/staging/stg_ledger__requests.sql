@@ -26,6 +26,7 @@ SELECT
     status,
     accepted,
     team,
+    workload,
     reported_cost_usd,
     source_file_hash
 FROM raw.requests

@@ -28,5 +28,8 @@ SELECT
     CAST(max(value) FILTER (WHERE key = 'gate_min_hosted_days') AS BIGINT) AS gate_min_hosted_days,
     CAST(coalesce(max(value) FILTER (WHERE key = 'gate_acceptance_margin'), '0.10') AS DECIMAL(18, 6))
         AS gate_acceptance_margin,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'gate_mix_tolerance'), '0.15') AS DECIMAL(18, 6)) AS gate_mix_tolerance,
+    CAST(nullif(max(value) FILTER (WHERE key = 'gate_max_recovery_minutes'), '') AS DECIMAL(18, 4))
+        AS gate_max_recovery_minutes,
     max(value) FILTER (WHERE key = 'gate_required_drills') AS gate_required_drills
 FROM meta.settings

@@ -1,0 +1,41 @@
+"""The month's cost figures tied together, step by step (sql/queries/cost_bridge.sql), in the report's words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.serve.planning import nodes_words
+
+#: each step of the bridge as the reader reads it
+STEP_WORDS = {
+    "cash": "As billed (the cash view): both routes, review included",
+    "tax_and_credits": "less the API's tax and one-off credits (recoverable, or not recurring)",
+    "today": "= the month as it ran: the cluster's fixed cost, the API's run-rate and review on both routes",
+    "all_api": "everything on the API, no cluster",
+    "saving": "The break-even's saving: the API's price for the cluster's accepted tasks, less the cluster's fixed "
+    "cost and review",
+    "review": "review: the cluster's own, where the break-even counts the API's review per task",
+    "pricing": "pricing: the plan prices every attempt at the API as it ran (retries included, no waste factor; the "
+    "API's own attempts at list price times the invoice uplift), the break-even the accepted attempts times the "
+    "waste factor",
+    "all_api_minus_today": "= everything on the API, less the month as it ran",
+}
+
+
+def bridge_rows(bridge: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bridge's rows with their words; the step to everything on the API is left out when the cheapest plan is
+    already no cluster (it would be a step of $0)."""
+    out = []
+    cheapest = next((r for r in bridge if r["step"] == "cheapest"), None)
+    for r in bridge:
+        if r["step"] == "all_api" and cheapest is not None and cheapest["nodes"] == 0:
+            continue
+        words = (
+            f"the cheapest plan for this demand: {nodes_words(r['nodes'])}"
+            if r["step"] == "cheapest" and r["nodes"]
+            else "the cheapest plan for this demand: no cluster, everything on the API"
+            if r["step"] == "cheapest"
+            else STEP_WORDS[r["step"]]
+        )
+        out.append({**r, "words": words})
+    return out
