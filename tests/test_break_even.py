@@ -1,4 +1,4 @@
-"""Break-even as docs/marts.md defines it: cost classes, the like-for-like comparator, verdict states, capacity
+"""Break-even as docs/definitions.md defines it: cost classes, the like-for-like comparator, verdict states, capacity
 at the SLO.
 
 Every expected figure is worked by hand in the comments (prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per 1M;

@@ -1,4 +1,5 @@
-"""Economics v3 (docs/marts.md): cost classes, the shutdown break-even, the saving in dollars and the verdict's margin.
+"""Economics v3 (docs/definitions.md): cost classes, the shutdown break-even, the saving in dollars and the
+verdict's margin.
 
 Every expected figure is worked by hand in the comments. Prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per
 1M, so 300k miss + 30k output = $1.35 and 300k hit + 30k output = $0.54.

@@ -1,5 +1,5 @@
 """A batching cluster's hour measured in capacity: productive utilisation by tokens, where the fixed cost went, the
-busiest hour and whether break-even fits the nodes at it. docs/marts.md has the definitions.
+busiest hour and whether break-even fits the nodes at it. docs/definitions.md has the definitions.
 
 Every expected figure is worked by hand in the comments. Prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per
 1M tokens (the reference API); the cluster's sweep gives its capacity per node.

@@ -1,4 +1,4 @@
-"""Invoice semantics (docs/marts.md): an invoice is the sum of its lines, keyed by line_id (a re-export restates a
+"""Invoice semantics (docs/definitions.md): an invoice is the sum of its lines, keyed by line_id (a re-export restates a
 line, a new line_id adds); other invoices of the same provider and month add to it; a multi-month line is allocated;
 the same invoice delivered again under another id or format is rejected."""
 

@@ -1,5 +1,5 @@
 """An independent oracle for marts.monthly_break_even on the bundled demo: every figure recomputed from the raw files
-in sample_data/ with Python Decimal and docs/marts.md's definitions, none of the project's SQL or Python.
+in sample_data/ with Python Decimal and docs/definitions.md's definitions, none of the project's SQL or Python.
 
 polars only reads the files; every rule (pricing, the final decision on each task, the SLO, invoices, amortisation,
 charge splitting, node-hours, sweeps in force, the waste factor and the invoice uplift, break-even and its
@@ -531,8 +531,8 @@ def test_the_waste_factors_interval_is_about_as_wide_as_the_delta_method_says(de
 
 
 def test_every_v4_figure_of_the_demos_utilisation_matches_the_oracle(demo_db, oracle):
-    """The cluster's month in capacity (docs/marts.md): in-flight time, node-hours used by all and by accepted work,
-    the busiest hour, and the fixed cost split into accepted work, failed work and idle capacity."""
+    """The cluster's month in capacity (docs/definitions.md): in-flight time, node-hours used by all and by accepted
+    work, the busiest hour, and the fixed cost split into accepted work, failed work and idle capacity."""
     figures, cl, reqs, tks = oracle
     ledger = {r["month"]: r for r in sql_json(demo_db, "select * from marts.monthly_utilisation order by month")}
     differ = []

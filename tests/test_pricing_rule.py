@@ -1,4 +1,4 @@
-"""docs/marts.md's pricing rule: service tiers, long-context tiers (min_input_tokens), cache writes at
+"""docs/definitions.md's pricing rule: service tiers, long-context tiers (min_input_tokens), cache writes at
 their own rates (default: the cache-miss price), web searches per call, other currencies. Hand-worked cases,
 then a property: the metered cost of generated requests equals a Python Decimal recomputation of the rule."""
 
@@ -231,8 +231,8 @@ PRICE_ROWS = [
 
 
 def price_row(req: dict) -> dict | None:
-    """The price row of docs/marts.md's pricing rule: of the request's model and tier, the one whose min_input_tokens is
-    the largest not above its input tokens (hit + miss + writes); None when there is none."""
+    """The price row of docs/definitions.md's pricing rule: of the request's model and tier, the one whose
+    min_input_tokens is the largest not above its input tokens (hit + miss + writes); None when there is none."""
     inputs = sum(req[c] for c in ("cache_hit_input_tokens", "cache_miss_input_tokens",
                                   "cache_write_5m_input_tokens", "cache_write_1h_input_tokens"))  # fmt: skip
     levels = [
@@ -244,8 +244,8 @@ def price_row(req: dict) -> dict | None:
 
 
 def oracle(req: dict) -> Decimal | None:
-    """The pricing rule, from docs/marts.md, in Python: the request's price row (``price_row``); writes default to the
-    miss price."""
+    """The pricing rule, from docs/definitions.md, in Python: the request's price row (``price_row``); writes default to
+    the miss price."""
     p = price_row(req)
     if p is None:
         return None
@@ -312,9 +312,9 @@ def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_searche
 
 
 def sensitivity_parts(req: dict) -> tuple[Decimal, Decimal, Decimal] | None:
-    """docs/marts.md's split of a priced request's cost for the cache-hit sensitivity, in Python, at its price row's
-    USD prices (price x rate, exact): A = (hit + miss) x miss price, B = (hit + miss) x (miss - hit price), C = output
-    and reasoning, cache writes (per million) and web searches; None when no row prices the request."""
+    """docs/definitions.md's split of a priced request's cost for the cache-hit sensitivity, in Python, at its price
+    row's USD prices (price x rate, exact): A = (hit + miss) x miss price, B = (hit + miss) x (miss - hit price),
+    C = output and reasoning, cache writes (per million) and web searches; None when no row prices the request."""
     p = price_row(req)
     if p is None:
         return None

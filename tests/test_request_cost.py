@@ -1,4 +1,4 @@
-"""Metered request cost: docs/marts.md's formula, at the price in force, exact to the last digit."""
+"""Metered request cost: docs/definitions.md's formula, at the price in force, exact to the last digit."""
 
 from decimal import Decimal
 

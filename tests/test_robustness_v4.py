@@ -1,5 +1,5 @@
 """How sure a verdict is: each named assumption alone, and all of them together (the joint range), with the saving at
-each end. docs/marts.md has the definitions; every figure is worked by hand in the comments.
+each end. docs/definitions.md has the definitions; every figure is worked by hand in the comments.
 
 The month: an owned server bought for $360 with a 36-month life ($10 a month of amortisation), operating costs of $11,
 20 self-hosted tasks accepted, each $1.35 at the reference price. No API traffic: W is assumed 1 and U is 1, so

@@ -222,7 +222,6 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_api_waste",
             "monthly_cluster_economics",
             "monthly_break_even_curve",
-            "monthly_workload_moves",
         ]
     )
     assert all(m.unique_key for m in marts)

@@ -156,25 +156,33 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         if table_exists(con, "marts", "monthly_forecast")
         else None,
         movements=query(con, "month_movements", {"month": first}),
-        hybrid=hybrid_plan(con, m) if table_exists(con, "marts", "monthly_hybrid_plan") else [],
-        curve=_rows(
-            con,
-            "SELECT * FROM marts.monthly_break_even_curve WHERE month = ? ORDER BY token_utilisation",
-            [first],
+        **_decision_marts(con, m, first),
+    )
+
+
+def _decision_marts(con: duckdb.DuckDBPyConnection, month: str, first: dt.date) -> dict[str, Any]:
+    """The month's rows of the decision layer: the plan, the curve, the traffic to move, the bridge and the gate (each
+    when the ledger has its mart)."""
+    has = {name: table_exists(con, "marts", name) for name in
+           ("monthly_hybrid_plan", "monthly_break_even_curve", "monthly_workload_moves", "gate_verdict")}  # fmt: skip
+    return {
+        "hybrid": hybrid_plan(con, month) if has["monthly_hybrid_plan"] else [],
+        "curve": _rows(
+            con, "SELECT * FROM marts.monthly_break_even_curve WHERE month = ? ORDER BY token_utilisation", [first]
         )
-        if table_exists(con, "marts", "monthly_break_even_curve")
+        if has["monthly_break_even_curve"]
         else [],
-        moves=_rows(
+        "moves": _rows(
             con,
             "SELECT * FROM marts.monthly_workload_moves WHERE month = ? "
             "ORDER BY move_rank ASC NULLS LAST, team, workload",
             [first],
         )
-        if table_exists(con, "marts", "monthly_workload_moves")
+        if has["monthly_workload_moves"]
         else [],
-        bridge=query(con, "cost_bridge", {"month": first}) if table_exists(con, "marts", "monthly_hybrid_plan") else [],
-        gate=read_gate(con) if table_exists(con, "marts", "gate_verdict") else None,
-    )
+        "bridge": query(con, "cost_bridge", {"month": first}) if has["monthly_hybrid_plan"] else [],
+        "gate": read_gate(con) if has["gate_verdict"] else None,
+    }
 
 
 def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, Any]:
@@ -363,18 +371,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
             f"cache hits {pct(r['cache_hit_rate'])}  p95 {ms(r['p95_latency_ms'])}  over the latency target "
             f"{r['latency_violations']}"
         )
-    ahead = decisions(d)
-    if ahead["plan"] or ahead["gate"] or ahead["forecast"] or ahead["curve"]:
-        lines += ["", "Decisions ahead:"]
-        lines += [
-            f"  {s}" for s in [ahead["curve"], *ahead["plan"], ahead["moves"], ahead["gate"], ahead["forecast"]] if s
-        ]
-    bridge = bridge_rows(d.bridge)
-    if bridge:
-        lines += ["", "How this month's cost figures tie together:"]
-        for r in bridge:
-            change = "" if r["change_usd"] is None else usd(r["change_usd"])
-            lines.append(f"  {r['words']}: {change:>14}  {usd(r['total_usd']):>14}")
+    lines += _decision_lines(d)
     if d.reconciliation:
         lines += ["", "Invoice reconciliation:"]
         for r in d.reconciliation:
@@ -397,3 +394,19 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
                 f"{u['status']}"
             )
     return "\n".join([*lines, "", "Glossary:", *(f"  {term}: {meaning}" for term, meaning in GLOSSARY)])
+
+
+def _decision_lines(d: ReportData) -> list[str]:
+    """The text report's "Decisions ahead" and the bridge between the month's totals."""
+    lines: list[str] = []
+    ahead = decisions(d)
+    said = [ahead["curve"], *ahead["plan"], ahead["moves"], ahead["gate"], ahead["forecast"]]
+    if any(said):
+        lines += ["", "Decisions ahead:", *(f"  {s}" for s in said if s)]
+    bridge = bridge_rows(d.bridge)
+    if bridge:
+        lines += ["", "How this month's cost figures tie together:"]
+        for r in bridge:
+            change = "" if r["change_usd"] is None else usd(r["change_usd"])
+            lines.append(f"  {r['words']}: {change:>14}  {usd(r['total_usd']):>14}")
+    return lines

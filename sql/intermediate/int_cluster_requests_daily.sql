@@ -114,13 +114,13 @@ windows AS (
     GROUP BY ALL
 ),
 observed AS (
-    -- p95 within the SLO <=> the quantile_disc position of p95 (max(1, n - floor(n - 0.95 n))) is within the SLO,
+    -- p95 within the SLO <=> the quantile_disc position of p95 (quantile_position) is within the SLO,
     -- i.e. at least that many of the window's requests are
     SELECT
         cluster_id,
         day,
         month,
-        CAST(max(tokens / 300) FILTER (WHERE n_within_slo >= greatest(1, n - floor(n - 0.95 * n))) AS DECIMAL(18, 3))
+        CAST(max(tokens / 300) FILTER (WHERE n_within_slo >= quantile_position(n, 0.95)) AS DECIMAL(18, 3))
             AS observed_tokens_per_second
     FROM windows
     GROUP BY cluster_id, day, month

@@ -15,11 +15,11 @@ cumulative AS (
     FROM histogram
 ),
 accepted_p95 AS (
-    -- position of the 95th percentile among n values, as quantile_disc computes it: max(1, n - floor(n - 0.95 n))
+    -- the quantile_disc position of the 95th percentile among n values (quantile_position)
     SELECT
         cluster_id,
         month,
-        min(latency_ms) FILTER (WHERE upto >= greatest(1, total - floor(total - 0.95 * total))) AS accepted_p95_latency_ms
+        min(latency_ms) FILTER (WHERE upto >= quantile_position(total, 0.95)) AS accepted_p95_latency_ms
     FROM cumulative
     GROUP BY cluster_id, month
 ),

@@ -65,7 +65,7 @@ matched AS (
 costed AS (
     SELECT
         *,
-        -- docs/marts.md: (hit x price_hit + miss x price_miss + write_5m x price_write_5m + write_1h x price_write_1h
+        -- docs/definitions.md: (hit x price_hit + miss x price_miss + write_5m x price_write_5m + write_1h x price_write_1h
         -- + (output + reasoning) x price_out) / 1e6 + web_search_calls x price_per_search, exact at scale 12.
         -- The same sum in whole picodollars (BIGINT, 30x faster than HUGEINT decimals) when every price has a whole
         -- micro-dollar value below $1,000 (web search: a picodollar one below $1) and every token count is below

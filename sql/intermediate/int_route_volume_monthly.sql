@@ -42,12 +42,12 @@ cumulative AS (
     FROM histogram
 ),
 percentiles AS (
-    -- position of quantile q among n values, as DuckDB's quantile_disc computes it: max(1, n - floor(n - q x n))
+    -- the quantile_disc position of p50 and p95 among n values (quantile_position)
     SELECT
         month,
         route,
-        min(latency_ms) FILTER (WHERE upto >= greatest(1, total - floor(total - 0.5 * total))) AS p50_latency_ms,
-        min(latency_ms) FILTER (WHERE upto >= greatest(1, total - floor(total - 0.95 * total))) AS p95_latency_ms
+        min(latency_ms) FILTER (WHERE upto >= quantile_position(total, 0.5)) AS p50_latency_ms,
+        min(latency_ms) FILTER (WHERE upto >= quantile_position(total, 0.95)) AS p95_latency_ms
     FROM cumulative
     GROUP BY month, route
 )

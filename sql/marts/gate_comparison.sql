@@ -64,12 +64,11 @@ grouped AS (
     GROUP BY GROUPING SETS ((eval_set, route, category), (eval_set, route))
 ),
 with_p95 AS (
-    -- the 95th percentile as DuckDB's quantile_disc takes it: the ceil(0.95 n)-th smallest latency, at position
-    -- max(1, n - floor(n - 0.95 n)) of the sorted list
+    -- the 95th percentile as DuckDB's quantile_disc takes it: the ceil(0.95 n)-th smallest latency (quantile_position)
     SELECT
         *,
         CAST(list_sort(latencies_ms)[
-            CAST(greatest(1, array_length(latencies_ms) - floor(array_length(latencies_ms) * 0.05)) AS BIGINT)
+            CAST(quantile_position(array_length(latencies_ms), 0.95) AS BIGINT)
         ] AS BIGINT) AS p95_latency_ms
     FROM grouped
 )

@@ -87,6 +87,15 @@ month_nodes AS (
     JOIN intermediate.int_months_spined AS sp ON b.month = sp.month
     LEFT JOIN node_kinds AS k ON b.month = k.month
 ),
+committed_price AS (
+    -- the month's committed cost per committed node: what the plan pays for each of them (and for a node beyond them
+    -- when nothing else prices one)
+    SELECT
+        *,
+        CASE WHEN month_committed_nodes > 0
+            THEN money_div(coalesce(committed_cost_usd, 0), month_committed_nodes) END AS committed_node_month_usd
+    FROM month_nodes
+),
 months AS (
     SELECT
         b.month,
@@ -97,13 +106,12 @@ months AS (
         s.spare_nodes,
         -- a what-if price prices every node: none counts as committed
         CASE WHEN w.node_month_usd IS NULL THEN b.month_committed_nodes ELSE 0 END AS committed_nodes,
-        CASE WHEN b.month_committed_nodes > 0
-            THEN money_div(coalesce(b.committed_cost_usd, 0), b.month_committed_nodes) END AS committed_node_month_usd,
+        b.committed_node_month_usd,
         CASE
             WHEN w.node_month_usd IS NOT NULL THEN w.node_month_usd
             WHEN s.node_month_usd IS NOT NULL THEN s.node_month_usd
             WHEN b.on_demand_node_hours > 0 THEN money_div(b.on_demand_usd * b.hours_in_month, b.on_demand_node_hours)
-            WHEN b.month_committed_nodes > 0 THEN money_div(coalesce(b.committed_cost_usd, 0), b.month_committed_nodes)
+            ELSE b.committed_node_month_usd
         END AS node_month_usd,
         CASE
             WHEN w.node_month_usd IS NOT NULL THEN 'what_if'
@@ -130,7 +138,7 @@ months AS (
         CASE WHEN d.tokens > 0
             THEN CAST(CAST(coalesce(t.tokens, 0) AS DOUBLE) / CAST(d.tokens AS DOUBLE) AS DECIMAL(18, 6))
         END AS served_share_today
-    FROM month_nodes AS b
+    FROM committed_price AS b
     CROSS JOIN what_if AS w
     CROSS JOIN settings AS s
     LEFT JOIN demand AS d ON b.month = d.month
