@@ -169,7 +169,7 @@ def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, 
     ledger.build()
     con = connect_read(ledger.publish())
     data = gather(con, "2026-07")
-    assert (data.be["verdict"], data.be["self_hosting_cheaper"]) == (want[0], None)
+    assert (data.be.verdict, data.be.self_hosting_cheaper) == (want[0], None)
     assert (
         want[1] in _words(render_html(data))
         and want[1] in render_markdown(data)
@@ -516,7 +516,7 @@ def test_what_changed_since_the_month_before(demo_db):
     october = gather(con, "2026-10")
     lines = " ".join(_words(render_html(october)).split())
     assert "The verdict changed: the API cheaper before, self-hosting cheaper now." in lines
-    sept, octo = october.previous["saving_usd"], october.be["saving_usd"]
+    sept, octo = october.previous.saving_usd, october.be.saving_usd
     assert f"Self-hosting went from costing ${-sept:,.0f} in 2026-09 to saving ${octo:,.0f} in 2026-10." in lines
 
 

@@ -55,7 +55,7 @@ def test_july_the_api_alone_was_cheapest(demo_db):
     # the figures in the sentence are the mart's, rounded once for display; today's is the month's real spend
     assert f"${cheapest['total_usd']:,.0f}" == "$7,979" and f"${today['total_usd']:,.0f}" == "$22,962"
     be = data.be
-    assert today["total_usd"] == be["fixed_cost_usd"] + be["api_run_rate_usd"] + sum(
+    assert today["total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
         r["review_cost_usd"] for r in data.routes
     )
 
@@ -146,10 +146,10 @@ def test_the_bridge_ties_the_month_s_figures_together_in_every_month(demo_db):
         all_api = next(r for r in hybrid if r["scenario"] == "plan" and r["nodes"] == 0)
         assert steps["cash"]["total_usd"] == sum(r["cost_usd"] for r in routes)
         assert steps["tax_and_credits"]["total_usd"] == today["actual_total_usd"] == steps["today"]["total_usd"]
-        assert today["actual_total_usd"] == be["fixed_cost_usd"] + be["api_run_rate_usd"] + sum(
+        assert today["actual_total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
             r["review_cost_usd"] for r in routes
         )
-        assert steps["saving"]["total_usd"] == be["saving_usd"]
+        assert steps["saving"]["total_usd"] == be.saving_usd
         assert steps["pricing"]["total_usd"] == steps["all_api_minus_today"]["total_usd"]
         assert steps["all_api_minus_today"]["total_usd"] == all_api["total_usd"] - today["total_usd"]
         ordered = data.bridge

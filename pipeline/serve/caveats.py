@@ -4,9 +4,10 @@ self-hosting a requirement whatever the cost."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pipeline.text import count, ms, pct, usd
+from pipeline.serve.records import BreakEvenMonth
 
 if TYPE_CHECKING:
     from pipeline.serve.reportdata import ReportData
@@ -33,10 +34,7 @@ CAVEATS = {
 
 
 def caveat_sentences(d: "ReportData") -> list[str]:
-    return [
-        _sweep_optimistic(d) if c == "sweep_optimistic" else CAVEATS.get(c, c)
-        for c in d.be.get("verdict_caveats") or []
-    ]
+    return [_sweep_optimistic(d) if c == "sweep_optimistic" else CAVEATS.get(c, c) for c in d.be.verdict_caveats or []]
 
 
 def _sweep_optimistic(d: "ReportData") -> str:
@@ -69,16 +67,16 @@ CONTROL_WORDS = {
 }
 
 
-def control_sentence(be: dict[str, Any]) -> str | None:
+def control_sentence(be: BreakEvenMonth) -> str | None:
     """Beside the verdict, when the settings name why the team must run the model itself: the verdict weighs cost
     alone, and a negative saving is the price of that control this month."""
-    needs = be.get("control_requirements") or []
+    needs = be.control_requirements or []
     if not needs:
         return None
     named = [CONTROL_WORDS.get(n, n) for n in needs]
     listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
     text = f"Self-hosting is required for {listed}; the verdict weighs cost alone."
-    saving = be.get("saving_usd")
+    saving = be.saving_usd
     if saving is not None and saving < 0:
         text += (
             f" Strategic control can justify a higher price: the price of that control this month is {usd(-saving, 0)}."

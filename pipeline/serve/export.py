@@ -35,11 +35,11 @@ SECTIONS = {
 
 def sections(data: ReportData) -> dict[str, list[dict[str, Any]]]:
     """Each section's rows (dicts of column -> value) for the report's month."""
-    be = {k: v for k, v in data.be.items() if k != "verdict_sensitivity"}
+    be = {k: v for k, v in data.be_row.items() if k != "verdict_sensitivity"}
     return {
         "first_screen": [{"line": i + 1, "text": line} for i, line in enumerate(headline(data))],
         "break_even": [be],
-        "verdict_sensitivity": [{"month": data.be["month"], **r} for r in data.be["verdict_sensitivity"] or []],
+        "verdict_sensitivity": [{"month": data.be.month, **r} for r in data.be.verdict_sensitivity or []],
         "routes": data.routes,
         "self_hosted_cost": data.month_costs,
         "utilisation": data.utilisation,

@@ -16,6 +16,7 @@ import duckdb
 from pipeline.errors import CostledgerError, ExitCode
 from pipeline.models import SQL_DIR, define_macros, parse_model
 from pipeline.text import count, pct, usd
+from pipeline.serve.records import BreakEvenMonth
 
 #: The variables the hybrid plan's SQL reads its what-if values from.
 _WHAT_IF = {"node_month_usd": "costledger_plan_node_month_usd", "capacity_tps": "costledger_plan_capacity_tps"}
@@ -218,7 +219,7 @@ def plan_sentences(rows: list[dict[str, Any]]) -> list[str]:
     return said
 
 
-def curve_sentence(be: dict[str, Any], curve: list[dict[str, Any]]) -> str | None:
+def curve_sentence(be: BreakEvenMonth, curve: list[dict[str, Any]]) -> str | None:
     """The break-even curve in words: what a task costs on the cluster at today's utilisation against the API, where
     the cluster breaks even, and the most a cluster sized for its busiest hour can reach."""
     if not curve:
@@ -226,7 +227,7 @@ def curve_sentence(be: dict[str, Any], curve: list[dict[str, Any]]) -> str | Non
     first = curve[0]
     said = (
         f"At today's {pct(first['today_token_utilisation'])} of its token capacity, an accepted task costs "
-        f"{usd(be['self_hosted_cost_per_accepted_task_usd'], 2)} on the cluster against "
+        f"{usd(be.self_hosted_cost_per_accepted_task_usd, 2)} on the cluster against "
         f"{usd(first['api_cost_per_accepted_task_usd'], 2)} on the API"
     )
     be_u, ceiling = first["break_even_token_utilisation"], first["ceiling_token_utilisation"]

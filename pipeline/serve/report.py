@@ -20,6 +20,7 @@ from pipeline.models import define_macros
 from pipeline.errors import CostledgerError, UsageError
 from pipeline.serve.bridge import bridge_rows
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
+from pipeline.serve.records import BreakEvenMonth
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
 from pipeline.serve.words import (
@@ -119,6 +120,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
     def business(key: str) -> Any:
         return s.get(key) or None
 
+    be_row = _rows(con, "SELECT * FROM marts.monthly_break_even WHERE month = ?", [first])[0]
     publication = (
         _rows(con, "SELECT run_id, published_at FROM meta.publication")
         if table_exists(con, "meta", "publication")
@@ -128,7 +130,8 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         month=m,
         generated_at=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         publication=publication[0] if publication else {"run_id": "n/a", "published_at": None},
-        be=_rows(con, "SELECT * FROM marts.monthly_break_even WHERE month = ?", [first])[0],
+        be=BreakEvenMonth.from_row(be_row),
+        be_row=be_row,
         **_month_marts(con, first),
         routes=_rows(con, "SELECT * FROM marts.monthly_route_cost WHERE month = ? ORDER BY route", [first]),
         measured_plan=measured_plan,
@@ -149,9 +152,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
                 "monthly_revenue_usd": business("business_monthly_revenue_usd"),
             },
         ),
-        previous=_first_row(
-            con, "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH", [first]
-        ),
+        previous=_break_even_of(con, "CAST(? AS DATE) - INTERVAL 1 MONTH", first),
         forecast=_first_row(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])
         if table_exists(con, "marts", "monthly_forecast")
         else None,
@@ -227,6 +228,12 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
         else [],
         "teams": _rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
     }
+
+
+def _break_even_of(con: duckdb.DuckDBPyConnection, month_sql: str, first: dt.date) -> BreakEvenMonth | None:
+    """The typed break-even row of the month ``month_sql`` names (an expression of the bound month), if any."""
+    row = _first_row(con, f"SELECT * FROM marts.monthly_break_even WHERE month = {month_sql}", [first])
+    return None if row is None else BreakEvenMonth.from_row(row)
 
 
 def _first_row(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> dict[str, Any] | None:
@@ -341,7 +348,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     d = gather(con, month)
     be = d.be
     lines = [f"costledger report for {d.month}", "=" * 40, *headline(d), ""]
-    if be["break_even_accepted_tasks"] is not None:
+    if be.break_even_accepted_tasks is not None:
         lines.append("Break-even, four questions:")
         for v in views(d):
             lines.append(
@@ -351,12 +358,12 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
         lines += [f"  {marginal_sentence(d)}", ""]
     lines += [
         "What an accepted task costs on the API:",
-        f"  used ({be['api_cost_source'] or 'n/a'})      {usd(be['api_cost_per_accepted_task_usd'], 4)}",
-        f"  measured on the API route  {usd(be['api_measured_cost_per_accepted_task_usd'], 4)}"
-        f"  (gap {usd(be['api_comparator_gap_usd'], 4)})",
-        f"  self-hosted variable (V)   {usd(be['self_hosted_variable_cost_per_accepted_task_usd'], 4)}",
-        f"  API credits this month     {usd(be['api_credits_usd'])} (left out of the run-rate)",
-        f"  API tax this month         {usd(be['api_tax_usd'])} (left out of the run-rate)",
+        f"  used ({be.api_cost_source or 'n/a'})      {usd(be.api_cost_per_accepted_task_usd, 4)}",
+        f"  measured on the API route  {usd(be.api_measured_cost_per_accepted_task_usd, 4)}"
+        f"  (gap {usd(be.api_comparator_gap_usd, 4)})",
+        f"  self-hosted variable (V)   {usd(be.self_hosted_variable_cost_per_accepted_task_usd, 4)}",
+        f"  API credits this month     {usd(be.api_credits_usd)} (left out of the run-rate)",
+        f"  API tax this month         {usd(be.api_tax_usd)} (left out of the run-rate)",
         "",
         "From capacity to cost per token: five steps, from the data:",
         *(f"  {step}: {figure} ({how})" for step, figure, how in steps(d)),

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.serve.planning import Gate
+from pipeline.serve.records import BreakEvenMonth
 
 
 @dataclass(kw_only=True)
@@ -13,7 +14,10 @@ class ReportData:
     month: str
     generated_at: str
     publication: dict[str, Any]
-    be: dict[str, Any]
+    be: BreakEvenMonth
+    """The month's break-even, typed (the fields the report reads)."""
+    be_row: dict[str, Any]
+    """The same row with every column, for the exports."""
     routes: list[dict[str, Any]]
     trend_routes: list[dict[str, Any]]
     trend_be: list[dict[str, Any]]
@@ -35,7 +39,7 @@ class ReportData:
     teams: list[dict[str, Any]]
     forecast: dict[str, Any] | None = None
     """The month's row of marts.monthly_forecast (when the ledger has the mart)."""
-    previous: dict[str, Any] | None = None
+    previous: BreakEvenMonth | None = None
     """The month before's break-even row, when the ledger has it."""
     movements: list[dict[str, Any]] = field(default_factory=list)
     """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.serve.caveats import caveat_sentences, control_sentence, idle_cluster_sentences
 from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
 from pipeline.text import count, pct, usd
+from pipeline.serve.records import BreakEvenMonth
 
 if TYPE_CHECKING:
     from pipeline.serve.reportdata import ReportData
@@ -51,8 +52,8 @@ VERDICT_NOUNS = {
 }
 
 
-def verdict(be: dict[str, Any]) -> str:
-    return VERDICTS.get(be["verdict"], "No verdict")
+def verdict(be: BreakEvenMonth) -> str:
+    return VERDICTS.get(be.verdict, "No verdict")
 
 
 def _slo(d: "ReportData") -> str:
@@ -74,7 +75,7 @@ def unpriced_sentence(d: "ReportData") -> str | None:
 
 def latency_sentence(d: "ReportData") -> str | None:
     """The share of the API's accepted tasks whose latency is unknown: the SLO could not be checked for them."""
-    share = d.be.get("api_latency_unknown_share")
+    share = d.be.api_latency_unknown_share
     if not share:
         return None
     return (
@@ -133,20 +134,20 @@ def forecast_sentence(d: "ReportData", already_above: bool = False) -> str | Non
 def saving_sentence(d: "ReportData") -> str | None:
     """The month's saving (or cost) in dollars against sending the same accepted work to the API."""
     be = d.be
-    if be["saving_usd"] is None or be["verdict"] in ("no_self_hosted_route", "no_api_price"):
+    if be.saving_usd is None or be.verdict in ("no_self_hosted_route", "no_api_price"):
         return None
-    saved = be["saving_usd"]
+    saved = be.saving_usd
     what = "saved" if saved >= 0 else "cost"
-    low, high = be.get("saving_range_low_usd"), be.get("saving_range_high_usd")
+    low, high = be.saving_range_low_usd, be.saving_range_high_usd
     # a verdict that an assumption turns never gets a bare figure: the range under the named assumptions with it
     ranged = (
         f" (between {_signed(low)} and {_signed(high)} under the named assumptions taken together)"
-        if low is not None and high is not None and be.get("verdict_confidence") in ("marginal", "fragile")
+        if low is not None and high is not None and be.verdict_confidence in ("marginal", "fragile")
         else ""
     )
     return (
         f"Self-hosting {what} {usd(abs(saved), 0)} this month{ranged} against sending the same accepted tasks to the "
-        f"API, which would have charged {usd(be['api_would_have_cost_usd'], 0)} for them."
+        f"API, which would have charged {usd(be.api_would_have_cost_usd, 0)} for them."
     )
 
 
@@ -198,19 +199,19 @@ def robustness_rows(d: "ReportData") -> list[dict[str, Any]]:
             "verdict_high": words.get(r["verdict_at_high_value"], r["verdict_at_high_value"]),
             "flips": r["flips"],
         }
-        for r in d.be["verdict_sensitivity"] or []
+        for r in d.be.verdict_sensitivity or []
     ]
 
 
 def robustness_sentence(d: "ReportData") -> str | None:
     """How far the month is from break-even, and which named assumptions would turn the verdict."""
     be = d.be
-    if be["verdict_confidence"] is None or be["verdict_margin"] is None:
+    if be.verdict_confidence is None or be.verdict_margin is None:
         return None
-    side = "above" if be["verdict_margin"] >= 0 else "below"
-    margin = f"The month is {pct(abs(be['verdict_margin']), 1)} {side} break-even"
-    flipped = be["verdict_flipped_by"] or []
-    if be["verdict_confidence"] == "robust":
+    side = "above" if be.verdict_margin >= 0 else "below"
+    margin = f"The month is {pct(abs(be.verdict_margin), 1)} {side} break-even"
+    flipped = be.verdict_flipped_by or []
+    if be.verdict_confidence == "robust":
         return f"{margin}; the verdict holds under every assumption tested, alone and together (robust)."
     if not flipped:
         return (
@@ -226,7 +227,7 @@ def no_api_price_cause(d: "ReportData") -> str:
     """Why a month has no API cost per accepted task to compare with, naming the cause the figures show."""
     be, m = d.be, d.month
     api_accepted = sum(r["accepted_tasks"] or 0 for r in d.routes if r["route"] == "api")
-    if not api_accepted and not be["self_hosted_accepted_tasks"]:
+    if not api_accepted and not be.self_hosted_accepted_tasks:
         return (
             f"No task was accepted in {m} on either route: the ledger learns which tasks were accepted from "
             "outcomes files (outcomes/) or an accepted column in the request log, and none says so for this month, "
@@ -242,12 +243,12 @@ def no_api_price_cause(d: "ReportData") -> str:
 
 def _headline(d: "ReportData") -> list[str]:
     be, m = d.be, d.month
-    v = be["verdict"]
+    v = be.verdict
     out = [f"{verdict(be)} in {m}."]
     if v == "no_self_hosted_route":
         out.append(
             f"The ledger has no cluster cost and no self-hosted requests for {m}; an accepted task cost "
-            f"{usd(be['api_measured_cost_per_accepted_task_usd'], 4)} on the API."
+            f"{usd(be.api_measured_cost_per_accepted_task_usd, 4)} on the API."
         )
         return out
     if v == "no_api_price":
@@ -255,16 +256,16 @@ def _headline(d: "ReportData") -> list[str]:
         return out
     if v == "never_breaks_even":
         out.append(
-            f"An accepted task costs {usd(be['api_cost_per_accepted_task_usd'], 4)} on the API, no more than the "
-            f"{usd(be['self_hosted_variable_cost_per_accepted_task_usd'], 4)} per task the cluster spends on review "
+            f"An accepted task costs {usd(be.api_cost_per_accepted_task_usd, 4)} on the API, no more than the "
+            f"{usd(be.self_hosted_variable_cost_per_accepted_task_usd, 4)} per task the cluster spends on review "
             "alone: no volume pays for the cluster."
         )
         return out
     out.append(
-        f"Self-hosting breaks even at {count(be['break_even_accepted_tasks'])} accepted tasks a month "
-        f"(you delivered {count(be['self_hosted_accepted_tasks'])})."
+        f"Self-hosting breaks even at {count(be.break_even_accepted_tasks)} accepted tasks a month "
+        f"(you delivered {count(be.self_hosted_accepted_tasks)})."
     )
-    share = be["break_even_share_of_capacity"]
+    share = be.break_even_share_of_capacity
     if share is None:
         out.append(
             f"The cluster's capacity at {_slo(d)} is unknown (no load-test sweep and no window of the request "
@@ -273,7 +274,7 @@ def _headline(d: "ReportData") -> list[str]:
     else:
         lower = (
             " (capacity observed in the request log: a lower bound, so this share is at most this)"
-            if be["capacity_source"] == "observed"
+            if be.capacity_source == "observed"
             else ""
         )
         out.append(
@@ -283,10 +284,10 @@ def _headline(d: "ReportData") -> list[str]:
     return out
 
 
-def peak_sentence(be: dict[str, Any]) -> str:
+def peak_sentence(be: BreakEvenMonth) -> str:
     """Whether the break-even volume fits the nodes in service at the busiest hour (a cluster cannot scale up for
     an hour: it is sized for its peak)."""
-    need, have = be.get("break_even_nodes_at_peak"), be.get("nodes_in_service")
+    need, have = be.break_even_nodes_at_peak, be.nodes_in_service
     if need is None or have is None:
         return "Whether it fits at the busiest hour is not known (no accepted self-hosted tasks or no capacity)."
     verdict = "it fits" if need <= have else "it does not fit"
@@ -296,15 +297,15 @@ def peak_sentence(be: dict[str, Any]) -> str:
     )
 
 
-def fixed_cost_sentence(be: dict[str, Any]) -> str | None:
+def fixed_cost_sentence(be: BreakEvenMonth) -> str | None:
     """Where the month's fixed cost went: accepted work, failed work, idle capacity, in dollars (None without a
     capacity to measure them by)."""
-    if be.get("idle_cost_usd") is None:
+    if be.idle_cost_usd is None:
         return None
     return (
-        f"Of the {usd(be['fixed_cost_usd'], 0)} fixed cost, {usd(be['accepted_work_usd'], 0)} bought accepted work, "
-        f"{usd(be['failed_work_usd'], 0)} went to failed or retried attempts and {usd(be['idle_cost_usd'], 0)} went "
-        f"to idle capacity ({pct(be['productive_utilisation'])} of the capacity went to accepted work)."
+        f"Of the {usd(be.fixed_cost_usd, 0)} fixed cost, {usd(be.accepted_work_usd, 0)} bought accepted work, "
+        f"{usd(be.failed_work_usd, 0)} went to failed or retried attempts and {usd(be.idle_cost_usd, 0)} went "
+        f"to idle capacity ({pct(be.productive_utilisation)} of the capacity went to accepted work)."
     )
 
 
@@ -315,28 +316,28 @@ def views(d: "ReportData") -> list[dict[str, Any]]:
     return [
         {
             "view": "fully loaded",
-            "cost": be["fixed_cost_usd"],
+            "cost": be.fixed_cost_usd,
             "includes": "hardware, cluster charges, operating costs",
-            "break_even": be["break_even_accepted_tasks"],
+            "break_even": be.break_even_accepted_tasks,
         },
         {
             "view": "infrastructure only",
-            "cost": be["infrastructure_cost_usd"],
+            "cost": be.infrastructure_cost_usd,
             "includes": "hardware and cluster charges; operating costs left out, as published planning tables do",
-            "break_even": be["infrastructure_break_even_accepted_tasks"],
+            "break_even": be.infrastructure_break_even_accepted_tasks,
         },
         {
             "view": "shutdown",
-            "cost": _add(be["avoidable_cost_usd"], be["operating_cost_usd"]),
+            "cost": _add(be.avoidable_cost_usd, be.operating_cost_usd),
             "includes": "cancellable capacity and operating costs: does running the service pay, with the hardware "
             "and reservations committed either way?",
-            "break_even": be["shutdown_break_even_accepted_tasks"],
+            "break_even": be.shutdown_break_even_accepted_tasks,
         },
         {
             "view": "marginal",
-            "cost": be["avoidable_cost_usd"],
+            "cost": be.avoidable_cost_usd,
             "includes": "cancellable capacity only: does the capacity we can cancel this month pay for itself?",
-            "break_even": be["marginal_break_even_accepted_tasks"],
+            "break_even": be.marginal_break_even_accepted_tasks,
         },
     ]
 
@@ -379,21 +380,19 @@ def changes(d: "ReportData") -> list[str]:
     if before is None:
         return []
     out = []
-    if be["saving_usd"] is not None and before["saving_usd"] is not None:
+    if be.saving_usd is not None and before.saving_usd is not None:
         out.append(
-            f"Self-hosting went from {_saving_words(before['saving_usd'])} in {str(before['month'])[:7]} to "
-            f"{_saving_words(be['saving_usd'])} in {d.month}."
+            f"Self-hosting went from {_saving_words(before.saving_usd)} in {str(before.month)[:7]} to "
+            f"{_saving_words(be.saving_usd)} in {d.month}."
         )
-    if be["break_even_accepted_tasks"] is not None and before["break_even_accepted_tasks"] is not None:
+    if be.break_even_accepted_tasks is not None and before.break_even_accepted_tasks is not None:
         out.append(
-            f"Break-even moved from {count(before['break_even_accepted_tasks'])} to "
-            f"{count(be['break_even_accepted_tasks'])} accepted tasks; the cluster delivered "
-            f"{count(before['self_hosted_accepted_tasks'])}, then {count(be['self_hosted_accepted_tasks'])}."
+            f"Break-even moved from {count(before.break_even_accepted_tasks)} to "
+            f"{count(be.break_even_accepted_tasks)} accepted tasks; the cluster delivered "
+            f"{count(before.self_hosted_accepted_tasks)}, then {count(be.self_hosted_accepted_tasks)}."
         )
-    if be["verdict"] != before["verdict"]:
-        out.append(
-            f"The verdict changed: {VERDICT_NOUNS[before['verdict']]} before, {VERDICT_NOUNS[be['verdict']]} now."
-        )
+    if be.verdict != before.verdict:
+        out.append(f"The verdict changed: {VERDICT_NOUNS[before.verdict]} before, {VERDICT_NOUNS[be.verdict]} now.")
     for m in d.movements:
         name = category_label(m["item"]) if m["kind"] == "self-hosted" else f"the API at {m['item']}"
         out.append(
@@ -422,40 +421,40 @@ def surcharges(d: "ReportData") -> list[str]:
 def comparator_how(d: "ReportData") -> str:
     """How the API cost per accepted task used for break-even was found, with the two factors it multiplies by."""
     be = d.be
-    if be["api_cost_source"] != "equivalent":
+    if be.api_cost_source != "equivalent":
         return "the API route's run-rate plus review, per accepted task"
     waste = {
         "month": "measured this month",
         "pooled": "pooled with earlier months to reach enough accepted API tasks",
         "assumed": "assumed: too few accepted API tasks to measure it",
-    }[be["api_waste_basis"]]
+    }[be.api_waste_basis]
     interval = (
-        f", 95 % interval {be['api_waste_factor_low']:.3f} to {be['api_waste_factor_high']:.3f}"
-        if be["api_waste_basis"] != "assumed"
+        f", 95 % interval {be.api_waste_factor_low:.3f} to {be.api_waste_factor_high:.3f}"
+        if be.api_waste_basis != "assumed"
         else ""
     )
     unreconciled = (
         " (the reference provider's invoice and logs do not reconcile this month: this figure carries the gap)"
-        if "invoice_unreconciled" in (be["verdict_caveats"] or [])
+        if "invoice_unreconciled" in (be.verdict_caveats or [])
         else ""
     )
     return (
         "the cluster's own accepted attempts at the reference API price, times the API's spend on failures and "
-        f"retries per accepted dollar ({be['api_waste_factor']:.3f}x, {waste}{interval}) and times what the "
-        f"reference provider's invoices add to its list prices ({be['api_invoice_uplift']:.3f}x{unreconciled}), "
+        f"retries per accepted dollar ({be.api_waste_factor:.3f}x, {waste}{interval}) and times what the "
+        f"reference provider's invoices add to its list prices ({be.api_invoice_uplift:.3f}x{unreconciled}), "
         "plus review"
     )
 
 
 def marginal_sentence(d: "ReportData") -> str:
     be = d.be
-    if be["marginal_break_even_accepted_tasks"] is None:
+    if be.marginal_break_even_accepted_tasks is None:
         return "No shutdown or marginal view: there is no break-even this month."
     return (
         "With the hardware and reservations committed either way, running the service pays from "
-        f"{count(be['shutdown_break_even_accepted_tasks'])} accepted tasks a month; the capacity that can be "
-        f"cancelled this month ({usd(be['avoidable_cost_usd'], 0)}) pays for itself from "
-        f"{count(be['marginal_break_even_accepted_tasks'])}."
+        f"{count(be.shutdown_break_even_accepted_tasks)} accepted tasks a month; the capacity that can be "
+        f"cancelled this month ({usd(be.avoidable_cost_usd, 0)}) pays for itself from "
+        f"{count(be.marginal_break_even_accepted_tasks)}."
     )
 
 
@@ -466,8 +465,8 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
         "sweep": "the load-test sweeps in force over the month, weighted by node-hours",
         "observed": "observed in the request log (best 5-minute window within the latency target; a lower bound)",
         "mixed": "the request log before the first sweep, the sweeps after it",
-    }.get(be["capacity_source"] or "", "unknown")
-    per_node = be["capacity_per_node_tokens_per_second"]
+    }.get(be.capacity_source or "", "unknown")
+    per_node = be.capacity_per_node_tokens_per_second
     return [
         (
             "1. Capacity at the latency target",
@@ -476,28 +475,28 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
         ),
         (
             "2. Duty cycle, measured",
-            f"{pct(be['token_utilisation'])} of token capacity used",
+            f"{pct(be.token_utilisation)} of token capacity used",
             "tokens served / the tokens the provisioned nodes could serve at the latency target; not assumed "
-            f"(accepted work alone: {pct(be['productive_utilisation'])}, the productive utilisation)",
+            f"(accepted work alone: {pct(be.productive_utilisation)}, the productive utilisation)",
         ),
         (
             "3. Cost per million tokens",
-            f"{usd(be['self_hosted_cost_per_million_tokens_served'], 2)} per million served",
-            f"fixed cost / the tokens served; at full capacity ({count(be['monthly_token_capacity'])} tokens from "
-            f"{count(be['provisioned_node_hours'])} node-hours) it would be "
-            f"{usd(be['self_hosted_cost_per_million_tokens_at_capacity'], 2)}",
+            f"{usd(be.self_hosted_cost_per_million_tokens_served, 2)} per million served",
+            f"fixed cost / the tokens served; at full capacity ({count(be.monthly_token_capacity)} tokens from "
+            f"{count(be.provisioned_node_hours)} node-hours) it would be "
+            f"{usd(be.self_hosted_cost_per_million_tokens_at_capacity, 2)}",
         ),
         (
             "4. The API at your mix",
-            f"{usd(be['api_cost_per_million_tokens_at_mix'], 2)} per million tokens",
+            f"{usd(be.api_cost_per_million_tokens_at_mix, 2)} per million tokens",
             "the cluster's own requests priced at the reference API, times the API's waste and invoice factors, / "
             "their tokens: compare with step 3's served figure"
-            if be["api_cost_source"] == "equivalent"
+            if be.api_cost_source == "equivalent"
             else "the API route's run-rate / its tokens: compare with step 3's served figure",
         ),
         (
             "5. Operations",
-            f"{usd(be['operating_cost_usd'], 0)} a month",
+            f"{usd(be.operating_cost_usd, 0)} a month",
             "platform engineering, on-call, ...: included in the fully loaded view, left out of the "
             "infrastructure-only one",
         ),
