@@ -43,6 +43,19 @@ def drills(*, failed: str | None = None, missing: str | None = None, recovery: d
     ]
 
 
+def load_runs(ledger, reqs: list[dict], evals: list[dict], rejected, drill_rows: list[dict]) -> None:
+    """The set's requests, each task decided (accepted unless ``rejected``), its cases and its drills."""
+    ledger.load("requests", reqs)
+    tasks = [r["task_id"] for r in reqs]
+    ledger.load(
+        "outcomes",
+        accepted(*[t for t in tasks if t not in rejected])
+        + [{"task_id": t, "accepted": "false", "decided_at": "2026-07-20"} for t in rejected],
+    )
+    ledger.load("eval-tasks", evals)
+    ledger.load("gate-checks", drill_rows)
+
+
 def load_set(ledger, *, cluster_latency_ms: int = 60_000, rejected: tuple[str, ...] = (), cases: int = 2, **kw):
     """The base set; ``rejected`` tasks are decided not accepted; ``kw``: skip_cluster_case, api_days, drill args."""
     skip = kw.pop("skip_cluster_case", None)
@@ -80,15 +93,7 @@ def load_set(ledger, *, cluster_latency_ms: int = 60_000, rejected: tuple[str, .
             evals.append(
                 {"eval_set": "e1", "case_id": f"case-{i}", "task_id": f"sh-{i}", "category": cat if named else ""}
             )
-    ledger.load("requests", reqs)
-    tasks = [r["task_id"] for r in reqs]
-    ledger.load(
-        "outcomes",
-        accepted(*[t for t in tasks if t not in rejected])
-        + [{"task_id": t, "accepted": "false", "decided_at": "2026-07-20"} for t in rejected],
-    )
-    ledger.load("eval-tasks", evals)
-    ledger.load("gate-checks", drills(**kw))
+    load_runs(ledger, reqs, evals, rejected, drills(**kw))
 
 
 def criteria(ledger) -> dict[str, dict]:
@@ -250,15 +255,7 @@ def _paired(ledger, only_cluster: int, only_api: int) -> dict:
             rejected.append(f"api-{i}")
         elif i < only_cluster + only_api:
             rejected.append(f"sh-{i}")
-    ledger.load("requests", reqs)
-    tasks = [r["task_id"] for r in reqs]
-    ledger.load(
-        "outcomes",
-        accepted(*[t for t in tasks if t not in rejected])
-        + [{"task_id": t, "accepted": "false", "decided_at": "2026-07-20"} for t in rejected],
-    )
-    ledger.load("eval-tasks", evals)
-    ledger.load("gate-checks", drills())
+    load_runs(ledger, reqs, evals, rejected, drills())
     ledger.build(**SMALL_SET)
     return criteria(ledger)["acceptance_non_inferior"]
 

@@ -30,12 +30,11 @@ def bridge_rows(bridge: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in bridge:
         if r["step"] == "all_api" and cheapest is not None and cheapest["nodes"] == 0:
             continue
-        words = (
-            f"the cheapest plan for this demand: {nodes_words(r['nodes'])}"
-            if r["step"] == "cheapest" and r["nodes"]
-            else "the cheapest plan for this demand: no cluster, everything on the API"
-            if r["step"] == "cheapest"
-            else STEP_WORDS[r["step"]]
-        )
+        if r["step"] != "cheapest":
+            words = STEP_WORDS[r["step"]]
+        elif r["nodes"]:
+            words = f"the cheapest plan for this demand: {nodes_words(r['nodes'])}"
+        else:
+            words = "the cheapest plan for this demand: no cluster, everything on the API"
         out.append({**r, "words": words})
     return out

@@ -152,7 +152,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
                 "monthly_revenue_usd": business("business_monthly_revenue_usd"),
             },
         ),
-        previous=_break_even_of(con, "CAST(? AS DATE) - INTERVAL 1 MONTH", first),
+        previous=_previous_break_even(con, first),
         forecast=_first_row(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])
         if table_exists(con, "marts", "monthly_forecast")
         else None,
@@ -230,9 +230,11 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
     }
 
 
-def _break_even_of(con: duckdb.DuckDBPyConnection, month_sql: str, first: dt.date) -> BreakEvenMonth | None:
-    """The typed break-even row of the month ``month_sql`` names (an expression of the bound month), if any."""
-    row = _first_row(con, f"SELECT * FROM marts.monthly_break_even WHERE month = {month_sql}", [first])
+def _previous_break_even(con: duckdb.DuckDBPyConnection, first: dt.date) -> BreakEvenMonth | None:
+    """The month before's break-even, typed, when the ledger has that month."""
+    row = _first_row(
+        con, "SELECT * FROM marts.monthly_break_even WHERE month = CAST(? AS DATE) - INTERVAL 1 MONTH", [first]
+    )
     return None if row is None else BreakEvenMonth.from_row(row)
 
 

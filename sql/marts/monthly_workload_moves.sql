@@ -112,23 +112,29 @@ per_token AS (
         END AS saving_per_million_tokens_usd
     FROM saved
 ),
+candidates AS (
+    -- a workload that saves money per task and per token is ranked; the others never move
+    SELECT
+        *,
+        coalesce(saving_per_task_usd > 0 AND saving_per_million_tokens_usd IS NOT NULL, FALSE) AS saves
+    FROM per_token
+),
 ranked AS (
     SELECT
         *,
-        CASE WHEN saving_per_task_usd > 0 AND saving_per_million_tokens_usd IS NOT NULL
+        CASE WHEN saves
             THEN row_number() OVER (
-                PARTITION BY month, saving_per_task_usd > 0 AND saving_per_million_tokens_usd IS NOT NULL
-                ORDER BY saving_per_million_tokens_usd DESC, team ASC, workload ASC
+                PARTITION BY month, saves ORDER BY saving_per_million_tokens_usd DESC, team ASC, workload ASC
             )
         END AS move_rank
-    FROM per_token
+    FROM candidates
 ),
 filled AS (
     SELECT
         *,
-        CASE WHEN move_rank IS NOT NULL
+        CASE WHEN saves
             THEN sum(peak_tokens_per_second) OVER (
-                PARTITION BY month, move_rank IS NOT NULL ORDER BY move_rank
+                PARTITION BY month, saves ORDER BY move_rank
                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
             )
         END AS cumulative_peak_tokens_per_second
@@ -137,8 +143,7 @@ filled AS (
 judged AS (
     SELECT
         *,
-        coalesce(move_rank IS NOT NULL AND cumulative_peak_tokens_per_second <= spare_capacity_tokens_per_second, FALSE)
-            AS fits
+        coalesce(saves AND cumulative_peak_tokens_per_second <= spare_capacity_tokens_per_second, FALSE) AS fits
     FROM filled
 )
 SELECT
