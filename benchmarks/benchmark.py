@@ -184,7 +184,7 @@ def _floor(n: int, folder: Path, landing: Path, memory_limit: str, log: Callable
 
 def _increments(n: int, landing: Path, months: int, cmd: list[str], log: Callable[[str], None]) -> list[Step]:
     """(c) one more day after the period, then (d) a late day inside the loaded month, each a nightly."""
-    from benchmarks.sample_large import write_large_sample
+    from pipeline.sample.large import write_large_sample
 
     day = write_large_sample(landing, n, months=months, extra_day=True)["requests"]
     s, rss, code = run_measured(cmd)
@@ -206,7 +206,7 @@ def benchmark(
     work.mkdir(parents=True, exist_ok=True)
     settings = work / "bench.toml"
     settings.write_text(f'[ledger]\nmemory_limit = "{memory_limit}"\n', encoding="utf-8")
-    from benchmarks.sample_large import write_large_sample
+    from pipeline.sample.large import write_large_sample
 
     runs = sorted(run_measured([sys.executable, "-m", "pipeline.cli", "--help"]) for _ in range(5))
     seconds, rss, code = runs[2]  # the median of 5

@@ -131,7 +131,7 @@ GROUP BY ALL
 # the suite's conditions come from costledger's own code (schemas.expectations), never from input
 CHECK = "SELECT count(*) FILTER (WHERE {bad}) FROM read_parquet($requests)"
 
-STARTUP = "import pipeline.cli.main, pipeline.nightly, pipeline.ingest.files, pipeline.transform.build"
+STARTUP = "import pipeline.cli.main, pipeline.run.nightly, pipeline.ingest.files, pipeline.transform.build"
 GX_START = "from pipeline.ingest.validate import _batch_definition; _batch_definition()"
 
 

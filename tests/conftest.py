@@ -17,7 +17,7 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 from pipeline.transform.build import build  # noqa: E402
 from pipeline.ingest.files import FileResult, ingest_file  # noqa: E402
-from pipeline.settings import Settings  # noqa: E402
+from pipeline.base.settings import Settings  # noqa: E402
 from pipeline.storage.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from benchmarks.benchmark import ANALYST_SQL, NOTEBOOK, PeerCheck, Step, compare_peers, table
 from pipeline.cli import app
-from benchmarks.sample_large import write_large_sample
+from pipeline.sample.large import write_large_sample
 from tests.conftest import ROOT, made_once
 
 

@@ -109,7 +109,7 @@ def test_two_results_billing_the_same_line_in_one_bucket_are_both_kept(ledger, t
 
 
 def test_the_provider_comes_from_a_billing_exports_entry_and_format_can_be_named(ledger, tmp_path):
-    from pipeline.fileformats import BillingMapping
+    from pipeline.base.fileformats import BillingMapping
 
     path = tmp_path / "azure-openai-costs.json"
     shutil.copy(BILLING / "openai_costs.json", path)

@@ -258,8 +258,8 @@ def test_settings_show_where_each_value_came_from(tmp_path, monkeypatch):
 
 
 def test_the_documented_settings_table_is_the_generated_one():
-    from pipeline.settings import _TOML_KEYS, Settings
-    from pipeline.settings_docs import example_toml, settings_markdown
+    from pipeline.base.settings import _TOML_KEYS, Settings
+    from pipeline.base.settings_docs import example_toml, settings_markdown
 
     readme = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
     block = readme.split("<!-- settings:begin -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
@@ -273,8 +273,8 @@ def test_the_documented_settings_table_is_the_generated_one():
 
 
 def test_the_example_settings_file_loads_as_the_defaults(tmp_path):
-    from pipeline.settings import Settings, load_settings
-    from pipeline.settings_docs import example_toml
+    from pipeline.base.settings import Settings, load_settings
+    from pipeline.base.settings_docs import example_toml
 
     (tmp_path / "ex.toml").write_text(example_toml())
     loaded = load_settings(tmp_path / "ex.toml")

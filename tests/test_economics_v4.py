@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PRICE_MOONSHOT, Ledger, request
-from pipeline.settings import Settings
+from pipeline.base.settings import Settings
 
 
 def q12(x: Decimal) -> Decimal:

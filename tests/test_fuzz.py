@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pipeline.transform.build import build
 from pipeline.ingest.files import IngestOptions, ingest_file
-from pipeline.settings import Settings
+from pipeline.base.settings import Settings
 from tests.conftest import PRICE_MOONSHOT, request
 
 HOSTILE_TEXT = [

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.nightly import run_ingest, scan_landing
-from pipeline.settings import Settings
+from pipeline.run.nightly import run_ingest, scan_landing
+from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 from tests.conftest import request
 from tests.test_fuzz import FUZZ as RANDOM_FUZZ

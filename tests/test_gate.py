@@ -9,7 +9,7 @@ its one attempt. API attempts on 1 and 3 July (2 days apart), cluster attempts o
 
 from decimal import Decimal
 
-from pipeline.settings import Settings
+from pipeline.base.settings import Settings
 from schemas.tables import GATE_DRILLS
 from tests.conftest import PRICE_MOONSHOT, cli, request
 from tests.test_break_even import BIG, accepted, charge

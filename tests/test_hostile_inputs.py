@@ -225,7 +225,7 @@ def test_usage_errors_exit_2_through_the_entry_point(capsys):
 
 
 def test_sigint_during_a_nightly_exits_130_with_a_clean_message(tmp_path):
-    from pipeline.ingest.sample import write_sample
+    from pipeline.sample.demo import write_sample
 
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     write_sample(landing, seed=3, months=2, tasks_per_month=40, scenario="small-team")

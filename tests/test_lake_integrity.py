@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import faults
+from pipeline.base import faults
 from pipeline.ingest.files import ingest_file
 from pipeline.storage.store import Store
 from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv

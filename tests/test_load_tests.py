@@ -3,7 +3,7 @@
 from decimal import Decimal
 
 from pipeline.ingest.files import IngestOptions, ingest_file
-from pipeline.fileformats import LoadTestMapping
+from pipeline.base.fileformats import LoadTestMapping
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "load_tests"

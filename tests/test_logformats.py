@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.ingest.files import IngestOptions, ingest_file
-from pipeline.fileformats import LogMapping
+from pipeline.base.fileformats import LogMapping
 from tests.conftest import ROOT
 from pipeline.ingest.formats import detect
 from pipeline.ingest.formats.requests.anthropic import tokens_anthropic
@@ -422,7 +422,7 @@ def test_every_format_is_one_module_and_detects_its_own_fixture():
     # the names --format and the settings accept are the modules of pipeline/ingest/formats/, each registered, and
     # the first record of each format's fixture is detected as that format (a format declared but never asked, or
     # asked after a broader one that takes its records, fails here)
-    from pipeline.fileformats import LOG_FORMATS
+    from pipeline.base.fileformats import LOG_FORMATS
     from pipeline.ingest.formats import registered
 
     assert registered() == LOG_FORMATS[1:] and len(registered()) == 10
@@ -434,7 +434,7 @@ def test_every_format_is_one_module_and_detects_its_own_fixture():
 
 
 def test_the_other_kinds_formats_are_registered_under_the_names_the_settings_accept():
-    from pipeline.fileformats import BILLING_FORMATS, LOAD_TEST_FORMATS, PRICE_LIST_FORMATS, USAGE_FORMATS
+    from pipeline.base.fileformats import BILLING_FORMATS, LOAD_TEST_FORMATS, PRICE_LIST_FORMATS, USAGE_FORMATS
     from pipeline.ingest.formats import file_formats
 
     def names(kind: str) -> tuple[str, ...]:
@@ -455,7 +455,7 @@ def test_the_documented_example_format_registers_and_maps_a_record(tmp_path):
     (tmp_path / "acme.py").write_text(code)
     script = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import acme\n"
-        "from pipeline.fileformats import LogMapping\n"
+        "from pipeline.base.fileformats import LogMapping\n"
         "from pipeline.ingest.logformats import detect, map_record\n"
         'rec = {"id": "r1", "ts": "2026-07-01T10:00:00Z", "ms": 900, "acme": {"in": 1200, "cached": 1000, "out": 80}}\n'
         "print(json.dumps([detect(rec), map_record(rec, 'acme', LogMapping())]))\n"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.transform.build import ModelFailed, month_fingerprints
-from pipeline.models import SQL_DIR, ModelHeaderError, discover
-from pipeline.errors import CostledgerError
+from pipeline.base.models import SQL_DIR, ModelHeaderError, discover
+from pipeline.base.errors import CostledgerError
 from tests.conftest import PRICE_MOONSHOT, request
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.models import define_macros
+from pipeline.base.models import define_macros
 
 
 @pytest.fixture(scope="module")

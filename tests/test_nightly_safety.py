@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.ingest.sample import write_sample
+from pipeline.sample.demo import write_sample
 from pipeline.storage.store import Store
 from tests.conftest import ROOT, made_once
 

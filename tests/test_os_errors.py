@@ -43,7 +43,7 @@ def test_a_reader_holding_the_work_file_makes_the_nightly_exit_5_naming_it(tmp_p
 
 
 def test_a_full_disk_while_committing_exits_6(tmp_path, monkeypatch, capsys):
-    import pipeline.nightly as nightly
+    import pipeline.run.nightly as nightly
 
     root, db = small_landing(tmp_path)
 

@@ -15,8 +15,8 @@ import duckdb
 import pytest
 
 from pipeline.storage.lake import file_sha256
-from pipeline.nightly import run_ingest
-from pipeline.settings import Settings
+from pipeline.run.nightly import run_ingest
+from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 from tests.conftest import request, write_csv
 
@@ -61,7 +61,7 @@ def setup(tmp_path):
 def test_gx_checks_a_file_while_the_next_is_staged_and_the_next_sees_it_as_loaded(
     setup, monkeypatch, gx_in_this_process
 ):
-    import pipeline.nightly as nightly_module
+    import pipeline.run.nightly as nightly_module
     import pipeline.ingest.validate as validate_module
 
     settings, store, landing = setup
@@ -142,7 +142,7 @@ def test_gx_disagreeing_on_a_file_rejects_that_file_alone_and_the_run_carries_on
 
 
 def test_an_interrupt_while_the_next_file_is_staged_leaves_nothing_of_the_open_file(setup, monkeypatch):
-    import pipeline.nightly as nightly_module
+    import pipeline.run.nightly as nightly_module
 
     settings, store, landing = setup
     pairs = _files(landing, [R3])
@@ -168,7 +168,7 @@ def test_an_interrupt_while_the_next_file_is_staged_leaves_nothing_of_the_open_f
 def test_a_file_whose_load_runs_out_of_memory_is_rejected_alone_and_the_file_before_it_loads_on_its_own(
     setup, monkeypatch
 ):
-    import pipeline.nightly as nightly_module
+    import pipeline.run.nightly as nightly_module
 
     settings, store, landing = setup
     pairs = _files(landing, [R3])

@@ -402,7 +402,7 @@ LITELLM = ROOT / "tests" / "fixtures" / "prices" / "litellm_model_prices.json"
 
 def test_a_litellm_price_list_becomes_per_million_rows_by_tier_and_level(ledger):
     from pipeline.ingest.files import IngestOptions, ingest_file
-    from pipeline.fileformats import PriceListMapping
+    from pipeline.base.fileformats import PriceListMapping
 
     # no dates in the file: rejected whole, naming the settings entry to add
     rejected = ingest_file(ledger.con, "prices", LITELLM, ledger.store)

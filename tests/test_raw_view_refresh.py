@@ -14,8 +14,8 @@ import pytest
 
 from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.storage.lake import file_sha256
-from pipeline.nightly import Run
-from pipeline.settings import Settings
+from pipeline.run.nightly import Run
+from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 from tests.conftest import PRICE_MOONSHOT, request, write_csv
 

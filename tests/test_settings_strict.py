@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from pipeline.settings import SettingsError, load_settings
+from pipeline.base.settings import SettingsError, load_settings
 
 
 def settings_file(tmp_path, text):

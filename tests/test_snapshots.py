@@ -63,7 +63,7 @@ def test_the_writer_closes_in_a_small_buffer_pool(tmp_path):
     # configured limit is already smaller (256MB stays 256MB: never raised)
     from dataclasses import replace
 
-    from pipeline.settings import Settings
+    from pipeline.base.settings import Settings
 
     store = Store.for_db(tmp_path / "l.duckdb")
     cases = [("4GB", "488.2 MiB"), ("80%", "488.2 MiB"), ("600MB", "488.2 MiB")]

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.models import SQL_DIR, discover
+from pipeline.base.models import SQL_DIR, discover
 from pipeline.transform.spark.session import java_present
 from scripts.marts_equal import compare, copy_ledger
 from tests.conftest import ROOT, cli
@@ -91,7 +91,7 @@ def test_a_million_requests_build_alike_on_spark_and_duckdb(tmp_path):
 def spark(tmp_path_factory):
     from dataclasses import replace
 
-    from pipeline.settings import Settings
+    from pipeline.base.settings import Settings
     from pipeline.transform.spark import session
 
     return session.start(replace(Settings(), engine_master="local[2]"), tmp_path_factory.mktemp("spark"))
@@ -176,7 +176,7 @@ def test_a_materialized_with_query_runs_on_spark(spark):
 def test_hash_key_is_the_same_number_on_both_engines(spark, keys):
     import duckdb
 
-    from pipeline.models import define_macros
+    from pipeline.base.models import define_macros
 
     con = duckdb.connect()
     define_macros(con)

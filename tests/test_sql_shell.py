@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.settings import Settings
+from pipeline.base.settings import Settings
 from tests.conftest import PRICE_MOONSHOT, Ledger, request
 
 

@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import faults
+from pipeline.base import faults
 from pipeline.ingest.files import ingest_file
-from pipeline.settings import Settings
+from pipeline.base.settings import Settings
 from schemas.ddl import canonical_columns
 from schemas.tables import KINDS
 from tests.conftest import PRICE_MOONSHOT, Ledger, request

@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from pipeline.errors import ExitCode
-from pipeline.text import printable
+from pipeline.base.errors import ExitCode
+from pipeline.base.text import printable
 
 # wide output when piped, so tables are not folded into 80 columns
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
@@ -63,7 +63,7 @@ def dev_tool(module: str):
 
 
 def read_settings(settings_path: Path | None, db: Path | None):
-    from pipeline.settings import SettingsError, load_settings
+    from pipeline.base.settings import SettingsError, load_settings
 
     try:
         return load_settings(settings_path, db)
@@ -207,7 +207,7 @@ def writer(fn, *args, **kwargs):
     import duckdb
 
     from pipeline.transform.build import ModelFailed
-    from pipeline.errors import CostledgerError
+    from pipeline.base.errors import CostledgerError
 
     try:
         return fn(*args, **kwargs)

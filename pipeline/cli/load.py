@@ -11,15 +11,14 @@ import typer
 from rich.markup import escape
 
 from pipeline.cli import toc
-from pipeline.errors import ExitCode
-from pipeline.fileformats import BILLING_FORMATS, LOG_FORMATS, PRICE_LIST_FORMATS, USAGE_FORMATS
+from pipeline.base.errors import ExitCode
+from pipeline.base.fileformats import BILLING_FORMATS, LOG_FORMATS, PRICE_LIST_FORMATS, USAGE_FORMATS
 from pipeline.cli.common import (
     DbOpt,
     JsonOpt,
     Progress,
     SettingsOpt,
     console,
-    dev_tool,
     error,
     exit_for,
     read_settings,
@@ -86,7 +85,7 @@ def ingest(
     eval-tasks, gate-checks.
     """
 
-    from pipeline.nightly import run_ingest
+    from pipeline.run.nightly import run_ingest
     from pipeline.storage.store import Store
     from schemas.tables import KINDS
 
@@ -146,7 +145,7 @@ def build_cmd(db: DbOpt = None, settings: SettingsOpt = None, engine: EngineOpt 
     On Spark (--engine spark) every model is built whole; see the README's "Running on Spark"."""
     from dataclasses import replace
 
-    from pipeline.nightly import run_build
+    from pipeline.run.nightly import run_build
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
@@ -182,8 +181,8 @@ def nightly(
     4 a reconciliation mismatch (invoice or usage export vs logs) in a month this run changed;
     5 another process is writing; 6 disk full; 130 interrupted.
     """
-    from pipeline.nightly import run_nightly, scan_landing
-    from pipeline.settings import UnsupportedLocation, local_path
+    from pipeline.run.nightly import run_nightly, scan_landing
+    from pipeline.base.settings import UnsupportedLocation, local_path
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
@@ -235,7 +234,7 @@ def reprocess(
     Exit codes: 0 all well; 1 failure (nothing new published); 3 a file rejected (not loaded before, or rejected
     now); 4 a reconciliation mismatch in a month this run changed; 5 another process is writing; 6 disk full.
     """
-    from pipeline.nightly import run_reprocess
+    from pipeline.run.nightly import run_reprocess
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
@@ -257,7 +256,8 @@ def _refuse_a_full_folder(out_dir: Path, allowed: bool) -> None:
 
 
 def _large_sample(out_dir: Path, requests: int, months: int, start: str, seed: int, **days: bool) -> None:
-    write_large_sample = dev_tool("benchmarks.sample_large").write_large_sample
+    from pipeline.sample.large import write_large_sample
+
     t0 = time.perf_counter()
     stats = write_large_sample(out_dir, requests, months=months, start=start, seed=seed, **days)
     for kind, n in stats.items():
@@ -342,7 +342,7 @@ def sample(
     if requests is not None:
         _large_sample(out_dir, requests, months or 3, start, seed, extra_day=extra_day, late_day=late_day)
         return
-    from pipeline.ingest.sample import write_sample
+    from pipeline.sample.demo import write_sample
 
     stats = write_sample(
         out_dir, seed=seed, start=start, months=months, tasks_per_month=tasks_per_month, scenario=scenario

@@ -22,7 +22,7 @@ import typer
 from pipeline import __version__
 from pipeline.cli import load, operate, plan, read, toc
 from pipeline.cli.common import console, error, out
-from pipeline.errors import ExitCode
+from pipeline.base.errors import ExitCode
 
 app = typer.Typer(
     name="costledger",
@@ -82,7 +82,7 @@ def run(args: list[str]) -> int:
 
     from typer._click.exceptions import ClickException  # typer vendors click
 
-    from pipeline.errors import CostledgerError
+    from pipeline.base.errors import CostledgerError
 
     debug = "--debug" in args or os.environ.get("COSTLEDGER_DEBUG") == "1"
     args = [a for a in args if a != "--debug"]

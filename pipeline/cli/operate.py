@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from pipeline.cli import toc
-from pipeline.errors import ExitCode
+from pipeline.base.errors import ExitCode
 from pipeline.cli.common import DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
@@ -57,7 +57,7 @@ def rollback(
                 highlight=False,
             )
         return
-    from pipeline.nightly import run_rollback
+    from pipeline.run.nightly import run_rollback
 
     target = store.snapshots / to if to else None
     chosen, taken_back = writer(run_rollback, store, s, target)
@@ -105,8 +105,8 @@ def settings_cmd(
     from rich.table import Table
     from rich.text import Text
 
-    from pipeline.settings import SettingsError, load_settings_with_origins
-    from pipeline.settings_docs import FIELD_DOCS, example_toml, settings_markdown
+    from pipeline.base.settings import SettingsError, load_settings_with_origins
+    from pipeline.base.settings_docs import FIELD_DOCS, example_toml, settings_markdown
 
     if example:
         out.print(example_toml(), markup=False, highlight=False, end="")

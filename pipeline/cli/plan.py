@@ -9,8 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from pipeline.cli import toc
-from pipeline.text import usd
-from pipeline.errors import ExitCode
+from pipeline.base.text import usd
+from pipeline.base.errors import ExitCode
 from pipeline.cli.common import (
     DbOpt,
     JsonOpt,
@@ -58,9 +58,9 @@ def scenario(
     """
     import duckdb
 
-    from pipeline.query import jsonable, render
+    from pipeline.base.query import jsonable, render
     from pipeline.serve.report import planning_table
-    from pipeline.text import count
+    from pipeline.base.text import count
 
     rates = _amounts(rate_per_hour, "80,120,160", "--rate-per-hour")
     costs = _amounts(api_cost_per_task, "1.35,0.54", "--api-cost-per-task")
@@ -133,11 +133,11 @@ def plan(
 
     Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000
     """
-    from pipeline.errors import CostledgerError
+    from pipeline.base.errors import CostledgerError
     from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
-    from pipeline.query import jsonable, render
+    from pipeline.base.query import jsonable, render
     from pipeline.serve.report import resolve_month
-    from pipeline.text import pct
+    from pipeline.base.text import pct
 
     node_price = _what_if(node_month_usd, "--node-month-usd")
     capacity = _what_if(capacity_tps, "--capacity-tps")
@@ -190,9 +190,9 @@ def gate(
 
     Example: costledger gate --eval-set k3-gate-2026-10
     """
-    from pipeline.errors import CostledgerError
+    from pipeline.base.errors import CostledgerError
     from pipeline.serve.planning import gate as read_gate, gate_headline
-    from pipeline.query import jsonable
+    from pipeline.base.query import jsonable
 
     con = open_read(read_settings(settings, db))
     try:
@@ -212,8 +212,8 @@ def gate(
 
 
 def _print_gate(g) -> None:  # type: ignore[no-untyped-def]
-    from pipeline.query import render
-    from pipeline.text import count, ms, pct
+    from pipeline.base.query import render
+    from pipeline.base.text import count, ms, pct
 
     names = ["category", "route", "cases", "accepted", "p95 latency", "target", "retries per task",
              "input per accepted", "of it cache hits", "output", "reasoning", "cost per accepted task"]  # fmt: skip

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from pipeline.cli import toc
-from pipeline.errors import ExitCode
+from pipeline.base.errors import ExitCode
 from pipeline.cli.common import (
     DbOpt,
     JsonOpt,
@@ -114,7 +114,7 @@ def _print_results(
 ) -> None:
     """Check every statement of ``query`` before any runs, then run each and stream its result to stdout, within the
     timeout and an address-space cap (``pipeline.serve.shell``)."""
-    from pipeline.query import stream
+    from pipeline.base.query import stream
     from pipeline.serve.shell import AddressSpaceCap, Deadline, check, run
 
     with Deadline(con, timeout, on_kill), AddressSpaceCap(con):
@@ -139,7 +139,7 @@ def status(
     """Per kind and per file: rows in, loaded, quarantined; top quarantine reasons; the latest run's slowest steps."""
     import duckdb
 
-    from pipeline.query import render, run_query
+    from pipeline.base.query import render, run_query
 
     con = open_read(read_settings(settings, db))
     try:
@@ -175,7 +175,7 @@ def status(
 
 
 def _status_json(*, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest) -> None:
-    from pipeline.query import jsonable
+    from pipeline.base.query import jsonable
 
     out.print_json(
         json.dumps(
@@ -196,7 +196,7 @@ def _status_json(*, names, kinds, file_names, file_rows, reasons, rejected, unpr
 
 def _status_notes(*, unpriced: list, variants: list, rejected: list, slowest: list) -> None:
     """The status tables shown only when they have rows."""
-    from pipeline.query import render
+    from pipeline.base.query import render
 
     if unpriced:
         render(
@@ -255,7 +255,7 @@ def report(
 
     Exit codes: 0 written; 1 no ledger or no month yet; 2 --month is not a month (YYYY-MM) or not in the ledger.
     """
-    from pipeline.errors import CostledgerError
+    from pipeline.base.errors import CostledgerError
     from pipeline.serve.report import gather, headline, plain_report, render_html, render_markdown
 
     con = open_read(read_settings(settings, db))
@@ -336,7 +336,7 @@ def verify(
     Exit 0 when all are intact, 1 when any is missing or altered (no build publishes until then).
     """
     from pipeline.storage.lake import damaged
-    from pipeline.query import run_query
+    from pipeline.base.query import run_query
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)

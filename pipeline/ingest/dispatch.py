@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 from typing import Callable
 
-from pipeline.fileformats import FileMapping
+from pipeline.base.fileformats import FileMapping
 from pipeline.ingest.formats import file_formats
 from pipeline.ingest.loading import IngestOptions
 from pipeline.ingest.logformats import read_request_log, sniff

@@ -20,7 +20,7 @@ row, deduplicate, write the lake file under a temporary name; Great Expectations
 check of a sample goes to GX's process), ``open_file`` (seal the lake file and write
 the file's quarantine, keys, manifest row and raw view in a transaction left open) and
 ``settle_file`` (GX agrees: commit; else roll back and remove the lake file). A run
-stages the next file between the last two (``pipeline.nightly.Run.load``), so GX's
+stages the next file between the last two (``pipeline.run.nightly.Run.load``), so GX's
 check of one file overlaps DuckDB's work on the next, which sees the open file as
 loaded; ``ingest_file`` does the three in a row.
 """
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from pipeline.faults import crashpoint
+from pipeline.base.faults import crashpoint
 from pipeline.ingest.checks import check_rows
 from pipeline.ingest.dispatch import read_rows
 from pipeline.ingest.kindrules import quarantines_and_counts, same_invoice_again
@@ -129,7 +129,7 @@ def ingest_file(
     hashes: HashAhead | None = None,
 ) -> FileResult:
     """Load one file of ``kind`` into its raw table, whole or not at all: ``stage_file``, ``open_file`` and
-    ``settle_file`` one after the other (a run overlaps them across files: ``pipeline.nightly.Run.load``).
+    ``settle_file`` one after the other (a run overlaps them across files: ``pipeline.run.nightly.Run.load``).
 
     ``identity`` is the file's name for the same-name conflict check: its path relative to its
     kind folder (``day=2026-07-10/part-0.csv``); default the file name. ``hashes``: see ``recognise``.
@@ -161,7 +161,7 @@ def stage_file(
     """Recognise, read, type and check the file and write its lake file under a temporary name, with GX's verdict
     left pending; or the file's result when that is all (skipped, repaired, rejected). Commits nothing: run inside
     the transaction of the file before it (``open_file``), it sees that file as loaded. ``lake_name`` and
-    ``load_seq`` (a file loaded again, ``pipeline.reprocess``): its lake file's name and its place in the load
+    ``load_seq`` (a file loaded again, ``pipeline.run.reprocess``): its lake file's name and its place in the load
     order, instead of its hash and the next place."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from pipeline.faults import crashpoint
+from pipeline.base.faults import crashpoint
 from pipeline.ingest.loading import FileResult, LoadingFile
 from pipeline.storage.catalog import UNDEDUPLICATED, key_hash_sql, mark_raw_view_stale, rebuild_in_full, sql_literal
 from pipeline.storage.lake import seal

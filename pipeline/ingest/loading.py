@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pipeline.fileformats import BillingMapping, LoadTestMapping, LogMapping, PriceListMapping
+from pipeline.base.fileformats import BillingMapping, LoadTestMapping, LogMapping, PriceListMapping
 from pipeline.ingest.readers import ReadResult
-from pipeline.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
+from pipeline.base.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
 from pipeline.ingest.staging import Staging
 from pipeline.storage.lake import Signature
 from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name

@@ -31,7 +31,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.fileformats import LOG_FORMATS, LogMapping
+from pipeline.base.fileformats import LOG_FORMATS, LogMapping
 from pipeline.ingest.formats import detect, log_format
 from pipeline.ingest.readers import (
     FileRejected,

@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.settings import MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
+from pipeline.base.settings import MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
 
 if TYPE_CHECKING:
     pass

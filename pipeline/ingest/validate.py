@@ -18,7 +18,7 @@ import datetime as dt
 import os
 from concurrent.futures import Executor
 from typing import Any
-from pipeline.errors import CostledgerError
+from pipeline.base.errors import CostledgerError
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pipeline.text import count, ms, pct, usd
+from pipeline.base.text import count, ms, pct, usd
 from pipeline.serve.records import BreakEvenMonth
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pipeline.query import csv_cell, jsonable
+from pipeline.base.query import csv_cell, jsonable
 from pipeline.serve.report import ReportData
 from pipeline.serve.words import headline
 

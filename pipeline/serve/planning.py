@@ -13,9 +13,9 @@ from typing import Any
 
 import duckdb
 
-from pipeline.errors import CostledgerError, ExitCode
-from pipeline.models import SQL_DIR, define_macros, parse_model
-from pipeline.text import count, pct, usd
+from pipeline.base.errors import CostledgerError, ExitCode
+from pipeline.base.models import SQL_DIR, define_macros, parse_model
+from pipeline.base.text import count, pct, usd
 from pipeline.serve.records import BreakEvenMonth
 
 #: The variables the hybrid plan's SQL reads its what-if values from.

@@ -16,8 +16,8 @@ from typing import Any
 
 import duckdb
 
-from pipeline.models import define_macros
-from pipeline.errors import CostledgerError, UsageError
+from pipeline.base.models import define_macros
+from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.serve.bridge import bridge_rows
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
 from pipeline.serve.records import BreakEvenMonth
@@ -40,8 +40,8 @@ from pipeline.serve.words import (
     verdict,
     views,
 )
-from pipeline.query import run_query, table_exists
-from pipeline.text import count, ms, pct, usd
+from pipeline.base.query import run_query, table_exists
+from pipeline.base.text import count, ms, pct, usd
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import duckdb
-from pipeline.errors import CostledgerError, UsageError
-from pipeline.settings_checks import memory_bytes
+from pipeline.base.errors import CostledgerError, UsageError
+from pipeline.base.settings_checks import memory_bytes
 
 #: rows fetched at a time when a result is streamed
 BATCH_ROWS = 2048

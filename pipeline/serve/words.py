@@ -1,7 +1,7 @@
 """What the report says in words: the verdict, the headline, the four break-even questions, the
 steps from capacity to cost, the glossary and the decisions ahead, each from the figures ``gather`` read.
 
-Nothing here computes a figure: a sentence takes the marts' values and formats them (``pipeline.text``), once,
+Nothing here computes a figure: a sentence takes the marts' values and formats them (``pipeline.base.text``), once,
 for display.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.serve.caveats import caveat_sentences, control_sentence, idle_cluster_sentences
 from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
-from pipeline.text import count, pct, usd
+from pipeline.base.text import count, pct, usd
 from pipeline.serve.records import BreakEvenMonth
 
 if TYPE_CHECKING:

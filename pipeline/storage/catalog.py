@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.query import table_exists
+from pipeline.base.query import table_exists
 
 from schemas.ddl import comment_sql, natural_key, raw_view_sql, sql_string, table_name
 from schemas.expectations import RESTATING_KINDS, SNAPSHOT_KINDS

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-from pipeline.errors import CostledgerError
+from pipeline.base.errors import CostledgerError
 
 STORAGE_VERSION = "v1.5.0"
 SCHEMAS = ("raw", "meta", "staging", "intermediate", "marts")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import duckdb
-from pipeline.errors import CostledgerError
+from pipeline.base.errors import CostledgerError
 
 
 class LakeDamaged(CostledgerError, RuntimeError):

@@ -48,10 +48,10 @@ import duckdb
 
 from pipeline.storage.catalog import init_ledger, sql_literal
 from pipeline.storage.db import STORAGE_VERSION, connect_write
-from pipeline.errors import CostledgerError, ExitCode
-from pipeline.faults import crashpoint
-from pipeline.settings import Settings
-from pipeline.settings_checks import memory_bytes
+from pipeline.base.errors import CostledgerError, ExitCode
+from pipeline.base.faults import crashpoint
+from pipeline.base.settings import Settings
+from pipeline.base.settings_checks import memory_bytes
 
 
 class LedgerBusy(CostledgerError, RuntimeError):

@@ -36,12 +36,12 @@ import duckdb
 
 from pipeline.transform import incremental
 from pipeline.storage import lake
-from pipeline.models import LAYERS, SQL_DIR, Model, define_macros, discover, persistent_macro_statements
-from pipeline.faults import crashpoint
+from pipeline.base.models import LAYERS, SQL_DIR, Model, define_macros, discover, persistent_macro_statements
+from pipeline.base.faults import crashpoint
 from pipeline.storage.catalog import init_ledger, raw_view_statements, table_columns
-from pipeline.settings import Settings
-from pipeline.errors import CostledgerError
-from pipeline.query import table_exists
+from pipeline.base.settings import Settings
+from pipeline.base.errors import CostledgerError
+from pipeline.base.query import table_exists
 from schemas.ddl import sql_string
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
-from pipeline.models import SQL_DIR
-from pipeline.settings import Settings
+from pipeline.base.models import SQL_DIR
+from pipeline.base.settings import Settings
 from pipeline.transform import build as duckdb_build
 from pipeline.transform.build import BuildResult
 

@@ -48,9 +48,9 @@ from typing import Callable
 
 import duckdb
 
-from pipeline.query import table_exists
+from pipeline.base.query import table_exists
 from pipeline.storage.catalog import table_columns
-from pipeline.models import SQL_DIR, STRATEGIES, Input, Model, ModelHeaderError, macro_statements, sql_fingerprint
+from pipeline.base.models import SQL_DIR, STRATEGIES, Input, Model, ModelHeaderError, macro_statements, sql_fingerprint
 
 Run = Callable[[Model, str], None]
 """Runs one statement of a model (errors name the model)."""
@@ -572,7 +572,7 @@ def _bound_range(con: duckdb.DuckDBPyConnection, name: str, col: str, table: str
 
 
 _STRATEGIES: dict[str, type[Strategy]] = {s.name: s for s in (Append, Keys, Months, Days)}  # type: ignore[attr-defined]
-assert tuple(_STRATEGIES) == STRATEGIES, "pipeline.models.STRATEGIES names the strategies defined here"
+assert tuple(_STRATEGIES) == STRATEGIES, "pipeline.base.models.STRATEGIES names the strategies defined here"
 
 
 def strategy(model: Model, models: list[Model]) -> Strategy:

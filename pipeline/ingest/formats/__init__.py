@@ -4,7 +4,7 @@
 its name, default route and provider, when ``detect`` asks it, how a record of it is told, and how it reads one
 into the canonical token columns, start time and latency; then ``register``s it. Adding a log format is its module
 there, a fixture under tests/fixtures/logs/ and a test: the format's name comes from its module's name
-(``pipeline.fileformats.LOG_FORMATS``), so ``--format``, the settings and detection know it without another list.
+(``pipeline.base.fileformats.LOG_FORMATS``), so ``--format``, the settings and detection know it without another list.
 ``billing``, ``pricelists`` and ``loadtests`` register the formats of invoices and usage, prices and load tests
 (``FileFormat``).
 """

@@ -42,7 +42,7 @@ from pipeline.ingest.readers import (
     mapped_result,
     utf8_text,
 )
-from pipeline.fileformats import BILLING_FORMATS, BillingMapping, USAGE_FORMATS  # noqa: F401 (the format's names, also read from here)
+from pipeline.base.fileformats import BILLING_FORMATS, BillingMapping, USAGE_FORMATS  # noqa: F401 (the format's names, also read from here)
 
 DEFAULT_PROVIDER = {"openai_costs": "openai", "anthropic_costs": "anthropic", "openai_usage": "openai",
                     "anthropic_usage": "anthropic"}  # fmt: skip

@@ -41,7 +41,7 @@ from pipeline.ingest.readers import (
     mapped_result,
     utf8_text,
 )
-from pipeline.fileformats import LOAD_TEST_FORMATS, LoadTestMapping  # noqa: F401 (the format's names, also read from here)
+from pipeline.base.fileformats import LOAD_TEST_FORMATS, LoadTestMapping  # noqa: F401 (the format's names, also read from here)
 
 
 def detect(rec: dict) -> str | None:

@@ -35,7 +35,7 @@ from pipeline.ingest.readers import (
     mapped_result,
     utf8_text,
 )
-from pipeline.fileformats import PRICE_LIST_FORMATS, PriceListMapping  # noqa: F401 (the format's names, also read from here)
+from pipeline.base.fileformats import PRICE_LIST_FORMATS, PriceListMapping  # noqa: F401 (the format's names, also read from here)
 
 _LEVEL = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost)_above_(\d+)k_tokens$")
 _MILLION = Decimal(1_000_000)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from pipeline.ingest.formats.common import CANONICAL_MARKERS, MappingError, Tokens, response_body
 
 if TYPE_CHECKING:
-    from pipeline.fileformats import FileMapping
+    from pipeline.base.fileformats import FileMapping
     from pipeline.ingest.readers import ReadResult
 
 #: (record, its response body) -> (canonical token columns, start time, latency in ms if the format carries it)

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import duckdb
 
-from pipeline.faults import crashpoint
-from pipeline.models import LAYERS, SQL_DIR, Model, define_macros, discover
-from pipeline.query import table_exists
-from pipeline.settings import Settings
+from pipeline.base.faults import crashpoint
+from pipeline.base.models import LAYERS, SQL_DIR, Model, define_macros, discover
+from pipeline.base.query import table_exists
+from pipeline.base.settings import Settings
 from pipeline.storage.catalog import init_ledger
 from pipeline.transform.build import (
     AuditFailed,

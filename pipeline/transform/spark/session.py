@@ -18,10 +18,10 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.errors import CostledgerError
+from pipeline.base.errors import CostledgerError
 
 if TYPE_CHECKING:
-    from pipeline.settings import Settings
+    from pipeline.base.settings import Settings
 
 #: costledger's own Spark settings: the models' results depend on them, so the settings file cannot change them
 FIXED_OPTIONS = {

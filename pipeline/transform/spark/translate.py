@@ -26,8 +26,8 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from pipeline.errors import CostledgerError
-from pipeline.models import macro_statements
+from pipeline.base.errors import CostledgerError
+from pipeline.base.models import macro_statements
 
 #: the schemas whose tables the models read and write; in Spark each ``schema.table`` is the view ``schema__table``
 SCHEMAS = ("raw", "meta", "staging", "intermediate", "marts", "scoped")

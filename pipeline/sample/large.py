@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import polars as pl
 
-from pipeline.ingest.sample_world import CLUSTER, MODEL, PRICES, SCENARIOS, iso, month_starts, price_rows, write_csv
+from pipeline.sample.world import CLUSTER, MODEL, PRICES, SCENARIOS, iso, month_starts, price_rows, write_csv
 
 
 def _day_frame(rng: np.random.Generator, day: dt.datetime, n: int, first_index: int) -> pl.DataFrame:

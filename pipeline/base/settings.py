@@ -17,8 +17,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.errors import CostledgerError, ExitCode
-from pipeline.fileformats import (
+from pipeline.base.errors import CostledgerError, ExitCode
+from pipeline.base.fileformats import (
     BILLING_FORMATS,
     LOAD_TEST_FORMATS,
     LOG_FORMATS,
@@ -29,7 +29,7 @@ from pipeline.fileformats import (
     LogMapping,
     PriceListMapping,
 )
-from pipeline.settings_checks import (
+from pipeline.base.settings_checks import (
     MAX_SLO_MS,
     URL,
     _bounded_decimal,

@@ -19,8 +19,8 @@ from typing import Callable
 from pipeline.transform.build import BuildResult, publication
 from pipeline.transform.engine import build
 from pipeline.storage.catalog import refresh_stale_raw_views
-from pipeline.errors import UsageError
-from pipeline.faults import crashpoint
+from pipeline.base.errors import UsageError
+from pipeline.base.faults import crashpoint
 from pipeline.ingest.files import (
     FILE_FAILURES,
     FileResult,
@@ -37,8 +37,8 @@ from pipeline.ingest.files import (
 )
 from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
-from pipeline.query import run_query
-from pipeline.settings import Settings
+from pipeline.base.query import run_query
+from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 
 
@@ -419,8 +419,8 @@ def run_reprocess(
     on_file: OnFile | None = None,
     on_model: OnModel | None = None,
 ) -> RunSummary:
-    """Load each file again under the settings in force (``pipeline.reprocess``), then build and publish."""
-    from pipeline.reprocess import reprocess_file
+    """Load each file again under the settings in force (``pipeline.run.reprocess``), then build and publish."""
+    from pipeline.run.reprocess import reprocess_file
 
     with Run(store, settings, "reprocess " + " ".join(str(f) for f in files)) as run:
         for path in files:

@@ -1,5 +1,5 @@
 """The settings described for people: the example settings file and the table of docs/settings.md, both made
-from the fields of ``pipeline.settings.Settings`` and their docstrings, so they cannot drift from the code."""
+from the fields of ``pipeline.base.settings.Settings`` and their docstrings, so they cannot drift from the code."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import fields
 from decimal import Decimal
 from typing import Any
 
-from pipeline.fileformats import BILLING_FORMATS, LOAD_TEST_FORMATS, LOG_FORMATS
-from pipeline.settings import Settings
+from pipeline.base.fileformats import BILLING_FORMATS, LOAD_TEST_FORMATS, LOG_FORMATS
+from pipeline.base.settings import Settings
 
 
 def _field_docs() -> dict[str, str]:
@@ -54,7 +54,10 @@ def example_toml() -> str:
             lines.append(f"# {name} = {f.metadata.get('example') or ''}")
         else:
             lines.append(f"{name} = {_toml_value(f.default)}")
-    out = ["# costledger settings: every key is optional; the defaults are shown (generated from pipeline/settings.py)"]
+    out = [
+        "# costledger settings: every key is optional; the defaults are shown "
+        "(generated from pipeline/base/settings.py)"
+    ]
     for section, lines in sections.items():
         out += ["", f"[{section}]", *lines]
     out += [

@@ -28,7 +28,7 @@ def _modules_in(folder: Path) -> tuple[str, ...]:
 
 #: The request-log formats: the canonical columns, and one module each in pipeline/ingest/formats/requests/ (a format's
 #: name is its module's: a new module is a new format, with no list to extend)
-LOG_FORMATS = ("canonical", *_modules_in(Path(__file__).resolve().parent / "ingest" / "formats" / "requests"))
+LOG_FORMATS = ("canonical", *_modules_in(Path(__file__).resolve().parents[1] / "ingest" / "formats" / "requests"))
 
 
 @dataclass(kw_only=True, frozen=True)

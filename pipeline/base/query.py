@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pipeline.models import SQL_DIR
-from pipeline.text import printable
+from pipeline.base.models import SQL_DIR
+from pipeline.base.text import printable
 
 
 QUERIES = SQL_DIR / "queries"

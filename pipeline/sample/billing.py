@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 
 
-from pipeline.ingest.sample_world import MODEL, PRICES, COMETAPI_INVOICE_MARKUP, price_at
+from pipeline.sample.world import MODEL, PRICES, COMETAPI_INVOICE_MARKUP, price_at
 
 
 def _json_with_exact_numbers(obj: object) -> str:

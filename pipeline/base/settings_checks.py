@@ -1,5 +1,5 @@
 """The check of one setting's value: each takes the TOML value and returns it typed, or raises ``ValueError`` with what
-was expected (``pipeline.settings`` names the file and key). The ranges are the ones the models can hold."""
+was expected (``pipeline.base.settings`` names the file and key). The ranges are the ones the models can hold."""
 
 from __future__ import annotations
 

@@ -16,14 +16,14 @@ from typing import Any
 
 import duckdb
 
-from pipeline.errors import CostledgerError
+from pipeline.base.errors import CostledgerError
 
 
 def _sql_dir() -> Path:
     """The models' folder: pipeline/sql in an installed package (a wheel carries sql/ there), else the checkout's
     sql/ beside pipeline/ (an editable install maps it)."""
-    here = Path(__file__).resolve().parent
-    return here / "sql" if (here / "sql" / "marts").is_dir() else here.parent / "sql"
+    package = Path(__file__).resolve().parents[1]
+    return package / "sql" if (package / "sql" / "marts").is_dir() else package.parent / "sql"
 
 
 SQL_DIR = _sql_dir()

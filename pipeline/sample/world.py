@@ -1,5 +1,5 @@
 """The world the sample data simulates: the model, the cluster, the providers' prices, the scenarios and the
-capacity sweeps, and the helpers every sample file uses (``pipeline.ingest.sample`` writes the files)."""
+capacity sweeps, and the helpers every sample file uses (``pipeline.sample.demo`` writes the files)."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.ingest.sample_world import (
+from pipeline.sample.world import (
     MODEL,
     CLUSTER,
     REQUEST_COLUMNS,
@@ -47,8 +47,8 @@ from pipeline.ingest.sample_world import (
     write_csv,
     price_rows,
 )
-from pipeline.ingest.sample_billing import invoice_lines, write_provider_exports
-from pipeline.ingest.sample_gate import write_gate
+from pipeline.sample.billing import invoice_lines, write_provider_exports
+from pipeline.sample.gate import write_gate
 
 
 def _task_start(rng: random.Random, month: datetime, next_month: datetime) -> datetime:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 
-from pipeline.ingest.sample_world import CLUSTER, Scenario, iso, write_csv
+from pipeline.sample.world import CLUSTER, Scenario, iso, write_csv
 
 
 #: The evaluation set's categories (seed 001: "the actual coding, long-context, vision, and tool-calling mix").

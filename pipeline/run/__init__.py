@@ -1,0 +1,1 @@
+"""A run: the nightly (load, build, publish) and the reprocessing of chosen files."""
