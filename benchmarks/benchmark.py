@@ -144,13 +144,15 @@ def machine() -> str:
     )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PeerCheck:
     size: int
     compared: int
     differences: list[str]
     failed: list[str] = field(default_factory=list)
     """Peers whose process failed (not compared)."""
+    what: str = "Peers against costledger's marts"
+    unit: str = "values"
 
 
 def _analyst(n: int, folder: Path, landing: Path, memory_limit: str, log: Callable[[str], None]) -> list[Step]:
@@ -241,12 +243,80 @@ def benchmark(
         notebook = folder / "notebook.csv"
         notebook = notebook if notebook.exists() and PEER_STEPS[1] not in failed else None
         compared, differences = compare_peers(db, analyst, notebook)
-        checks.append(PeerCheck(n, compared, differences, failed))
+        checks.append(PeerCheck(size=n, compared=compared, differences=differences, failed=failed))
         log(f"N={n:,}: peers vs costledger: {compared:,} values compared, {len(differences)} differ; failed: {failed}")
         (folder / "analyst.duckdb").unlink(missing_ok=True)
 
         if i == len(sizes) - 1:
             steps += _increments(n, landing, months, cmd, log)
+    return steps, checks
+
+
+#: the rebuild comparison's steps: a settings change that some models read, and the same build in full
+REBUILD_STEPS = ("(e) review rate changed: build", "(f) the same build in full", "(g) the same build again")
+
+CLEAR_STATE = """
+import sys, duckdb
+con = duckdb.connect(sys.argv[1])
+con.execute("DELETE FROM meta.build_state")
+con.close()
+"""
+
+
+def rebuild(
+    sizes: list[int], work: Path, months: int, memory_limit: str, log: Callable[[str], None]
+) -> tuple[list[Step], list[PeerCheck]]:
+    """At each size: the nightly, then (e) a build with another review rate (each model keeps its own fingerprint,
+    so only the models that read the review rate and those downstream are rebuilt), then (f) the same build with
+    the build state cleared (every incremental model rebuilt), then (g) the same build again (nothing changed: what
+    every build costs); the ledgers' marts and intermediates after (e) and after (f) compared."""
+    from pipeline.sample.large import write_large_sample
+
+    steps: list[Step] = []
+    checks: list[PeerCheck] = []
+    work.mkdir(parents=True, exist_ok=True)
+    settings, changed = work / "bench.toml", work / "bench-review.toml"
+    settings.write_text(f'[ledger]\nmemory_limit = "{memory_limit}"\n', encoding="utf-8")
+    changed.write_text(f'[ledger]\nmemory_limit = "{memory_limit}"\n[review]\nrate_per_hour_usd = 75\n', "utf-8")
+    for n in sizes:
+        folder = work / f"n{n}"
+        if folder.exists():
+            shutil.rmtree(folder)
+        landing, db = folder / "landing", folder / "ledger.duckdb"
+        write_large_sample(landing, n, months=months)
+        cli = [sys.executable, "-m", "pipeline.cli"]
+        s, rss, code = run_measured([*cli, "nightly", str(landing), "--db", str(db), "--settings", str(settings)])
+        steps.append(Step(size=n, name="(b) nightly", rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
+        log(f"N={n:,}: (b) nightly {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+        build = [*cli, "build", "--db", str(db), "--settings", str(changed)]
+        s, rss, code = run_measured(build)
+        steps.append(Step(size=n, name=REBUILD_STEPS[0], rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
+        log(f"N={n:,}: {REBUILD_STEPS[0]} {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+        shutil.copyfile(db, folder / "after-e.duckdb")
+        subprocess.run([sys.executable, "-c", CLEAR_STATE, str(folder / "ledger.duckdb.d" / "work.duckdb")], check=True)
+        s, rss, code = run_measured(build)
+        steps.append(Step(size=n, name=REBUILD_STEPS[1], rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
+        log(f"N={n:,}: {REBUILD_STEPS[1]} {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+        s, rss, code = run_measured(build)  # nothing changed: what every build costs
+        steps.append(Step(size=n, name=REBUILD_STEPS[2], rows=n, seconds=s, peak_rss_mb=rss, exit_code=code))
+        log(f"N={n:,}: {REBUILD_STEPS[2]} {s:.1f} s, {rss:,.0f} MiB, exit {code}")
+        compare = Path(__file__).resolve().parents[1] / "scripts" / "marts_equal.py"
+        result = subprocess.run(
+            [sys.executable, str(compare), str(folder / "after-e.duckdb"), str(db), "--schema", "marts",
+             "--schema", "intermediate"], capture_output=True, text=True,
+        )  # fmt: skip
+        differs = [line for line in result.stdout.splitlines() if line.startswith("DIFFERS")]
+        tables = len([line for line in result.stdout.splitlines() if line.startswith(("equal", "DIFFERS"))])
+        log(f"N={n:,}: (e) against (f): {tables} tables compared, {len(differs)} differ")
+        checks.append(
+            PeerCheck(
+                size=n,
+                compared=tables,
+                differences=differs,
+                what="(e) against (f), marts and intermediates",
+                unit="tables",
+            )
+        )
     return steps, checks
 
 
@@ -260,6 +330,8 @@ def _ratio(s: Step, by_name: dict[tuple[int, str], Step]) -> str:
             failed = f" ({peer_label} failed after that long)" if peer.exit_code else ""
             parts.append(f"(b)/{peer_label} = {s.seconds / peer.seconds:.2f}x{failed}")
         return "; ".join(parts)
+    if s.name in (REBUILD_STEPS[0], REBUILD_STEPS[2]) and (s.size, REBUILD_STEPS[1]) in by_name:
+        return f"{s.name[:3]}/(f) = {100 * s.seconds / by_name[(s.size, REBUILD_STEPS[1])].seconds:.1f}%"
     if s.name.startswith(("(c)", "(d)")):
         return f"{s.name[:3]}/(b) = {100 * s.seconds / by_name[(s.size, '(b) nightly')].seconds:.1f}%"
     return ""
@@ -289,9 +361,7 @@ def table(steps: list[Step], command: str, checks: list[PeerCheck] = []) -> str:
         if not c.compared:
             verdict = "no peer left to compare"
         failed = "".join(f" {name} failed (exit code above), not compared." for name in c.failed)
-        lines.append(
-            f"Peers against costledger's marts at {c.size:,} rows: {c.compared:,} values compared, {verdict}.{failed}"
-        )
+        lines.append(f"{c.what} at {c.size:,} rows: {c.compared:,} {c.unit} compared, {verdict}.{failed}")
         lines += [f"- {d}" for d in c.differences[:10]]
     return "\n".join(lines) + "\n"
 

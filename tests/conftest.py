@@ -15,7 +15,7 @@ import pytest
 
 os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
-from pipeline.transform.build import build  # noqa: E402
+from pipeline.transform.build import BuildResult, build  # noqa: E402
 from pipeline.ingest.files import FileResult, ingest_file  # noqa: E402
 from pipeline.base.settings import Settings  # noqa: E402
 from pipeline.storage.store import Store  # noqa: E402
@@ -105,10 +105,10 @@ class Ledger:
     def load(self, kind: str, rows: list[dict[str, Any]]) -> FileResult:
         return ingest_file(self.con, kind, self.write(kind, rows), self.store)
 
-    def build(self, **overrides: Any) -> None:
+    def build(self, **overrides: Any) -> BuildResult:
         if overrides:
             self.settings = replace(self.settings, **overrides)
-        build(self.con, self.settings, self.store)
+        return build(self.con, self.settings, self.store)
 
     def publish(self) -> Path:
         """Publish the work file (as a nightly does); returns the published file's path."""

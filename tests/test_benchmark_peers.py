@@ -78,20 +78,28 @@ def test_result_table_shows_every_ratio():
         Step(size=10, name="(b) nightly", rows=10, seconds=15.0, peak_rss_mb=100.0, exit_code=0),
         Step(size=10, name="(c) one more day", rows=1, seconds=0.6, peak_rss_mb=100.0, exit_code=0),
     ]
-    text = table(steps, "costledger benchmark", [PeerCheck(10, 148, [])])
+    text = table(steps, "costledger benchmark", [PeerCheck(size=10, compared=148, differences=[])])
     assert "(b)/(a) = 1.50x; (b)/(a') = 0.75x; (b)/(a'') = 0.38x" in text
     assert "(c)/(b) = 4.0%" in text
     assert "148 values compared, all equal to the cent" in text
     # a peer that failed (out of memory, exit 1) is said to have failed, and is not compared
     steps[1] = Step(size=10, name="(a') analyst's script", rows=10, seconds=20.0, peak_rss_mb=100.0, exit_code=1)
-    text = table(steps, "costledger benchmark", [PeerCheck(10, 32, [], ["(a') analyst's script"])])
+    text = table(
+        steps,
+        "costledger benchmark",
+        [PeerCheck(size=10, compared=32, differences=[], failed=["(a') analyst's script"])],
+    )
     assert "(b)/(a') = 0.75x ((a') failed after that long)" in text
     assert (
         "32 values compared, all equal to the cent. (a') analyst's script failed (exit code above), not compared."
         in text
     )
     # both failed: nothing was compared, and the line does not claim equality
-    text = table(steps, "costledger benchmark", [PeerCheck(10, 0, [], ["(a') analyst's script", "(a'') notebook"])])
+    text = table(
+        steps,
+        "costledger benchmark",
+        [PeerCheck(size=10, compared=0, differences=[], failed=["(a') analyst's script", "(a'') notebook"])],
+    )
     assert "0 values compared, no peer left to compare. (a') analyst's script failed" in text
     assert "all equal" not in text
 

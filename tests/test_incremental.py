@@ -419,6 +419,32 @@ def test_a_changed_setting_the_request_models_read_rebuilds_them(ledger, tmp_pat
     assert_same_as_full_build(ledger, tmp_path)
 
 
+def test_a_review_rate_change_rebuilds_the_models_that_read_it_and_the_priced_requests_go_on(ledger, tmp_path):
+    """Only the models whose rows depend on the review rate are computed again: the tasks (which price the review)
+    and the models that read them; the priced requests and the models that read only them go on incrementally."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", accepted="true")])
+    ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-01T11:00:00Z",
+                              "review_minutes": "30"}])  # fmt: skip
+    first = ledger.build(review_rate_per_hour_usd=Decimal("60"))
+    assert set(first.rebuilt_in_full.values()) == {"no earlier build"}
+    # 30 minutes at $60 an hour = $30
+    assert ledger.one("SELECT review_cost_usd FROM intermediate.int_tasks_resolved") == {"review_cost_usd": 30}
+    second = ledger.build(review_rate_per_hour_usd=Decimal("90"))
+    tasks = "intermediate.int_tasks_resolved"
+    assert second.rebuilt_in_full[tasks] == "setting review_rate_per_hour_usd changed"
+    # every other model rebuilt reads the tasks, directly or through another model rebuilt
+    assert all(
+        why.startswith("it reads intermediate.") for name, why in second.rebuilt_in_full.items() if name != tasks
+    )
+    assert "intermediate.int_requests_priced" not in second.rebuilt_in_full
+    assert "intermediate.int_workload_usage_hourly" not in second.rebuilt_in_full  # reads the priced requests only
+    # 30 minutes at $90 an hour = $45
+    assert ledger.one("SELECT review_cost_usd FROM intermediate.int_tasks_resolved") == {"review_cost_usd": 45}
+    assert ledger.build().rebuilt_in_full == {}  # the same settings again: nothing rebuilt
+    assert_same_as_full_build(ledger, tmp_path)
+
+
 def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     """A keys model's grain audit reads the rows a batch recomputes, before they are inserted (the
     keys' old rows deleted first), not the keys' rows of the whole table. A duplicate among them fails the build."""
@@ -602,22 +628,27 @@ def test_only_keys_with_earlier_input_rows_are_looked_for_in_the_keys_models(led
     assert_same_as_full_build(ledger, tmp_path)
 
 
-def test_a_change_to_the_macros_rebuilds_in_full_and_a_comment_does_not(ledger, tmp_path):
-    """The macros are part of what the incremental models compute: a change of meaning in sql/macros.sql makes the
-    next build a full one; a comment or a layout change does not."""
+def test_a_change_to_a_macro_rebuilds_the_models_that_call_it_and_a_comment_does_not(ledger, tmp_path):
+    """The macros are part of what the incremental models compute: a change of meaning in a macro rebuilds in full
+    the incremental models that call it (and those that read them); a comment or a layout change rebuilds nothing,
+    nor does a change to a macro no incremental model calls."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request("r1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=10)])
     ledger.build()
     sql = tmp_path / "sql"
     shutil.copytree(ROOT / "sql", sql)
 
-    def full() -> bool:
-        return incremental.plan(ledger.con, discover(sql), ledger.settings.batch_rows).full
+    def rebuilt() -> dict[str, str]:
+        return incremental.plan(ledger.con, discover(sql), ledger.settings.batch_rows).rebuilt
 
-    assert not full()  # the same SQL in another folder
+    assert rebuilt() == {}  # the same SQL in another folder
     macros = sql / "macros.sql"
     text = macros.read_text(encoding="utf-8")
-    macros.write_text("-- a note\n" + text.replace("THEN 'never_breaks_even'", "THEN\n    'never_breaks_even'"))
-    assert not full()
+    macros.write_text("-- a note\n" + text.replace("left(md5(", "left(\n    md5("), encoding="utf-8")
+    assert rebuilt() == {}
+    # the break-even verdict is a mart's: no incremental model calls it
     macros.write_text(text.replace("THEN 'never_breaks_even'", "THEN 'never'"), encoding="utf-8")
-    assert full()
+    assert rebuilt() == {}
+    # hash_key draws the task groups of the API waste's bootstrap, an incremental model read by none
+    macros.write_text(text.replace("left(md5(CAST(x AS VARCHAR)), 15)", "left(md5(CAST(x AS VARCHAR)), 14)"))
+    assert rebuilt() == {"intermediate.int_api_task_groups_monthly": "a macro it calls changed"}

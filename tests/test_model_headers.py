@@ -29,6 +29,29 @@ def test_a_misspelt_header_key_is_an_error_naming_file_and_line(sql_copy):
     assert err.value.exit_code == 1 and isinstance(err.value, CostledgerError)
 
 
+def test_a_model_names_exactly_the_settings_it_reads(sql_copy):
+    """A setting's value is part of the fingerprint of the models that declare it: a model that reads a setting it
+    does not declare would not be rebuilt when the setting changes, so it is an error naming the model."""
+    path = sql_copy / "intermediate" / "int_tasks_resolved.sql"
+    text = path.read_text()
+    declared = "-- settings: review_rate_per_hour_usd, slo_ms_api, slo_ms_self_hosted"
+    line = text.splitlines().index(declared) + 1
+    path.write_text(text.replace(declared, "-- settings: slo_ms_api, slo_ms_self_hosted"))
+    with pytest.raises(ModelHeaderError) as err:
+        discover(sql_copy)
+    assert f"{path}: the model reads the setting review_rate_per_hour_usd: name it in its header" in str(err.value)
+    path.write_text(text.replace(declared, declared + ", review_rate_per_hour"))
+    with pytest.raises(ModelHeaderError) as err:
+        discover(sql_copy)
+    assert f"{path}:{line}: settings: review_rate_per_hour is not a setting the models read (did you mean " in str(
+        err.value
+    )
+    path.write_text(text.replace(declared, declared + ", gpus_per_node"))
+    with pytest.raises(ModelHeaderError) as err:
+        discover(sql_copy)
+    assert f"{path}:{line}: settings: gpus_per_node is declared but the model does not read it" in str(err.value)
+
+
 def test_a_comment_on_a_column_the_model_lacks_names_file_and_line(sql_copy, ledger):
     path = sql_copy / "marts" / "monthly_reconciliation.sql"
     text = path.read_text().replace("-- column provider: API provider.", "-- column provder: API provider.")

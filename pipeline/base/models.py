@@ -7,6 +7,7 @@ meaning); any other ``-- key:`` line is an error naming the file and line.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -115,6 +116,8 @@ class Model:
     table's columns are stored with (``USING COMPRESSION``) instead of the one DuckDB picks; the table is created
     with it on a full build. E.g. zstd for columns of unique ids: half DuckDB's own choice's write time and size."""
     compression_line: int = 0
+    settings: tuple[str, ...] = ()
+    """The settings the model reads (``-- settings: NAME[, NAME]``): their values are part of its fingerprint."""
 
     @property
     def qualified(self) -> str:
@@ -152,6 +155,7 @@ HEADER_KEYS = (
     "months_touched",
     "days_touched",
     "compression",
+    "settings",
 )
 
 _COMPRESSION = re.compile(r"^(\w+)\s+([a-z_]+)$")
@@ -171,8 +175,6 @@ def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
         if m:
             key, value = m.group(1), m.group(2).strip()
             if key.split()[0] not in ("column", "input") and key not in HEADER_KEYS:
-                import difflib
-
                 near = difflib.get_close_matches(key, HEADER_KEYS, n=1)
                 hint = f"did you mean {near[0]}? " if near else ""
                 raise ModelHeaderError(
@@ -313,6 +315,7 @@ def parse_model(layer: str, path: Path) -> Model:
     columns = {k.split()[1]: (v, line) for k, (v, line) in meta.items() if k.startswith("column ")}
     touched = tuple(e.strip() for e in _split_top_level(value.get("months_touched", "")) if e.strip())
     compression = _parse_compression(path, meta)
+    settings = _parse_settings(path, meta, body)
     return Model(
         layer=layer,
         name=path.stem,
@@ -332,7 +335,34 @@ def parse_model(layer: str, path: Path) -> Model:
         days_touched=tuple(e.strip() for e in _split_top_level(value.get("days_touched", "")) if e.strip()),
         compression=compression,
         compression_line=meta.get("compression", ("", 0))[1],
+        settings=settings,
     )
+
+
+def _parse_settings(path: Path, meta: dict[str, tuple[str, int]], body: str) -> tuple[str, ...]:
+    """``-- settings: NAME[, NAME]``: exactly the settings the body names. A model that reads ``meta.settings``
+    itself is where settings become columns; it declares none (its readers declare the ones they use)."""
+    from pipeline.base.settings import SQL_SETTINGS
+
+    value, line = meta.get("settings", ("", 0))
+    declared = tuple(s.strip() for s in value.split(",") if s.strip())
+    if unknown := [s for s in declared if s not in SQL_SETTINGS]:
+        near = difflib.get_close_matches(unknown[0], SQL_SETTINGS, n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        raise ModelHeaderError(f"{path}:{line}: settings: {unknown[0]} is not a setting the models read{hint}")
+    if re.search(r"\bmeta\.settings\b", body):
+        if declared:
+            raise ModelHeaderError(f"{path}:{line}: settings: a model that reads meta.settings declares none")
+        return ()
+    named = tuple(s for s in SQL_SETTINGS if re.search(rf"\b{s}\b", body))
+    if missing := [s for s in named if s not in declared]:
+        raise ModelHeaderError(
+            f"{path}: the model reads the setting {missing[0]}: name it in its header (-- settings: "
+            f"{', '.join(named)}), so that a change of its value rebuilds this model"
+        )
+    if unused := [s for s in declared if s not in named]:
+        raise ModelHeaderError(f"{path}:{line}: settings: {unused[0]} is declared but the model does not read it")
+    return tuple(sorted(declared))
 
 
 def _parse_compression(path: Path, meta: dict[str, tuple[str, int]]) -> tuple[tuple[str, str], ...]:

@@ -328,6 +328,10 @@ class Settings:
         return {k: (str(v) if isinstance(v, (Path, Decimal)) else v) for k, v in asdict(self).items()}
 
 
+#: The settings the SQL models may read (``meta.settings`` keys), each named in a model's ``-- settings:`` header
+SQL_SETTINGS: tuple[str, ...] = tuple(f.name for f in fields(Settings) if f.metadata.get("sql"))
+
+
 def _sql_text(value: Any) -> str:
     """A setting as the text meta.settings holds: '' for None, a list of names comma-separated."""
     if value is None:

@@ -113,6 +113,8 @@ def summary(run, as_json: bool) -> None:
     if run.build:
         changed = ", ".join(run.build.months_changed) or "none"
         console.print(f"built {run.build.models} models, {run.build.audits} audits passed; months changed: {changed}")
+        if rebuilt := run.build.rebuilt_sentence():
+            console.print(escape(rebuilt), highlight=False)
     if d["files_repaired"]:
         console.print(f"[yellow]rewrote {d['files_repaired']} lake file(s) from their re-delivered landing files[/]")
     if run.published:

@@ -155,6 +155,15 @@ def benchmark(
     memory_limit: Annotated[
         str, typer.Option(help="DuckDB memory_limit for the floor, the peers and the nightly.")
     ] = "2GB",
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            metavar="",
+            help="Instead: at each size the nightly, then a build with another review rate (only the models that "
+            "read it rebuilt) against the same build in full; their marts compared.",
+        ),
+    ] = False,
 ) -> None:
     """Measure the nightly against DuckDB's floor, an analyst's SQL script and a pandas notebook at each size,
     then a one-day increment and a late file; the peers' marts are checked against costledger's.
@@ -163,12 +172,13 @@ def benchmark(
     from pipeline.cli.common import dev_tool
 
     tool = dev_tool("benchmarks.benchmark")
-    run_benchmark, table = tool.benchmark, tool.table
+    run_benchmark, table = (tool.rebuild if rebuild else tool.benchmark), tool.table
 
     command = (
         "costledger benchmark "
         + " ".join(f"--size {n}" for n in sizes)
         + f" --months {months} --memory-limit {memory_limit}"
+        + (" --rebuild" if rebuild else "")
     )
     steps, checks = run_benchmark(sorted(sizes), work, months, memory_limit, lambda m: console.print(m))
     text = table(steps, command, checks)

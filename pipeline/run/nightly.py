@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from pipeline.transform.build import BuildResult, publication
-from pipeline.transform.engine import build
+from pipeline.transform.build import build
 from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.base.errors import UsageError
 from pipeline.base.faults import crashpoint
@@ -121,6 +121,7 @@ class RunSummary:
             "models_built": self.build.models if self.build else 0,
             "audits_passed": self.build.audits if self.build else 0,
             "months_changed": self.build.months_changed if self.build else [],
+            "models_rebuilt_in_full": self.build.rebuilt_in_full if self.build else {},
             "reconciliation_mismatches": [{"month": m, "provider": p} for m, p in self.mismatches],
             "usage_mismatches": [
                 {"month": m, "provider": p, "token_type": t, "status": s} for m, p, t, s in self.usage_gaps

@@ -30,18 +30,16 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import duckdb
 
-from pipeline.transform import incremental
 from pipeline.storage import lake
-from pipeline.base.models import LAYERS, SQL_DIR, Model, define_macros, discover, persistent_macro_statements
+from pipeline.base.models import SQL_DIR, Model, define_macros, discover, persistent_macro_statements
 from pipeline.base.faults import crashpoint
 from pipeline.storage.catalog import init_ledger, raw_view_statements, table_columns
 from pipeline.base.settings import Settings
 from pipeline.base.errors import CostledgerError
-from pipeline.base.query import table_exists
 from schemas.ddl import sql_string
 
 if TYPE_CHECKING:
@@ -71,13 +69,30 @@ def write_settings(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
     con.executemany("INSERT INTO meta.settings VALUES (?, ?)", settings.sql_rows())
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BuildResult:
     models: int
     audits: int
     seconds: float
     timings: list[tuple[str, float]]
     months_changed: list[str] = field(default_factory=list)
+    rebuilt_in_full: dict[str, str] = field(default_factory=dict)
+    """The incremental models rebuilt in full (every row computed again) and why, in words."""
+    incremental_models: int = 0
+
+    def rebuilt_sentence(self) -> str | None:
+        """Which incremental models were rebuilt in full and why, in one line (None: all went on incrementally)."""
+        if not self.rebuilt_in_full:
+            return None
+        reasons = set(self.rebuilt_in_full.values())
+        if len(self.rebuilt_in_full) == self.incremental_models and len(reasons) == 1:
+            return f"all {self.incremental_models} incremental models rebuilt in full ({reasons.pop()})"
+        roots = {k: v for k, v in self.rebuilt_in_full.items() if not v.startswith("it reads ")}
+        downstream = len(self.rebuilt_in_full) - len(roots)
+        text = "; ".join(f"{k} ({v})" for k, v in roots.items())
+        if downstream:
+            text += f"; and {downstream} that read {'it' if len(roots) == 1 else 'them'}"
+        return f"{len(self.rebuilt_in_full)} of {self.incremental_models} incremental models rebuilt in full: {text}"
 
 
 def month_fingerprints(con: duckdb.DuckDBPyConnection, models: list[Model]) -> dict[str, str]:
@@ -114,7 +129,9 @@ def build_result(
     t0, n_audits, timings = run
     after = month_fingerprints(con, models)
     changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
-    return BuildResult(len(models), n_audits, time.perf_counter() - t0, timings, changed)
+    return BuildResult(
+        models=len(models), audits=n_audits, seconds=time.perf_counter() - t0, timings=timings, months_changed=changed
+    )
 
 
 def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) -> None:
@@ -157,6 +174,55 @@ class Steps:
                 self.failures.append(f"{m.qualified}: grain ({', '.join(m.unique_key)}) not unique, e.g. {found[0]}")
 
 
+class Engine(Protocol):
+    """What runs the models (DuckDB in the ledger, or Spark over the lake): the build frame calls these in order."""
+
+    def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
+        """Which lake files (kind, file hash) are hashed again before the build, as the ones it reads."""
+        ...
+
+    def begin(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
+        """Inside the build's transaction, before the first model."""
+        ...
+
+    def run(self, con: duckdb.DuckDBPyConnection, m: Model, steps: Steps) -> None:
+        """One model, in dependency order."""
+        ...
+
+    def finish(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
+        """After the last model: the results in the ledger, with the state the next build starts from."""
+        ...
+
+    def audited_as_built(self, m: Model) -> bool:
+        """Whether the model's grain was audited while it was built (the others are audited after ``finish``)."""
+        ...
+
+    def abort(self) -> None:
+        """After a rollback: what the build wrote outside the ledger is removed."""
+        ...
+
+    def done(self, result: BuildResult) -> None:
+        """After the commit: what the ledger no longer reads is removed; the engine adds what it knows to the
+        result."""
+        ...
+
+
+#: The engines by the name ``[engine] name`` gives, each "module:class" (imported when chosen: Spark's module needs
+#: the optional extra).
+ENGINES = {
+    "duckdb": "pipeline.transform.duckdb_engine:DuckDBEngine",
+    "spark": "pipeline.transform.spark.build:SparkEngine",
+}
+
+
+def engine_for(settings: Settings, store: "Store", sql_dir: Path, progress: Callable[[str], None] | None) -> Engine:
+    """The engine the settings name."""
+    import importlib
+
+    module, name = ENGINES[settings.engine_name].split(":")
+    return getattr(importlib.import_module(module), name)(settings, store, sql_dir, progress)
+
+
 def build(
     con: duckdb.DuckDBPyConnection,
     settings: Settings,
@@ -164,74 +230,45 @@ def build(
     sql_dir: Path = SQL_DIR,
     progress: Callable[[str], None] | None = None,
 ) -> BuildResult:
-    """Run every model and audit in one transaction; roll back on any failure."""
+    """Run every model and audit in one transaction, on the engine the settings name; roll back on any failure.
+    Before any model reads the lake: every file exists, and the ones this build reads are intact."""
     t0 = time.perf_counter()
     init_ledger(con, store.lake)
-    # before any model reads the lake: every file exists, and the ones this build reads are intact (the
-    # request and outcome files already built are re-hashed only if the build turns out to be full, below)
     models = discover(sql_dir)
-    built, kinds = incremental.built_files(con), incremental.file_kinds(models)
-    check_lake(con, store, lambda kind, file_hash: kind not in kinds or file_hash not in built)
-    audits = sorted((sql_dir / "audits").glob("*.sql"))
+    engine = engine_for(settings, store, sql_dir, progress)
+    check_lake(con, store, engine.rehash(con, models))
     define_macros(con, sql_dir)
     before = month_fingerprints(con, models)
     timings: list[tuple[str, float]] = []
     steps = Steps(con, sql_dir)
-    audit, failures = steps.audit, steps.failures
-
     con.execute("BEGIN TRANSACTION")
     try:
         write_settings(con, settings)
-        for layer in LAYERS:
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
-        for m in models:  # before any model runs: an append model's batch fills the keys models' tables too
-            _drop_other_kind(con, m)
-        plan: incremental.Plan | None = None
+        engine.begin(con, models, steps)
         for m in models:
             t = time.perf_counter()
-            if m.incremental and plan is None:
-                plan = incremental.plan(con, models, settings.batch_rows)
-                if plan.full:  # every incrementally read file is read again
-                    check_lake(con, store, lambda kind, file_hash: kind in kinds and file_hash in built)
-            _build_model(con, m, models=models, steps=steps, plan=plan, sql_dir=sql_dir, progress=progress)
+            engine.run(con, m, steps)
             timings.append((m.qualified, time.perf_counter() - t))
             crashpoint("build.model")
             if progress:
                 progress(m.qualified)
-        if plan is not None:
-            incremental.finish(con, plan)
+        engine.finish(con, models, steps)
         for m in models:
-            if not m.incremental:
-                audit(m)
-        n_audits = run_audits(con, models, audits, failures)
-        if failures:
-            raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(failures))
+            if not engine.audited_as_built(m):
+                steps.audit(m)
+        n_audits = run_audits(con, models, sorted((sql_dir / "audits").glob("*.sql")), steps.failures)
+        if steps.failures:
+            raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(steps.failures))
         crashpoint("build.before_commit")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
+        engine.abort()
         raise
     crashpoint("build.committed")
-    return build_result(con, models, before, (t0, n_audits, timings))
-
-
-def _build_model(
-    con: duckdb.DuckDBPyConnection,
-    m: Model,
-    *,
-    models: list[Model],
-    steps: "Steps",
-    plan: "incremental.Plan | None",
-    sql_dir: Path,
-    progress: Callable[[str], None] | None,
-) -> None:
-    """One model: its table or view made again (an incremental one by its strategy) and its COMMENT written."""
-    kind = "VIEW" if m.materialized == "view" else "TABLE"
-    if m.incremental:
-        incremental.strategy(m, models).run(con, plan, steps.run, steps.audit, progress)  # type: ignore[arg-type]
-    else:
-        steps.run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.body}")
-    comment_model(con, m, kind, sql_dir)
+    result = build_result(con, models, before, (t0, n_audits, timings))
+    engine.done(result)
+    return result
 
 
 def comment_model(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:
@@ -294,11 +331,3 @@ def publication(
 def _macro_name(statement: str) -> str:
     found = re.search(r"\bMACRO\s+(\w+)", statement)
     return found.group(1) if found else "?"
-
-
-def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:
-    """CREATE OR REPLACE cannot turn a view into a table: drop the other kind first (a model whose kind changed, or a
-    table model a Spark build left as a view over its Parquet)."""
-    other = "TABLE" if m.materialized == "view" else "VIEW"
-    if table_exists(con, m.layer, m.name, other):
-        con.execute(f"DROP {other} {m.qualified}")

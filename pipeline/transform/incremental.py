@@ -29,9 +29,13 @@ full build, only what is new on an incremental one. Nothing here names a model.
             sum or take the maximum of day partitions are then small: a late day recomputes
             its day, not its month.
 
-A build is full (tables emptied, every file new) when there is no previous state or its
-fingerprint changed: the SQL of the incremental models and of every model they read
-(parse trees: comments do not count), the prices, and the settings their SQL names. A
+Each incremental model keeps a fingerprint of what its rows depend on besides the new files: its SQL (parse
+tree: comments and layout do not count), the macros it calls, the values of the settings its header declares
+(``-- settings:``), the rows of the raw tables it reads that are not read file by file (the prices, the exchange
+rates), and the fingerprints of the models it reads. A model whose fingerprint changed (or that has no table, or no
+earlier state) is rebuilt in full: its table emptied and every row computed again; so is every incremental model
+that reads it, directly or not. The others go on incrementally: a change of the review rate rebuilds the models that
+read the review rate and those downstream, not the priced requests. A
 month is touched when a new row touches it (``months_touched``), or a recomputed key has
 (or had) a row in it: the keys model's old and new rows, and every input row of the key. A day
 likewise (``days_touched``: every day from the first to the last a new row touches; and the days of
@@ -41,8 +45,6 @@ every row, old or new, of a recomputed key).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -50,47 +52,14 @@ import duckdb
 
 from pipeline.base.query import table_exists
 from pipeline.storage.catalog import table_columns
-from pipeline.base.models import SQL_DIR, STRATEGIES, Input, Model, ModelHeaderError, macro_statements, sql_fingerprint
+from pipeline.base.models import STRATEGIES, Input, Model, ModelHeaderError
+from pipeline.transform.state import STATE_DDL, State, built_files, changes, file_kinds, raw_tables
 
 Run = Callable[[Model, str], None]
 """Runs one statement of a model (errors name the model)."""
 Audit = Callable[..., None]
 """``audit(model, where="true", rows=None)``: audits the model's grain over the rows matching a WHERE condition, of
 the model's table or of the table ``rows`` (rows about to be inserted into it)."""
-
-STATE_DDL = [
-    "CREATE SCHEMA IF NOT EXISTS scoped",
-    "CREATE TABLE IF NOT EXISTS meta.build_state (fingerprint VARCHAR NOT NULL)",
-    "COMMENT ON TABLE meta.build_state IS 'Fingerprint (prices, settings, SQL of the incremental models and what "
-    "they read) of the state the incremental models were built from; a different one makes the next build full.'",
-    "CREATE TABLE IF NOT EXISTS meta.built_files (file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL)",
-    "COMMENT ON TABLE meta.built_files IS 'Lake files already folded into the incremental models.'",
-]
-
-
-def built_files(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """The lake files the incremental models have already read."""
-    if not _table_exists(con, "meta.built_files"):
-        return set()
-    return {h for (h,) in con.execute("SELECT file_hash FROM meta.built_files").fetchall()}
-
-
-def _raw_tables(model: Model) -> set[str]:
-    return set(re.findall(r"\braw\.(\w+)", model.body))
-
-
-def file_kinds(models: list[Model]) -> set[str]:
-    """The kinds (raw tables) whose lake files are read incrementally: those read by the sources of the
-    ``append`` and ``keys`` models' inputs (once built, only their new files are read)."""
-    by_name = {m.qualified: m for m in models}
-    return {
-        kind
-        for m in models
-        if m.incremental in ("append", "keys")
-        for i in m.inputs
-        if i.source in by_name
-        for kind in _raw_tables(by_name[i.source])
-    }
 
 
 def _literals(values: list[str]) -> str:
@@ -153,15 +122,35 @@ def _days_touched(con: duckdb.DuckDBPyConnection, append: Model, rows: str) -> s
 
 @dataclass(kw_only=True)
 class Plan:
-    full: bool
-    fingerprint: str
-    new_files: list[tuple[str, str, int]]
-    """(file hash, kind, rows) of the lake files not yet built, in load order."""
+    rebuilt: dict[str, str]
+    """The incremental models rebuilt in full, and why, in words."""
+    states: dict[str, State]
+    files: list[tuple[str, str, int]]
+    """(file hash, kind, rows) of every loaded lake file of the kinds read file by file, in load order."""
+    built: set[str]
+    """The hashes of the files already folded in."""
     batch_rows: int
+    incremental: set[str] = field(default_factory=set)
+    """The incremental models' names."""
+    reread_kinds: set[str] = field(default_factory=set)
+    """The kinds whose files already folded in are read again (by a model rebuilt in full)."""
     touched: set[dt.date] = field(default_factory=set)
     """Months whose month-partitioned rows are recomputed (incremental builds; a full build recomputes all)."""
     touched_days: set[dt.date] = field(default_factory=set)
     """Days whose day-partitioned rows are recomputed (incremental builds)."""
+
+    def is_full(self, model: Model) -> bool:
+        return model.qualified in self.rebuilt
+
+    @property
+    def full(self) -> bool:
+        """Every incremental model is rebuilt in full."""
+        return bool(self.incremental) and self.incremental <= set(self.rebuilt)
+
+    @property
+    def new_files(self) -> list[tuple[str, str, int]]:
+        """The files not yet folded in."""
+        return [f for f in self.files if f[0] not in self.built]
 
     @property
     def months(self) -> list[dt.date]:
@@ -171,11 +160,12 @@ class Plan:
     def days(self) -> list[dt.date]:
         return sorted(self.touched_days)
 
-    def batches(self, kinds: set[str]) -> list[list[str]]:
-        """The new files of these kinds (hashes) in batches of at most ``batch_rows`` rows (a larger file alone)."""
+    def batches(self, kinds: set[str], every: bool = False) -> list[list[str]]:
+        """The new files of these kinds (hashes; ``every``: all the files) in batches of at most ``batch_rows``
+        rows (a larger file alone)."""
         batches: list[list[str]] = []
         size = self.batch_rows
-        for file_hash, kind, rows in self.new_files:
+        for file_hash, kind, rows in self.files if every else self.new_files:
             if kind not in kinds:
                 continue
             if size + rows > self.batch_rows and (not batches or batches[-1]):
@@ -185,47 +175,8 @@ class Plan:
             size += rows
         return batches
 
-    def files(self, kinds: set[str]) -> list[str]:
+    def new_of(self, kinds: set[str]) -> list[str]:
         return [f for f, kind, _ in self.new_files if kind in kinds]
-
-
-def _upstream(models: list[Model]) -> list[Model]:
-    """The incremental models and every model they read, directly or not."""
-    by_name = {m.qualified: m for m in models}
-    seen: dict[str, Model] = {}
-    todo = [m for m in models if m.incremental]
-    while todo:
-        m = todo.pop()
-        if m.qualified not in seen:
-            seen[m.qualified] = m
-            todo += [by_name[d] for d in m.depends_on(set(by_name))]
-    return [seen[k] for k in sorted(seen)]
-
-
-def fingerprint(con: duckdb.DuckDBPyConnection, models: list[Model]) -> str:
-    """Hash of what the incremental models' rows depend on besides the files: the SQL of the incremental models
-    and of every model they read (one fingerprint per model over its parse tree, so a comment or layout edit
-    changes nothing), the macros they may call (sql/macros.sql, without its comments and layout), the prices and the
-    settings that SQL names."""
-    h = hashlib.sha256()
-    sql_dir = models[0].path.parents[1] if models else SQL_DIR
-    macros = " ".join(re.sub(r"--[^\n]*", " ", statement) for statement in macro_statements(sql_dir))
-    h.update(b"macros\0" + " ".join(macros.split()).encode() + b"\0")
-    bodies = ""
-    for m in _upstream(models):
-        h.update(m.qualified.encode() + b"\0" + sql_fingerprint(con, m.body).encode() + b"\0")
-        bodies += m.body
-    prices = "not built"
-    if _table_exists(con, "intermediate.int_prices_effective"):
-        prices = con.execute(
-            "SELECT coalesce(md5(string_agg(CAST(p AS VARCHAR), '|' ORDER BY CAST(p AS VARCHAR))), '') "
-            "FROM intermediate.int_prices_effective AS p"
-        ).fetchall()[0][0]  # type: ignore[index]
-    h.update(prices.encode())
-    for key, value in con.execute("SELECT key, value FROM meta.settings ORDER BY key, value").fetchall():
-        if key in bodies:
-            h.update(f"{key}={value}\0".encode())
-    return h.hexdigest()[:32]
 
 
 def _table_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
@@ -233,29 +184,36 @@ def _table_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
 
 
 def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -> Plan:
-    """Full or incremental, and the new files."""
-    for m in models:
-        if m.incremental:
-            strategy(m, models)  # a model whose header its strategy cannot follow fails before anything is built
+    """Which incremental models are rebuilt in full and why, and the new files."""
+    strategies = {m.qualified: strategy(m, models) for m in models if m.incremental}  # a model whose header
+    # its strategy cannot follow fails before anything is built
     for stmt in STATE_DDL:
         con.execute(stmt)
-    fp = fingerprint(con, models)
-    previous = [f for (f,) in con.execute("SELECT fingerprint FROM meta.build_state").fetchall()]
-    full = previous != [fp] or not all(_table_exists(con, m.qualified) for m in models if m.incremental)
-    if full:
-        con.execute("DELETE FROM meta.built_files")
+    now, why = changes(con, models, set(strategies))
+    rebuilt = {name: reason for name, reason in why.items() if name in strategies}
+    reread = set()
+    for name in rebuilt:
+        s = strategies[name]
+        reread |= s.kinds if isinstance(s, Append) else s.other_kinds if isinstance(s, Keys) else set()
     kinds = sorted(file_kinds(models))
-    new = con.execute(
+    files = con.execute(
         "SELECT l.file_hash, l.kind, l.rows_loaded FROM meta.loaded_files AS l "
-        "WHERE l.kind IN (SELECT unnest(?)) AND l.lake_file IS NOT NULL "
-        "AND l.file_hash NOT IN (SELECT file_hash FROM meta.built_files) ORDER BY l.load_seq",
+        "WHERE l.kind IN (SELECT unnest(?)) AND l.lake_file IS NOT NULL ORDER BY l.load_seq",
         [kinds],
     ).fetchall()
-    return Plan(full=full, fingerprint=fp, new_files=[(f, k, n) for f, k, n in new], batch_rows=batch_rows)
+    return Plan(
+        rebuilt=rebuilt,
+        states=now,
+        files=[(f, k, n) for f, k, n in files],
+        built=built_files(con),
+        batch_rows=batch_rows,
+        reread_kinds=reread,
+        incremental=set(strategies),
+    )
 
 
 def finish(con: duckdb.DuckDBPyConnection, p: Plan) -> None:
-    """Record the new files as built and the state they were built from (in the build's transaction)."""
+    """Record every file as built and the states the models were built from (in the build's transaction)."""
     done = [f for f, _, _ in p.new_files]
     if done:
         con.execute(
@@ -263,7 +221,10 @@ def finish(con: duckdb.DuckDBPyConnection, p: Plan) -> None:
             f"WHERE file_hash IN ({_literals(done)})"
         )
     con.execute("DELETE FROM meta.build_state")
-    con.execute("INSERT INTO meta.build_state VALUES (?)", [p.fingerprint])
+    con.executemany(
+        "INSERT INTO meta.build_state VALUES (?, ?, ?, ?, ?, ?)",
+        [(k, s.fingerprint, s.sql_hash, s.macros_hash, s.settings, s.data_hash) for k, s in p.states.items()],
+    )
 
 
 def _define(con: duckdb.DuckDBPyConnection, name: str, body: str) -> None:
@@ -328,7 +289,7 @@ class Keys(Strategy):
             )
         self.appended = appended[0]
         self.others = [i for i in model.inputs if i is not self.appended]
-        self.other_kinds = {k for i in self.others for k in _raw_tables(self.by_name[i.source])}
+        self.other_kinds = {k for i in self.others for k in raw_tables(self.by_name[i.source])}
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         pass  # recomputed batch by batch, by the append model it reads
@@ -418,8 +379,7 @@ class Keys(Strategy):
         audit(m, "true", new)
         run(m, f"INSERT INTO {m.qualified} SELECT * FROM {new}")
         con.execute(f"DROP TABLE {new}")
-        if not p.full:
-            p.touched.update(month for (month,) in old if month is not None)
+        p.touched.update(month for (month,) in old if month is not None)
 
     def clear(self, con: duckdb.DuckDBPyConnection) -> None:
         """Drop the scratch tables; the input views read nothing again."""
@@ -435,7 +395,7 @@ class Append(Strategy):
 
     def __init__(self, model: Model, models: list[Model]) -> None:
         super().__init__(model, models)
-        self.kinds = {k for i in model.inputs for k in _raw_tables(self.by_name[i.source])}
+        self.kinds = {k for i in model.inputs for k in raw_tables(self.by_name[i.source])}
         if not self.kinds:
             raise ModelHeaderError(
                 f"{model.path}: an append model's inputs must read raw tables (the lake files "
@@ -460,15 +420,20 @@ class Append(Strategy):
         p.touched_days.update(_days_touched(con, m, batch))
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
-        m = self.model
-        batches = p.batches(self.kinds)
-        other_files = p.files({k for f in self.followers for k in f.other_kinds})
+        m, full = self.model, p.is_full(self.model)
+        # the followers rebuilt in full are computed once, after the last batch, from all rows; the others recompute
+        # the keys of each batch
+        whole = [f for f in self.followers if p.is_full(f.model)]
+        groups = {key: [f for f in group if f not in whole] for key, group in self.groups.items()}
+        groups = {key: group for key, group in groups.items() if group}
+        batches = p.batches(self.kinds, every=full)
+        other_files = p.new_of({k for group in groups.values() for f in group for k in f.other_kinds})
         if other_files and not batches:
             batches.append([])
-        if p.full:
+        if full:
             self.create_empty(con, run)
-            for f in self.followers:
-                f.create_empty(con, run)
+        for f in whole:
+            f.create_empty(con, run)
         for n, files in enumerate(batches):
             last = n == len(batches) - 1
             batch = f"source_file_hash IN ({_literals(files)})" if files else "false"
@@ -476,17 +441,17 @@ class Append(Strategy):
                 _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {batch}")
             run(m, f"INSERT INTO {m.qualified}\n{m.body}")
             audit(m, batch)
-            if not p.full:
+            if not full:
                 self.touch(con, p, batch)
-                for group in self.groups.values():
+                for group in groups.values():
                     Keys.lookup(con, p, group, batch, other_files if last else [])
                     for f in group:
                         f.some_rows(con, p, batch, run, audit)
             if progress:
-                names = " + ".join([m.qualified] + ([] if p.full else [f.model.qualified for f in self.followers]))
+                names = " + ".join([m.qualified] + [f.model.qualified for g in groups.values() for f in g])
                 progress(f"{names}: batch {n + 1}/{len(batches)} ({len(files)} file(s))")
         for f in self.followers:
-            if p.full:
+            if f in whole:
                 # every key is new: one pass over all the appended rows (DuckDB spills what does not fit in
                 # memory), instead of recomputing after each batch the keys met before (a scan of all earlier rows
                 # per batch)
@@ -503,7 +468,7 @@ class Months(Strategy):
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         m = self.model
-        full = p.full or not _table_exists(con, m.qualified)
+        full = p.is_full(m) or not _table_exists(con, m.qualified)
         months = p.months
         for i in m.inputs:
             where = "true" if full else _date_filter(months)
@@ -533,7 +498,7 @@ class Days(Strategy):
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         m = self.model
-        full = p.full or not _table_exists(con, m.qualified)
+        full = p.is_full(m) or not _table_exists(con, m.qualified)
         for i in sorted(m.inputs, key=lambda i: i.within is not None):  # the day inputs first
             if full:
                 where = "true"

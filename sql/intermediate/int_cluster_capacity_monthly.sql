@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: What each cluster can serve at the latency SLO, per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). The part of a month before the cluster's first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node, and left out when that is unknown. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
+-- settings: slo_ms_self_hosted
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 months AS (
     SELECT h.cluster_id, h.month, m.month_start, m.month_end, h.provisioned_ms, h.observed_tokens_per_second

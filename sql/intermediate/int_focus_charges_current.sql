@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: source_file_hash, source_line
 -- description: FOCUS exports are snapshots of a billing period: per billing account and period only the most recently loaded file counts. Each row is allocated to a cluster by the settings' tag key (Tags JSON) or else by the first ResourceId pattern it matches (patterns in cluster_id order); NULL = unallocated (kept and shown, never dropped). ChargeClass 'correction' rows correct an earlier period: they count in the month of their own charge period, as corrections, not new spend.
+-- settings: focus_cluster_tag_key
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 ranked AS (
     SELECT

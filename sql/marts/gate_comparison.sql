@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: eval_set, route, category
 -- description: The deployment gate side by side (seed 001): the evaluation set's cases on each route and category (and 'all categories'), every attempt counted: cases, accepted share, p95 latency against the route's SLO, retries per task, the token mix per accepted task (input, of it cache hits, output, reasoning) and the cost per accepted task. The API's cost is its attempts' metered cost at the provider's prices; the cluster's is its attempts' tokens at the month's self-hosted cost per token served (the fixed cost F / the tokens the clusters served: the eval's share of the month's cost); both with human review.
+-- settings: slo_ms_api, slo_ms_self_hosted
 -- column eval_set: The evaluation set.
 -- column route: 'api' or 'self_hosted'.
 -- column category: The cases' category, or 'all categories'.

@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: month, provider
 -- description: Each API provider's waste factor W: the metered cost of all its attempts / that of its accepted attempts, at its own prices: what it spends on failures, retries and rejected tasks per dollar of accepted work. Measured on the month when the provider has at least min_tasks_for_factor accepted tasks (a setting), else pooled with up to 3 months before until it has, else assumed 1. Break-even uses the reference provider's own (marts.monthly_break_even.api_waste_factor), never another provider's.
+-- settings: reference_api_provider
 -- column month: First day of the month (UTC).
 -- column provider: The API provider.
 -- column api_waste_factor: W, exact; 1 when assumed.

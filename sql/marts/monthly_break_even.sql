@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: month
 -- description: Does self-hosting pay that month? Break-even accepted tasks = F / (C - V): the fixed self-hosted cost F (committed + operating + avoidable) over what each accepted task saves, the API cost per accepted equivalent task C less the self-hosted variable cost per accepted task V (human review, paid on both routes). C is like-for-like when the cluster accepted tasks (its own accepted attempts priced at the reference API, times the reference provider's waste factor W (its spend on failures and retries per dollar of accepted work) and the reference provider's invoice uplift U, plus the API route's review per task: 'equivalent'), else the API route's run-rate (invoiced usage without credits and tax, or metered) plus review per accepted task ('measured'). The capacity columns say whether break-even fits the cluster's measured capacity at the SLO.
+-- settings: business_control_requirements, reference_api_provider
 -- column month: First day of the month (UTC).
 -- column self_hosted_cost_usd: The self_hosted route's cost_usd, fully loaded: fixed cost F + human review.
 -- column fixed_cost_usd: F = committed_cost_usd + operating_cost_usd + avoidable_cost_usd: self-hosted cost that does not grow with tasks (review excluded).

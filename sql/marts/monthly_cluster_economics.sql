@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: month, cluster_id
 -- description: Each cluster's month on its own: node-hours, capacity per node, tokens served, token and productive utilisation, the busiest hour, its fixed cost (its own charges, hardware and operating costs, and its share of the operating costs booked to no cluster, by node-hours), what a million of its tokens cost, and its idle cost. The month's verdict stays one, over all clusters (marts.monthly_break_even); a cluster whose token utilisation is under the clusters.idle_warning setting (0.05) is flagged here and named on the report's first screen with its idle dollars.
+-- settings: clusters_idle_warning
 -- column month: First day of the month (UTC).
 -- column cluster_id: The self-hosted cluster.
 -- column provisioned_node_hours: Node-hours provisioned in the month.

@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: month, provider
 -- description: Invoice vs metered, per provider and month. The invoiced usage (cache-hit, cache-miss, output and other lines; credits and tax shown apart) is compared with the metered cost of the provider's requests. A difference beyond the tolerance is 'mismatch', never hidden.
+-- settings: reconciliation_tolerance_pct, reconciliation_tolerance_usd
 -- column month: First day of the month (UTC).
 -- column provider: API provider.
 -- column invoiced_usd: Invoiced usage in USD (lines other than credit and tax); NULL when no invoice is loaded.

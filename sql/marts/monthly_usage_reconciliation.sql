@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: month, provider, token_type
 -- description: The tokens (and requests) a provider's usage export reports against the ones in the request logs, per month, provider and token type: a gateway that drops logs shows up here before it shows up on an invoice. Logged output includes reasoning tokens (providers bill and count them as output). Only provider-months with a usage export have rows; a token type neither reported nor logged is left out.
+-- settings: reconciliation_tolerance_pct
 -- column month: First day of the month (UTC).
 -- column provider: API provider.
 -- column token_type: input_cache_hit, input_cache_miss, input_cache_write_5m, input_cache_write_1h, output (incl. reasoning) or requests.

@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: month, cluster_id
 -- description: How much of each cluster's capacity went to accepted work, to failed work and to nothing, in node-hours and in dollars of its fixed cost. A batching cluster sells capacity (tokens per second at the SLO), so its utilisation is measured in tokens: productive node-hours = the accepted attempts' tokens / (capacity per node x 3,600); used node-hours likewise from every attempt's tokens. Time with any request in flight (in_flight_share) is shown beside it and is not a utilisation: one request in flight makes the whole cluster busy. Capacity per node comes from the load-test sweeps in force over the month (points within the self-hosted SLO), weighted by provisioned node-hours, else from the request log (observed, a lower bound).
+-- settings: capacity_latency_headroom, slo_ms_self_hosted
 -- column month: First day of the month (UTC).
 -- column cluster_id: The self-hosted cluster.
 -- column provisioned_hours: Hours in the month the cluster was billed (cluster charges) or in service (owned hardware), overlaps counted once.

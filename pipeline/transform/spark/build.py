@@ -14,29 +14,20 @@ DuckDB build is a full one.
 from __future__ import annotations
 
 import shutil
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import duckdb
 
-from pipeline.base.faults import crashpoint
-from pipeline.base.models import LAYERS, SQL_DIR, Model, define_macros, discover
+from pipeline.base.models import LAYERS, Model
 from pipeline.base.query import table_exists
 from pipeline.base.settings import Settings
-from pipeline.storage.catalog import init_ledger
 from pipeline.transform.build import (
-    AuditFailed,
     BuildResult,
     ModelFailed,
     Steps,
-    build_result,
-    check_lake,
     comment_model,
-    month_fingerprints,
-    run_audits,
-    write_settings,
 )
 from pipeline.transform.spark import lake as spark_lake
 from pipeline.transform.spark import session
@@ -47,48 +38,42 @@ if TYPE_CHECKING:
     from pipeline.storage.store import Store
 
 
-def build(
-    con: duckdb.DuckDBPyConnection,
-    settings: Settings,
-    store: "Store",
-    sql_dir: Path = SQL_DIR,
-    progress: Callable[[str], None] | None = None,
-) -> BuildResult:
-    """Every model on Spark, then the results into the ledger with their audits, in one DuckDB transaction."""
-    t0 = time.perf_counter()
-    init_ledger(con, store.lake)
-    models = discover(sql_dir)
-    check_lake(con, store, lambda kind, file_hash: True)  # a full build reads every lake file
-    macros = spark_macros(sql_dir)
-    define_macros(con, sql_dir)
-    before = month_fingerprints(con, models)
-    root = store.spark
-    out = root / f"build-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"
-    spark = session.start(settings, root)
-    timings: list[tuple[str, float]] = []
-    con.execute("BEGIN TRANSACTION")
-    try:
-        write_settings(con, settings)
-        spark_lake.hand_over_meta(con, spark, out / "meta")
-        spark_lake.register_raw(con, spark, store.lake)
-        for m in models:
-            t = time.perf_counter()
-            _run_on_spark(spark, m, macros, out, sql_dir)
-            timings.append((m.qualified, time.perf_counter() - t))
-            crashpoint("build.model")
-            if progress:
-                progress(m.qualified)
-        n_audits = _take_results(con, models, out, sql_dir)
-        crashpoint("build.before_commit")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        shutil.rmtree(out, ignore_errors=True)
-        raise
-    for old in root.glob("build-*"):  # the ledger's views now read this build's folder only
-        if old != out:
-            shutil.rmtree(old, ignore_errors=True)
-    return build_result(con, models, before, (t0, n_audits, timings))
+class SparkEngine:
+    """Every model whole on Spark; the results taken into the ledger in the build's transaction."""
+
+    def __init__(
+        self, settings: Settings, store: "Store", sql_dir: Path, progress: Callable[[str], None] | None
+    ) -> None:
+        self.settings, self.store, self.sql_dir = settings, store, sql_dir
+        self.macros = spark_macros(sql_dir)
+        self.root = store.spark
+        self.out = self.root / f"build-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"
+        self.spark: Any = None
+
+    def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
+        return lambda kind, file_hash: True  # a full build reads every lake file
+
+    def begin(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
+        self.spark = session.start(self.settings, self.root)
+        spark_lake.hand_over_meta(con, self.spark, self.out / "meta")
+        spark_lake.register_raw(con, self.spark, self.store.lake)
+
+    def run(self, con: duckdb.DuckDBPyConnection, m: Model, steps: Steps) -> None:
+        _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir)
+
+    def finish(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
+        _take_results(con, models, self.out, self.sql_dir)
+
+    def audited_as_built(self, m: Model) -> bool:
+        return False  # every model is audited in DuckDB, over the results taken in
+
+    def abort(self) -> None:
+        shutil.rmtree(self.out, ignore_errors=True)
+
+    def done(self, result: BuildResult) -> None:
+        for old in self.root.glob("build-*"):  # the ledger's views now read this build's folder only
+            if old != self.out:
+                shutil.rmtree(old, ignore_errors=True)
 
 
 def _scoped_inputs(spark: Any, m: Model) -> None:
@@ -150,9 +135,9 @@ def spark_error(exc: BaseException) -> str:
     return (lines or [type(exc).__name__])[0][:500]
 
 
-def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path, sql_dir: Path) -> int:
-    """The models into the ledger (tables, or views over Parquet for the unpublished ones), their comments and
-    audits; the incremental state cleared. Returns the number of audits run."""
+def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path, sql_dir: Path) -> None:
+    """The models into the ledger (tables, or views over Parquet for the unpublished ones) with their comments; the
+    incremental state cleared, so the next DuckDB build is a full one."""
     for layer in LAYERS:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
     for m in models:
@@ -167,14 +152,7 @@ def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path
             kind = "TABLE" if m.published == "yes" else "VIEW"
             con.execute(f"CREATE {kind} {m.qualified} AS SELECT * FROM read_parquet({files})")
         comment_model(con, m, kind, sql_dir)
-    steps = Steps(con, sql_dir)
-    for m in models:
-        steps.audit(m)
-    n_audits = run_audits(con, models, sorted((sql_dir / "audits").glob("*.sql")), steps.failures)
-    if steps.failures:
-        raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(steps.failures))
     for table in ("meta.build_state", "meta.built_files"):
         schema, name = table.split(".")
         if table_exists(con, schema, name):
             con.execute(f"DELETE FROM {table}")
-    return n_audits
