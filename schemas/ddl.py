@@ -3,7 +3,7 @@
 The classes are the single source of truth. Loaded rows live in immutable Parquet
 files (the lake, see ``pipeline.storage.store``); each raw table is a view over its files
 whose column list and types are generated here, so every file is read with the
-class's types. ``tests/test_schemas_and_build.py`` checks the views against the
+class's types. ``tests/models/test_schemas_and_build.py`` checks the views against the
 classes. No key constraint exists: the natural key is enforced by ingest
 (duplicates and conflicts are quarantined) and recorded in the view's comment.
 """

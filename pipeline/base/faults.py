@@ -1,4 +1,4 @@
-"""Crash points for the kill test (tests/test_nightly_safety.py).
+"""Crash points for the kill test (tests/e2e/test_nightly_safety.py).
 
 ``crashpoint("name")`` does nothing unless ``COSTLEDGER_CRASH_AT`` names it:
 ``name`` kills the process (SIGKILL, no cleanup, as a power cut would) at the first

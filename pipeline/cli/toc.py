@@ -4,7 +4,7 @@
 script calls to check the install. Importing Typer, Click and Rich's help renderer takes longer than the whole
 answer should (under 0.3 s), so this module, which imports nothing, prints it. Every other help
 (``costledger ingest --help``) is Typer's. The commands take their help panel from ``PANELS`` and a test checks
-that the names and one-line summaries here are those of the Typer app (tests/test_cli.py).
+that the names and one-line summaries here are those of the Typer app (tests/e2e/test_cli.py).
 """
 
 from __future__ import annotations

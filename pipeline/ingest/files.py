@@ -20,7 +20,7 @@ row, deduplicate, write the lake file under a temporary name; Great Expectations
 check of a sample goes to GX's process), ``open_file`` (seal the lake file and write
 the file's quarantine, keys, manifest row and raw view in a transaction left open) and
 ``settle_file`` (GX agrees: commit; else roll back and remove the lake file). A run
-stages the next file between the last two (``pipeline.run.nightly.Run.load``), so GX's
+stages the next file between the last two (``pipeline.ingest.loader.FileLoader``), so GX's
 check of one file overlaps DuckDB's work on the next, which sees the open file as
 loaded; ``ingest_file`` does the three in a row.
 """

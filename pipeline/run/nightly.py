@@ -21,20 +21,8 @@ from pipeline.transform.build import build
 from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.base.errors import UsageError
 from pipeline.base.faults import crashpoint
-from pipeline.ingest.files import (
-    FILE_FAILURES,
-    FileResult,
-    IngestOptions,
-    LoadingFile,
-    abandon_file,
-    discard_staged,
-    file_failed,
-    ingest_file,
-    loaded_identities,
-    open_file,
-    settle_file,
-    stage_file,
-)
+from pipeline.ingest.files import FileResult, IngestOptions, loaded_identities
+from pipeline.ingest.loader import FileLoader
 from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
 from pipeline.base.query import run_query
@@ -216,91 +204,24 @@ class Run:
             warm_up()
         # the files loaded before (by kind and name) and their lake files are hashed ahead, two at a time
         ahead = [p for path, lake in seen for p in (path, self.store.lake / lake if lake else None) if p]
-        # GX checks a file in its process while the next file is staged: the file's rows are written in a transaction
-        # left open (``open_file``), inside which the next file is recognised, checked and deduplicated as if the
-        # file were loaded; the file is committed once GX agrees (``settle_file``). A file is still loaded whole or
-        # not at all, and nothing is committed before GX has validated it.
-        self._opened: LoadingFile | None = None  # a file written in the open transaction, waiting for GX
-        self._staged: LoadingFile | FileResult | None = None  # the next file, staged inside that transaction
+        # one file's GX check overlaps the next file's read (``pipeline.ingest.loader``)
+        loader = FileLoader(
+            self.con, self.store, run_id=self.summary.run_id, options=self.options,
+            on_done=lambda result: self._file_done(result, on_file),
+        )  # fmt: skip
         todo = list(zip(pairs, identities))
         try:
             with HashAhead(ahead, "seen") as hashes:
                 i = 0
                 while i < len(todo):
                     (kind, path), identity = todo[i]
-                    i += self._load_next(kind, path, identity, hashes, on_file)
-                self._settle_opened(on_file)
+                    if loader.submit(kind, path, identity, hashes):
+                        i += 1
+                loader.drain()
             refresh_stale_raw_views(self.con)  # the raw views of the kinds loaded, once per run
         except BaseException:
-            if self._opened is not None:
-                abandon_file(self.con, self._opened)
-            if isinstance(self._staged, LoadingFile):
-                discard_staged(self.con, self._staged)  # staged in a transaction rolled back: its temp file and tables
+            loader.abort()
             raise
-
-    def _load_next(self, kind: str, path: Path, identity: str, hashes: HashAhead, on_file: OnFile | None) -> int:
-        """Stage one file while the one before waits for GX, settle that one, open this one: 1 when this file is done
-        with, 0 when it must be staged again (the file before failed, rolling back the staging done in its
-        transaction). A file's own failure (``FILE_FAILURES``) rejects that file alone."""
-        try:
-            self._staged = stage_file(
-                self.con,
-                kind,
-                path,
-                self.store,
-                run_id=self.summary.run_id,
-                options=self.options,
-                identity=identity,
-                hashes=hashes,
-            )
-        except FILE_FAILURES as exc:
-            # the failure may have aborted the transaction the file before waits in: that one loads again on its own
-            self._staged = None
-            if self._opened is not None:
-                retry, self._opened = self._opened, None
-                abandon_file(self.con, retry)
-                self._load_alone(retry.kind, retry.path, retry.identity, on_file)
-            self._file_done(self._failed(kind, path, identity, exc), on_file)
-            return 1
-        if not self._settle_opened(on_file):
-            if isinstance(self._staged, LoadingFile):
-                discard_staged(self.con, self._staged)
-            self._staged = None
-            return 0
-        if isinstance(self._staged, LoadingFile):
-            self._staged = open_file(self.con, self._staged, self.store, self.summary.run_id)
-        staged, self._staged = self._staged, None
-        if isinstance(staged, LoadingFile):
-            self._opened = staged
-        elif staged is not None:
-            self._file_done(staged, on_file)
-        return 1
-
-    def _settle_opened(self, on_file: OnFile | None) -> bool:
-        """Commit the file waiting for GX once GX agrees; False when it was rejected instead (rolled back)."""
-        if self._opened is None:
-            return True
-        settled, self._opened = self._opened, None
-        try:
-            self._file_done(settle_file(self.con, settled), on_file)
-        except FILE_FAILURES as exc:
-            self._file_done(self._failed(settled.kind, settled.path, settled.identity, exc), on_file)
-            return False
-        return True
-
-    def _load_alone(self, kind: str, path: Path, identity: str, on_file: OnFile | None) -> None:
-        """Load one file in a transaction of its own (its overlapped load was rolled back by the next file's
-        failure)."""
-        try:
-            result = ingest_file(
-                self.con, kind, path, self.store, run_id=self.summary.run_id, options=self.options, identity=identity
-            )
-        except FILE_FAILURES as exc:
-            result = self._failed(kind, path, identity, exc)
-        self._file_done(result, on_file)
-
-    def _failed(self, kind: str, path: Path, identity: str, exc: BaseException) -> FileResult:
-        return file_failed(self.con, kind, path, identity=identity, run_id=self.summary.run_id, exc=exc)
 
     def _file_done(self, result: FileResult, on_file: OnFile | None) -> None:
         self.summary.files.append(result)

@@ -1,0 +1,162 @@
+"""The report's "Decisions ahead" section on the demo ledger: the hybrid curve, the gate's verdict, the forecast, and
+the same in Markdown, text and the exports. The demo's figures are read from its marts and stated as the reader
+would check them, not computed again here (the marts' arithmetic has its own hand-worked tests)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pipeline.storage.db import connect_read
+from pipeline.serve.export import as_json
+from pipeline.serve.report import gather, plain_report, render_html, render_markdown
+from tests.conftest import cli
+from tests.e2e.test_report import ARTIFACTS, _screenshot, _words, chromium
+
+
+def test_the_section_is_on_the_main_page_with_the_curve_the_gate_and_the_forecast(demo_db):
+    html = render_html(gather(connect_read(demo_db), "2026-10"))
+    main, appendix = html.split('<h2 id="appendix">', 1)
+    assert '<h2 id="decisions">Decisions ahead</h2>' in main and 'id="chart-hybrid"' in main
+    words = " ".join(_words(main).split())
+    # October as billed: the owned node and 88 on-demand node-hours (2 nodes); one node is cheapest
+    assert (
+        "2026-10 as it was (2 nodes) cost $24,696; the cheapest plan, 1 node, costs $18,778 with 100% of the tokens on "
+        "the cluster, $5,919 less: release 1 node; the 88 node-hours billed on demand are not needed." in words
+    )
+    # with a spare node (2 nodes serving as 1) the cluster no longer beats the API alone
+    assert "With one node kept spare for node loss, no cluster beats the API alone, $25,569." in words
+    # the demo's gate: 40 cases; the queue-growth drill failed, and 40 paired cases cannot show the cluster's accepted
+    # share within 10 points of the API's (both accept 87.5 %, with discordant pairs: the lower bound is -10.07 points);
+    # and its cases are a quarter each of coding, long_context, vision and tool_calling where production logs no
+    # vision at all (a 25-point gap against the 15 allowed): 8 criteria + representative + 5 drills = 14, 3 failed
+    assert "The deployment gate (k3-gate-2026-10) failed: of 14 criteria, 3 failed." in words
+    assert "could be as much as 10.1 points below the API's (95 % lower bound, 40 paired cases)" in words
+    assert re.search(r"Failed: the queue growth drill failed on k3-b200-01 at 2026-10-23 10:00 UTC", words)
+    assert "The cluster already delivers its break-even volume; its volume grew +58% a month" in words
+    # the side-by-side and the criteria are in the appendix
+    assert 'id="gate-comparison"' in appendix and 'id="gate-criteria"' in appendix
+    # the curve marks the cheapest size, today's size and the month as billed
+    svg = html.split('id="chart-hybrid"', 1)[1].split("</svg>", 1)[0]
+    assert "cheapest" in svg and ("today's size" in svg or "today&#x27;s size" in svg)
+    assert "today, as billed" in svg
+
+
+def test_july_the_api_alone_was_cheapest(demo_db):
+    data = gather(connect_read(demo_db), "2026-07")
+    words = " ".join(_words(render_html(data)).split())
+    cheapest = next(r for r in data.hybrid if r["is_cheapest"])
+    today = next(r for r in data.hybrid if r["scenario"] == "today")
+    assert (cheapest["nodes"], today["nodes"]) == (0, 2)
+    assert (
+        "2026-07 as it was (2 nodes) cost $22,962; the cheapest plan, no cluster (everything on the API), costs "
+        "$7,979, $14,982 less: release 2 nodes; the 92 node-hours billed on demand are not needed." in words
+    )
+    # the figures in the sentence are the mart's, rounded once for display; today's is the month's real spend
+    assert f"${cheapest['total_usd']:,.0f}" == "$7,979" and f"${today['total_usd']:,.0f}" == "$22,962"
+    be = data.be
+    assert today["total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
+        r["review_cost_usd"] for r in data.routes
+    )
+
+
+def test_markdown_text_and_exports_carry_the_section(demo_db):
+    data = gather(connect_read(demo_db), "2026-10")
+    md = render_markdown(data)
+    section = md.split("## Decisions ahead", 1)[1].split("\n## ", 1)[0]
+    assert "| 1 | 100.0% | $10,974 | $5,200 | $0 | $2,604 | $18,778 | cheapest |" in section
+    assert "| today | 97.2% | $16,254 | $5,200 | $639 | $2,604 | $24,696 | as billed, 2 nodes |" in section
+    assert "The deployment gate (k3-gate-2026-10) failed: the cluster's accepted share could be" in section
+    assert "the queue growth drill failed" in section
+    text = plain_report(connect_read(demo_db), "2026-10")
+    assert "Decisions ahead:" in text and "the cheapest plan, 1 node, costs $18,778" in text
+    doc = json.loads(as_json(data))["sections"]
+    assert [(r["scenario"], r["nodes"]) for r in doc["hybrid_plan"]] == [("plan", 0), ("plan", 1), ("plan", 2),
+                                                                          ("today", 2)]  # fmt: skip
+    assert {r["criterion"]: r["status"] for r in doc["gate_criteria"]}["drill_queue_growth"] == "failed"
+    assert len(doc["gate_comparison"]) == 10  # 2 routes x (4 categories + all categories)
+
+
+def test_the_plan_and_gate_commands_on_the_demo(demo_db):
+    res = cli("plan", "--db", demo_db, "--month", "2026-07")
+    assert res.exit_code == 0, res.output
+    assert "the cheapest plan, no cluster (everything on the API), costs $7,979" in " ".join(res.stdout.split())
+    res = cli("gate", "--db", demo_db)
+    assert res.exit_code == 0, res.output
+    assert "drill_queue_growth" in res.stdout and "The deployment gate (k3-gate-2026-10) failed" in res.stdout
+    assert cli("plan", "--db", demo_db, "--month", "2026-13").exit_code == 2
+
+
+def test_screenshot_of_the_section(demo_db, tmp_path):
+    """The section as a reader sees it, scrolled to its heading (kept in tests/artifacts to look at)."""
+    if chromium() is None:
+        import pytest
+
+        pytest.skip("no Chromium on this machine")
+    html = render_html(gather(connect_read(demo_db), "2026-10"))
+    # the page starts at the section: a style moves everything before it up and out of view
+    before = html.split('<h2 id="decisions">', 1)[0].split("<main>", 1)[1]
+    page = tmp_path / "decisions.html"
+    page.write_text(
+        html.replace("<main>", '<main><div style="display:none">', 1).replace(
+            '<h2 id="decisions">', '</div><h2 id="decisions">', 1
+        ),
+        encoding="utf-8",
+    )
+    assert before  # there is a first screen before the section
+    shot = ARTIFACTS / "report-decisions-2026-10.png"
+    res = _screenshot(page, shot, tmp_path)
+    assert res.returncode == 0 and shot.exists() and shot.stat().st_size > 20_000, res.stderr[-500:]
+
+
+def test_the_traffic_to_move_on_the_demo(demo_db):
+    """The demo logs each team's kind of work; its long prompts sent to Moonshot (cheap cache reads) are long_context,
+    about 40 % cache hits. The rest of the API's work reads nothing from the cache: it saves more per token and moves
+    first."""
+    data = gather(connect_read(demo_db), "2026-10")
+    moves = data.moves
+    ranked = [r for r in moves if r["move_rank"] is not None]
+    assert ranked and [r["move_rank"] for r in ranked] == list(range(1, len(ranked) + 1))
+    # the order is by saving per million tokens, highest first, and every cache-heavy workload comes after the others
+    per_token = [r["saving_per_million_tokens_usd"] for r in ranked]
+    assert per_token == sorted(per_token, reverse=True)
+    heavy = [r["move_rank"] for r in ranked if r["workload"] == "long_context"]
+    light = [r["move_rank"] for r in ranked if r["workload"] != "long_context"]
+    assert heavy and light and min(heavy) > max(light)
+    # the running saving adds each fitted workload's own month: saving per task x accepted tasks
+    fitted = [r for r in ranked if r["fits"]]
+    assert fitted[-1]["cumulative_saving_usd"] == sum(r["saving_per_task_usd"] * r["accepted_tasks"] for r in fitted)
+    words = " ".join(_words(render_html(data)).split())
+    total = f"${fitted[-1]['cumulative_saving_usd']:,.0f}"
+    assert f"moving them would have saved {total} in 2026-10" in words
+    assert "the cache-heavy work" in words and "it moves last" in words
+    assert 'id="workload-moves"' in render_html(data).split('<h2 id="appendix">', 1)[0]
+
+
+def test_the_bridge_ties_the_month_s_figures_together_in_every_month(demo_db):
+    """Each step's total is the one before plus its change, and the steps reach the figures each mart publishes: the
+    cash view less tax and credits is the plan's 'today' row (F + the API's run-rate + review), and the break-even's
+    saving plus the review and pricing differences is the plan's all-API total less today's."""
+    con = connect_read(demo_db)
+    for month in ("2026-07", "2026-08", "2026-09", "2026-10"):
+        data = gather(con, month)
+        steps = {r["step"]: r for r in data.bridge}
+        be, hybrid, routes = data.be, data.hybrid, data.routes
+        today = next(r for r in hybrid if r["scenario"] == "today")
+        all_api = next(r for r in hybrid if r["scenario"] == "plan" and r["nodes"] == 0)
+        assert steps["cash"]["total_usd"] == sum(r["cost_usd"] for r in routes)
+        assert steps["tax_and_credits"]["total_usd"] == today["actual_total_usd"] == steps["today"]["total_usd"]
+        assert today["actual_total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
+            r["review_cost_usd"] for r in routes
+        )
+        assert steps["saving"]["total_usd"] == be.saving_usd
+        assert steps["pricing"]["total_usd"] == steps["all_api_minus_today"]["total_usd"]
+        assert steps["all_api_minus_today"]["total_usd"] == all_api["total_usd"] - today["total_usd"]
+        ordered = data.bridge
+        for before, after in zip(ordered, ordered[1:]):
+            if after["change_usd"] is not None:
+                assert after["total_usd"] == before["total_usd"] + after["change_usd"], (month, after["step"])
+    # October in words: the bridge is in the appendix, each step with its dollars
+    html = render_html(gather(con, "2026-10"))
+    appendix = html.split('<h2 id="appendix">', 1)[1]
+    assert 'id="cost-bridge"' in appendix and "= everything on the API, less the month as it ran" in appendix
