@@ -191,10 +191,7 @@ def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -
         con.execute(stmt)
     now, why = changes(con, models, set(strategies))
     rebuilt = {name: reason for name, reason in why.items() if name in strategies}
-    reread = set()
-    for name in rebuilt:
-        s = strategies[name]
-        reread |= s.kinds if isinstance(s, Append) else s.other_kinds if isinstance(s, Keys) else set()
+    reread = {kind for name in rebuilt for kind in strategies[name].kinds_read_whole()}
     kinds = sorted(file_kinds(models))
     files = con.execute(
         "SELECT l.file_hash, l.kind, l.rows_loaded FROM meta.loaded_files AS l "
@@ -250,6 +247,10 @@ class Strategy:
     ) -> None:
         raise NotImplementedError
 
+    def kinds_read_whole(self) -> set[str]:
+        """The kinds whose lake files the model reads, every file, when it is rebuilt in full."""
+        return set()
+
     def create_empty(self, con: duckdb.DuckDBPyConnection, run: Run) -> None:
         """The table with no rows and the right types (its inputs defined as empty first), its columns stored with
         the compression the header names (``-- compression:``)."""
@@ -293,6 +294,9 @@ class Keys(Strategy):
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         pass  # recomputed batch by batch, by the append model it reads
+
+    def kinds_read_whole(self) -> set[str]:
+        return self.other_kinds  # the append model's rows it reads from that model's table
 
     def all_rows(self, con: duckdb.DuckDBPyConnection, run: Run, audit: Audit) -> None:
         """A full build, after the append model's last batch: every input row is new, every key is computed."""
@@ -410,6 +414,9 @@ class Append(Strategy):
         self.groups: dict[str, list[Keys]] = {}
         for f in self.followers:
             self.groups.setdefault(f.key, []).append(f)
+
+    def kinds_read_whole(self) -> set[str]:
+        return self.kinds
 
     def touch(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str) -> None:
         """Record the months (``months_touched``) and days (``days_touched``) the batch's rows touch."""

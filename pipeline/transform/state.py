@@ -16,13 +16,16 @@ from pipeline.base.models import SQL_DIR, Model, macro_statements, sql_fingerpri
 from pipeline.base.query import table_exists
 from pipeline.storage.catalog import table_columns
 
-STATE_DDL = [
-    "CREATE SCHEMA IF NOT EXISTS scoped",
+_BUILD_STATE = [
     "CREATE TABLE IF NOT EXISTS meta.build_state (model VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL, "
     "sql_hash VARCHAR NOT NULL, macros_hash VARCHAR NOT NULL, settings VARCHAR NOT NULL, data_hash VARCHAR NOT NULL)",
     "COMMENT ON TABLE meta.build_state IS 'Per incremental model and every model it reads: the fingerprint of what "
     "its rows depend on besides the files (its SQL, the macros it calls, the settings it declares, the rows read "
     "whole, the fingerprints of the models it reads) at the last build; a different one rebuilds it in full.'",
+]
+STATE_DDL = [
+    "CREATE SCHEMA IF NOT EXISTS scoped",
+    *_BUILD_STATE,
     "CREATE TABLE IF NOT EXISTS meta.built_files (file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL)",
     "COMMENT ON TABLE meta.built_files IS 'Lake files already folded into the incremental models.'",
 ]
@@ -82,19 +85,19 @@ def upstream(models: list[Model]) -> list[Model]:
 _MACRO_PARTS = re.compile(r"\bMACRO\s+(\w+)\s*(\([^)]*\))\s*AS\s+(.*)$", re.IGNORECASE | re.DOTALL)
 
 
-def _macros(con: duckdb.DuckDBPyConnection, sql_dir) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def _macros(con: duckdb.DuckDBPyConnection, sql_dir) -> dict[str, tuple[str, str]]:  # type: ignore[no-untyped-def]
     """Each macro of sql/macros.sql by name: a hash of its parameters and of its expression's parse tree (comments
-    and layout do not count)."""
+    and layout do not count), and the expression (to find the macros it calls)."""
     found = {}
     for statement in macro_statements(sql_dir):
         text = re.sub(r"--[^\n]*", " ", statement)
         if m := _MACRO_PARTS.search(text):
             name, params, expr = m.group(1).lower(), " ".join(m.group(2).split()), m.group(3)
-            found[name] = f"{name}{params} {sql_fingerprint(con, 'SELECT ' + expr)}\n{expr}"
+            found[name] = (f"{name}{params} {sql_fingerprint(con, 'SELECT ' + expr)}", expr)
     return found
 
 
-def _called(text: str, macros: dict[str, str]) -> list[str]:
+def _called(text: str, macros: dict[str, tuple[str, str]]) -> list[str]:
     """The macros a text calls, and those they call, by name."""
     called: set[str] = set()
     todo = [text]
@@ -103,7 +106,7 @@ def _called(text: str, macros: dict[str, str]) -> list[str]:
         for name in macros:
             if name not in called and re.search(rf"\b{name}\s*\(", body, re.IGNORECASE):
                 called.add(name)
-                todo.append(macros[name])
+                todo.append(macros[name][1])
     return sorted(called)
 
 
@@ -130,23 +133,15 @@ def states(con: duckdb.DuckDBPyConnection, models: list[Model]) -> dict[str, Sta
             for kind in whole
             if table_exists(con, "raw", kind) or table_exists(con, "raw", kind, "VIEW")
         ]
-        own = State(
-            fingerprint="",
-            sql_hash=sql_fingerprint(con, m.body),
-            macros_hash=_sha(*(macros[n].split("\n", 1)[0] for n in _called(m.body, macros))),
-            settings=settings,
-            data_hash=_sha(*whole, *data),
+        parts = (
+            sql_fingerprint(con, m.body),
+            _sha(*(macros[n][0] for n in _called(m.body, macros))),
+            settings,
+            _sha(*whole, *data),
         )
-        parents = sorted(m.depends_on(set(by_name)))
-        fp = _sha(m.qualified, own.sql_hash, own.macros_hash, own.settings, own.data_hash,
-                  *(f"{d}={found[d].fingerprint}" for d in parents))  # fmt: skip
-        found[m.qualified] = State(fp, own.sql_hash, own.macros_hash, own.settings, own.data_hash)
+        parents = (f"{d}={found[d].fingerprint}" for d in sorted(m.depends_on(set(by_name))))
+        found[m.qualified] = State(_sha(m.qualified, *parts, *parents), *parts)
     return found
-
-
-def fingerprint(con: duckdb.DuckDBPyConnection, models: list[Model]) -> str:
-    """One hash of every incremental model's state (a ledger's build state in one figure)."""
-    return _sha(*(f"{k}={s.fingerprint}" for k, s in sorted(states(con, models).items())))
 
 
 def _why(name: str, now: State, before: State | None, by_name: dict[str, Model], why: dict[str, str]) -> str | None:
@@ -174,8 +169,8 @@ def previous_states(con: duckdb.DuckDBPyConnection) -> dict[str, State]:
     """The states of the last build (none from a ledger whose build state has another shape: one full build)."""
     if "model" not in table_columns(con, "meta.build_state"):
         con.execute("DROP TABLE meta.build_state")
-        con.execute(STATE_DDL[1])
-        con.execute(STATE_DDL[2])
+        for stmt in _BUILD_STATE:
+            con.execute(stmt)
         return {}
     rows = con.execute(
         "SELECT model, fingerprint, sql_hash, macros_hash, settings, data_hash FROM meta.build_state"
