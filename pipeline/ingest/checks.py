@@ -25,7 +25,7 @@ from pipeline.ingest.sqltypes import (
     type_checks,
     typed_expr,
 )
-from pipeline.ingest.staging import Staging
+from pipeline.ingest.worktables import WorkTables
 from pipeline.storage.catalog import key_hash_sql, refresh_stale_raw_views
 from schemas.ddl import sql_string
 from schemas.expectations import suites
@@ -37,7 +37,7 @@ PANDAS_SAFE_DATES = ("1900-01-01", "2200-01-01")
 
 
 def check_rows(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> Future[int]:
-    """Type, flag and judge every row of ``f`` (its staging relations, see the module's text); sets
+    """Type, flag and judge every row of ``f`` (its work tables, see the module's text); sets
     ``f.raw_cols``. Returns GX's pending result (the rows it validated; it runs in GX's process while DuckDB
     finds the verdicts and writes the lake file)."""
     suite = suites(f.options.bounds)[f.kind]
@@ -51,7 +51,7 @@ def _flag_rows(con: duckdb.DuckDBPyConnection, f: LoadingFile, suite: list) -> l
     """Temp table ``flags``: every row typed, its raw text where typing may fail, ``_mistyped``, ``_bad`` and
     ``_as_is`` (``as_is_sql``; only a file read verbatim may be kept byte for byte); view ``flag_detail``.
     Returns the type checks."""
-    st, kind, cols, present = f.staging, f.kind, f.columns, f.present
+    st, kind, cols, present = f.tables, f.kind, f.columns, f.present
     options = READ_OPTIONS.get(kind, ReadOptions())
     source_types = {r[0]: r[1] for r in con.execute(f"DESCRIBE SELECT * FROM {st.incoming}").fetchall()}
     native = native_columns(kind, cols, source_types)
@@ -114,7 +114,7 @@ def _great_expectations(con: duckdb.DuckDBPyConnection, f: LoadingFile, suite: l
     rows; returns the rows GX validated."""
     from pipeline.ingest.validate import gx_worker, validate_rows
 
-    st, cols, gx_max_rows = f.staging, f.columns, f.options.gx_max_rows
+    st, cols, gx_max_rows = f.tables, f.columns, f.options.gx_max_rows
     n_good, n_flagged = con.execute(  # type: ignore[misc]
         f"SELECT count(*) FILTER (WHERE NOT _bad), count(*) FILTER (WHERE _bad) FROM {st.flags} WHERE NOT _mistyped"
     ).fetchall()[0]
@@ -156,7 +156,7 @@ def _duplicate_sources(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> str:
     """Temp table ``dup_first`` (keys more than once among the file's good rows, with their first line) and the
     rows already loaded with one of the file's keys (the key index probed, only its hits read back from the
     lake); returns the name of the relation holding those rows."""
-    st, key = f.staging, f.key
+    st, key = f.tables, f.key
     key_part = ", ".join(f'"{k}"' for k in key)
     key_hash = key_hash_sql(key)
     con.execute(
@@ -202,7 +202,7 @@ def _verdicts(con: duckdb.DuckDBPyConnection, f: LoadingFile, checks: list[tuple
     """Temp table ``verdicts``: the rows not to load (bad rows, duplicates inside the file, keys already
     loaded), with the reason and the columns at fault; and temp table ``superseding``: in a correction file,
     the rows that restate a row loaded earlier (same key, other content), with that row's file and line."""
-    st, key = f.staging, f.key
+    st, key = f.tables, f.key
     reasons, bad_cols = _reasons_sql(checks, suite)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {st.superseding} (_line BIGINT, file_hash VARCHAR, line BIGINT)")
     bad_rows = f"SELECT _line, {reasons} AS verdict, {bad_cols} AS bad_columns FROM {st.flag_detail}"
@@ -221,7 +221,7 @@ def _verdicts(con: duckdb.DuckDBPyConnection, f: LoadingFile, checks: list[tuple
 def _duplicates_sql(f: LoadingFile, existing: str) -> str:
     """A query: (line, verdict or NULL, key columns) for each good row whose key repeats inside the file or was
     loaded before (rows in ``existing``)."""
-    st, key_names = f.staging, ", ".join(f.key)
+    st, key_names = f.tables, ", ".join(f.key)
 
     def same(a: str, b: str) -> str:
         return " AND ".join(f'{a}."{c.name}" IS NOT DISTINCT FROM {b}."{c.name}"' for c in f.columns)
@@ -254,7 +254,7 @@ def _duplicates_sql(f: LoadingFile, existing: str) -> str:
     """
 
 
-def _superseding(con: duckdb.DuckDBPyConnection, st: Staging, existing: str, key: list[str]) -> None:
+def _superseding(con: duckdb.DuckDBPyConnection, st: WorkTables, existing: str, key: list[str]) -> None:
     """A correction file's rows that load and share a key with a row loaded earlier: they restate it (rows with the
     same content were found duplicates, so every such row has other content)."""
     con.execute(f"""

@@ -13,10 +13,10 @@ replaces the older one (``intermediate.int_invoice_lines_current``), so their ro
 are only deduplicated within the file.
 
 The file is one object from start to end (``pipeline.ingest.loading.LoadingFile``); each step below is a
-function of it, and the work of each lives in its own module: ``recognise`` (new or seen), ``dispatch`` (which
-reader), ``checks`` and ``kindrules`` (every row typed and judged), ``lakewrite`` (the lake file and the rows of
-``meta``). A file goes through three steps: ``stage_file`` (recognise, read, type and check every
-row, deduplicate, write the lake file under a temporary name; Great Expectations'
+function of it, and the work of each lives in its own module: ``recognise`` (new or seen), ``reading`` (what the
+file is, and its rows), ``checks`` and ``kindrules`` (every row typed and judged), ``lakewrite`` (the lake file and
+the rows of ``meta``). A file goes through three steps: ``stage_file`` (recognise, read, type and check every row,
+deduplicate, write the lake file under a temporary name; Great Expectations'
 check of a sample goes to GX's process), ``open_file`` (seal the lake file and write
 the file's quarantine, keys, manifest row and raw view in a transaction left open) and
 ``settle_file`` (GX agrees: commit; else roll back and remove the lake file). A run
@@ -24,8 +24,6 @@ stages the next file between the last two (``pipeline.ingest.loader.FileLoader``
 check of one file overlaps DuckDB's work on the next, which sees the open file as
 loaded; ``ingest_file`` does the three in a row.
 """
-
-from __future__ import annotations
 
 from __future__ import annotations
 
@@ -37,7 +35,7 @@ import duckdb
 
 from pipeline.base.faults import crashpoint
 from pipeline.ingest.checks import check_rows
-from pipeline.ingest.dispatch import read_rows
+from pipeline.ingest.reading import read_rows
 from pipeline.ingest.kindrules import quarantines_and_counts, same_invoice_again
 from pipeline.ingest.lakewrite import reject, seal_lake_file, unseal, write_file_rows, write_lake_tmp
 from pipeline.ingest.loading import FileResult, IngestOptions, LoadingFile, changed_message, unreadable_message
@@ -194,7 +192,7 @@ def stage_file(
     if missing := _missing_required(f):
         return reject(con, f, missing)
     f.place_in(store)
-    f.staging.register(con, f.read)
+    f.tables.register(con, f.read)
     _check_and_write(con, f)
     f.seconds = f.elapsed()
     message = _after_read(con, f)
@@ -211,7 +209,7 @@ def _check_and_write(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> None:
         f.gx = check_rows(con, f)
         f.loaded, f.quarantined = quarantines_and_counts(con, f)
         f.duplicates = con.execute(
-            f"SELECT count(*) FROM {f.staging.verdicts} WHERE starts_with(verdict, 'identical duplicate')"
+            f"SELECT count(*) FROM {f.tables.verdicts} WHERE starts_with(verdict, 'identical duplicate')"
         ).fetchall()[0][0]  # type: ignore[index]
         f.verbatim = write_lake_tmp(con, f)
     except BaseException:
@@ -231,7 +229,7 @@ def open_file(
 ) -> LoadingFile | FileResult:
     """Seal the staged file's lake file into the lake and, in a transaction left open, write its quarantined rows,
     its keys, its manifest row and the raw view over it; or its rejection (a verbatim copy that is not the file
-    hashed). The staging tables are dropped. Nothing is committed before GX agrees: ``settle_file`` (or
+    hashed). The work tables are dropped. Nothing is committed before GX agrees: ``settle_file`` (or
     ``abandon_file``). ``begin=False``: the caller's transaction is already open (a file loaded again)."""
     f = staged
     t_open = f.elapsed()
@@ -285,21 +283,21 @@ def abandon_file(con: duckdb.DuckDBPyConnection, opened: LoadingFile) -> None:
     except duckdb.Error:
         pass  # no transaction left to roll back
     unseal(opened)
-    opened.staging.drop_tables(con)  # the rollback brought back the staging tables dropped in the transaction
+    opened.tables.drop_tables(con)  # the rollback brought back the work tables dropped in the transaction
 
 
 def discard_staged(con: duckdb.DuckDBPyConnection, staged: LoadingFile) -> None:
-    """Drop a staged file that will not be opened: its temporary lake file and staging tables (GX finished)."""
+    """Drop a staged file that will not be opened: its temporary lake file and work tables (GX finished)."""
     wait([staged.gx])  # type: ignore[list-item]
     _clean_up(con, staged)
 
 
 def _clean_up(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> None:
     """After a file, loaded or not: its temporary Parquet (renamed into the lake when all went well), its incoming
-    rows and its staging tables."""
+    rows and its work tables."""
     if f.tmp_path is not None:
         f.tmp_path.unlink(missing_ok=True)
-    f.staging.clean_up(con, f.read)
+    f.tables.clean_up(con, f.read)
 
 
 def _missing_required(f: LoadingFile) -> str | None:

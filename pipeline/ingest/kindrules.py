@@ -2,7 +2,7 @@
 
 Prices must not overlap another price of the same name; an amount in a currency without an ``fx`` rate on or
 before its date is never converted at 1; an invoice delivered again under another id or format is not counted
-twice. Each adds verdicts to the file's staging (``pipeline.ingest.staging``) or rejects the file.
+twice. Each adds verdicts to the file's work tables (``pipeline.ingest.worktables``) or rejects the file.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import duckdb
 
 from pipeline.ingest.loading import LoadingFile
-from pipeline.ingest.staging import Staging
+from pipeline.ingest.worktables import WorkTables
 from pipeline.storage.catalog import refresh_stale_raw_views
 from schemas.tables import FX_DATE_COLUMNS, LEDGER_CURRENCY
 
@@ -18,7 +18,7 @@ from schemas.tables import FX_DATE_COLUMNS, LEDGER_CURRENCY
 def quarantines_and_counts(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> tuple[int, int]:
     """The kind's own quarantines (overlapping prices; amounts without an exchange rate), then (rows to load, rows
     quarantined: the verdicts and the unreadable lines)."""
-    st = f.staging
+    st = f.tables
     if f.kind == "prices":
         _quarantine_price_overlaps(con, st)
     if f.kind in FX_DATE_COLUMNS:
@@ -30,7 +30,7 @@ def quarantines_and_counts(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> tu
     return total - quarantined, quarantined + bad_lines
 
 
-def _quarantine_without_rate(con: duckdb.DuckDBPyConnection, st: Staging, date_column: str) -> None:
+def _quarantine_without_rate(con: duckdb.DuckDBPyConnection, st: WorkTables, date_column: str) -> None:
     """Quarantine the file's rows in a currency other than USD that has no ``fx`` rate on or before the row's
     date: an amount is never converted at 1."""
     refresh_stale_raw_views(con, ["fx"])  # rates loaded earlier in this run
@@ -55,7 +55,7 @@ def same_invoice_again(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> str | 
     format: the same provider and the same lines by period, amount and currency as an invoice of an earlier file,
     without restating any of its lines (a re-export with the same invoice and line ids restates; that is not a
     copy). Invoice ids in ``wanted`` (``[invoices] duplicates_wanted``) load all the same."""
-    st, shown, wanted = f.staging, f.shown, f.options.invoice_duplicates_wanted
+    st, shown, wanted = f.tables, f.shown, f.options.invoice_duplicates_wanted
     refresh_stale_raw_views(con, ["invoices"])  # invoices loaded earlier in this run
     lines = (
         "list(struct_pack(s := period_start, e := period_end, a := amount, c := upper(currency)) "
@@ -95,7 +95,7 @@ def same_invoice_again(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> str | 
     )
 
 
-def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection, st: Staging) -> None:
+def _quarantine_price_overlaps(con: duckdb.DuckDBPyConnection, st: WorkTables) -> None:
     """Quarantine the file's price rows whose time range overlaps another price of the same provider, model,
     service tier and min_input_tokens: one in the current catalogue (the latest-loaded row of each key; keys
     this file restates are replaced, so not compared), or an earlier line of this file. The reason names both

@@ -39,13 +39,13 @@ def write_lake_tmp(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> bool:
     if (
         read.verbatim
         and f.loaded == read.rows_in
-        and bool(con.execute(f"SELECT bool_and(_as_is) FROM {f.staging.flags}").fetchone()[0])  # type: ignore[index]
+        and bool(con.execute(f"SELECT bool_and(_as_is) FROM {f.tables.flags}").fetchone()[0])  # type: ignore[index]
     ):
         crashpoint("ingest.lake_copy")
         shutil.copyfile(f.path, tmp_path)
         return True
     if f.loaded:
-        copy_good_rows(con, f, f.staging.good_rows, tmp_path)
+        copy_good_rows(con, f, f.tables.good_rows, tmp_path)
     return False
 
 
@@ -99,7 +99,7 @@ def write_file_rows(
     """In the file's transaction: the quarantined rows (verdicts and unreadable lines), the loaded rows' keys in
     the key index, the manifest row (with the lake file and its SHA-256; the rows GX validated follow when it has
     agreed) and the raw view over the lake (marked stale: refreshed when next read, not once per file)."""
-    st, read, kind = f.staging, f.read, f.kind
+    st, read, kind = f.tables, f.read, f.kind
     assert read is not None
     con.execute(
         f"INSERT INTO meta.quarantine SELECT ?, ?, ?, v._line, v.bad_columns, v.verdict, {_raw_json(f)} "

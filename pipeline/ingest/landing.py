@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.ingest.readers import SUFFIXES
+from pipeline.ingest.formats.landed import SUFFIXES
 from schemas.tables import KINDS
 
 #: Load order inside a landing folder: reference data first (exchange rates before the amounts they convert,

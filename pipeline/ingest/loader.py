@@ -53,7 +53,7 @@ class FileLoader:
 
     def submit(self, kind: str, path: Path, identity: str, hashes: HashAhead) -> bool:
         """Stage the file while the one before waits for GX, settle that one, open this one. False when the file
-        must be submitted again (the file before failed, rolling back the staging done in its transaction)."""
+        must be submitted again (the file before failed, rolling back the work done in its transaction)."""
         try:
             staged = stage_file(
                 self.con,

@@ -2,7 +2,7 @@
 
 ``LoadingFile`` carries what every step needs and what each step learns: the file's identity (kind, path, name
 under its kind folder, SHA-256 and signature), how to read it (``IngestOptions``), its rows read
-(``ReadResult``), its staging relations (``Staging``), the counts its checks gave, Great Expectations' pending
+(``ReadResult``), its work tables (``WorkTables``), the counts its checks gave, Great Expectations' pending
 verdict, and where its lake file is written. The steps (``pipeline.ingest.files``) are functions of it.
 """
 
@@ -14,61 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pipeline.base.fileformats import BillingMapping, LoadTestMapping, LogMapping, PriceListMapping
+from pipeline.ingest.options import CORRECTIONS_FOLDER, IngestOptions
 from pipeline.ingest.readers import ReadResult
-from pipeline.base.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
-from pipeline.ingest.staging import Staging
+from pipeline.ingest.worktables import WorkTables
 from pipeline.storage.lake import Signature
 from schemas.ddl import ColumnSpec, canonical_columns, natural_key, table_name
-from schemas.expectations import Bounds
 from schemas.tables import KINDS
 
 if TYPE_CHECKING:
     from pipeline.storage.store import Store
 
-#: A file under this folder of its kind folder corrects rows loaded earlier (``IngestOptions.correction``).
-CORRECTIONS_FOLDER = "corrections"
-
 Status = Literal["loaded", "skipped", "rejected", "repaired"]
-
-
-@dataclass(kw_only=True, frozen=True)
-class IngestOptions:
-    """How files are read and validated (from the settings, and --format)."""
-
-    gx_max_rows: int = GX_MAX_ROWS
-    log_format: str | None = None
-    """Format of every file: a request-log format for requests, a billing export format for invoices (None: the
-    matching [[request_logs]] / [[billing_exports]] entry, else detected)."""
-    log_mappings: tuple[LogMapping, ...] = ()
-    load_test_mappings: tuple[LoadTestMapping, ...] = ()
-    billing_mappings: tuple[BillingMapping, ...] = ()
-    price_list_mappings: tuple[PriceListMapping, ...] = ()
-    bounds: Bounds = Bounds()
-    """Plausibility bounds: values beyond them are quarantined."""
-    max_line_bytes: int = MAX_LINE_BYTES
-    max_file_bytes: int = MAX_FILE_BYTES
-    max_text_bytes: int = MAX_TEXT_BYTES
-    """A text value longer than this quarantines its row."""
-    invoice_duplicates_wanted: tuple[str, ...] = ()
-    """Invoice ids loaded even when they repeat an earlier invoice's periods and line amounts."""
-    extra_columns: tuple[str, ...] = ()
-    """Columns of canonical files the ledger leaves out without a word (any other unknown column rejects the file)."""
-    correction: bool = False
-    """The file corrects rows loaded earlier: a row with the key of an earlier row and other content restates it
-    (``meta.superseded_rows``) instead of being a conflict. Also true for a file under a ``corrections/`` folder."""
-
-    def mapping_for(self, path: Path) -> LogMapping:
-        return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
-
-    def load_test_mapping_for(self, path: Path) -> LoadTestMapping:
-        return next((m for m in self.load_test_mappings if m.applies_to(path)), LoadTestMapping())
-
-    def billing_mapping_for(self, path: Path) -> BillingMapping:
-        return next((m for m in self.billing_mappings if m.applies_to(path)), BillingMapping())
-
-    def price_list_mapping_for(self, path: Path) -> PriceListMapping:
-        return next((m for m in self.price_list_mappings if m.applies_to(path)), PriceListMapping())
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -98,7 +54,7 @@ class LoadingFile:
     options: IngestOptions = IngestOptions()
     run_id: str | None = None
     t0: float = field(default_factory=time.perf_counter)
-    staging: Staging = field(default_factory=Staging)
+    tables: WorkTables = field(default_factory=WorkTables)
     file_hash: str = ""
     signature: Signature | None = None
     """The file's signature before its hash was taken (``pipeline.storage.lake.signed_sha256``)."""

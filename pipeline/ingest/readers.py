@@ -17,25 +17,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Literal, Mapping
+from typing import Iterable, Iterator, Mapping
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.base.settings import MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
-
-if TYPE_CHECKING:
-    pass
-
-Format = Literal["csv", "jsonl", "parquet"]
-SUFFIXES: dict[str, Format] = {
-    ".csv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-    ".parquet": "parquet",
-}
 
 
 class FileRejected(Exception):
@@ -62,20 +50,6 @@ class ReadResult:
     def rows_in(self) -> int:
         rows = self.parquet[2] if self.parquet else self.table.num_rows  # type: ignore[union-attr]
         return rows + len(self.bad_lines)
-
-
-def detect_format(path: Path) -> tuple[Format, bool]:
-    """(format, gzipped) from the file name."""
-    name = path.name.lower()
-    gz = name.endswith(".gz")
-    stem_suffix = Path(name[:-3] if gz else name).suffix
-    fmt = SUFFIXES.get(stem_suffix)
-    if fmt is None:
-        raise FileRejected(
-            f"{path}: unknown file type {stem_suffix or '(none)'!r}; expected one of "
-            f"{', '.join(sorted(SUFFIXES))} (optionally .gz)"
-        )
-    return fmt, gz
 
 
 @dataclass(frozen=True)
@@ -220,14 +194,6 @@ def decode_utf8(path: Path, data: bytes) -> str:
 def utf8_text(path: Path, gz: bool) -> str:
     """The whole file (within the size limits of ``raw_bytes``) as UTF-8 text, decoded once."""
     return decode_utf8(path, raw_bytes(path, gz))
-
-
-def json_not_parquet(path: Path, what: str) -> bool:
-    """Whether the file is gzip-compressed; a Parquet file is rejected: "``path``: ``what`` JSON, not Parquet"."""
-    kind, gz = detect_format(path)
-    if kind == "parquet":
-        raise FileRejected(f"{path}: {what} JSON, not Parquet")
-    return gz
 
 
 #: Fields of a request or response's content: never read (no prompt text is stored), and left out quietly
@@ -558,9 +524,9 @@ def _dictionary_sizes(path: Path, row_group: int, column: str) -> tuple[int, int
 _SCHEMA_ONLY_METADATA = {b"ARROW:schema", b"pandas"}
 
 
-def read_file(path: Path, allowed: list[str], rename: dict[str, str] | None = None) -> ReadResult:
-    """Read a landing file; ``rename`` maps lower-cased file column names to field names."""
-    fmt, gz = detect_format(path)
+def read_file(path: Path, fmt: str, gz: bool, allowed: list[str], rename: dict[str, str] | None = None) -> ReadResult:
+    """Read a canonical landing file (``fmt``: csv, jsonl or parquet; ``gz``: gzip-compressed); ``rename`` maps
+    lower-cased file column names to field names."""
     rename = rename or {}
     if fmt == "csv":
         return read_csv(path, gz, allowed, rename)

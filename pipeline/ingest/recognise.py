@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pipeline.ingest.checks import check_rows
-from pipeline.ingest.dispatch import read_rows
+from pipeline.ingest.reading import read_rows
 from pipeline.ingest.lakewrite import copy_good_rows, reject, seal_lake_file
 from pipeline.ingest.loading import CORRECTIONS_FOLDER, FileResult, LoadingFile, unreadable_message
 from pipeline.ingest.readers import FileRejected
@@ -117,11 +117,11 @@ def repair_lake_file(con: duckdb.DuckDBPyConnection, f: LoadingFile, store: "Sto
         repair.read = read_rows(f.kind, f.path, [c.name for c in f.columns], f.options)
     except FileRejected as exc:
         return reject(con, f, f"cannot rewrite its lake file {lake_rel}: {exc}")
-    repair.staging.register(con, repair.read)
+    repair.tables.register(con, repair.read)
     try:
         gx = check_rows(con, repair)
         good = (
-            f"{repair.staging.flags} f ANTI JOIN (SELECT line FROM meta.quarantine "
+            f"{repair.tables.flags} f ANTI JOIN (SELECT line FROM meta.quarantine "
             f"WHERE file_hash = {sql_literal(f.file_hash)}) q ON q.line = f._line"
         )
         n = con.execute(f"SELECT count(*) FROM {good}").fetchall()[0][0]
@@ -138,7 +138,7 @@ def repair_lake_file(con: duckdb.DuckDBPyConnection, f: LoadingFile, store: "Sto
         refresh_raw_view(con, store.lake, f.kind)
     finally:
         tmp_path.unlink(missing_ok=True)
-        repair.staging.clean_up(con, repair.read)
+        repair.tables.clean_up(con, repair.read)
     message = (
         f"its lake file {lake_rel} was missing or altered: rewritten from this landing file "
         f"({rows_loaded} rows, same SHA-256 as loaded)"

@@ -16,7 +16,7 @@ import duckdb
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.models import SQL_DIR, define_macros, parse_model
 from pipeline.base.text import count, pct, usd
-from pipeline.serve.records import BreakEvenMonth
+from pipeline.serve.records import BreakEvenMonth, CurvePoint, WorkloadMove
 
 #: The variables the hybrid plan's SQL reads its what-if values from.
 _WHAT_IF = {"node_month_usd": "costledger_plan_node_month_usd", "capacity_tps": "costledger_plan_capacity_tps"}
@@ -219,18 +219,18 @@ def plan_sentences(rows: list[dict[str, Any]]) -> list[str]:
     return said
 
 
-def curve_sentence(be: BreakEvenMonth, curve: list[dict[str, Any]]) -> str | None:
+def curve_sentence(be: BreakEvenMonth, curve: list[CurvePoint]) -> str | None:
     """The break-even curve in words: what a task costs on the cluster at today's utilisation against the API, where
     the cluster breaks even, and the most a cluster sized for its busiest hour can reach."""
     if not curve:
         return None
     first = curve[0]
     said = (
-        f"At today's {pct(first['today_token_utilisation'])} of its token capacity, an accepted task costs "
+        f"At today's {pct(first.today_token_utilisation)} of its token capacity, an accepted task costs "
         f"{usd(be.self_hosted_cost_per_accepted_task_usd, 2)} on the cluster against "
-        f"{usd(first['api_cost_per_accepted_task_usd'], 2)} on the API"
+        f"{usd(first.api_cost_per_accepted_task_usd, 2)} on the API"
     )
-    be_u, ceiling = first["break_even_token_utilisation"], first["ceiling_token_utilisation"]
+    be_u, ceiling = first.break_even_token_utilisation, first.ceiling_token_utilisation
     if be_u is None:
         said += "; the cluster never breaks even (a task costs more on it than on the API at any utilisation)"
     else:
@@ -270,9 +270,9 @@ def gate_sentence(g: Gate) -> str:
     return f"The deployment gate ({g.eval_set}) {word}: {reasons}."
 
 
-def workload_name(r: dict[str, Any]) -> str:
+def workload_name(r: WorkloadMove) -> str:
     """A workload as the reader knows it: its team's and its own name ('(none)' parts left out)."""
-    parts = [p for p in (r["team"], r["workload"]) if p and p != "(none)"]
+    parts = [p for p in (r.team, r.workload) if p and p != "(none)"]
     return " / ".join(parts) or "work with no team or workload logged"
 
 
@@ -287,32 +287,32 @@ def _listed(names: list[str]) -> str:
 CACHE_HEAVY = Decimal("0.25")
 
 
-def moves_sentence(moves: list[dict[str, Any]]) -> str | None:
+def moves_sentence(moves: list[WorkloadMove]) -> str | None:
     """Which API traffic to move first, in words: the workloads that fit the cluster's spare capacity at its busiest
     hour and the month's saving from moving them, or why none does; the cache-heavy work named as moving last."""
     if not moves:
         return None
-    month = str(moves[0]["month"])[:7]
-    ranked = [r for r in moves if r["move_rank"] is not None]
+    month = str(moves[0].month)[:7]
+    ranked = [r for r in moves if r.move_rank is not None]
     if not ranked:
         return (
             f"No API workload would cost less on the cluster in {month}: each costs the API no more per task than "
             "the cluster's review."
         )
-    fitted = [r for r in ranked if r["fits"]]
+    fitted = [r for r in ranked if r.fits]
     if not fitted:
-        return f"No API workload fits the cluster in {month}: {ranked[0]['reason']}."
+        return f"No API workload fits the cluster in {month}: {ranked[0].reason}."
     if len(fitted) == len(ranked) and len(fitted) > 1:
         said = f"All {len(fitted)} API workloads that would save money fit"
     else:
         said = _listed([workload_name(r) for r in fitted]) + (" fits" if len(fitted) == 1 else " fit")
     said += " the cluster's spare capacity at its busiest hour"
     said += f": moving {'it' if len(fitted) == 1 else 'them'} would have saved "
-    said += f"{usd(fitted[-1]['cumulative_saving_usd'], 0)} in {month}"
-    heavy = [r for r in ranked if (r["cache_hit_share"] or 0) >= CACHE_HEAVY]
-    light = [r for r in ranked if (r["cache_hit_share"] or 0) < CACHE_HEAVY]
-    if heavy and light and min(r["move_rank"] for r in heavy) > max(r["move_rank"] for r in light):
-        shares = sorted(r["cache_hit_share"] for r in heavy)
+    said += f"{usd(fitted[-1].cumulative_saving_usd, 0)} in {month}"
+    heavy = [r for r in ranked if (r.cache_hit_share or 0) >= CACHE_HEAVY]
+    light = [r for r in ranked if (r.cache_hit_share or 0) < CACHE_HEAVY]
+    if heavy and light and min(r.move_rank for r in heavy) > max(r.move_rank for r in light):
+        shares = sorted(r.cache_hit_share for r in heavy)
         span = pct(shares[0]) if shares[0] == shares[-1] else f"{pct(shares[0])} to {pct(shares[-1])}"
         said += (
             f"; the cache-heavy work ({span} of its input from the provider's cache) is cheap on the API and saves "

@@ -5,13 +5,36 @@ and their types, so that a renamed column fails that test rather than the page."
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
 from typing import Any, ClassVar, Self
 
 
 @dataclass(frozen=True, kw_only=True)
-class BreakEvenMonth:
+class Record:
+    """A row of the mart ``MART``, one field per column the report reads."""
+
+    MART: ClassVar[str]
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Self:
+        """The record of a mart row (a dict by column name); a field the row lacks is an error naming it."""
+        missing = [f.name for f in fields(cls) if f.name not in row]
+        if missing:
+            raise KeyError(f"{cls.MART} has no column {', '.join(missing)}")
+        return cls(**{f.name: row[f.name] for f in fields(cls)})
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, Any]]) -> list[Self]:
+        return [cls.from_row(r) for r in rows]
+
+    def as_row(self) -> dict[str, Any]:
+        """Its fields by column name, in the mart's order (the exports' rows)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BreakEvenMonth(Record):
     """One month of marts.monthly_break_even: the verdict, break-even and the figures behind them."""
 
     MART: ClassVar[str] = "marts.monthly_break_even"
@@ -73,14 +96,158 @@ class BreakEvenMonth:
     verdict_margin: float | None
     verdict_sensitivity: list[dict[str, Any]] | None
 
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Self:
-        """The record of a mart row (a dict by column name); a field the row lacks is an error naming it."""
-        missing = [f.name for f in fields(cls) if f.name not in row]
-        if missing:
-            raise KeyError(f"{cls.MART} has no column {', '.join(missing)}")
-        return cls(**{f.name: row[f.name] for f in fields(cls)})
+
+@dataclass(frozen=True, kw_only=True)
+class RouteMonth(Record):
+    """One route's month of marts.monthly_route_cost: what it served and what it cost, as billed."""
+
+    MART: ClassVar[str] = "marts.monthly_route_cost"
+
+    month: dt.date
+    route: str
+    requests: int | None
+    tasks: int | None
+    accepted_tasks: int | None
+    cache_hit_input_tokens: Decimal | None
+    cache_miss_input_tokens: Decimal | None
+    output_tokens: Decimal | None
+    reasoning_tokens: Decimal | None
+    cache_hit_rate: float | None
+    cost_usd: Decimal | None
+    cost_basis: str | None
+    cost_per_accepted_task_usd: Decimal | None
+    p50_latency_ms: int | None
+    p95_latency_ms: int | None
+    latency_violations: int | None
+    review_cost_usd: Decimal | None
+    unpriced_requests: int | None
+    acceptance_rate: float | None
+    retry_rate: float | None
+    latency_unknown: int | None
+    cache_write_5m_input_tokens: Decimal | None
+    cache_write_1h_input_tokens: Decimal | None
+    web_search_calls: Decimal | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CurvePoint(Record):
+    """One utilisation of marts.monthly_break_even_curve: what an accepted task would cost on the cluster there."""
+
+    MART: ClassVar[str] = "marts.monthly_break_even_curve"
+
+    month: dt.date
+    token_utilisation: Decimal
+    accepted_tasks: Decimal | None
+    self_hosted_cost_per_accepted_task_usd: Decimal | None
+    api_cost_per_accepted_task_usd: Decimal | None
+    self_hosting_cheaper: bool | None
+    today_token_utilisation: float | None
+    break_even_token_utilisation: float | None
+    ceiling_token_utilisation: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadMove(Record):
+    """One team's kind of API work in marts.monthly_workload_moves: its saving on the cluster and whether it fits."""
+
+    MART: ClassVar[str] = "marts.monthly_workload_moves"
+
+    month: dt.date
+    team: str
+    workload: str
+    accepted_tasks: int | None
+    tokens_per_accepted_task: Decimal | None
+    cache_hit_share: Decimal | None
+    api_cost_per_accepted_task_usd: Decimal | None
+    self_hosted_variable_cost_per_accepted_task_usd: Decimal | None
+    saving_per_task_usd: Decimal | None
+    saving_per_million_tokens_usd: Decimal | None
+    saving_usd: Decimal | None
+    peak_tokens_per_second: float | None
+    unpriced_requests: Decimal | None
+    spare_capacity_tokens_per_second: float | None
+    move_rank: int | None
+    cumulative_peak_tokens_per_second: float | None
+    fits: bool | None
+    cumulative_saving_usd: Decimal | None
+    reason: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForecastMonth(Record):
+    """The month's row of marts.monthly_forecast: when the cluster's volume reaches break-even if its trend holds."""
+
+    MART: ClassVar[str] = "marts.monthly_forecast"
+
+    month: dt.date
+    months_fitted: int | None
+    trend_monthly_growth: float | None
+    trend_monthly_growth_low: float | None
+    trend_monthly_growth_high: float | None
+    forecast_status: str
+    projected_month: dt.date | None
+    earliest_month: dt.date | None
+    latest_month: dt.date | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanRow(Record):
+    """One row of marts.monthly_hybrid_plan: the month at one cluster size (scenario ``plan``), or the month as it
+    was billed (scenario ``today``)."""
+
+    MART: ClassVar[str] = "marts.monthly_hybrid_plan"
+
+    month: dt.date
+    scenario: str
+    nodes: int
+    self_hosted_token_share: Decimal | None
+    committed_nodes: int | None
+    added_nodes: int | None
+    cluster_cost_usd: Decimal | None
+    operating_cost_usd: Decimal | None
+    api_overflow_cost_usd: Decimal | None
+    review_usd: Decimal | None
+    total_usd: Decimal | None
+    is_cheapest: bool | None
+    is_cheapest_with_spare: bool | None
+    total_with_spare_usd: Decimal | None
+    actual_total_usd: Decimal | None
+    on_demand_node_hours_released: Decimal | None
+    is_current: bool | None
+    current_nodes: int | None
+    committed_node_month_usd: Decimal | None
+    node_month_usd: Decimal | None
+    node_cost_source: str | None
+    capacity_per_node_tokens_per_second: Decimal | None
+    capacity_source: str | None
+    overflow_hours: int | None
+    peak_tokens_per_second: Decimal | None
+    api_invoice_uplift: Decimal | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateVerdict(Record):
+    """One evaluation set's row of marts.gate_verdict: passed, failed or incomplete, and the criteria behind it."""
+
+    MART: ClassVar[str] = "marts.gate_verdict"
+
+    eval_set: str
+    verdict: str
+    failed_criteria: list[str]
+    missing_criteria: list[str]
+    criteria_passed: int | None
+    criteria: int | None
+    skipped_criteria: list[str] | None
+    reasons: list[str]
 
 
 #: every typed record, for the test that holds them to their marts
-RECORDS: tuple[type, ...] = (BreakEvenMonth,)
+RECORDS: tuple[type[Record], ...] = (
+    BreakEvenMonth,
+    RouteMonth,
+    CurvePoint,
+    WorkloadMove,
+    ForecastMonth,
+    PlanRow,
+    GateVerdict,
+)

@@ -20,7 +20,7 @@ from pipeline.base.models import define_macros
 from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.serve.bridge import bridge_rows
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
-from pipeline.serve.records import BreakEvenMonth
+from pipeline.serve.records import BreakEvenMonth, CurvePoint, ForecastMonth, RouteMonth, WorkloadMove
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
 from pipeline.serve.words import (
@@ -133,7 +133,9 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         be=BreakEvenMonth.from_row(be_row),
         be_row=be_row,
         **_month_marts(con, first),
-        routes=_rows(con, "SELECT * FROM marts.monthly_route_cost WHERE month = ? ORDER BY route", [first]),
+        routes=RouteMonth.from_rows(
+            _rows(con, "SELECT * FROM marts.monthly_route_cost WHERE month = ? ORDER BY route", [first])
+        ),
         measured_plan=measured_plan,
         measured_inputs=inputs[0] if inputs else {},
         data_quality=_rows(con, DATA_QUALITY),
@@ -153,9 +155,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
             },
         ),
         previous=_previous_break_even(con, first),
-        forecast=_first_row(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])
-        if table_exists(con, "marts", "monthly_forecast")
-        else None,
+        forecast=_forecast(con, first),
         movements=query(con, "month_movements", {"month": first}),
         **_decision_marts(con, m, first),
     )
@@ -168,22 +168,34 @@ def _decision_marts(con: duckdb.DuckDBPyConnection, month: str, first: dt.date) 
            ("monthly_hybrid_plan", "monthly_break_even_curve", "monthly_workload_moves", "gate_verdict")}  # fmt: skip
     return {
         "hybrid": hybrid_plan(con, month) if has["monthly_hybrid_plan"] else [],
-        "curve": _rows(
-            con, "SELECT * FROM marts.monthly_break_even_curve WHERE month = ? ORDER BY token_utilisation", [first]
+        "curve": CurvePoint.from_rows(
+            _rows(
+                con, "SELECT * FROM marts.monthly_break_even_curve WHERE month = ? ORDER BY token_utilisation", [first]
+            )
         )
         if has["monthly_break_even_curve"]
         else [],
-        "moves": _rows(
-            con,
-            "SELECT * FROM marts.monthly_workload_moves WHERE month = ? "
-            "ORDER BY move_rank ASC NULLS LAST, team, workload",
-            [first],
+        "moves": WorkloadMove.from_rows(
+            _rows(
+                con,
+                "SELECT * FROM marts.monthly_workload_moves WHERE month = ? "
+                "ORDER BY move_rank ASC NULLS LAST, team, workload",
+                [first],
+            )
         )
         if has["monthly_workload_moves"]
         else [],
         "bridge": query(con, "cost_bridge", {"month": first}) if has["monthly_hybrid_plan"] else [],
         "gate": read_gate(con) if has["gate_verdict"] else None,
     }
+
+
+def _forecast(con: duckdb.DuckDBPyConnection, first: dt.date) -> ForecastMonth | None:
+    """The month's row of marts.monthly_forecast, when the ledger has the mart and the month."""
+    if not table_exists(con, "marts", "monthly_forecast"):
+        return None
+    row = _first_row(con, "SELECT * FROM marts.monthly_forecast WHERE month = ?", [first])
+    return ForecastMonth.from_row(row) if row else None
 
 
 def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, Any]:
@@ -264,7 +276,7 @@ def add_charts(data: ReportData) -> None:
         if data.trend_costs
         else "",
         "hybrid": charts.to_svg(charts.hybrid_plan(data.hybrid)) if len(plan_rows(data.hybrid)) > 1 else "",
-        "curve": charts.to_svg(charts.break_even_curve(data.curve)) if data.curve else "",
+        "curve": charts.to_svg(charts.break_even_curve([p.as_row() for p in data.curve])) if data.curve else "",
         "rates": charts.to_svg(charts.rates(data.trend_routes)),
         "latency": charts.to_svg(
             charts.latency(
@@ -374,11 +386,11 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     ]
     for r in d.routes:
         lines.append(
-            f"  {r['route']:12} {r['requests']:>7,} requests  {r['tasks']:>6,} tasks  {r['accepted_tasks']:>6,} "
-            f"accepted  cost {usd(r['cost_usd'])} ({r['cost_basis']})  "
-            f"per accepted task {usd(r['cost_per_accepted_task_usd'], 4)}  "
-            f"cache hits {pct(r['cache_hit_rate'])}  p95 {ms(r['p95_latency_ms'])}  over the latency target "
-            f"{r['latency_violations']}"
+            f"  {r.route:12} {r.requests:>7,} requests  {r.tasks:>6,} tasks  {r.accepted_tasks:>6,} "
+            f"accepted  cost {usd(r.cost_usd)} ({r.cost_basis})  "
+            f"per accepted task {usd(r.cost_per_accepted_task_usd, 4)}  "
+            f"cache hits {pct(r.cache_hit_rate)}  p95 {ms(r.p95_latency_ms)}  over the latency target "
+            f"{r.latency_violations}"
         )
     lines += _decision_lines(d)
     if d.reconciliation:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.serve.planning import Gate
-from pipeline.serve.records import BreakEvenMonth
+from pipeline.serve.records import BreakEvenMonth, CurvePoint, ForecastMonth, RouteMonth, WorkloadMove
 
 
 @dataclass(kw_only=True)
@@ -18,7 +18,7 @@ class ReportData:
     """The month's break-even, typed (the fields the report reads)."""
     be_row: dict[str, Any]
     """The same row with every column, for the exports."""
-    routes: list[dict[str, Any]]
+    routes: list[RouteMonth]
     trend_routes: list[dict[str, Any]]
     trend_be: list[dict[str, Any]]
     trend_costs: list[dict[str, Any]]
@@ -37,7 +37,7 @@ class ReportData:
     settings: list[dict[str, Any]]
     license: list[dict[str, Any]]
     teams: list[dict[str, Any]]
-    forecast: dict[str, Any] | None = None
+    forecast: ForecastMonth | None = None
     """The month's row of marts.monthly_forecast (when the ledger has the mart)."""
     previous: BreakEvenMonth | None = None
     """The month before's break-even row, when the ledger has it."""
@@ -45,9 +45,9 @@ class ReportData:
     """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""
     hybrid: list[dict[str, Any]] = field(default_factory=list)
     """The month's rows of marts.monthly_hybrid_plan: its cost at each cluster size."""
-    curve: list[dict[str, Any]] = field(default_factory=list)
+    curve: list[CurvePoint] = field(default_factory=list)
     """The month's rows of marts.monthly_break_even_curve: the cost per accepted task at each utilisation."""
-    moves: list[dict[str, Any]] = field(default_factory=list)
+    moves: list[WorkloadMove] = field(default_factory=list)
     """The month's rows of marts.monthly_workload_moves: the API's workloads in the order they would move."""
     bridge: list[dict[str, Any]] = field(default_factory=list)
     """How the month's cost figures tie together (sql/queries/cost_bridge.sql), step by step."""

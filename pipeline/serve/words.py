@@ -103,31 +103,31 @@ def forecast_sentence(d: "ReportData", already_above: bool = False) -> str | Non
     """When the cluster's volume reaches break-even if its trend holds (marts.monthly_forecast); with
     ``already_above``, also a sentence for a month already at or above it (the first screen's verdict says so)."""
     f = d.forecast
-    if f is None or f["forecast_status"] in ("too_few_months", "no_break_even"):
+    if f is None or f.forecast_status in ("too_few_months", "no_break_even"):
         return None
-    if f["forecast_status"] == "already_above":
+    if f.forecast_status == "already_above":
         if not already_above:
             return None
-        if f["trend_monthly_growth"] is None:  # above with fewer than 4 months: no trend to state
+        if f.trend_monthly_growth is None:  # above with fewer than 4 months: no trend to state
             return "The cluster already delivers its break-even volume."
-        growth = f"{f['trend_monthly_growth']:+.0%} a month over the last {f['months_fitted']} months"
+        growth = f"{f.trend_monthly_growth:+.0%} a month over the last {f.months_fitted} months"
         return f"The cluster already delivers its break-even volume; its volume grew {growth}."
     trend = (
-        f"{f['trend_monthly_growth']:+.0%} a month over the last {f['months_fitted']} months; 95 % interval "
-        f"{f['trend_monthly_growth_low']:+.0%} to {f['trend_monthly_growth_high']:+.0%}"
+        f"{f.trend_monthly_growth:+.0%} a month over the last {f.months_fitted} months; 95 % interval "
+        f"{f.trend_monthly_growth_low:+.0%} to {f.trend_monthly_growth_high:+.0%}"
     )
-    earliest, latest = (str(f[k])[:7] if f[k] is not None else None for k in ("earliest_month", "latest_month"))
+    earliest, latest = (str(m)[:7] if m is not None else None for m in (f.earliest_month, f.latest_month))
     span = ""
     if earliest is not None and earliest != latest:
         span = f" The soonest it could is {earliest}; " + (
             f"by {latest} it is likely." if latest else "within 12 months it is not likely."
         )
-    if f["forecast_status"] == "not_growing":
+    if f.forecast_status == "not_growing":
         return f"The cluster's volume is not growing ({trend}): if the trend continues, it does not reach break-even."
-    if f["forecast_status"] == "beyond_12_months":
+    if f.forecast_status == "beyond_12_months":
         more = "the cluster's volume takes more than 12 months to reach break-even."
         return f"If the trend continues ({trend}), {more}{span}"
-    when = str(f["projected_month"])[:7]
+    when = str(f.projected_month)[:7]
     return f"If the trend continues ({trend}), the cluster's volume reaches break-even in {when}.{span}"
 
 
@@ -226,7 +226,7 @@ def robustness_sentence(d: "ReportData") -> str | None:
 def no_api_price_cause(d: "ReportData") -> str:
     """Why a month has no API cost per accepted task to compare with, naming the cause the figures show."""
     be, m = d.be, d.month
-    api_accepted = sum(r["accepted_tasks"] or 0 for r in d.routes if r["route"] == "api")
+    api_accepted = sum(r.accepted_tasks or 0 for r in d.routes if r.route == "api")
     if not api_accepted and not be.self_hosted_accepted_tasks:
         return (
             f"No task was accepted in {m} on either route: the ledger learns which tasks were accepted from "

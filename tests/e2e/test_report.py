@@ -471,7 +471,7 @@ def test_the_report_labels_costs_for_a_reader_and_ends_with_a_glossary(demo_db):
     assert "Owned hardware (written off over its life)" in text and "hardware_amortisation" not in text
     assert "On-demand nodes" in text and "cluster_on_demand" not in text
     # the demo's October review on the cluster: its route's review_cost_usd, on a line of its own
-    review = next(r["review_cost_usd"] for r in data.routes if r["route"] == "self_hosted")
+    review = next(r.review_cost_usd for r in data.routes if r.route == "self_hosted")
     assert f"Human review of the cluster's tasks (grows with the tasks; not a cluster cost) ${review:,.2f}" in text
     assert text.index("How the numbers are computed") < text.index("Glossary")
     for term in ("Accepted task", "Break-even", "Waste factor", "Token utilisation", "Cash view"):

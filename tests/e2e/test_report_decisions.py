@@ -56,7 +56,7 @@ def test_july_the_api_alone_was_cheapest(demo_db):
     assert f"${cheapest['total_usd']:,.0f}" == "$7,979" and f"${today['total_usd']:,.0f}" == "$22,962"
     be = data.be
     assert today["total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
-        r["review_cost_usd"] for r in data.routes
+        r.review_cost_usd for r in data.routes
     )
 
 
@@ -115,19 +115,19 @@ def test_the_traffic_to_move_on_the_demo(demo_db):
     first."""
     data = gather(connect_read(demo_db), "2026-10")
     moves = data.moves
-    ranked = [r for r in moves if r["move_rank"] is not None]
-    assert ranked and [r["move_rank"] for r in ranked] == list(range(1, len(ranked) + 1))
+    ranked = [r for r in moves if r.move_rank is not None]
+    assert ranked and [r.move_rank for r in ranked] == list(range(1, len(ranked) + 1))
     # the order is by saving per million tokens, highest first, and every cache-heavy workload comes after the others
-    per_token = [r["saving_per_million_tokens_usd"] for r in ranked]
+    per_token = [r.saving_per_million_tokens_usd for r in ranked]
     assert per_token == sorted(per_token, reverse=True)
-    heavy = [r["move_rank"] for r in ranked if r["workload"] == "long_context"]
-    light = [r["move_rank"] for r in ranked if r["workload"] != "long_context"]
+    heavy = [r.move_rank for r in ranked if r.workload == "long_context"]
+    light = [r.move_rank for r in ranked if r.workload != "long_context"]
     assert heavy and light and min(heavy) > max(light)
     # the running saving adds each fitted workload's own month: saving per task x accepted tasks
-    fitted = [r for r in ranked if r["fits"]]
-    assert fitted[-1]["cumulative_saving_usd"] == sum(r["saving_per_task_usd"] * r["accepted_tasks"] for r in fitted)
+    fitted = [r for r in ranked if r.fits]
+    assert fitted[-1].cumulative_saving_usd == sum(r.saving_per_task_usd * r.accepted_tasks for r in fitted)
     words = " ".join(_words(render_html(data)).split())
-    total = f"${fitted[-1]['cumulative_saving_usd']:,.0f}"
+    total = f"${fitted[-1].cumulative_saving_usd:,.0f}"
     assert f"moving them would have saved {total} in 2026-10" in words
     assert "the cache-heavy work" in words and "it moves last" in words
     assert 'id="workload-moves"' in render_html(data).split('<h2 id="appendix">', 1)[0]
@@ -144,10 +144,10 @@ def test_the_bridge_ties_the_month_s_figures_together_in_every_month(demo_db):
         be, hybrid, routes = data.be, data.hybrid, data.routes
         today = next(r for r in hybrid if r["scenario"] == "today")
         all_api = next(r for r in hybrid if r["scenario"] == "plan" and r["nodes"] == 0)
-        assert steps["cash"]["total_usd"] == sum(r["cost_usd"] for r in routes)
+        assert steps["cash"]["total_usd"] == sum(r.cost_usd for r in routes)
         assert steps["tax_and_credits"]["total_usd"] == today["actual_total_usd"] == steps["today"]["total_usd"]
         assert today["actual_total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
-            r["review_cost_usd"] for r in routes
+            r.review_cost_usd for r in routes
         )
         assert steps["saving"]["total_usd"] == be.saving_usd
         assert steps["pricing"]["total_usd"] == steps["all_api_minus_today"]["total_usd"]

@@ -482,11 +482,10 @@ def test_an_incremental_keys_model_audits_its_new_rows(ledger, monkeypatch):
     # t1 (its second attempt) and t3 are recomputed: 2 tasks; t1 is retried (2 attempts), t3 is not: 1 retry row
     assert "int_tasks_resolved: grain (task_id) not unique, e.g. ('audited', 2)" in str(failed.value)
     assert "int_task_retries: grain (task_id, month, route, team) not unique, e.g. ('audited', 1)" in str(failed.value)
-    # the keys models were audited over their inserted rows only, never over their whole tables
-    assert [a for a in audited if a[0] in ("int_tasks_resolved", "int_task_retries")] == [
-        ("int_tasks_resolved", "int_tasks_resolved_new"),
-        ("int_task_retries", "int_task_retries_new"),
-    ]
+    # the keys models were audited once each, over their inserted rows (the counts above), never their whole tables
+    keys_audits = [a for a in audited if a[0] in ("int_tasks_resolved", "int_task_retries")]
+    assert [m for m, _ in keys_audits] == ["int_tasks_resolved", "int_task_retries"]
+    assert all(rows != f"intermediate.{m}" for m, rows in keys_audits)
 
     # a model that wrote one of its new rows twice: the audit of the new rows finds it and the build rolls back
     def doubled(model, where="true", rows=None):  # type: ignore[no-untyped-def]

@@ -67,10 +67,10 @@ def test_reading_a_large_file_holds_a_chunk_not_the_file(tmp_path):
     columns = list(request("r", "t", "x"))
     small = tmp_path / "small.jsonl"
     small.write_text(json.dumps(request("r", "t", "2026-07-01T10:00:00Z")) + "\n")
-    read_file(small, columns)  # the modules a first read imports are not the file's memory
+    read_file(small, "jsonl", False, columns)  # the modules a first read imports are not the file's memory
     tracemalloc.start()
     try:
-        result = read_file(path, columns)
+        result = read_file(path, "jsonl", False, columns)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

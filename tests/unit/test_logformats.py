@@ -457,7 +457,8 @@ def test_the_documented_example_format_registers_and_maps_a_record(tmp_path):
     script = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import acme\n"
         "from pipeline.base.fileformats import LogMapping\n"
-        "from pipeline.ingest.logformats import detect, map_record\n"
+        "from pipeline.ingest.formats import detect\n"
+        "from pipeline.ingest.formats.requestlogs import map_record\n"
         'rec = {"id": "r1", "ts": "2026-07-01T10:00:00Z", "ms": 900, "acme": {"in": 1200, "cached": 1000, "out": 80}}\n'
         "print(json.dumps([detect(rec), map_record(rec, 'acme', LogMapping())]))\n"
     )

@@ -6,7 +6,8 @@ into the canonical token columns, start time and latency; then ``register``s it.
 there, a fixture under tests/fixtures/logs/ and a test: the format's name comes from its module's name
 (``pipeline.base.fileformats.LOG_FORMATS``), so ``--format``, the settings and detection know it without another list.
 ``billing``, ``pricelists`` and ``loadtests`` register the formats of invoices and usage, prices and load tests
-(``FileFormat``).
+(``FileFormat``). ``detection`` tells what a landing file is, once; ``requestlogs`` reads a request log of any
+registered format.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pipeline.ingest.formats.registry import (
     LogFormat,
     detect,
     file_formats,
+    first_log_format,
     log_format,
     register,
     register_file_format,
@@ -30,6 +32,7 @@ __all__ = [
     "LogFormat",
     "detect",
     "file_formats",
+    "first_log_format",
     "log_format",
     "register",
     "register_file_format",
@@ -37,5 +40,5 @@ __all__ = [
 ]
 
 for _module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
-    if _module.name.rsplit(".", 1)[1] not in ("common", "registry"):
+    if _module.name.rsplit(".", 1)[1] not in ("common", "registry", "detection", "landed", "requestlogs"):
         importlib.import_module(_module.name)

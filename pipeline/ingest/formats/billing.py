@@ -1,7 +1,7 @@
 """Provider exports: cost exports read as invoices (the OpenAI Costs API, the Anthropic cost report)
 and usage exports read as usage lines (the OpenAI completions usage API, the Anthropic usage report).
 
-Like ``pipeline.ingest.logformats``, a file is detected from its content (or named by ``--format`` or a
+Like a request log (``requestlogs``), a file is detected from its content (or named by ``--format`` or a
 ``[[billing_exports]]`` settings entry) and each cost result becomes one canonical invoice line:
 
 ``openai_costs``      ``GET /v1/organization/costs`` pages: ``data[]`` daily buckets (``start_time``,
@@ -28,21 +28,22 @@ position among the rows the file gives (1-based); a quarantine reason also names
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from pipeline.ingest.formats.common import MappingError, get as _get
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import (
     ReadResult,
-    json_not_parquet,
     finite_decimal,
     json_document,
     mapped_result,
     utf8_text,
 )
 from pipeline.base.fileformats import BILLING_FORMATS, BillingMapping, USAGE_FORMATS  # noqa: F401 (the format's names, also read from here)
+
+if TYPE_CHECKING:
+    from pipeline.ingest.formats.landed import Detected
 
 DEFAULT_PROVIDER = {"openai_costs": "openai", "anthropic_costs": "anthropic", "openai_usage": "openai",
                     "anthropic_usage": "anthropic"}  # fmt: skip
@@ -215,10 +216,12 @@ def _usage_rows(fmt: str, result: dict, start: dt.datetime, tag: str, provider: 
     ]
 
 
-def read_export(path: Path, fmt: str, mapping: BillingMapping, allowed: list[str]) -> ReadResult:
+def read_export(found: Detected, allowed: list[str]) -> ReadResult:
     """A provider's cost export (as invoice lines) or usage export (as usage lines), one result at a time."""
-    gz = json_not_parquet(path, f"{fmt} exports are")
-    pages, bad = _pages(utf8_text(path, gz))
+    fmt = found.format
+    mapping = found.entry if isinstance(found.entry, BillingMapping) else BillingMapping()
+    gz = found.json_gz(f"{fmt} exports are")
+    pages, bad = _pages(utf8_text(found.path, gz))
     provider = mapping.provider or DEFAULT_PROVIDER[fmt]
     rows_of = _usage_rows if fmt in USAGE_FORMATS else _invoice_rows
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}

@@ -28,20 +28,22 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from pipeline.ingest.formats.common import MappingError
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import (
     ReadResult,
-    json_not_parquet,
     finite_decimal,
     json_document,
     mapped_result,
     utf8_text,
 )
 from pipeline.base.fileformats import LOAD_TEST_FORMATS, LoadTestMapping  # noqa: F401 (the format's names, also read from here)
+
+if TYPE_CHECKING:
+    from pipeline.ingest.formats.landed import Detected
 
 
 def detect(rec: dict) -> str | None:
@@ -136,9 +138,11 @@ def map_record(rec: dict, fmt: str, mapping: LoadTestMapping, path: Path) -> dic
     }
 
 
-def read_load_test(path: Path, fmt: str, mapping: LoadTestMapping, allowed: list[str]) -> ReadResult:
+def read_load_test(found: Detected, allowed: list[str]) -> ReadResult:
     """A vLLM or SGLang benchmark result file mapped onto the canonical load-test columns."""
-    gz = json_not_parquet(path, f"{fmt} results are")
+    path, fmt = found.path, found.format
+    mapping = found.entry if isinstance(found.entry, LoadTestMapping) else LoadTestMapping()
+    gz = found.json_gz(f"{fmt} results are")
     records, bad = json_document(utf8_text(path, gz), "not a JSON object or an array of objects")
     cols: dict[str, list[str | None]] = {c: [] for c in allowed}
     lines: list[int] = []

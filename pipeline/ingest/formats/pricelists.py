@@ -22,20 +22,21 @@ from __future__ import annotations
 import json
 import re
 from decimal import Decimal
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import (
     FileRejected,
     ReadResult,
-    json_not_parquet,
     finite_decimal,
     mapped_result,
     utf8_text,
 )
 from pipeline.base.fileformats import PRICE_LIST_FORMATS, PriceListMapping  # noqa: F401 (the format's names, also read from here)
+
+if TYPE_CHECKING:
+    from pipeline.ingest.formats.landed import Detected
 
 _LEVEL = re.compile(r"^(input_cost_per_token|output_cost_per_token|cache_read_input_token_cost)_above_(\d+)k_tokens$")
 _MILLION = Decimal(1_000_000)
@@ -90,9 +91,11 @@ def _rows_of(key: str, entry: dict, effective_from: str, currency: str) -> list[
     return rows
 
 
-def read_price_list(path: Path, fmt: str, mapping: PriceListMapping, allowed: list[str]) -> ReadResult:
+def read_price_list(found: Detected, allowed: list[str]) -> ReadResult:
     """A LiteLLM price file mapped onto the canonical price columns (one line per price row)."""
-    gz = json_not_parquet(path, f"a {fmt} price list is")
+    path, fmt = found.path, found.format
+    mapping = found.entry if isinstance(found.entry, PriceListMapping) else PriceListMapping()
+    gz = found.json_gz(f"a {fmt} price list is")
     if not mapping.effective_from:
         raise FileRejected(
             f"{path}: a LiteLLM price list carries no dates; add a [[price_lists]] entry with match = "

@@ -7,14 +7,14 @@ in their ``order`` (the more specific first) whether a record is theirs. A forma
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from pipeline.ingest.formats.common import CANONICAL_MARKERS, MappingError, Tokens, response_body
+from pipeline.ingest.formats.common import CANONICAL_MARKERS, MappingError, Tokens, failed_without_usage, response_body
 
 if TYPE_CHECKING:
-    from pipeline.base.fileformats import FileMapping
+    from pipeline.ingest.formats.landed import Detected
     from pipeline.ingest.readers import ReadResult
 
 #: (record, its response body) -> (canonical token columns, start time, latency in ms if the format carries it)
@@ -65,6 +65,24 @@ def detect(rec: dict) -> str | None:
     return next((f.name for f in sorted(_FORMATS.values(), key=lambda f: f.order) if f.matches(rec, resp)), None)
 
 
+def first_log_format(head: str) -> str:
+    """The format of a JSON-lines request log from its first record that shows one (``head``: the file's start;
+    "canonical" when no record shows one): a failed request without usage (a gateway's 504) says nothing of the
+    format, the next record does. A line that is no JSON ends the search: the canonical reader reports it."""
+    for line in head.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            return "canonical"
+        if not isinstance(rec, dict):
+            return "canonical"
+        if not failed_without_usage(rec):
+            return detect(rec) or "canonical"
+    return "canonical"
+
+
 @dataclass(frozen=True, kw_only=True)
 class FileFormat:
     name: str
@@ -73,8 +91,8 @@ class FileFormat:
     """The kind its files are loaded as (invoices, usage, prices, load-tests)."""
     sniff: Callable[[bytes], bool]
     """Whether the first bytes of a JSON file (``head_bytes`` of them) are one of this format's."""
-    read: Callable[[Path, str, "FileMapping", list[str]], "ReadResult"]
-    """(file, format name, its settings entry, the canonical columns) -> its rows."""
+    read: Callable[["Detected", list[str]], "ReadResult"]
+    """(the file and what it is, the canonical columns) -> its rows."""
     head_bytes: int = 1 << 16
 
 

@@ -1,6 +1,6 @@
 """The temporary relations a file's rows pass through while it is loaded, named in one place.
 
-A file being loaded owns one ``Staging`` (``pipeline.ingest.loading.LoadingFile.staging``): its rows as DuckDB
+A file being loaded owns one ``WorkTables`` (``pipeline.ingest.loading.LoadingFile.tables``): its rows as DuckDB
 sees them (``incoming``), every row typed and flagged (``flags``), the bad rows with one flag per expectation
 (``flag_detail``), the rows not to load with their reason (``verdicts``), the tables that find duplicates
 (``dup_first``, ``hit_keys``, ``existing``), in a correction file the rows that restate earlier ones
@@ -19,7 +19,7 @@ from pipeline.storage.catalog import sql_literal
 
 
 @dataclass(frozen=True, kw_only=True)
-class Staging:
+class WorkTables:
     incoming: str = "incoming_arrow"
     flags: str = "flags"
     flag_detail: str = "flag_detail"

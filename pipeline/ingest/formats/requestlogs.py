@@ -24,21 +24,19 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.base.fileformats import LOG_FORMATS, LogMapping
-from pipeline.ingest.formats import detect, log_format
+from pipeline.ingest.formats.registry import detect, log_format
 from pipeline.ingest.readers import (
     FileRejected,
     ReadResult,
     TextColumns,
     decode_utf8,
-    detect_format,
     json_objects,
     parquet_metadata,
     parquet_text_sizes,
@@ -55,6 +53,9 @@ from pipeline.ingest.formats.common import (
     status,
     text,
 )
+
+if TYPE_CHECKING:
+    from pipeline.ingest.formats.landed import Detected
 
 
 def _task_id(rec: dict, meta: dict, mapping: LogMapping) -> Any:
@@ -169,24 +170,6 @@ def unprefixed_model(model: str | None, provider: str | None) -> str | None:
 # ------------------------------------------------------------------ files
 
 
-def sniff(data: bytes, is_csv: bool) -> str:
-    """The log format of a file from its first record that shows one (CSV: its header)."""
-    text = data.decode("utf-8", errors="replace")
-    if is_csv:
-        header = text.split("\n", 1)[0]
-        return "litellm" if "startTime" in header and ("spend" in header or "call_type" in header) else "canonical"
-    for line in text.splitlines():
-        if line.strip():
-            try:
-                rec = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                return "canonical"  # the canonical reader reports the bad line
-            if isinstance(rec, dict) and failed_without_usage(rec):
-                continue  # a gateway's 504 says nothing of the format: the next record does
-            return (detect(rec) or "canonical") if isinstance(rec, dict) else "canonical"
-    return "canonical"
-
-
 def map_rows(
     records: Iterable[tuple[int, dict]], fmt: str | None, mapping: LogMapping, columns: list[str]
 ) -> tuple[TextColumns, list[tuple[int, str]]]:
@@ -230,9 +213,10 @@ def map_rows(
     return cols, bad
 
 
-def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", allowed: list[str]) -> ReadResult:
-    """A real-world request log mapped onto the canonical request columns."""
-    fmt, gz = detect_format(path)
+def read_request_log(found: Detected, allowed: list[str]) -> ReadResult:
+    """A real-world request log mapped onto the canonical request columns (``found.format``: its records')."""
+    path, fmt, gz = found.path, found.container, found.gz
+    mapping = found.entry if isinstance(found.entry, LogMapping) else LogMapping()
     bad: list[tuple[int, str]] = []
     records: Iterable[tuple[int, dict]] = []
     if fmt == "parquet":
@@ -256,5 +240,5 @@ def read_request_log(path: Path, log_format: str | None, mapping: "LogMapping", 
         records = [(i + 2, r) for i, r in enumerate(df.to_dicts()) if any(v is not None for v in r.values())]
     else:  # JSON lines, read a chunk at a time: a month's gateway log is never held whole
         records = json_objects(text_lines(path, gz), numbers_as_text=False, bad=bad)
-    cols, unmapped = map_rows(records, log_format, mapping, allowed)
+    cols, unmapped = map_rows(records, found.format, mapping, allowed)
     return ReadResult(table=cols.table(), present=list(allowed), bad_lines=sorted(bad + unmapped))

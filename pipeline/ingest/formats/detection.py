@@ -1,0 +1,72 @@
+"""What a landing file is, decided once, before a byte of it is read as rows: its container (CSV, JSON lines or
+Parquet, gzip or not) from its name, and its format from ``--format``, else the settings entry whose pattern
+matches its name, else what its first bytes say; and so its reader. The canonical columns are the format
+``canonical``, read by the plain readers; a request log of a gateway or an inference server, a provider's cost or
+usage export, a price list or a benchmark's result file is a registered format (``registry``) read through its
+mapping.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.ingest.formats.landed import Container, Detected, container
+from pipeline.ingest.formats.registry import FileFormat, file_formats, first_log_format
+from pipeline.ingest.formats.requestlogs import read_request_log
+from pipeline.ingest.readers import FileRejected
+
+if TYPE_CHECKING:
+    from pipeline.ingest.options import IngestOptions
+
+#: How much of a file's start is read to tell its format
+HEAD_BYTES = 1 << 16
+
+
+def detect(kind: str, path: Path, options: IngestOptions) -> Detected:
+    """What the landing file of ``kind`` at ``path`` is (raises ``FileRejected`` for a name no reader reads)."""
+    box, gz = container(path)
+    entry, named = options.described(kind, path)
+    formats = file_formats(kind)
+    if kind != "requests" and not formats:
+        return Detected(path=path, container=box, gz=gz, format="canonical", entry=entry)
+    name = named or _told(kind, path, box, gz, formats)
+    if name == "canonical":
+        return Detected(path=path, container=box, gz=gz, format=name, entry=entry)
+    if kind == "requests":
+        return Detected(path=path, container=box, gz=gz, format=name, entry=entry, reader=read_request_log)
+    fmt = next((f for f in formats if f.name == name), None)
+    if fmt is None:
+        names = ", ".join(["canonical", *(f.name for f in formats)])
+        raise FileRejected(f"{path}: {kind} files come in none but these formats: {names}")
+    return Detected(path=path, container=box, gz=gz, format=name, entry=entry, reader=fmt.read)
+
+
+def _told(kind: str, path: Path, box: Container, gz: bool, formats: list[FileFormat]) -> str:
+    """The format the file's first bytes tell: a request log by its first record that shows one (a CSV by its
+    header), another kind's JSON file by the first of its registered ``formats`` whose test its head passes."""
+    if box == "parquet":
+        return "canonical"
+    if kind == "requests":
+        head = _head(path, gz, HEAD_BYTES).decode("utf-8", errors="replace")
+        if box == "csv":
+            header = head.split("\n", 1)[0]
+            return "litellm" if "startTime" in header and ("spend" in header or "call_type" in header) else "canonical"
+        return first_log_format(head)
+    if box != "jsonl":
+        return "canonical"
+    head_bytes = _head(path, gz, max(f.head_bytes for f in formats))
+    return next((f.name for f in formats if f.sniff(head_bytes[: f.head_bytes])), "canonical")
+
+
+def _head(path: Path, gz: bool, size: int) -> bytes:
+    try:
+        if gz:
+            with gzip.open(path, "rb") as fh:
+                return fh.read(size)
+        with path.open("rb") as fh:
+            return fh.read(size)
+    except (OSError, EOFError, zlib.error):
+        return b""  # the reader reports the broken file

@@ -1,0 +1,71 @@
+"""How a run reads and checks its landing files: the settings' per-file entries, ``--format``, the size limits and
+plausibility bounds, a run's corrections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.base.fileformats import BillingMapping, FileMapping, LoadTestMapping, LogMapping, PriceListMapping
+from pipeline.base.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
+from schemas.expectations import Bounds
+
+#: A file under this folder of its kind folder corrects rows loaded earlier (``IngestOptions.correction``).
+CORRECTIONS_FOLDER = "corrections"
+
+
+@dataclass(kw_only=True, frozen=True)
+class IngestOptions:
+    """How files are read and validated (from the settings, and --format)."""
+
+    gx_max_rows: int = GX_MAX_ROWS
+    log_format: str | None = None
+    """Format of every file: a request-log format for requests, a billing export format for invoices (None: the
+    matching [[request_logs]] / [[billing_exports]] entry, else detected)."""
+    log_mappings: tuple[LogMapping, ...] = ()
+    load_test_mappings: tuple[LoadTestMapping, ...] = ()
+    billing_mappings: tuple[BillingMapping, ...] = ()
+    price_list_mappings: tuple[PriceListMapping, ...] = ()
+    bounds: Bounds = Bounds()
+    """Plausibility bounds: values beyond them are quarantined."""
+    max_line_bytes: int = MAX_LINE_BYTES
+    max_file_bytes: int = MAX_FILE_BYTES
+    max_text_bytes: int = MAX_TEXT_BYTES
+    """A text value longer than this quarantines its row."""
+    invoice_duplicates_wanted: tuple[str, ...] = ()
+    """Invoice ids loaded even when they repeat an earlier invoice's periods and line amounts."""
+    extra_columns: tuple[str, ...] = ()
+    """Columns of canonical files the ledger leaves out without a word (any other unknown column rejects the file)."""
+    correction: bool = False
+    """The file corrects rows loaded earlier: a row with the key of an earlier row and other content restates it
+    (``meta.superseded_rows``) instead of being a conflict. Also true for a file under a ``corrections/`` folder."""
+
+    def described(self, kind: str, path: Path) -> tuple[FileMapping, str | None]:
+        """What the settings say of the file of ``kind`` at ``path``: the entry whose pattern matches its name (an
+        empty one when none does), and the format named for it (``--format``, which names no load-test format; else
+        the entry's; None: detect it)."""
+        match kind:
+            case "requests":
+                entry: FileMapping = self.mapping_for(path)
+            case "invoices" | "usage":
+                entry = self.billing_mapping_for(path)
+            case "prices":
+                entry = self.price_list_mapping_for(path)
+            case "load-tests":
+                entry = self.load_test_mapping_for(path)
+            case _:
+                entry = FileMapping()
+        forced = None if kind == "load-tests" else self.log_format
+        return entry, forced or entry.format
+
+    def mapping_for(self, path: Path) -> LogMapping:
+        return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
+
+    def load_test_mapping_for(self, path: Path) -> LoadTestMapping:
+        return next((m for m in self.load_test_mappings if m.applies_to(path)), LoadTestMapping())
+
+    def billing_mapping_for(self, path: Path) -> BillingMapping:
+        return next((m for m in self.billing_mappings if m.applies_to(path)), BillingMapping())
+
+    def price_list_mapping_for(self, path: Path) -> PriceListMapping:
+        return next((m for m in self.price_list_mappings if m.applies_to(path)), PriceListMapping())
