@@ -149,19 +149,19 @@ def plan(
         error(str(exc))
         raise typer.Exit(exc.exit_code) from None
     if as_json:
-        out.print_json(json.dumps([{k: jsonable(v) for k, v in r.items()} for r in rows]))
+        out.print_json(json.dumps([{k: jsonable(v) for k, v in r.as_row().items()} for r in rows]))
         return
     names = ["nodes", "tokens on the cluster", "cluster", "operating", "API", "review", "total", ""]
     table = [
         [
-            "today" if r["scenario"] == "today" else str(r["nodes"]),
-            pct(r["self_hosted_token_share"]),
-            usd(r["cluster_cost_usd"], 0),
-            usd(r["operating_cost_usd"], 0),
-            usd(r["api_overflow_cost_usd"], 0),
-            usd(r["review_usd"], 0),
-            usd(r["total_usd"], 0),
-            f"as billed, {nodes_words(r['nodes'])}" if r["scenario"] == "today" else size_marks(r),
+            "today" if r.scenario == "today" else str(r.nodes),
+            pct(r.self_hosted_token_share),
+            usd(r.cluster_cost_usd, 0),
+            usd(r.operating_cost_usd, 0),
+            usd(r.api_overflow_cost_usd, 0),
+            usd(r.review_usd, 0),
+            usd(r.total_usd, 0),
+            f"as billed, {nodes_words(r.nodes)}" if r.scenario == "today" else size_marks(r),
         ]
         for r in rows
     ]
@@ -169,7 +169,7 @@ def plan(
     for sentence in plan_sentences(rows):
         out.print(sentence, markup=False, highlight=False)
     plans = plan_rows(rows)
-    if plans and plans[-1]["nodes"] == 1000 and plans[-1]["overflow_hours"]:
+    if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:
         out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
 
 
@@ -204,7 +204,12 @@ def gate(
         error("the ledger has no evaluation set: load eval-tasks (and gate-checks) files first")
         raise typer.Exit(ExitCode.FAILURE)
     if as_json:
-        doc = {"eval_set": g.eval_set, "verdict": g.verdict, "criteria": g.criteria, "comparison": g.comparison}
+        doc = {
+            "eval_set": g.eval_set,
+            "verdict": g.verdict.as_row(),
+            "criteria": g.criteria,
+            "comparison": g.comparison,
+        }
         out.print_json(json.dumps(jsonable(doc)))
         return
     _print_gate(g)
@@ -235,11 +240,8 @@ def _print_gate(g) -> None:  # type: ignore[no-untyped-def]
         for r in g.comparison
     ]
     render(names, table, "table", 1000, out, title=f"Deployment gate {g.eval_set}: the same cases on both routes")
-    crit = [
-        [r["criterion"], "n/a" if r["value"] is None else str(r["value"]), str(r["threshold"]), r["status"]]
-        for r in g.criteria
-    ]
+    crit = [[r.criterion, "n/a" if r.value is None else str(r.value), str(r.threshold), r.status] for r in g.criteria]
     render(["criterion", "value", "threshold", "status"], crit, "table", 1000, out, title="Criteria")
     for r in g.criteria:  # each criterion not passed: what fell short, is missing or was skipped (what would pass it)
-        if r["status"] != "passed" and r["detail"]:
-            out.print(f"  {r['criterion']} ({r['status']}): {r['detail']}", markup=False, highlight=False)
+        if r.status != "passed" and r.detail:
+            out.print(f"  {r.criterion} ({r.status}): {r.detail}", markup=False, highlight=False)

@@ -13,6 +13,7 @@ from typing import Any
 import altair as alt
 
 from pipeline.serve.planning import size_marks
+from pipeline.serve.records import PlanRow
 
 WIDTH, HEIGHT = 460, 220
 ROUTE_COLOURS = alt.Scale(domain=["api", "self_hosted"], range=["#1f77b4", "#d62728"])
@@ -194,17 +195,16 @@ HYBRID_PARTS = (
 )
 
 
-def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
+def hybrid_plan(plan: list[PlanRow]) -> alt.LayerChart:
     """The month's cost at each cluster size, in its parts, beside the month as it was (its bar first, named
     'today, as billed'), the cheapest size and today's named above their bars."""
-    data = _plain(rows)
+    data = _plain([r.as_row() for r in plan])
+    marked = {r.nodes: size_marks(r) for r in plan if r.scenario == "plan"}
 
     def size(r: dict[str, Any]) -> str:
-        return "today, as billed" if r.get("scenario") == "today" else str(r["nodes"])
+        return "today, as billed" if r["scenario"] == "today" else str(r["nodes"])
 
-    order = [size(r) for r in data if r.get("scenario") == "today"] + [
-        size(r) for r in data if r.get("scenario", "plan") == "plan"
-    ]
+    order = [size(r) for r in data if r["scenario"] == "today"] + [size(r) for r in data if r["scenario"] == "plan"]
     parts = [
         {"nodes": size(r), "part": label, "usd": r[key], "order": i}
         for r in data
@@ -215,7 +215,7 @@ def hybrid_plan(rows: list[dict[str, Any]]) -> alt.LayerChart:
         {
             "nodes": size(r),
             "total": r["total_usd"],
-            "mark": f"{r['nodes']} nodes" if r.get("scenario") == "today" else size_marks(r),
+            "mark": f"{r['nodes']} nodes" if r["scenario"] == "today" else marked[r["nodes"]],
         }
         for r in data
         if r["total_usd"] is not None

@@ -43,15 +43,15 @@ def sections(data: ReportData) -> dict[str, list[dict[str, Any]]]:
         "routes": [r.as_row() for r in data.routes],
         "self_hosted_cost": data.month_costs,
         "utilisation": data.utilisation,
-        "reconciliation": data.reconciliation,
+        "reconciliation": [r.as_row() for r in data.reconciliation],
         "invoices": data.invoices,
         "planning": data.measured_plan,
-        "hybrid_plan": data.hybrid,
+        "hybrid_plan": [r.as_row() for r in data.hybrid],
         "break_even_curve": [p.as_row() for p in data.curve],
         "workload_moves": [m.as_row() for m in data.moves],
         "cost_bridge": data.bridge,
         "gate_comparison": data.gate.comparison if data.gate else [],
-        "gate_criteria": data.gate.criteria if data.gate else [],
+        "gate_criteria": [c.as_row() for c in data.gate.criteria] if data.gate else [],
     }
 
 

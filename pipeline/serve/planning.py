@@ -16,7 +16,7 @@ import duckdb
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.models import SQL_DIR, define_macros, parse_model
 from pipeline.base.text import count, pct, usd
-from pipeline.serve.records import BreakEvenMonth, CurvePoint, WorkloadMove
+from pipeline.serve.records import BreakEvenMonth, CurvePoint, GateCriterion, GateVerdict, PlanRow, WorkloadMove
 
 #: The variables the hybrid plan's SQL reads its what-if values from.
 _WHAT_IF = {"node_month_usd": "costledger_plan_node_month_usd", "capacity_tps": "costledger_plan_capacity_tps"}
@@ -40,7 +40,7 @@ def hybrid_plan(
     *,
     node_month_usd: Decimal | None = None,
     capacity_tps: Decimal | None = None,
-) -> list[dict[str, Any]]:
+) -> list[PlanRow]:
     """The month's cost at each cluster size (``month`` as YYYY-MM), as built or at the what-if values given."""
     for name, value in (("--node-month-usd", node_month_usd), ("--capacity-tps", capacity_tps)):
         if value is not None and (not value.is_finite() or value <= 0 or value >= Decimal(10**12)):
@@ -48,16 +48,18 @@ def hybrid_plan(
     first_day = f"{month}-01"
     if node_month_usd is None and capacity_tps is None:
         sql = "SELECT * FROM marts.monthly_hybrid_plan WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes"
-        return _rows(con, sql, [first_day])
+        return PlanRow.from_rows(_rows(con, sql, [first_day]))
     define_macros(con)
     for key, value in (("node_month_usd", node_month_usd), ("capacity_tps", capacity_tps)):
         con.execute(f"SET VARIABLE {_WHAT_IF[key]} = CAST(? AS VARCHAR)", [None if value is None else str(value)])
     try:
         body = parse_model("marts", SQL_DIR / "marts" / "monthly_hybrid_plan.sql").body
-        return _rows(
-            con,
-            f"SELECT * FROM (\n{body}\n) WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes",
-            [first_day],
+        return PlanRow.from_rows(
+            _rows(
+                con,
+                f"SELECT * FROM (\n{body}\n) WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes",
+                [first_day],
+            )
         )
     finally:
         for variable in _WHAT_IF.values():
@@ -70,8 +72,8 @@ class Gate:
 
     eval_set: str
     comparison: list[dict[str, Any]]
-    criteria: list[dict[str, Any]]
-    verdict: dict[str, Any]
+    criteria: list[GateCriterion]
+    verdict: GateVerdict
 
 
 def eval_sets(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -93,9 +95,9 @@ def gate(con: duckdb.DuckDBPyConnection, eval_set: str | None = None) -> Gate | 
         "ORDER BY category = 'all categories' DESC, category, route",
         [eval_set],
     )
-    criteria = _rows(con, "SELECT * FROM marts.gate_criteria WHERE eval_set = ?", [eval_set])
+    criteria = GateCriterion.from_rows(_rows(con, "SELECT * FROM marts.gate_criteria WHERE eval_set = ?", [eval_set]))
     (verdict,) = _rows(con, "SELECT * FROM marts.gate_verdict WHERE eval_set = ?", [eval_set])
-    return Gate(eval_set=eval_set, comparison=comparison, criteria=criteria, verdict=verdict)
+    return Gate(eval_set=eval_set, comparison=comparison, criteria=criteria, verdict=GateVerdict.from_row(verdict))
 
 
 # ------------------------------------------------------------------ words (the report and the commands)
@@ -115,23 +117,23 @@ CAPACITY_WORDS = {
 }
 
 
-def plan_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def plan_rows(rows: list[PlanRow]) -> list[PlanRow]:
     """The plan's cluster sizes (scenario 'plan'), without the month as it was."""
-    return [r for r in rows if r.get("scenario", "plan") == "plan"]
+    return [r for r in rows if r.scenario == "plan"]
 
 
-def today_row(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+def today_row(rows: list[PlanRow]) -> PlanRow | None:
     """The month as it was (scenario 'today'): its nodes and its real spend."""
-    return next((r for r in rows if r.get("scenario") == "today"), None)
+    return next((r for r in rows if r.scenario == "today"), None)
 
 
-def size_marks(row: dict[str, Any]) -> str:
+def size_marks(row: PlanRow) -> str:
     """'cheapest', 'cheapest with a spare node' (N+1) and 'today's size', for a row of the plan."""
-    cheapest, spare = row["is_cheapest"], row.get("is_cheapest_with_spare")
+    cheapest, spare = row.is_cheapest, row.is_cheapest_with_spare
     marks = (
         ("cheapest, also with a spare node" if cheapest and spare else "cheapest", cheapest),
         ("cheapest with a spare node", spare and not cheapest),
-        ("today's size", row["is_current"]),
+        ("today's size", row.is_current),
     )
     return ", ".join(word for word, on in marks if on)
 
@@ -144,77 +146,77 @@ def _hours(value: Any) -> str:
     return f"{count(value)} node-hour" + ("" if value == 1 else "s")
 
 
-def _inputs_sentence(first: dict[str, Any], month: str) -> str:
+def _inputs_sentence(first: PlanRow, month: str) -> str:
     said = (
-        f"At {month}'s demand (busiest hour {count(first['peak_tokens_per_second'])} tokens/s, both routes, every "
-        f"attempt priced once), one node serves {count(first['capacity_per_node_tokens_per_second'])} tokens/s within "
-        f"the latency target ({CAPACITY_WORDS.get(first['capacity_source'] or '', 'measured')})."
+        f"At {month}'s demand (busiest hour {count(first.peak_tokens_per_second)} tokens/s, both routes, every "
+        f"attempt priced once), one node serves {count(first.capacity_per_node_tokens_per_second)} tokens/s within "
+        f"the latency target ({CAPACITY_WORDS.get(first.capacity_source or '', 'measured')})."
     )
-    if first.get("committed_node_month_usd") is not None and first["node_cost_source"] != "what_if":
-        said += f" A committed node (owned or reserved) costs {usd(first['committed_node_month_usd'], 0)} a month;"
-        said += f" a node beyond them {usd(first['node_month_usd'], 0)}"
+    if first.committed_node_month_usd is not None and first.node_cost_source != "what_if":
+        said += f" A committed node (owned or reserved) costs {usd(first.committed_node_month_usd, 0)} a month;"
+        said += f" a node beyond them {usd(first.node_month_usd, 0)}"
     else:
-        said += f" A node costs {usd(first['node_month_usd'], 0)} a month"
-    return said + f" ({NODE_COST_WORDS.get(first['node_cost_source'] or '', '')})."
+        said += f" A node costs {usd(first.node_month_usd, 0)} a month"
+    return said + f" ({NODE_COST_WORDS.get(first.node_cost_source or '', '')})."
 
 
-def change_sentence(today: dict[str, Any], best: dict[str, Any]) -> str:
+def change_sentence(today: PlanRow, best: PlanRow) -> str:
     """The cheapest plan against the month as it was, in dollars, and what changes to get there."""
-    month = str(today["month"])[:7]
+    month = str(today.month)[:7]
     said = (
-        f"{month} as it was ({nodes_words(today['nodes'])}) cost {usd(today['actual_total_usd'], 0)}; the cheapest "
-        f"plan, {nodes_words(best['nodes'])}, costs {usd(best['total_usd'], 0)}"
+        f"{month} as it was ({nodes_words(today.nodes)}) cost {usd(today.actual_total_usd, 0)}; the cheapest "
+        f"plan, {nodes_words(best.nodes)}, costs {usd(best.total_usd, 0)}"
     )
-    if best["nodes"]:
-        said += f" with {pct(best['self_hosted_token_share'], 0)} of the tokens on the cluster"
-    gap = today["actual_total_usd"] - best["total_usd"]
+    if best.nodes:
+        said += f" with {pct(best.self_hosted_token_share, 0)} of the tokens on the cluster"
+    gap = today.actual_total_usd - best.total_usd
     said += f", {usd(gap, 0)} less" if gap > 0 else f", {usd(-gap, 0)} more" if gap < 0 else ", the same"
     moves = []
-    if best["nodes"] > today["nodes"]:
-        moves.append(f"add {nodes_words(best['nodes'] - today['nodes'])}")
-    elif best["nodes"] < today["nodes"]:
-        moves.append(f"release {nodes_words(today['nodes'] - best['nodes'])}")
-    if best["on_demand_node_hours_released"]:
-        moves.append(f"the {_hours(best['on_demand_node_hours_released'])} billed on demand are not needed")
+    if best.nodes > today.nodes:
+        moves.append(f"add {nodes_words(best.nodes - today.nodes)}")
+    elif best.nodes < today.nodes:
+        moves.append(f"release {nodes_words(today.nodes - best.nodes)}")
+    if best.on_demand_node_hours_released:
+        moves.append(f"the {_hours(best.on_demand_node_hours_released)} billed on demand are not needed")
     return said + (": " + "; ".join(moves) + "." if moves else ".")
 
 
-def plan_sentences(rows: list[dict[str, Any]]) -> list[str]:
+def plan_sentences(rows: list[PlanRow]) -> list[str]:
     """What the plan says: its inputs, the cheapest size against the month as it was, the cheapest with a spare
     node, and the all-API cost."""
     plans, today = plan_rows(rows), today_row(rows)
     if not plans:
         return []
     first = plans[0]
-    month = str(first["month"])[:7]
+    month = str(first.month)[:7]
     if len(plans) == 1:
         missing = (
             "no capacity per node was measured (no load test and no self-hosted requests)"
-            if first["capacity_per_node_tokens_per_second"] is None
+            if first.capacity_per_node_tokens_per_second is None
             else "there is no price for a node (no cluster this month and no planning.node_month_usd setting)"
         )
         return [
-            f"Everything on the API would have cost {usd(first['total_usd'], 0)} in {month}. No cluster size can be "
+            f"Everything on the API would have cost {usd(first.total_usd, 0)} in {month}. No cluster size can be "
             f"costed: {missing}. `costledger plan --month {month} --node-month-usd X --capacity-tps Y` prices one."
         ]
     said = [_inputs_sentence(first, month)]
-    cheapest = next((r for r in plans if r["is_cheapest"]), None)
+    cheapest = next((r for r in plans if r.is_cheapest), None)
     if cheapest is None:
         return said + ["The API price of the demand is unknown, so no size can be called cheapest."]
     if today is not None:
         said.append(change_sentence(today, cheapest))
     else:
-        said.append(f"The cheapest size is {nodes_words(cheapest['nodes'])}: {usd(cheapest['total_usd'], 0)}.")
-    spare = next((r for r in plans if r.get("is_cheapest_with_spare")), None)
-    all_api = f"{usd(first['total_usd'], 0)}"
-    if spare is not None and spare["nodes"] == 0 and cheapest["nodes"] != 0:
+        said.append(f"The cheapest size is {nodes_words(cheapest.nodes)}: {usd(cheapest.total_usd, 0)}.")
+    spare = next((r for r in plans if r.is_cheapest_with_spare), None)
+    all_api = f"{usd(first.total_usd, 0)}"
+    if spare is not None and spare.nodes == 0 and cheapest.nodes != 0:
         return said + [f"With one node kept spare for node loss, no cluster beats the API alone, {all_api}."]
-    if spare is not None and spare["nodes"] != cheapest["nodes"]:
+    if spare is not None and spare.nodes != cheapest.nodes:
         said.append(
-            f"With one node kept spare for node loss, the cheapest is {nodes_words(spare['nodes'])}: "
-            f"{usd(spare['total_with_spare_usd'], 0)}."
+            f"With one node kept spare for node loss, the cheapest is {nodes_words(spare.nodes)}: "
+            f"{usd(spare.total_with_spare_usd, 0)}."
         )
-    if cheapest["nodes"] != 0:
+    if cheapest.nodes != 0:
         said.append(f"Everything on the API would have cost {all_api}.")
     return said
 
@@ -245,28 +247,28 @@ def curve_sentence(be: BreakEvenMonth, curve: list[CurvePoint]) -> str | None:
 def gate_headline(g: Gate) -> str:
     """The gate's verdict and its count of criteria, for a page that lists what failed or is missing below it."""
     v = g.verdict
-    if v["verdict"] == "passed":
-        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria{_skipped(v)}."
-    failed, missing = len(v["failed_criteria"]), len(v["missing_criteria"])
+    if v.verdict == "passed":
+        return f"The deployment gate ({g.eval_set}) passed all {v.criteria} criteria{_skipped(v)}."
+    failed, missing = len(v.failed_criteria), len(v.missing_criteria)
     parts = [f"{failed} failed" if failed else "", f"{missing} not yet measured" if missing else ""]
-    word = "failed" if v["verdict"] == "failed" else "is incomplete"
+    word = "failed" if v.verdict == "failed" else "is incomplete"
     counted = " and ".join(p for p in parts if p)
-    return f"The deployment gate ({g.eval_set}) {word}: of {v['criteria']} criteria, {counted}."
+    return f"The deployment gate ({g.eval_set}) {word}: of {v.criteria} criteria, {counted}."
 
 
-def _skipped(v: dict) -> str:
+def _skipped(v: GateVerdict) -> str:
     """The criteria that did not apply, named after a passed gate's count (a skip is not a pass)."""
-    skipped = v.get("skipped_criteria") or []
+    skipped = v.skipped_criteria or []
     return f" it was judged on ({', '.join(skipped)} did not apply)" if skipped else ""
 
 
 def gate_sentence(g: Gate) -> str:
     """The gate's verdict in one sentence, naming what failed or is missing."""
     v = g.verdict
-    if v["verdict"] == "passed":
-        return f"The deployment gate ({g.eval_set}) passed all {v['criteria']} criteria{_skipped(v)}."
-    reasons = "; ".join(v["reasons"]) or ", ".join(v["failed_criteria"] + v["missing_criteria"])
-    word = "failed" if v["verdict"] == "failed" else "is incomplete"
+    if v.verdict == "passed":
+        return f"The deployment gate ({g.eval_set}) passed all {v.criteria} criteria{_skipped(v)}."
+    reasons = "; ".join(v.reasons) or ", ".join(v.failed_criteria + v.missing_criteria)
+    word = "failed" if v.verdict == "failed" else "is incomplete"
     return f"The deployment gate ({g.eval_set}) {word}: {reasons}."
 
 

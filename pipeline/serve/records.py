@@ -241,6 +241,48 @@ class GateVerdict(Record):
     reasons: list[str]
 
 
+@dataclass(frozen=True, kw_only=True)
+class GateCriterion(Record):
+    """One criterion of an evaluation set's gate in marts.gate_criteria: its value against its threshold."""
+
+    MART: ClassVar[str] = "marts.gate_criteria"
+
+    eval_set: str
+    criterion: str
+    value: Decimal | None
+    threshold: Decimal | None
+    passed: bool | None
+    status: str
+    detail: str | None
+    cases_needed: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderReconciliation(Record):
+    """One provider's month in marts.monthly_reconciliation: its invoices against the request log's metered cost."""
+
+    MART: ClassVar[str] = "marts.monthly_reconciliation"
+
+    month: dt.date
+    provider: str
+    invoiced_usd: Decimal | None
+    metered_usd: Decimal | None
+    difference_usd: Decimal | None
+    status: str | None
+    tolerance_usd: Decimal | None
+    credits_usd: Decimal | None
+    tax_usd: Decimal | None
+    invoiced_total_usd: Decimal | None
+    requests: int | None
+    unpriced_requests: int | None
+    invoices: int | None
+    invoice_ids: str | None
+    allocated_from_multi_month_usd: Decimal | None
+    line_price_mismatches: int | None
+    line_price_mismatch_usd: Decimal | None
+    line_price_mismatch_share: float | None
+
+
 #: every typed record, for the test that holds them to their marts
 RECORDS: tuple[type[Record], ...] = (
     BreakEvenMonth,
@@ -250,4 +292,6 @@ RECORDS: tuple[type[Record], ...] = (
     ForecastMonth,
     PlanRow,
     GateVerdict,
+    GateCriterion,
+    ProviderReconciliation,
 )

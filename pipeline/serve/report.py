@@ -20,7 +20,14 @@ from pipeline.base.models import define_macros
 from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.serve.bridge import bridge_rows
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
-from pipeline.serve.records import BreakEvenMonth, CurvePoint, ForecastMonth, RouteMonth, WorkloadMove
+from pipeline.serve.records import (
+    BreakEvenMonth,
+    CurvePoint,
+    ForecastMonth,
+    ProviderReconciliation,
+    RouteMonth,
+    WorkloadMove,
+)
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
 from pipeline.serve.words import (
@@ -227,8 +234,8 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
             "ORDER BY scenario_group, is_measured, share_of_capacity, api_cache_hit_rate",
             [first],
         ),
-        "reconciliation": _rows(
-            con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first]
+        "reconciliation": ProviderReconciliation.from_rows(
+            _rows(con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first])
         ),
         "invoices": query(con, "invoices_of_month", {"month": first}),
         "usage": _rows(
@@ -397,8 +404,8 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
         lines += ["", "Invoice reconciliation:"]
         for r in d.reconciliation:
             lines.append(
-                f"  {r['provider']:12} invoiced {usd(r['invoiced_usd'])}  metered {usd(r['metered_usd'])}  "
-                f"difference {usd(r['difference_usd'])}  {r['status']}"
+                f"  {r.provider:12} invoiced {usd(r.invoiced_usd)}  metered {usd(r.metered_usd)}  "
+                f"difference {usd(r.difference_usd)}  {r.status}"
             )
         lines += [f"  {s}" for s in surcharges(d)]
         for i in d.invoices:

@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.serve.planning import Gate
-from pipeline.serve.records import BreakEvenMonth, CurvePoint, ForecastMonth, RouteMonth, WorkloadMove
+from pipeline.serve.records import (
+    BreakEvenMonth,
+    CurvePoint,
+    ForecastMonth,
+    PlanRow,
+    ProviderReconciliation,
+    RouteMonth,
+    WorkloadMove,
+)
 
 
 @dataclass(kw_only=True)
@@ -27,7 +35,7 @@ class ReportData:
     sensitivity: list[dict[str, Any]]
     measured_plan: list[dict[str, Any]]
     measured_inputs: dict[str, Any]
-    reconciliation: list[dict[str, Any]]
+    reconciliation: list[ProviderReconciliation]
     invoices: list[dict[str, Any]]
     usage: list[dict[str, Any]]
     """Provider usage exports against the logs (marts.monthly_usage_reconciliation), for this month."""
@@ -43,7 +51,7 @@ class ReportData:
     """The month before's break-even row, when the ledger has it."""
     movements: list[dict[str, Any]] = field(default_factory=list)
     """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""
-    hybrid: list[dict[str, Any]] = field(default_factory=list)
+    hybrid: list[PlanRow] = field(default_factory=list)
     """The month's rows of marts.monthly_hybrid_plan: its cost at each cluster size."""
     curve: list[CurvePoint] = field(default_factory=list)
     """The month's rows of marts.monthly_break_even_curve: the cost per accepted task at each utilisation."""

@@ -63,10 +63,10 @@ def _slo(d: "ReportData") -> str:
 
 def unpriced_sentence(d: "ReportData") -> str | None:
     """The month's API requests priced at nothing, named as such (they are missing from the metered cost)."""
-    rows = [r for r in d.reconciliation if r["unpriced_requests"]]
+    rows = [r for r in d.reconciliation if r.unpriced_requests]
     if not rows:
         return None
-    which = ", ".join(f"{count(r['unpriced_requests'])} of {r['provider']}" for r in rows)
+    which = ", ".join(f"{count(r.unpriced_requests)} of {r.provider}" for r in rows)
     return (
         f"Unpriced: {which} API request(s) have no price for their provider, model and time; they are left out of "
         "the metered cost, so the API figures are understated until a price is loaded."
@@ -406,13 +406,13 @@ def surcharges(d: "ReportData") -> list[str]:
     """One sentence per provider whose invoice lines are above their own quantity x unit price (line_price_mismatch)."""
     out = []
     for r in d.reconciliation:
-        if r["line_price_mismatches"]:
-            share = r["line_price_mismatch_share"]
+        if r.line_price_mismatches:
+            share = r.line_price_mismatch_share
             above = f"{pct(share, 1)} above" if share is not None else "not equal to"
-            lines = "line is" if r["line_price_mismatches"] == 1 else "lines are"
+            lines = "line is" if r.line_price_mismatches == 1 else "lines are"
             out.append(
-                f"{r['provider']}: {r['line_price_mismatches']} invoice {lines} {above} quantity x unit price "
-                f"({usd(r['line_price_mismatch_usd'])} this month): a fee or surcharge its price list lacks, so its "
+                f"{r.provider}: {r.line_price_mismatches} invoice {lines} {above} quantity x unit price "
+                f"({usd(r.line_price_mismatch_usd)} this month): a fee or surcharge its price list lacks, so its "
                 "invoice does not match the logs priced at that list."
             )
     return out
@@ -533,6 +533,6 @@ def decisions(d: "ReportData") -> dict[str, Any]:
         "moves": moves_sentence(d.moves),
         "gate": gate_sentence(d.gate) if d.gate else None,
         "gate_headline": gate_headline(d.gate) if d.gate else None,
-        "gate_open": [c for c in d.gate.criteria if c["status"] != "passed"] if d.gate else [],
+        "gate_open": [c for c in d.gate.criteria if c.status != "passed"] if d.gate else [],
         "forecast": forecast_sentence(d, already_above=True),
     }

@@ -45,19 +45,17 @@ def test_the_section_is_on_the_main_page_with_the_curve_the_gate_and_the_forecas
 def test_july_the_api_alone_was_cheapest(demo_db):
     data = gather(connect_read(demo_db), "2026-07")
     words = " ".join(_words(render_html(data)).split())
-    cheapest = next(r for r in data.hybrid if r["is_cheapest"])
-    today = next(r for r in data.hybrid if r["scenario"] == "today")
-    assert (cheapest["nodes"], today["nodes"]) == (0, 2)
+    cheapest = next(r for r in data.hybrid if r.is_cheapest)
+    today = next(r for r in data.hybrid if r.scenario == "today")
+    assert (cheapest.nodes, today.nodes) == (0, 2)
     assert (
         "2026-07 as it was (2 nodes) cost $22,962; the cheapest plan, no cluster (everything on the API), costs "
         "$7,979, $14,982 less: release 2 nodes; the 92 node-hours billed on demand are not needed." in words
     )
     # the figures in the sentence are the mart's, rounded once for display; today's is the month's real spend
-    assert f"${cheapest['total_usd']:,.0f}" == "$7,979" and f"${today['total_usd']:,.0f}" == "$22,962"
+    assert f"${cheapest.total_usd:,.0f}" == "$7,979" and f"${today.total_usd:,.0f}" == "$22,962"
     be = data.be
-    assert today["total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
-        r.review_cost_usd for r in data.routes
-    )
+    assert today.total_usd == be.fixed_cost_usd + be.api_run_rate_usd + sum(r.review_cost_usd for r in data.routes)
 
 
 def test_markdown_text_and_exports_carry_the_section(demo_db):
@@ -142,16 +140,16 @@ def test_the_bridge_ties_the_month_s_figures_together_in_every_month(demo_db):
         data = gather(con, month)
         steps = {r["step"]: r for r in data.bridge}
         be, hybrid, routes = data.be, data.hybrid, data.routes
-        today = next(r for r in hybrid if r["scenario"] == "today")
-        all_api = next(r for r in hybrid if r["scenario"] == "plan" and r["nodes"] == 0)
+        today = next(r for r in hybrid if r.scenario == "today")
+        all_api = next(r for r in hybrid if r.scenario == "plan" and r.nodes == 0)
         assert steps["cash"]["total_usd"] == sum(r.cost_usd for r in routes)
-        assert steps["tax_and_credits"]["total_usd"] == today["actual_total_usd"] == steps["today"]["total_usd"]
-        assert today["actual_total_usd"] == be.fixed_cost_usd + be.api_run_rate_usd + sum(
+        assert steps["tax_and_credits"]["total_usd"] == today.actual_total_usd == steps["today"]["total_usd"]
+        assert today.actual_total_usd == be.fixed_cost_usd + be.api_run_rate_usd + sum(
             r.review_cost_usd for r in routes
         )
         assert steps["saving"]["total_usd"] == be.saving_usd
         assert steps["pricing"]["total_usd"] == steps["all_api_minus_today"]["total_usd"]
-        assert steps["all_api_minus_today"]["total_usd"] == all_api["total_usd"] - today["total_usd"]
+        assert steps["all_api_minus_today"]["total_usd"] == all_api.total_usd - today.total_usd
         ordered = data.bridge
         for before, after in zip(ordered, ordered[1:]):
             if after["change_usd"] is not None:

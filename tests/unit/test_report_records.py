@@ -11,7 +11,15 @@ import duckdb
 from pipeline.serve.records import RECORDS
 
 #: the Python type DuckDB gives each column type family the records use
-PYTHON_OF = {"DECIMAL": Decimal, "DOUBLE": float, "BIGINT": int, "BOOLEAN": bool, "VARCHAR": str, "DATE": "date"}
+PYTHON_OF = {
+    "DECIMAL": Decimal,
+    "DOUBLE": float,
+    "BIGINT": int,
+    "INTEGER": int,
+    "BOOLEAN": bool,
+    "VARCHAR": str,
+    "DATE": "date",
+}
 
 
 def _admits(annotation: str, column_type: str) -> bool:
