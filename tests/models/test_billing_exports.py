@@ -7,6 +7,7 @@ import pytest
 import shutil
 from decimal import Decimal
 
+from pipeline.base.fileformats import BillingMapping
 from pipeline.ingest.files import IngestOptions, ingest_file
 from tests.conftest import ROOT, cli
 
@@ -64,6 +65,7 @@ def test_anthropic_cost_report_amounts_are_cents_and_token_types_become_line_typ
     assert sum(a for _, _, a in got) == Decimal("176.955")
 
 
+@pytest.mark.slow
 def test_a_later_export_of_the_same_month_restates_the_lines_it_repeats(ledger, tmp_path):
     import json
 
@@ -86,6 +88,7 @@ def test_a_later_export_of_the_same_month_restates_the_lines_it_repeats(ledger, 
     assert sum(r["amount_usd"] for r in got) == Decimal("186.955") and len(got) == 5
 
 
+@pytest.mark.slow
 def test_two_results_billing_the_same_line_in_one_bucket_are_both_kept(ledger, tmp_path):
     import json
 
@@ -113,7 +116,6 @@ def test_two_results_billing_the_same_line_in_one_bucket_are_both_kept(ledger, t
 
 @pytest.mark.slow
 def test_the_provider_comes_from_a_billing_exports_entry_and_format_can_be_named(ledger, tmp_path):
-    from pipeline.base.fileformats import BillingMapping
 
     path = tmp_path / "azure-openai-costs.json"
     shutil.copy(BILLING / "openai_costs.json", path)
@@ -219,3 +221,13 @@ def test_a_nightly_names_a_usage_gap_and_exits_4(tmp_path):
     } and {g["status"] for g in gaps} == {"logs_missing"}  # fmt: skip
     res = cli("nightly", landing, "--db", db)  # nothing new: no month changed, so nothing to name, exit 0
     assert res.exit_code == 0, res.output
+
+
+def test_a_usage_file_whose_settings_entry_names_a_cost_format_is_rejected_naming_the_usage_formats(ledger):
+    # one [[billing_exports]] entry serves invoices and usage; naming a cost export's format for every file makes a
+    # usage export's format one its kind does not read: the file is rejected whole, naming the formats it may be in
+    options = IngestOptions(billing_mappings=(BillingMapping(match="*", format="openai_costs"),))
+    result = ingest_file(ledger.con, "usage", BILLING / "openai_usage.json", ledger.store, options=options)
+    assert result.status == "rejected" and result.rows_loaded == 0
+    assert "usage files come in none but these formats: canonical, openai_usage, anthropic_usage" in result.message
+    assert ledger.one("SELECT count(*) AS n FROM meta.rejected_files")["n"] == 1

@@ -5,6 +5,7 @@ import json
 from decimal import Decimal
 
 import polars as pl
+import pytest
 
 from pipeline.ingest.files import ingest_file
 from tests.conftest import request
@@ -222,6 +223,7 @@ def test_numbers_near_the_decimal_limits(ledger):
     assert q[1]["reason"] == ("amount: '999999999999999999999999999' is not a decimal number fitting DECIMAL(38,12)")
 
 
+@pytest.mark.slow
 def test_status_accounts_for_every_row(demo_db):
     from typer.testing import CliRunner
 
