@@ -38,6 +38,7 @@ from schemas.tables import (
     SERVICE_TIERS,
     USAGE_TOKEN_TYPES,
     GATE_DRILLS,
+    ENGINE_METRICS,
 )
 
 #: A ``max_value`` meaning "the end of tomorrow, UTC": a timestamp later than that is in the future, bad input.
@@ -288,6 +289,16 @@ SUITES: dict[str, list[Check]] = {
         ),
         *_non_negative("recovery_minutes"),
         _not_future("run_at"),
+    ],
+    "engine-metrics": [
+        Check(
+            name="metric_known",
+            expectation="ExpectColumnValuesToBeInSet",
+            kwargs={"column": "metric", "value_set": list(ENGINE_METRICS)},
+            message=f"metric is not one the ledger reads ({', '.join(ENGINE_METRICS)})",
+        ),
+        *_non_negative("value"),
+        _not_future("sampled_at"),
     ],
     "load-tests": [
         Check(

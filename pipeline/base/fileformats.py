@@ -73,6 +73,9 @@ class BillingMapping(FileMapping):
 
 PRICE_LIST_FORMATS = ("litellm",)
 
+#: A serving engine's metrics: the long CSV, or a Prometheus HTTP API query_range response (JSON, resultType matrix)
+ENGINE_METRIC_FORMATS = ("canonical", "prometheus_range")
+
 
 @dataclass(frozen=True)
 class PriceListMapping(FileMapping):

@@ -25,6 +25,7 @@ KIND_ORDER = (
     "outcomes",
     "eval-tasks",
     "gate-checks",
+    "engine-metrics",
 )
 assert set(KIND_ORDER) == set(KINDS)
 

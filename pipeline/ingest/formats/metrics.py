@@ -1,0 +1,123 @@
+"""A serving engine's metrics as Prometheus's HTTP API returns them: a ``query_range`` response (``GET
+/api/v1/query_range``), ``{"status": "success", "data": {"resultType": "matrix", "result": [...]}}``, each result
+one series: ``{"metric": {"__name__": ..., label: value, ...}, "values": [[unix seconds, "value"], ...]}``.
+
+Each sample becomes one row of the canonical engine-metrics columns. The series' ``cluster_id`` label (else its
+``cluster`` label) names the cluster; its other labels, sorted, name the series (one engine of one instance). A
+sample's value stays the text Prometheus wrote ("NaN", "+Inf" and numbers too large are quarantined by the typed
+columns' checks, never read as floats); a series without a cluster label or with a control character in a label is
+quarantined with the reason, every sample of it. A row's ``source_line`` is its position among the samples.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Any
+
+from pipeline.base.fileformats import ENGINE_METRIC_FORMATS
+from pipeline.ingest.formats.registry import FileFormat, register_file_format
+from pipeline.ingest.readers import FileRejected, ReadResult, mapped_result, utf8_text
+
+if TYPE_CHECKING:
+    from pipeline.ingest.formats.landed import Detected
+
+#: The labels that name a series' cluster, the first present wins
+CLUSTER_LABELS = ("cluster_id", "cluster")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def sniff_prometheus_range(head: bytes) -> bool:
+    return b'"resultType"' in head and b'"matrix"' in head
+
+
+def _instant(value: Any) -> str:
+    """A sample's Unix time (seconds, a fraction allowed) as an ISO 8601 UTC timestamp."""
+    try:
+        seconds = Decimal(str(value))
+        if not seconds.is_finite() or not 0 <= seconds < 10**11:
+            raise ValueError
+        return (_EPOCH + dt.timedelta(seconds=float(seconds))).isoformat()
+    except (InvalidOperation, ValueError, OverflowError):
+        raise ValueError(f"time {str(value)[:40]!r} is not Unix seconds") from None
+
+
+def _series_labels(metric: dict) -> tuple[str | None, str]:
+    """(cluster, the other labels as sorted name="value" pairs); raises ValueError for a control character."""
+    for name, value in metric.items():
+        text = f"{name}{value}"
+        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise ValueError(f"label {name[:40]!r} holds a control character")
+    cluster = next((str(metric[k]) for k in CLUSTER_LABELS if metric.get(k) not in (None, "")), None)
+    others = sorted((str(k), str(v)) for k, v in metric.items() if k != "__name__" and k not in CLUSTER_LABELS)
+    return cluster, ",".join(f'{k}="{v}"' for k, v in others)
+
+
+def _result(doc: Any, path: Any) -> list:
+    """The response's series, or the file rejected naming what it is instead."""
+    if not isinstance(doc, dict) or doc.get("status") != "success":
+        status = doc.get("status") if isinstance(doc, dict) else type(doc).__name__
+        raise FileRejected(f"{path}: not a successful Prometheus response (status {str(status)[:40]!r})")
+    data = doc.get("data")
+    kind = data.get("resultType") if isinstance(data, dict) else None
+    if kind != "matrix" or not isinstance(data.get("result"), list):  # type: ignore[union-attr]
+        raise FileRejected(
+            f"{path}: a Prometheus response of resultType {str(kind)[:20]!r}; a query_range matrix is read"
+        )
+    return data["result"]  # type: ignore[index]
+
+
+def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
+    """A query_range response's samples, one row each (see the module's text)."""
+    gz = found.json_gz("a Prometheus query_range response is")
+    try:
+        doc = json.loads(utf8_text(found.path, gz), parse_float=str, parse_int=str)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise FileRejected(f"{found.path}: not JSON ({str(exc)[:80]})") from None
+    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
+    lines: list[int] = []
+    bad: list[tuple[int, str]] = []
+    line = 0
+    for i, series in enumerate(_result(doc, found.path), start=1):
+        metric = series.get("metric") if isinstance(series, dict) else None
+        values = series.get("values") if isinstance(series, dict) else None
+        if not isinstance(metric, dict) or not isinstance(values, list):
+            line += 1
+            bad.append((line, f"series {i}: not a metric with values"))
+            continue
+        try:
+            cluster, labels = _series_labels(metric)
+            if cluster is None:
+                raise ValueError("no cluster_id or cluster label names its cluster")
+        except ValueError as exc:
+            for _ in values or [None]:
+                line += 1
+                bad.append((line, f"series {i} ({str(metric.get('__name__'))[:60]}): {exc}"))
+            continue
+        for sample in values:
+            line += 1
+            try:
+                if not isinstance(sample, list) or len(sample) != 2:
+                    raise ValueError("a sample is not [time, value]")
+                row = {
+                    "sampled_at": _instant(sample[0]),
+                    "cluster_id": cluster,
+                    "metric": None if metric.get("__name__") is None else str(metric["__name__"]),
+                    "labels": labels,
+                    "value": str(sample[1]),
+                }
+            except ValueError as exc:
+                bad.append((line, f"series {i}: {exc}"))
+                continue
+            lines.append(line)
+            for c in allowed:
+                cols[c].append(row.get(c))
+    return mapped_result(cols, lines, allowed, bad)
+
+
+register_file_format(
+    FileFormat(
+        name=ENGINE_METRIC_FORMATS[1], kind="engine-metrics", sniff=sniff_prometheus_range, read=read_prometheus_range
+    )
+)
