@@ -30,11 +30,32 @@ CAVEATS = {
     "sweep_optimistic": "Production ran close to its latency target while using well under half of what the load "
     "test says the cluster can serve, so the load test overstates the capacity: load-test the cluster again at "
     "production's mix before trusting the utilisation figures.",
+    "cluster_logs_incomplete": "The cluster's request log holds fewer tokens than its serving engines counted, so "
+    "requests went unlogged: the cluster did more work than these figures show, and its cost per accepted task is "
+    "overstated.",
 }
 
 
 def caveat_sentences(d: "ReportData") -> list[str]:
-    return [_sweep_optimistic(d) if c == "sweep_optimistic" else CAVEATS.get(c, c) for c in d.be.verdict_caveats or []]
+    named = {"sweep_optimistic": _sweep_optimistic, "cluster_logs_incomplete": _logs_incomplete}
+    return [named[c](d) if c in named else CAVEATS.get(c, c) for c in d.be.verdict_caveats or []]
+
+
+def _logs_incomplete(d: "ReportData") -> str:
+    """The cluster_logs_incomplete caveat with each short cluster's tokens (marts.monthly_engine_reconciliation)."""
+    parts = [
+        f"cluster {e.cluster_id}'s request log holds {count(e.logged_tokens)} tokens of the "
+        f"{count(e.engine_tokens)} its engines counted ({count(-e.difference)} fewer, "  # type: ignore[operator]
+        f"{pct(-e.difference_pct / 100 if e.difference_pct is not None else None, 1)})"
+        for e in d.engines
+        if e.status == "logs_missing"
+    ]
+    if not parts:
+        return CAVEATS["cluster_logs_incomplete"]
+    return (
+        f"Requests went unlogged: {'; '.join(parts)}. The cluster did more work than these figures show, and its "
+        "cost per accepted task is overstated until the missing logs are loaded."
+    )
 
 
 def _sweep_optimistic(d: "ReportData") -> str:

@@ -283,6 +283,29 @@ class ProviderReconciliation(Record):
     line_price_mismatch_share: float | None
 
 
+@dataclass(frozen=True, kw_only=True)
+class EngineReconciliation(Record):
+    """One cluster's month in marts.monthly_engine_reconciliation: its logged tokens against its engines' counts."""
+
+    MART: ClassVar[str] = "marts.monthly_engine_reconciliation"
+
+    month: dt.date
+    cluster_id: str
+    engine_prompt_tokens: Decimal | None
+    engine_generation_tokens: Decimal | None
+    engine_tokens: Decimal | None
+    logged_prompt_tokens: int | None
+    logged_generation_tokens: int | None
+    logged_tokens: int | None
+    difference: Decimal | None
+    difference_pct: Decimal | None
+    tolerance_tokens: Decimal | None
+    status: str
+    counter_series: int | None
+    counter_resets: int | None
+    scrape_gaps: int | None
+
+
 #: every typed record, for the test that holds them to their marts
 RECORDS: tuple[type[Record], ...] = (
     BreakEvenMonth,
@@ -294,4 +317,5 @@ RECORDS: tuple[type[Record], ...] = (
     GateVerdict,
     GateCriterion,
     ProviderReconciliation,
+    EngineReconciliation,
 )

@@ -22,6 +22,7 @@ from pipeline.serve.bridge import bridge_rows
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
 from pipeline.serve.records import (
     BreakEvenMonth,
+    EngineReconciliation,
     CurvePoint,
     ForecastMonth,
     ProviderReconciliation,
@@ -246,6 +247,11 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
         if table_exists(con, "marts", "monthly_usage_reconciliation")
         else [],
         "teams": _rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
+        "engines": EngineReconciliation.from_rows(
+            _rows(con, "SELECT * FROM marts.monthly_engine_reconciliation WHERE month = ? ORDER BY cluster_id", [first])
+        )
+        if table_exists(con, "marts", "monthly_engine_reconciliation")
+        else [],
     }
 
 

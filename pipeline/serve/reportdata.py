@@ -8,6 +8,7 @@ from typing import Any
 from pipeline.serve.planning import Gate
 from pipeline.serve.records import (
     BreakEvenMonth,
+    EngineReconciliation,
     CurvePoint,
     ForecastMonth,
     PlanRow,
@@ -45,6 +46,8 @@ class ReportData:
     settings: list[dict[str, Any]]
     license: list[dict[str, Any]]
     teams: list[dict[str, Any]]
+    engines: list[EngineReconciliation] = field(default_factory=list)
+    """Each cluster's request log against its serving engines' token counts (marts.monthly_engine_reconciliation)."""
     forecast: ForecastMonth | None = None
     """The month's row of marts.monthly_forecast (when the ledger has the mart)."""
     previous: BreakEvenMonth | None = None

@@ -19,7 +19,7 @@
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
--- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix), 'sweep_optimistic' (a cluster's accepted attempts ran near the latency SLO while its busiest hour used under half the sweep's capacity: the load test overstates what it serves).
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix), 'sweep_optimistic' (a cluster's accepted attempts ran near the latency SLO while its busiest hour used under half the sweep's capacity: the load test overstates what it serves), 'cluster_logs_incomplete' (a cluster's request log holds fewer tokens than its serving engines counted: marts.monthly_engine_reconciliation is logs_missing).
 -- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
 -- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
@@ -154,6 +154,14 @@ clusters AS (
     FROM marts.monthly_utilisation
     GROUP BY month
 ),
+-- a cluster whose request log lost requests its engines counted
+engine_logs AS (
+    SELECT
+        month,
+        bool_or(status = 'logs_missing') AS cluster_logs_incomplete
+    FROM marts.monthly_engine_reconciliation
+    GROUP BY month
+),
 -- the waste factor break-even uses: the reference provider's own, else the month's providers pooled
 break_even_waste AS (SELECT * FROM intermediate.int_api_waste_monthly WHERE is_break_even_factor),
 inputs AS (
@@ -188,6 +196,7 @@ inputs AS (
         coalesce(w.api_waste_factor_high, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_high,
         coalesce(up.api_invoice_uplift, CAST(1 AS DECIMAL(38, 12))) AS api_invoice_uplift,
         coalesce(up.invoice_unreconciled, FALSE) AS invoice_unreconciled,
+        coalesce(el.cluster_logs_incomplete, FALSE) AS cluster_logs_incomplete,
         CAST(coalesce(w.api_waste_factor, 1) * coalesce(up.api_invoice_uplift, 1) AS DECIMAL(38, 12)) AS api_overhead_factor,
         CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
             THEN money_div(x.sh_accepted_equivalent_usd, r.sh_accepted) END AS sh_accepted_equivalent_per_task,
@@ -203,6 +212,7 @@ inputs AS (
     LEFT JOIN clusters AS u USING (month)
     LEFT JOIN break_even_waste AS w USING (month)
     LEFT JOIN uplift AS up USING (month)
+    LEFT JOIN engine_logs AS el USING (month)
 ),
 comparator AS (
     SELECT
@@ -544,7 +554,8 @@ SELECT
         CASE WHEN sweep_nodes_assumed THEN 'sweep_nodes_assumed' END,
         CASE WHEN capacity_contradiction THEN 'capacity_contradiction' END,
         CASE WHEN sweep_mix_unknown THEN 'sweep_mix_unknown' END,
-        CASE WHEN sweep_optimistic THEN 'sweep_optimistic' END
+        CASE WHEN sweep_optimistic THEN 'sweep_optimistic' END,
+        CASE WHEN cluster_logs_incomplete THEN 'cluster_logs_incomplete' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,

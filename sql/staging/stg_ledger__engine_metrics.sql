@@ -1,0 +1,20 @@
+-- grain: one row per engine metric sample (cluster x metric x series x instant)
+-- materialized: view
+-- unique_key: cluster_id, metric, labels, sampled_at
+-- description: The serving engines' own meters as loaded (raw.engine_metrics), each sample with its engine and what it measures.
+-- column engine: vllm or sglang: the serving engine that exports the metric (its name's prefix).
+-- column measure: prompt_tokens or generation_tokens (counters: tokens processed since the engine started), requests_waiting or requests_running (gauges).
+SELECT
+    cluster_id,
+    metric,
+    labels,
+    sampled_at,
+    value,
+    CASE WHEN metric LIKE 'vllm:%' THEN 'vllm' ELSE 'sglang' END AS engine,
+    CASE
+        WHEN metric IN ('vllm:prompt_tokens_total', 'sglang:prompt_tokens_total') THEN 'prompt_tokens'
+        WHEN metric IN ('vllm:generation_tokens_total', 'sglang:generation_tokens_total') THEN 'generation_tokens'
+        WHEN metric IN ('vllm:num_requests_waiting', 'sglang:num_queue_reqs') THEN 'requests_waiting'
+        ELSE 'requests_running'
+    END AS measure
+FROM raw.engine_metrics
