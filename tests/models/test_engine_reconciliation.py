@@ -3,6 +3,8 @@ every figure worked by hand below."""
 
 from decimal import Decimal
 
+import pytest
+
 from tests.conftest import request
 
 N1 = 'engine="0",instance="node-1:8000"'
@@ -56,6 +58,7 @@ def test_a_tenth_of_the_logs_lost_is_flagged_with_its_tokens(ledger):
     assert (row["counter_resets"], row["scrape_gaps"], row["counter_series"]) == (1, 1, 3)
 
 
+@pytest.mark.slow
 def test_the_whole_log_agrees_and_a_cluster_without_counters_has_no_metrics(ledger):
     ledger.load("engine-metrics", COUNTERS)
     ledger.load("requests", _requests(10) + _requests(2, cluster="c2"))
@@ -69,6 +72,7 @@ def test_the_whole_log_agrees_and_a_cluster_without_counters_has_no_metrics(ledg
     assert rows["c2"]["difference_pct"] is None
 
 
+@pytest.mark.slow
 def test_each_interval_s_increase_never_crosses_a_restart(ledger):
     ledger.load("engine-metrics", COUNTERS)
     ledger.build()
@@ -88,6 +92,7 @@ def test_each_interval_s_increase_never_crosses_a_restart(ledger):
     assert [r["labels"] for r in rows] == [N1] * 4 + [N2] * 2
 
 
+@pytest.mark.slow
 def test_lost_logs_put_a_caveat_on_the_verdict_that_names_the_cluster_s_tokens(ledger):
     from pipeline.serve.caveats import caveat_sentences
     from pipeline.serve.report import gather
@@ -102,6 +107,7 @@ def test_lost_logs_put_a_caveat_on_the_verdict_that_names_the_cluster_s_tokens(l
     assert "cluster c1's request log holds 9,900 tokens of the 11,000 its engines counted (1,100 fewer, 10.0%)" in said
 
 
+@pytest.mark.slow
 def test_a_log_that_agrees_with_the_engines_puts_no_caveat(ledger):
     ledger.load("engine-metrics", COUNTERS)
     ledger.load("requests", _requests(10))
