@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.base.fileformats import ENGINE_METRIC_FORMATS
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
-from pipeline.ingest.readers import FileRejected, ReadResult, mapped_result, utf8_text
+from pipeline.ingest.readers import FileRejected, ReadResult, TextColumns, utf8_text
 
 if TYPE_CHECKING:
     from pipeline.ingest.formats.landed import Detected
@@ -75,8 +75,7 @@ def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
         doc = json.loads(utf8_text(found.path, gz), parse_float=str, parse_int=str)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise FileRejected(f"{found.path}: not JSON ({str(exc)[:80]})") from None
-    cols: dict[str, list[str | None]] = {c: [] for c in allowed}
-    lines: list[int] = []
+    cols = TextColumns(allowed)
     bad: list[tuple[int, str]] = []
     line = 0
     for i, series in enumerate(_result(doc, found.path), start=1):
@@ -110,10 +109,8 @@ def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
             except ValueError as exc:
                 bad.append((line, f"series {i}: {exc}"))
                 continue
-            lines.append(line)
-            for c in allowed:
-                cols[c].append(row.get(c))
-    return mapped_result(cols, lines, allowed, bad)
+            cols.append(line, row)
+    return ReadResult(table=cols.table(), present=list(allowed), bad_lines=sorted(bad))
 
 
 register_file_format(
