@@ -44,28 +44,13 @@ class IngestOptions:
         """What the settings say of the file of ``kind`` at ``path``: the entry whose pattern matches its name (an
         empty one when none does), and the format named for it (``--format``, which names no load-test format; else
         the entry's; None: detect it)."""
-        match kind:
-            case "requests":
-                entry: FileMapping = self.mapping_for(path)
-            case "invoices" | "usage":
-                entry = self.billing_mapping_for(path)
-            case "prices":
-                entry = self.price_list_mapping_for(path)
-            case "load-tests":
-                entry = self.load_test_mapping_for(path)
-            case _:
-                entry = FileMapping()
+        entries, empty = {
+            "requests": (self.log_mappings, LogMapping),
+            "invoices": (self.billing_mappings, BillingMapping),
+            "usage": (self.billing_mappings, BillingMapping),
+            "prices": (self.price_list_mappings, PriceListMapping),
+            "load-tests": (self.load_test_mappings, LoadTestMapping),
+        }.get(kind, ((), FileMapping))
+        entry: FileMapping = next((m for m in entries if m.applies_to(path)), empty())
         forced = None if kind == "load-tests" else self.log_format
         return entry, forced or entry.format
-
-    def mapping_for(self, path: Path) -> LogMapping:
-        return next((m for m in self.log_mappings if m.applies_to(path)), LogMapping())
-
-    def load_test_mapping_for(self, path: Path) -> LoadTestMapping:
-        return next((m for m in self.load_test_mappings if m.applies_to(path)), LoadTestMapping())
-
-    def billing_mapping_for(self, path: Path) -> BillingMapping:
-        return next((m for m in self.billing_mappings if m.applies_to(path)), BillingMapping())
-
-    def price_list_mapping_for(self, path: Path) -> PriceListMapping:
-        return next((m for m in self.price_list_mappings if m.applies_to(path)), PriceListMapping())
