@@ -29,6 +29,13 @@ def run_query(
     return [d[0] for d in cur.description], cur.fetchall()
 
 
+def dict_rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[dict[str, Any]]:
+    """Run ``sql`` with bound ``params``: its rows as dicts by column name."""
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
 def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str, kind: str = "TABLE") -> bool:
     """Whether the ledger has ``schema.table`` as a table (``kind`` "VIEW": as a view)."""
     catalog = "duckdb_tables() WHERE table_name" if kind == "TABLE" else "duckdb_views() WHERE view_name"

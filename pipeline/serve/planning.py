@@ -15,6 +15,7 @@ import duckdb
 
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.models import SQL_DIR, define_macros, parse_model
+from pipeline.base.query import dict_rows
 from pipeline.base.text import count, pct, usd
 from pipeline.serve.records import BreakEvenMonth, CurvePoint, GateCriterion, GateVerdict, PlanRow, WorkloadMove
 
@@ -26,12 +27,6 @@ class PlanError(CostledgerError, ValueError):
     """A what-if value that is not a positive number, or a month or evaluation set the ledger does not have."""
 
     exit_code = ExitCode.USAGE
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def hybrid_plan(
@@ -48,14 +43,14 @@ def hybrid_plan(
     first_day = f"{month}-01"
     if node_month_usd is None and capacity_tps is None:
         sql = "SELECT * FROM marts.monthly_hybrid_plan WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes"
-        return PlanRow.from_rows(_rows(con, sql, [first_day]))
+        return PlanRow.from_rows(dict_rows(con, sql, [first_day]))
     define_macros(con)
     for key, value in (("node_month_usd", node_month_usd), ("capacity_tps", capacity_tps)):
         con.execute(f"SET VARIABLE {_WHAT_IF[key]} = CAST(? AS VARCHAR)", [None if value is None else str(value)])
     try:
         body = parse_model("marts", SQL_DIR / "marts" / "monthly_hybrid_plan.sql").body
         return PlanRow.from_rows(
-            _rows(
+            dict_rows(
                 con,
                 f"SELECT * FROM (\n{body}\n) WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes",
                 [first_day],
@@ -89,14 +84,16 @@ def gate(con: duckdb.DuckDBPyConnection, eval_set: str | None = None) -> Gate | 
         eval_set = known[-1]
     elif eval_set not in known:
         raise PlanError(f"evaluation set {eval_set!r} is not in the ledger (sets: {', '.join(known)})")
-    comparison = _rows(
+    comparison = dict_rows(
         con,
         "SELECT * FROM marts.gate_comparison WHERE eval_set = ? "
         "ORDER BY category = 'all categories' DESC, category, route",
         [eval_set],
     )
-    criteria = GateCriterion.from_rows(_rows(con, "SELECT * FROM marts.gate_criteria WHERE eval_set = ?", [eval_set]))
-    (verdict,) = _rows(con, "SELECT * FROM marts.gate_verdict WHERE eval_set = ?", [eval_set])
+    criteria = GateCriterion.from_rows(
+        dict_rows(con, "SELECT * FROM marts.gate_criteria WHERE eval_set = ?", [eval_set])
+    )
+    (verdict,) = dict_rows(con, "SELECT * FROM marts.gate_verdict WHERE eval_set = ?", [eval_set])
     return Gate(eval_set=eval_set, comparison=comparison, criteria=criteria, verdict=GateVerdict.from_row(verdict))
 
 

@@ -48,7 +48,7 @@ from pipeline.serve.words import (
     verdict,
     views,
 )
-from pipeline.base.query import run_query, table_exists
+from pipeline.base.query import dict_rows, run_query, table_exists
 from pipeline.base.text import count, ms, pct, usd
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -66,12 +66,6 @@ class ReportError(UsageError, ValueError):
 
 
 # ------------------------------------------------------------------ data
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> list[dict[str, Any]]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -120,7 +114,7 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
     m = resolve_month(con, month)
     first = dt.date.fromisoformat(f"{m}-01")
     with_macros(con)
-    settings = _rows(con, "SELECT key, value FROM meta.settings ORDER BY key")
+    settings = dict_rows(con, "SELECT key, value FROM meta.settings ORDER BY key")
     s = {r["key"]: r["value"] for r in settings}
     inputs = query(con, "measured_planning_inputs", {"month": first})
     measured_plan = inputs  # the month's break-even in the planning table's terms: one row, or none without one
@@ -128,9 +122,9 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
     def business(key: str) -> Any:
         return s.get(key) or None
 
-    be_row = _rows(con, "SELECT * FROM marts.monthly_break_even WHERE month = ?", [first])[0]
+    be_row = dict_rows(con, "SELECT * FROM marts.monthly_break_even WHERE month = ?", [first])[0]
     publication = (
-        _rows(con, "SELECT run_id, published_at FROM meta.publication")
+        dict_rows(con, "SELECT run_id, published_at FROM meta.publication")
         if table_exists(con, "meta", "publication")
         else []
     )
@@ -142,12 +136,12 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         be_row=be_row,
         **_month_marts(con, first),
         routes=RouteMonth.from_rows(
-            _rows(con, "SELECT * FROM marts.monthly_route_cost WHERE month = ? ORDER BY route", [first])
+            dict_rows(con, "SELECT * FROM marts.monthly_route_cost WHERE month = ? ORDER BY route", [first])
         ),
         measured_plan=measured_plan,
         measured_inputs=inputs[0] if inputs else {},
-        data_quality=_rows(con, DATA_QUALITY),
-        rejected_files=_rows(
+        data_quality=dict_rows(con, DATA_QUALITY),
+        rejected_files=dict_rows(
             con, "SELECT kind, path, reason FROM meta.rejected_files ORDER BY rejected_at DESC LIMIT 20"
         ),
         restated=query(con, "restated_months"),
@@ -177,14 +171,14 @@ def _decision_marts(con: duckdb.DuckDBPyConnection, month: str, first: dt.date) 
     return {
         "hybrid": hybrid_plan(con, month) if has["monthly_hybrid_plan"] else [],
         "curve": CurvePoint.from_rows(
-            _rows(
+            dict_rows(
                 con, "SELECT * FROM marts.monthly_break_even_curve WHERE month = ? ORDER BY token_utilisation", [first]
             )
         )
         if has["monthly_break_even_curve"]
         else [],
         "moves": WorkloadMove.from_rows(
-            _rows(
+            dict_rows(
                 con,
                 "SELECT * FROM marts.monthly_workload_moves WHERE month = ? "
                 "ORDER BY move_rank ASC NULLS LAST, team, workload",
@@ -209,46 +203,48 @@ def _forecast(con: duckdb.DuckDBPyConnection, first: dt.date) -> ForecastMonth |
 def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, Any]:
     """The month's rows of the marts the report shows as they are (and the trend to the month)."""
     return {
-        "trend_routes": _rows(
+        "trend_routes": dict_rows(
             con, "SELECT * FROM marts.monthly_route_cost WHERE month <= ? ORDER BY month, route", [first]
         ),
-        "trend_be": _rows(con, "SELECT * FROM marts.monthly_break_even WHERE month <= ? ORDER BY month", [first]),
-        "trend_costs": _rows(
+        "trend_be": dict_rows(con, "SELECT * FROM marts.monthly_break_even WHERE month <= ? ORDER BY month", [first]),
+        "trend_costs": dict_rows(
             con, "SELECT * FROM marts.monthly_self_hosted_cost WHERE month <= ? ORDER BY month, category", [first]
         ),
-        "month_costs": _rows(
+        "month_costs": dict_rows(
             con,
             "SELECT coalesce(cluster_id, '(shared)') AS cluster_id, category, amount_usd "
             "FROM marts.monthly_self_hosted_cost WHERE month = ? ORDER BY amount_usd DESC",
             [first],
         ),
-        "utilisation": _rows(
+        "utilisation": dict_rows(
             con,
             "SELECT u.*, e.is_idle FROM marts.monthly_utilisation AS u "
             "LEFT JOIN marts.monthly_cluster_economics AS e USING (month, cluster_id) WHERE u.month = ? "
             "ORDER BY u.cluster_id",
             [first],
         ),
-        "sensitivity": _rows(
+        "sensitivity": dict_rows(
             con,
             "SELECT * FROM marts.monthly_sensitivity WHERE month = ? "
             "ORDER BY scenario_group, is_measured, share_of_capacity, api_cache_hit_rate",
             [first],
         ),
         "reconciliation": ProviderReconciliation.from_rows(
-            _rows(con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first])
+            dict_rows(con, "SELECT * FROM marts.monthly_reconciliation WHERE month = ? ORDER BY provider", [first])
         ),
         "invoices": query(con, "invoices_of_month", {"month": first}),
-        "usage": _rows(
+        "usage": dict_rows(
             con,
             "SELECT * FROM marts.monthly_usage_reconciliation WHERE month = ? ORDER BY provider, token_type",
             [first],
         )
         if table_exists(con, "marts", "monthly_usage_reconciliation")
         else [],
-        "teams": _rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
+        "teams": dict_rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
         "engines": EngineReconciliation.from_rows(
-            _rows(con, "SELECT * FROM marts.monthly_engine_reconciliation WHERE month = ? ORDER BY cluster_id", [first])
+            dict_rows(
+                con, "SELECT * FROM marts.monthly_engine_reconciliation WHERE month = ? ORDER BY cluster_id", [first]
+            )
         )
         if table_exists(con, "marts", "monthly_engine_reconciliation")
         else [],
@@ -265,7 +261,7 @@ def _previous_break_even(con: duckdb.DuckDBPyConnection, first: dt.date) -> Brea
 
 def _first_row(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> dict[str, Any] | None:
     """The query's first row, or None when it has none."""
-    rows = _rows(con, sql, params)
+    rows = dict_rows(con, sql, params)
     return rows[0] if rows else None
 
 
