@@ -28,6 +28,7 @@ from typing import Any
 
 from schemas.ddl import sql_string
 from schemas.focus import FOCUS_CHARGE_CATEGORIES
+from schemas.meters import ENGINE_METRICS, GPU_METRICS
 from schemas.tables import (
     KINDS,
     CHARGE_KINDS,
@@ -38,7 +39,6 @@ from schemas.tables import (
     SERVICE_TIERS,
     USAGE_TOKEN_TYPES,
     GATE_DRILLS,
-    ENGINE_METRICS,
 )
 
 #: A ``max_value`` meaning "the end of tomorrow, UTC": a timestamp later than that is in the future, bad input.
@@ -296,6 +296,16 @@ SUITES: dict[str, list[Check]] = {
             expectation="ExpectColumnValuesToBeInSet",
             kwargs={"column": "metric", "value_set": list(ENGINE_METRICS)},
             message=f"metric is not one the ledger reads ({', '.join(ENGINE_METRICS)})",
+        ),
+        *_non_negative("value"),
+        _not_future("sampled_at"),
+    ],
+    "gpu-metrics": [
+        Check(
+            name="metric_known",
+            expectation="ExpectColumnValuesToBeInSet",
+            kwargs={"column": "metric", "value_set": list(GPU_METRICS)},
+            message=f"metric is not one the ledger reads ({', '.join(GPU_METRICS)})",
         ),
         *_non_negative("value"),
         _not_future("sampled_at"),

@@ -28,11 +28,13 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
 
-from sqlalchemy import BigInteger, Boolean, Date, DateTime, Integer, Numeric, String
+from sqlalchemy import BigInteger, Boolean, Date, DateTime, Integer, Numeric
 from sqlmodel import Field, SQLModel
 
 from schemas.focus import FOCUS_COLUMNS, FocusCharge
+from schemas.meters import EngineSample, GpuSample
 from schemas.money import Money, PricePerMillion
+from schemas.provenance import Provenance
 
 
 Route = Literal["api", "self_hosted"]
@@ -74,41 +76,14 @@ OPEX_CATEGORIES: tuple[str, ...] = (
     "observability",
     "security",
     "on_call",
+    "energy",
     "other",
-)
-#: The serving engines' metrics the ledger reads (``engine-metrics``), by their names as vLLM and SGLang export them:
-#: the tokens each engine processed (counters) and the requests queued and running (gauges).
-ENGINE_METRICS: tuple[str, ...] = (
-    "vllm:prompt_tokens_total",
-    "vllm:generation_tokens_total",
-    "vllm:num_requests_waiting",
-    "vllm:num_requests_running",
-    "sglang:prompt_tokens_total",
-    "sglang:generation_tokens_total",
-    "sglang:num_queue_reqs",
-    "sglang:num_running_reqs",
 )
 #: The failure drills of the deployment gate (``gate-checks``), as seed 001 lists them.
 GATE_DRILLS: tuple[str, ...] = ("node_loss", "rollback", "queue_growth", "long_context_burst", "malformed_tool_call")
 #: The ledger's currency: amounts in any other convert through the ``fx`` kind (a row without a rate on or before
 #: its date is quarantined, never converted at 1).
 LEDGER_CURRENCY = "USD"
-
-
-class Provenance(SQLModel):
-    """Where a loaded row came from (every raw table has these two columns)."""
-
-    source_file_hash: str = Field(
-        sa_type=String,
-        nullable=False,
-        description="SHA-256 of the landing file this row was loaded from (meta.loaded_files.file_hash).",
-    )
-    source_line: int = Field(
-        sa_type=BigInteger,
-        nullable=False,
-        description="Line of the row in its landing file (CSV: 2 is the first data row; JSONL: 1-based line; Parquet: "
-        "1-based row).",
-    )
 
 
 class Request(Provenance, table=True):
@@ -376,6 +351,7 @@ READ_OPTIONS: dict[str, ReadOptions] = {
     "gate-checks": ReadOptions(rename={"check": "drill"}),
     # a long metrics file's time column is called timestamp by every exporter
     "engine-metrics": ReadOptions(rename={"timestamp": "sampled_at"}),
+    "gpu-metrics": ReadOptions(rename={"timestamp": "sampled_at"}),
     "focus": ReadOptions(
         rename=FOCUS_COLUMNS,
         null_tokens=("NULL", "null"),
@@ -469,37 +445,6 @@ class GateCheck(Provenance, table=True):
     note: str | None = Field(default=None, description="Free-text note (what happened).")
 
 
-class EngineSample(Provenance, table=True):
-    """One sample of a serving engine's metric: a counter's running total or a gauge's value at an instant, for one
-    series (one engine of one instance) of a cluster. Read from a long CSV or a Prometheus query_range response."""
-
-    __tablename__ = "engine_metrics"
-
-    cluster_id: str = Field(primary_key=True, description="The cluster the engine serves on.")
-    metric: str = Field(
-        primary_key=True,
-        description="The metric's name as the engine exports it: vllm:prompt_tokens_total, "
-        "vllm:generation_tokens_total, vllm:num_requests_waiting, vllm:num_requests_running, or SGLang's "
-        "sglang:prompt_tokens_total, sglang:generation_tokens_total, sglang:num_queue_reqs, sglang:num_running_reqs.",
-    )
-    labels: str = Field(
-        primary_key=True,
-        description="The series' labels besides the metric's name and the cluster, as name=\"value\" pairs sorted "
-        'by name and joined by commas (instance="node-1:8000",model_name="kimi-k3"): one engine of one instance.',
-    )
-    sampled_at: datetime = Field(
-        primary_key=True, sa_type=DateTime, description="When the sample was taken, UTC (the file's timestamp)."
-    )
-    value: Decimal = Field(
-        sa_type=Numeric(38, 6),
-        nullable=False,
-        description="The sample: a counter's total since the engine started (it falls back to 0 when the engine "
-        "restarts) or a gauge's value.",
-    )
-
-
-#: ingest kind (CLI name) -> table class
-#: What a provider's usage export counts (``usage.token_type``): the request log's token columns, and requests.
 USAGE_TOKEN_TYPES: tuple[str, ...] = (
     "input_cache_hit",
     "input_cache_miss",
@@ -569,4 +514,5 @@ KINDS: dict[str, type[SQLModel]] = {
     "eval-tasks": EvalTask,
     "gate-checks": GateCheck,
     "engine-metrics": EngineSample,
+    "gpu-metrics": GpuSample,
 }

@@ -73,8 +73,21 @@ class BillingMapping(FileMapping):
 
 PRICE_LIST_FORMATS = ("litellm",)
 
-#: A serving engine's metrics: the long CSV, or a Prometheus HTTP API query_range response (JSON, resultType matrix)
-ENGINE_METRIC_FORMATS = ("canonical", "prometheus_range")
+#: A serving engine's or a GPU's metrics: the long CSV, a Prometheus HTTP API query_range response (JSON, resultType
+#: matrix), or Prometheus text exposition / OpenMetrics with a timestamp on every sample (.prom, .txt)
+METRIC_FORMATS = ("canonical", "prometheus_range", "prometheus_text")
+#: The kinds read in the metric formats
+METRIC_KINDS = ("engine-metrics", "gpu-metrics")
+
+
+@dataclass(frozen=True)
+class MetricsCluster:
+    """A series whose label ``label`` has the value ``value`` belongs to cluster ``cluster_id`` ([[metrics_clusters]]
+    in the settings; a series' own cluster_id or cluster label comes first)."""
+
+    label: str
+    value: str
+    cluster_id: str
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from pipeline.base.fileformats import (
     BillingMapping,
     LoadTestMapping,
     LogMapping,
+    MetricsCluster,
     PriceListMapping,
 )
 from pipeline.base.settings_checks import (
@@ -38,6 +39,7 @@ from pipeline.base.settings_checks import (
     _db_path,
     _decimal,
     _drills,
+    _pue,
     _engine,
     _flag,
     _folder,
@@ -224,6 +226,19 @@ class Settings:
     """[[price_lists]] entries: per file-name pattern, a price list's format (litellm), effective_from and
     currency (a LiteLLM file has no dates)."""
 
+    metrics_clusters: tuple[MetricsCluster, ...] = setting((), "[[metrics_clusters]]")
+    """[[metrics_clusters]] entries: a label and its value (label = "Hostname", value = "gpu-node-01") and the
+    cluster_id of the engine and GPU metric series that carry it, for series without a cluster_id or cluster label."""
+
+    energy_usd_per_kwh: Decimal | None = setting(None, "energy.usd_per_kwh", sql=True, example="0.12")
+    """What a kWh costs at the owned hardware's site. When set, the GPUs' measured energy x this x energy.pue becomes
+    the operating cost line energy of each month of a cluster with owned hardware that has no energy opex row (a
+    cloud node's energy is in its price and is never added)."""
+
+    energy_pue: Decimal = setting(Decimal("1"), "energy.pue", sql=True)
+    """Power usage effectiveness of the site: the facility's energy over the IT equipment's (1.0 = the GPUs' energy
+    alone; 1.3 adds 30 % for cooling and power delivery)."""
+
     ingest_extra_columns: tuple[str, ...] = setting((), "ingest.extra_columns", example='["region", "cost_center"]')
     """Columns of canonical files the ledger leaves out without a word. Any other column it does not know rejects the
     file, naming the nearest known one (a misspelt optional column would otherwise be dropped); content fields
@@ -359,6 +374,8 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "gate_acceptance_margin": _share,
     "gate_mix_tolerance": _share,
     "gate_max_recovery_minutes": _decimal("a finite, non-negative number of minutes"),
+    "energy_usd_per_kwh": _bounded_decimal("a finite, non-negative number of dollars", Decimal(1000)),
+    "energy_pue": _pue,
     "capacity_latency_headroom": _share,
     "business_model_as_a_service": _flag,
     "business_control_requirements": _control_requirements,
@@ -431,6 +448,7 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             ("load_tests", "load_test_mappings", _load_test_mapping),
             ("billing_exports", "billing_mappings", _billing_mapping),
             ("price_lists", "price_list_mappings", _price_list_mapping),
+            ("metrics_clusters", "metrics_clusters", _metrics_cluster),
         ):
             entries = data.pop(toml_key, [])
             if not isinstance(entries, list):
@@ -523,3 +541,11 @@ def _billing_mapping(entry: Any, where: str) -> BillingMapping:
 def _price_list_mapping(entry: Any, where: str) -> PriceListMapping:
     entry = _file_entry(entry, where, PriceListMapping, PRICE_LIST_FORMATS)
     return PriceListMapping(**_utc(entry, "effective_from", where))
+
+
+def _metrics_cluster(entry: Any, where: str) -> MetricsCluster:
+    if not isinstance(entry, dict) or set(entry) != {"label", "value", "cluster_id"}:
+        raise SettingsError(f"{where}: must be a table of label, value and cluster_id")
+    if not all(isinstance(v, str) and v for v in entry.values()):
+        raise SettingsError(f"{where}: label, value and cluster_id must be non-empty strings")
+    return MetricsCluster(**entry)

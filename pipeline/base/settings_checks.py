@@ -182,6 +182,14 @@ def _share(value: Any) -> Decimal:
     return d
 
 
+def _pue(value: Any) -> Decimal:
+    """Power usage effectiveness: a site draws at least the IT equipment's energy, and no site draws 3x it."""
+    d = _decimal("a power usage effectiveness between 1 and 3 (1.3 = 30 % on top of the GPUs' energy)")(value)
+    if not 1 <= d <= 3:
+        raise ValueError("a power usage effectiveness between 1 and 3 (1.3 = 30 % on top of the GPUs' energy)")
+    return d
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("a non-empty string")

@@ -14,8 +14,8 @@ from pipeline.cli import toc
 from pipeline.base.errors import ExitCode
 from pipeline.base.fileformats import (
     BILLING_FORMATS,
-    ENGINE_METRIC_FORMATS,
     LOG_FORMATS,
+    METRIC_FORMATS,
     PRICE_LIST_FORMATS,
     USAGE_FORMATS,
 )
@@ -41,11 +41,12 @@ _IngestKind = Annotated[
     str,
     typer.Argument(
         help="requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests, "
-        "eval-tasks, gate-checks, engine-metrics."
+        "eval-tasks, gate-checks, engine-metrics, gpu-metrics."
     ),
 ]
 _IngestFiles = Annotated[
-    list[Path], typer.Argument(help="CSV, JSONL or Parquet files (.gz allowed).", show_default=False)
+    list[Path],
+    typer.Argument(help="CSV, JSONL or Parquet files; metrics also .prom/.txt (.gz allowed).", show_default=False),
 ]
 
 
@@ -58,8 +59,8 @@ _IngestLogFormat = Annotated[
     typer.Option(
         "--format",
         help=f"requests: {_one_of(LOG_FORMATS)}; invoices: {_one_of(('canonical', *BILLING_FORMATS))}; usage: "
-        f"{_one_of(USAGE_FORMATS)}; prices: {_one_of(PRICE_LIST_FORMATS)}; engine-metrics: "
-        f"{_one_of(ENGINE_METRIC_FORMATS)}. Default: the settings' entry for the file "
+        f"{_one_of(USAGE_FORMATS)}; prices: {_one_of(PRICE_LIST_FORMATS)}; engine-metrics and "
+        f"gpu-metrics: {_one_of(METRIC_FORMATS)}. Default: the settings' entry for the file "
         "(\\[\\[request_logs]], \\[\\[billing_exports]], \\[\\[price_lists]]), else detected from the content.",
         show_default=False,
     ),
@@ -89,7 +90,7 @@ def ingest(
     """Load files of one KIND into the ledger (each file whole or not at all; bad rows quarantined).
 
     KIND: requests, outcomes, invoices, usage, prices, fx, cluster-charges, hardware, opex, focus, load-tests,
-    eval-tasks, gate-checks, engine-metrics.
+    eval-tasks, gate-checks, engine-metrics, gpu-metrics.
     """
 
     from pipeline.run.nightly import run_ingest
@@ -104,13 +105,14 @@ def ingest(
         "invoices": ("canonical", *BILLING_FORMATS),
         "usage": ("canonical", *USAGE_FORMATS),
         "prices": ("canonical", *PRICE_LIST_FORMATS),
-        "engine-metrics": ENGINE_METRIC_FORMATS,
+        "engine-metrics": METRIC_FORMATS,
+        "gpu-metrics": METRIC_FORMATS,
     }
     if log_format is not None and log_format not in formats.get(kind, ()):
         error(
             f"--format applies to requests ({', '.join(LOG_FORMATS)}), invoices ({', '.join(formats['invoices'])}), "
             f"usage ({', '.join(formats['usage'])}), prices ({', '.join(formats['prices'])}) and engine-metrics "
-            f"({', '.join(ENGINE_METRIC_FORMATS)}) only"
+            f"and gpu-metrics ({', '.join(METRIC_FORMATS)}) only"
         )
         raise typer.Exit(ExitCode.USAGE)
     s = read_settings(settings, db)
@@ -172,7 +174,8 @@ def nightly(
         Path,
         typer.Argument(
             help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, "
-            "hardware/, opex/, focus/, load-tests/, fx/, usage/, eval-tasks/, gate-checks/, engine-metrics/."
+            "hardware/, opex/, focus/, load-tests/, fx/, usage/, eval-tasks/, gate-checks/, engine-metrics/, "
+            "gpu-metrics/."
         ),
     ],
     db: DbOpt = None,

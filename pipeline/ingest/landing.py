@@ -26,6 +26,7 @@ KIND_ORDER = (
     "eval-tasks",
     "gate-checks",
     "engine-metrics",
+    "gpu-metrics",
 )
 assert set(KIND_ORDER) == set(KINDS)
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.base.fileformats import BillingMapping, FileMapping, LoadTestMapping, LogMapping, PriceListMapping
+from pipeline.base.fileformats import (
+    BillingMapping,
+    FileMapping,
+    LoadTestMapping,
+    LogMapping,
+    MetricsCluster,
+    PriceListMapping,
+)
 from pipeline.base.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
 from schemas.expectations import Bounds
 
@@ -26,6 +33,8 @@ class IngestOptions:
     load_test_mappings: tuple[LoadTestMapping, ...] = ()
     billing_mappings: tuple[BillingMapping, ...] = ()
     price_list_mappings: tuple[PriceListMapping, ...] = ()
+    metrics_clusters: tuple[MetricsCluster, ...] = ()
+    """[[metrics_clusters]]: the cluster of an engine or GPU metric series that has no cluster label."""
     bounds: Bounds = Bounds()
     """Plausibility bounds: values beyond them are quarantined."""
     max_line_bytes: int = MAX_LINE_BYTES

@@ -156,6 +156,7 @@ class Run:
             load_test_mappings=settings.load_test_mappings,
             billing_mappings=settings.billing_mappings,
             price_list_mappings=settings.price_list_mappings,
+            metrics_clusters=settings.metrics_clusters,
             bounds=settings.bounds,
             max_line_bytes=settings.max_line_bytes,
             max_file_bytes=settings.max_file_bytes,

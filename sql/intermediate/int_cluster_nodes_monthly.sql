@@ -1,7 +1,7 @@
 -- grain: one row per month x cluster (with provisioned compute)
 -- materialized: table
 -- unique_key: month, cluster_id
--- description: What each cluster's node-hours of the month were: committed (owned hardware in service and charges of cost class 'committed': reserved, FOCUS committed) or on demand (every other charge that buys node-hours), and what the on-demand ones cost (each charge's amount / its node-hours, for the hours of it inside the month). Each source runs at an even rate over its period, as in int_cluster_capacity_monthly. marts.monthly_hybrid_plan prices nodes by what they are from it.
+-- description: What each cluster's node-hours of the month were: committed (owned hardware in service and charges of cost class 'committed': reserved, FOCUS committed) or on demand (every other charge that buys node-hours), and what the on-demand ones cost (each charge's amount / its node-hours, for the hours of it inside the month). Each source runs at an even rate over its period, as in int_cluster_capacity_monthly. marts.monthly_hybrid_plan prices nodes by what they are from it. owned_node_hours: the committed node-hours of owned hardware in service (the energy of those the ledger counts itself; a cloud node's energy is in its price).
 WITH sources AS (
     -- node-hours bought over a period (and, for a charge, their cost): each at an even rate over it
     SELECT
@@ -9,6 +9,7 @@ WITH sources AS (
         charge_start AS rate_start,
         charge_end AS rate_end,
         cost_class = 'committed' AS committed,
+        FALSE AS owned,
         node_hours,
         amount_usd,
         charge_seconds AS seconds
@@ -21,6 +22,7 @@ pieces AS (
         r.cluster_id,
         m.month,
         r.committed,
+        r.owned,
         money_div(r.node_hours * date_diff('second', greatest(m.month_start, r.rate_start), least(m.month_end, r.rate_end)),
                   r.seconds) AS node_hours,
         money_div(r.amount_usd * date_diff('second', greatest(m.month_start, r.rate_start), least(m.month_end, r.rate_end)),
@@ -32,6 +34,7 @@ pieces AS (
     SELECT
         h.cluster_id,
         m.month,
+        TRUE,
         TRUE,
         money_div(h.nodes * date_diff('second', greatest(m.month_start, CAST(h.in_service_date AS TIMESTAMP)),
                                       least(m.month_end, coalesce(CAST(h.retired_date AS TIMESTAMP), m.month_end))), 3600),
@@ -46,6 +49,7 @@ SELECT
     cluster_id,
     CAST(coalesce(sum(node_hours) FILTER (WHERE committed), 0) AS DECIMAL(38, 6)) AS committed_node_hours,
     CAST(coalesce(sum(node_hours) FILTER (WHERE NOT committed), 0) AS DECIMAL(38, 6)) AS on_demand_node_hours,
+    CAST(coalesce(sum(node_hours) FILTER (WHERE owned), 0) AS DECIMAL(38, 6)) AS owned_node_hours,
     CAST(coalesce(sum(amount_usd) FILTER (WHERE NOT committed), 0) AS DECIMAL(38, 12)) AS on_demand_usd
 FROM pieces
 GROUP BY month, cluster_id

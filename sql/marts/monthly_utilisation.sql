@@ -39,7 +39,8 @@
 -- column accepted_p95_latency_ms: The 95th percentile latency of the cluster's accepted attempts in the month (the ceil(0.95 x n)-th smallest); NULL without one.
 -- column nodes_in_service: provisioned_node_hours / provisioned_hours, rounded up: the nodes the cluster ran; NULL without provisioned time.
 -- column peak_hour_share_of_capacity: peak_hour_tokens_per_second / (capacity_per_node_tokens_per_second x nodes_in_service): how much of its nodes' capacity the busiest hour used; NULL without capacity.
--- column sweep_optimistic: The accepted attempts' p95 latency is above the latency_headroom setting's share (0.90) of the self-hosted SLO while the busiest hour used under half the capacity of the nodes in service (capacity from a sweep): production is near its latency limit far below what the load test says the cluster serves. FALSE without an SLO.
+-- column sweep_optimistic: The accepted attempts' p95 latency is above the latency_headroom setting's share (0.90) of the self-hosted SLO while the busiest hour used under half the capacity of the nodes in service (capacity from a sweep): production is near its latency limit far below what the load test says the cluster serves; or queue_pressure. FALSE when neither can be told (no SLO and no engine metrics).
+-- column queue_pressure: The serving engines reported requests waiting in a clock hour in which the cluster's engines counted under half the tokens the capacity of its nodes in service serves in an hour: requests queue far below what the load test says the cluster serves.
 -- column sweep_points_within_slo: Points of that sweep whose p95 latency is within the SLO (0: the cluster met the SLO at no measured concurrency).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 h AS (
@@ -65,6 +66,7 @@ clusters AS (
         c.sweep_nodes_assumed,
         c.sweep_mix_unknown,
         c.observed_above_sweep,
+        q.least_waiting_hour_tokens,
         coalesce(own.amount_usd, 0) AS own_cost_usd,
         coalesce(shared.amount_usd, 0) AS shared_cost_usd,
         coalesce(sum(c.provisioned_node_hours) OVER (PARTITION BY h.month), 0) AS month_node_hours,
@@ -74,6 +76,7 @@ clusters AS (
             AS nodes_in_service
     FROM h
     LEFT JOIN intermediate.int_cluster_capacity_monthly AS c USING (cluster_id, month)
+    LEFT JOIN intermediate.int_engine_queue_monthly AS q USING (cluster_id, month)
     LEFT JOIN costs AS own ON own.month = h.month AND own.cluster_id = h.cluster_id
     LEFT JOIN costs AS shared ON shared.month = h.month AND shared.cluster_id IS NULL
 ),
@@ -161,5 +164,9 @@ SELECT
         AND accepted_p95_latency_ms > (SELECT st.capacity_latency_headroom * st.slo_ms_self_hosted FROM settings AS st)
         AND peak_hour_tokens * 2 < capacity_per_node_tokens_per_second * nodes_in_service * 3600,
         FALSE
-    ) AS sweep_optimistic
+    ) OR coalesce(least_waiting_hour_tokens * 2 < capacity_per_node_tokens_per_second * nodes_in_service * 3600, FALSE)
+        AS sweep_optimistic,
+    -- the engines queued requests in an hour the cluster served under half the capacity of its nodes in service
+    coalesce(least_waiting_hour_tokens * 2 < capacity_per_node_tokens_per_second * nodes_in_service * 3600, FALSE)
+        AS queue_pressure
 FROM split

@@ -31,5 +31,7 @@ SELECT
     CAST(coalesce(max(value) FILTER (WHERE key = 'gate_mix_tolerance'), '0.15') AS DECIMAL(18, 6)) AS gate_mix_tolerance,
     CAST(nullif(max(value) FILTER (WHERE key = 'gate_max_recovery_minutes'), '') AS DECIMAL(18, 4))
         AS gate_max_recovery_minutes,
-    max(value) FILTER (WHERE key = 'gate_required_drills') AS gate_required_drills
+    max(value) FILTER (WHERE key = 'gate_required_drills') AS gate_required_drills,
+    CAST(nullif(max(value) FILTER (WHERE key = 'energy_usd_per_kwh'), '') AS DECIMAL(18, 6)) AS energy_usd_per_kwh,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'energy_pue'), '1') AS DECIMAL(18, 6)) AS energy_pue
 FROM meta.settings

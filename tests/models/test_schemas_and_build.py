@@ -209,7 +209,7 @@ def test_every_model_states_grain_and_marts_are_audited():
         assert m.path.stem == m.name
     marts = [m for m in models if m.layer == "marts"]
     # the contract's marts and the verdict's sensitivity and forecast, plus the report's sensitivity and team usage
-    # marts, unallocated FOCUS cost, the usage-export and the engine-counter reconciliations
+    # marts, unallocated FOCUS cost, the usage-export and the engine-counter reconciliations, the cluster's telemetry
     assert sorted(m.name for m in marts) == sorted(
         [
             *CONTRACT,
@@ -223,6 +223,7 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_cluster_economics",
             "monthly_break_even_curve",
             "monthly_engine_reconciliation",
+            "monthly_cluster_telemetry",
         ]
     )
     assert all(m.unique_key for m in marts)

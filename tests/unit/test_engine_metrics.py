@@ -47,7 +47,16 @@ def test_a_query_range_response_is_detected_and_each_sample_is_a_row(ledger):
     ]
     assert {r["cluster_id"] for r in rows} == {"k3-b200-01"}
     reasons = [r["reason"] for r in ledger.rows("SELECT reason FROM meta.quarantine ORDER BY line")]
-    assert reasons == ["series 4 (vllm:num_requests_waiting): no cluster_id or cluster label names its cluster"] * 2
+    # named with its labels, so a [[metrics_clusters]] entry can be written for it
+    assert (
+        reasons
+        == [
+            'series 4 (vllm:num_requests_waiting): its labels (engine="0",instance="node-9:8000",job="vllm",'
+            'model_name="kimi-k3") name no cluster: no cluster_id or cluster label, and no [[metrics_clusters]] entry '
+            "matches"
+        ]
+        * 2
+    )
 
 
 def _response(*series: dict) -> dict:

@@ -5,9 +5,9 @@ its name, default route and provider, when ``detect`` asks it, how a record of i
 into the canonical token columns, start time and latency; then ``register``s it. Adding a log format is its module
 there, a fixture under tests/fixtures/logs/ and a test: the format's name comes from its module's name
 (``pipeline.base.fileformats.LOG_FORMATS``), so ``--format``, the settings and detection know it without another list.
-``billing``, ``pricelists`` and ``loadtests`` register the formats of invoices and usage, prices and load tests
-(``FileFormat``). ``detection`` tells what a landing file is, once; ``requestlogs`` reads a request log of any
-registered format.
+``billing``, ``pricelists``, ``loadtests``, ``metrics`` and ``exposition`` register the formats of invoices and
+usage, prices, load tests, and engine and GPU metrics (``FileFormat``). ``detection`` tells what a landing file is,
+once; ``requestlogs`` reads a request log of any registered format.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS
 from pipeline.ingest.formats.landed import Container, Detected, container
 from pipeline.ingest.formats.registry import FileFormat, file_formats, first_log_format
 from pipeline.ingest.formats.requestlogs import read_request_log
@@ -21,6 +22,8 @@ from pipeline.ingest.readers import FileRejected
 if TYPE_CHECKING:
     from pipeline.ingest.options import IngestOptions
 
+#: The format of Prometheus text exposition (.prom files)
+TEXT_FORMAT = METRIC_FORMATS[2]
 #: How much of a file's start is read to tell its format
 HEAD_BYTES = 1 << 16
 
@@ -30,9 +33,12 @@ def detect(kind: str, path: Path, options: IngestOptions) -> Detected:
     box, gz = container(path)
     entry, named = options.described(kind, path)
     formats = file_formats(kind)
-    if kind != "requests" and not formats:
-        return Detected(path=path, container=box, gz=gz, format="canonical", entry=entry)
-    name = named or _told(kind, path, box, gz, formats)
+    if box == "text" and kind not in METRIC_KINDS:
+        raise FileRejected(f"{path}: a .prom file holds Prometheus metrics; {' and '.join(METRIC_KINDS)} read it")
+    clusters = options.metrics_clusters if kind in METRIC_KINDS else ()
+    name = "canonical" if kind != "requests" and not formats else named or _told(kind, path, box, gz, formats)
+    if (box == "text") != (name == TEXT_FORMAT) and kind in METRIC_KINDS:
+        raise FileRejected(f"{path}: the format {TEXT_FORMAT} is read from .prom files, and only it is")
     if name == "canonical":
         return Detected(path=path, container=box, gz=gz, format=name, entry=entry)
     if kind == "requests":
@@ -41,7 +47,9 @@ def detect(kind: str, path: Path, options: IngestOptions) -> Detected:
     if fmt is None:
         names = ", ".join(["canonical", *(f.name for f in formats)])
         raise FileRejected(f"{path}: {kind} files come in none but these formats: {names}")
-    return Detected(path=path, container=box, gz=gz, format=name, entry=entry, reader=fmt.read)
+    return Detected(
+        path=path, container=box, gz=gz, format=name, entry=entry, reader=fmt.read, metrics_clusters=clusters
+    )
 
 
 def _told(kind: str, path: Path, box: Container, gz: bool, formats: list[FileFormat]) -> str:
@@ -49,6 +57,8 @@ def _told(kind: str, path: Path, box: Container, gz: bool, formats: list[FileFor
     header), another kind's JSON file by the first of its registered ``formats`` whose test its head passes."""
     if box == "parquet":
         return "canonical"
+    if box == "text":
+        return TEXT_FORMAT
     if kind == "requests":
         head = _head(path, gz, HEAD_BYTES).decode("utf-8", errors="replace")
         if box == "csv":

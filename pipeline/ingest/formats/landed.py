@@ -1,5 +1,6 @@
-"""A landing file and what it is: its container (CSV, JSON lines or Parquet, gzip or not), told from its name, and
-its format (``detection``). Every reader takes a ``Detected`` and never looks at the file's name again."""
+"""A landing file and what it is: its container (CSV, JSON lines, Parquet or Prometheus text, gzip or not), told from
+its name, and its format (``detection``). Every reader takes a ``Detected`` and never looks at the file's name
+again."""
 
 from __future__ import annotations
 
@@ -7,16 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
-from pipeline.base.fileformats import FileMapping
+from pipeline.base.fileformats import FileMapping, MetricsCluster
 from pipeline.ingest.readers import FileRejected, ReadResult
 
-Container = Literal["csv", "jsonl", "parquet"]
+Container = Literal["csv", "jsonl", "parquet", "text"]
 SUFFIXES: dict[str, Container] = {
     ".csv": "csv",
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
     ".json": "jsonl",
     ".parquet": "parquet",
+    # Prometheus text exposition / OpenMetrics (the node exporter's textfile collector's suffix): metrics kinds only
+    ".prom": "text",
 }
 
 
@@ -33,6 +36,8 @@ class Detected:
     """The settings entry whose pattern matches the file's name (an empty one when none does)."""
     reader: Callable[[Detected, list[str]], ReadResult] | None = None
     """The reader of its format (None: the canonical readers)."""
+    metrics_clusters: tuple[MetricsCluster, ...] = ()
+    """For engine and GPU metrics: the settings' [[metrics_clusters]] (a label and value -> the cluster)."""
 
     @property
     def canonical(self) -> bool:

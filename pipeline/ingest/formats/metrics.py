@@ -1,12 +1,13 @@
-"""A serving engine's metrics as Prometheus's HTTP API returns them: a ``query_range`` response (``GET
+"""Engine and GPU metrics as Prometheus's HTTP API returns them: a ``query_range`` response (``GET
 /api/v1/query_range``), ``{"status": "success", "data": {"resultType": "matrix", "result": [...]}}``, each result
 one series: ``{"metric": {"__name__": ..., label: value, ...}, "values": [[unix seconds, "value"], ...]}``.
 
-Each sample becomes one row of the canonical engine-metrics columns. The series' ``cluster_id`` label (else its
-``cluster`` label) names the cluster; its other labels, sorted, name the series (one engine of one instance). A
-sample's value stays the text Prometheus wrote ("NaN", "+Inf" and numbers too large are quarantined by the typed
-columns' checks, never read as floats); a series without a cluster label or with a control character in a label is
-quarantined with the reason, every sample of it. A row's ``source_line`` is its position among the samples.
+Each sample becomes one row of the canonical metrics columns. The series' ``cluster_id`` label (else its ``cluster``
+label, else the first ``[[metrics_clusters]]`` entry whose label and value it carries) names the cluster; its other
+labels, sorted, name the series (one engine of one instance, one GPU of one host). A sample's value stays the text
+Prometheus wrote ("NaN", "+Inf" and numbers too large are quarantined by the typed columns' checks, never read as
+floats); a series that maps to no cluster, or with a control character in a label, is quarantined with the reason,
+every sample of it. A row's ``source_line`` is its position among the samples.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import json
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from pipeline.base.fileformats import ENGINE_METRIC_FORMATS
+from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS, MetricsCluster
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import FileRejected, ReadResult, TextColumns, utf8_text
 
@@ -32,7 +33,7 @@ def sniff_prometheus_range(head: bytes) -> bool:
     return b'"resultType"' in head and b'"matrix"' in head
 
 
-def _instant(value: Any) -> str:
+def instant(value: Any) -> str:
     """A sample's Unix time (seconds, a fraction allowed) as an ISO 8601 UTC timestamp."""
     try:
         seconds = Decimal(str(value))
@@ -43,15 +44,23 @@ def _instant(value: Any) -> str:
         raise ValueError(f"time {str(value)[:40]!r} is not Unix seconds") from None
 
 
-def _series_labels(metric: dict) -> tuple[str | None, str]:
-    """(cluster, the other labels as sorted name="value" pairs); raises ValueError for a control character."""
+def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...]) -> tuple[str, str]:
+    """(cluster, the other labels as sorted name="value" pairs) of a series' labels (``__name__`` left out); raises
+    ValueError for a control character, or for labels that name no cluster (naming them)."""
     for name, value in metric.items():
         text = f"{name}{value}"
         if any(ord(c) < 32 or ord(c) == 127 for c in text):
-            raise ValueError(f"label {name[:40]!r} holds a control character")
+            raise ValueError(f"label {str(name)[:40]!r} holds a control character")
     cluster = next((str(metric[k]) for k in CLUSTER_LABELS if metric.get(k) not in (None, "")), None)
+    cluster = cluster or next((m.cluster_id for m in clusters if str(metric.get(m.label)) == m.value), None)
     others = sorted((str(k), str(v)) for k, v in metric.items() if k != "__name__" and k not in CLUSTER_LABELS)
-    return cluster, ",".join(f'{k}="{v}"' for k, v in others)
+    labels = ",".join(f'{k}="{v}"' for k, v in others)
+    if cluster is None:
+        raise ValueError(
+            f"its labels ({labels[:160] or 'none'}) name no cluster: no cluster_id or cluster label, and no "
+            "[[metrics_clusters]] entry matches"
+        )
+    return cluster, labels
 
 
 def _result(doc: Any, path: Any) -> list:
@@ -86,9 +95,7 @@ def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
             bad.append((line, f"series {i}: not a metric with values"))
             continue
         try:
-            cluster, labels = _series_labels(metric)
-            if cluster is None:
-                raise ValueError("no cluster_id or cluster label names its cluster")
+            cluster, labels = series_labels(metric, found.metrics_clusters)
         except ValueError as exc:
             for _ in values or [None]:
                 line += 1
@@ -100,7 +107,7 @@ def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
                 if not isinstance(sample, list) or len(sample) != 2:
                     raise ValueError("a sample is not [time, value]")
                 row = {
-                    "sampled_at": _instant(sample[0]),
+                    "sampled_at": instant(sample[0]),
                     "cluster_id": cluster,
                     "metric": None if metric.get("__name__") is None else str(metric["__name__"]),
                     "labels": labels,
@@ -113,8 +120,7 @@ def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
     return ReadResult(table=cols.table(), present=list(allowed), bad_lines=sorted(bad))
 
 
-register_file_format(
-    FileFormat(
-        name=ENGINE_METRIC_FORMATS[1], kind="engine-metrics", sniff=sniff_prometheus_range, read=read_prometheus_range
+for _kind in METRIC_KINDS:
+    register_file_format(
+        FileFormat(name=METRIC_FORMATS[1], kind=_kind, sniff=sniff_prometheus_range, read=read_prometheus_range)
     )
-)

@@ -1,0 +1,114 @@
+"""Engine and GPU metrics saved as Prometheus text exposition or OpenMetrics (a ``.prom`` file): scrapes of an
+exporter's ``/metrics``, one sample a line, each with its timestamp::
+
+    # TYPE vllm:prompt_tokens_total counter
+    vllm:prompt_tokens_total{cluster_id="k3",instance="node-1:8000"} 1234567 1793577600000
+
+A sample's timestamp is milliseconds since 1970 in the Prometheus text format and seconds in OpenMetrics (a file
+that ends ``# EOF``). A sample without one cannot be placed in time and is quarantined. A scrape holds every metric its
+exporter publishes; the samples of metrics the kind does not read (the clocks, temperatures, histograms, ...) are not
+rows of the ledger and are passed over, as the content fields of a request log are. ``# HELP``, ``# TYPE`` and other
+comment lines are skipped. A row's ``source_line`` is its line in the file. Clusters are named from labels as in
+a query_range response (``metrics``).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS
+from pipeline.ingest.formats.metrics import instant, series_labels
+from pipeline.ingest.formats.registry import FileFormat, register_file_format
+from pipeline.ingest.readers import ReadResult, TextColumns, utf8_text
+from schemas.meters import ENGINE_METRICS, GPU_METRICS
+
+if TYPE_CHECKING:
+    from pipeline.ingest.formats.landed import Detected
+
+#: The metrics each kind reads from a scrape
+READ_METRICS = {"engine-metrics": frozenset(ENGINE_METRICS), "gpu-metrics": frozenset(GPU_METRICS)}
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+#: name="value", the value's escapes unrolled and possessive (no backtracking): linear on a long value
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"\s*(,|\})')
+_ESCAPES = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
+
+
+def _labels(line: str, at: int) -> tuple[dict[str, str], int]:
+    """The labels of a sample line from its ``{`` at ``at``: (name -> unescaped value, the position after ``}``)."""
+    labels: dict[str, str] = {}
+    pos = at + 1
+    if line[pos : pos + 1] == "}":
+        return labels, pos + 1
+    while True:
+        m = _LABEL.match(line, pos)
+        if m is None:
+            raise ValueError(f'column {pos + 1}: a label is not name="value"')
+        labels[m.group(1)] = re.sub(r'\\[\\"n]', lambda e: _ESCAPES[e.group(0)], m.group(2))
+        pos = m.end()
+        if m.group(3) == "}":
+            return labels, pos
+
+
+def _sample(line: str) -> tuple[str, dict[str, str], str, str | None]:
+    """(metric, labels, value, timestamp or None) of one sample line; raises ValueError naming what is wrong."""
+    m = _NAME.match(line)
+    if m is None:
+        raise ValueError("column 1: not a metric name")
+    labels, pos = _labels(line, m.end()) if line[m.end() : m.end() + 1] == "{" else ({}, m.end())
+    rest = line[pos:].split(" # ", 1)[0].split()  # an OpenMetrics exemplar follows " # "
+    if not rest or len(rest) > 2:
+        raise ValueError(f"column {pos + 1}: expected a value and a timestamp after the labels")
+    return m.group(0), labels, rest[0], rest[1] if len(rest) == 2 else None
+
+
+def _seconds(stamp: str, openmetrics: bool) -> Decimal:
+    try:
+        value = Decimal(stamp)
+    except InvalidOperation:
+        raise ValueError(f"timestamp {stamp[:40]!r} is not a number") from None
+    return value if openmetrics else value / 1000
+
+
+def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResult:
+    """The samples of the metrics ``kind`` reads, one row each (see the module's text)."""
+    lines = utf8_text(found.path, found.gz).splitlines()
+    openmetrics = any(line.strip() == "# EOF" for line in lines[-3:])
+    wanted = READ_METRICS[kind]
+    cols = TextColumns(allowed)
+    bad: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        name = _NAME.match(text)
+        if name is None or name.group(0) not in wanted:
+            if name is None:
+                bad.append((number, "not a sample line (metric{labels} value timestamp)"))
+            continue
+        try:
+            metric, labels, value, stamp = _sample(text)
+            if stamp is None:
+                raise ValueError("the sample has no timestamp: a scrape saved without them cannot be placed in time")
+            cluster, series = series_labels(labels, found.metrics_clusters)
+            row = {
+                "sampled_at": instant(_seconds(stamp, openmetrics)),
+                "cluster_id": cluster,
+                "metric": metric,
+                "labels": series,
+                "value": value,
+            }
+        except ValueError as exc:
+            bad.append((number, str(exc)))
+            continue
+        cols.append(number, row)
+    return ReadResult(table=cols.table(), present=list(allowed), bad_lines=bad)
+
+
+def _reader(kind: str):  # noqa: ANN202 - a FileFormat reader
+    return lambda found, allowed: read_exposition(found, allowed, kind)
+
+
+for _kind in METRIC_KINDS:
+    register_file_format(FileFormat(name=METRIC_FORMATS[2], kind=_kind, sniff=lambda head: False, read=_reader(_kind)))

@@ -1,0 +1,65 @@
+-- grain: one row per month x cluster with GPU or engine metrics
+-- materialized: table
+-- unique_key: month, cluster_id
+-- description: What each cluster's own meters say of its month beside the request log: how busy its GPUs were by the DCGM exporter (the engine-active share over the provisioned GPU-hours, beside the token utilisation of marts.monthly_utilisation), the energy they drew and what it cost (int_cluster_energy_monthly), and the hours its serving engines queued requests (int_engine_queue_monthly) with whether that happened far below the capacity of its nodes (queue_pressure, which makes the month's sweep_optimistic caveat).
+-- settings: gpus_per_node
+-- column month: First day of the month (UTC).
+-- column cluster_id: The cluster.
+-- column gpus_metered: GPUs with engine-active samples in the month.
+-- column provisioned_gpu_hours: The month's provisioned node-hours x the gpus_per_node setting.
+-- column metered_gpu_hours: GPU-hours covered by engine-active samples (scrape gaps left out).
+-- column engine_active_gpu_hours: GPU-hours the graphics engines were active (the DCGM engine-active share x time).
+-- column engine_active_share: engine_active_gpu_hours / provisioned_gpu_hours: a second busy measure, from the hardware, beside token_utilisation. NULL without engine-active samples or provisioned hours.
+-- column token_utilisation: The month's tokens served / its token capacity (marts.monthly_utilisation).
+-- column energy_kwh: kWh the GPUs drew (NULL: no energy or power samples).
+-- column energy_source: counter, power or mixed (see int_cluster_energy_monthly).
+-- column energy_usd: What that energy cost the owned hardware (kWh x energy.pue x energy.usd_per_kwh x the owned share of node-hours).
+-- column energy_line: added, opex_row, no_owned_hardware or no_price (see int_cluster_energy_monthly).
+-- column waiting_hours: Clock hours in which the serving engines reported requests waiting.
+-- column least_waiting_hour_tokens_per_second: The fewest tokens per second served in an hour with requests waiting.
+-- column capacity_tokens_per_second: What the nodes in service serve within the SLO (capacity per node x nodes in service).
+-- column queue_pressure: Requests waited in an hour served under half of capacity_tokens_per_second (see marts.monthly_utilisation).
+WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
+active AS (
+    SELECT
+        cluster_id,
+        month,
+        count(DISTINCT labels) AS gpus_metered,
+        money_div(sum(seconds) FILTER (WHERE active_seconds IS NOT NULL), 3600) AS metered_gpu_hours,
+        money_div(sum(active_seconds), 3600) AS engine_active_gpu_hours
+    FROM intermediate.int_gpu_intervals
+    WHERE measure = 'engine_active'
+    GROUP BY cluster_id, month
+),
+keys AS (
+    SELECT cluster_id, month FROM active
+    UNION
+    SELECT cluster_id, month FROM intermediate.int_cluster_energy_monthly
+    UNION
+    SELECT cluster_id, month FROM intermediate.int_engine_queue_monthly
+)
+SELECT
+    k.month,
+    k.cluster_id,
+    coalesce(a.gpus_metered, 0) AS gpus_metered,
+    CAST(u.provisioned_node_hours * s.gpus_per_node AS DECIMAL(38, 6)) AS provisioned_gpu_hours,
+    CAST(a.metered_gpu_hours AS DECIMAL(38, 6)) AS metered_gpu_hours,
+    CAST(a.engine_active_gpu_hours AS DECIMAL(38, 6)) AS engine_active_gpu_hours,
+    CASE WHEN u.provisioned_node_hours > 0 AND a.engine_active_gpu_hours IS NOT NULL
+        THEN CAST(a.engine_active_gpu_hours / (u.provisioned_node_hours * s.gpus_per_node) AS DOUBLE) END
+        AS engine_active_share,
+    u.token_utilisation,
+    e.energy_kwh,
+    e.energy_source,
+    e.energy_usd,
+    e.energy_line,
+    coalesce(q.waiting_hours, 0) AS waiting_hours,
+    CAST(q.least_waiting_hour_tokens / 3600 AS DECIMAL(38, 3)) AS least_waiting_hour_tokens_per_second,
+    CAST(u.capacity_per_node_tokens_per_second * u.nodes_in_service AS DECIMAL(38, 3)) AS capacity_tokens_per_second,
+    coalesce(u.queue_pressure, FALSE) AS queue_pressure
+FROM keys AS k
+CROSS JOIN settings AS s
+LEFT JOIN active AS a ON a.cluster_id = k.cluster_id AND a.month = k.month
+LEFT JOIN intermediate.int_cluster_energy_monthly AS e ON e.cluster_id = k.cluster_id AND e.month = k.month
+LEFT JOIN intermediate.int_engine_queue_monthly AS q ON q.cluster_id = k.cluster_id AND q.month = k.month
+LEFT JOIN marts.monthly_utilisation AS u ON u.cluster_id = k.cluster_id AND u.month = k.month
