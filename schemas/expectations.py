@@ -353,7 +353,7 @@ SNAPSHOT_KINDS: frozenset[str] = frozenset({"invoices", "focus", "usage"})
 RESTATING_KINDS: frozenset[str] = frozenset({"prices", "fx"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Bounds:
     """Plausibility bounds (settings ``[validation]``): a value beyond them is quarantined at ingest, so
     arithmetic on loaded values cannot overflow: tokens x a price per million stays below 1e24 in
@@ -369,6 +369,14 @@ class Bounds:
     """No timestamp or date from this on (period ends, prices announced ahead); event times also not after tomorrow."""
     max_amount: Decimal = Decimal(10**12)
     """Money amounts and other decimals, either sign."""
+    max_meter_value: Decimal = Decimal(10**15)
+    """An engine's or a GPU's metric sample: a counter runs since its engine or driver started (a GPU's energy
+    counter passes 1e12 mJ within weeks and reaches about 1.3e14 in four years at 1 kW); a power gauge x the
+    longest interval stays below DECIMAL(38,12)'s 1e26."""
+
+
+#: The kinds whose samples are bounded by ``Bounds.max_meter_value``
+METER_KINDS = ("engine-metrics", "gpu-metrics")
 
 
 def _bound_checks(kind: str, b: Bounds) -> list[Check]:
@@ -401,7 +409,7 @@ def _bound_checks(kind: str, b: Bounds) -> list[Check]:
         elif t.startswith(
             "DECIMAL(38,"
         ):  # money and quantities (prices per million are DECIMAL(24,12): bounded by type)
-            top = int(b.max_amount)
+            top = int(b.max_meter_value if kind in METER_KINDS else b.max_amount)
             checks.append(
                 Check(
                     name=f"{c.name}_plausible",

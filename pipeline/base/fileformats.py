@@ -5,6 +5,8 @@ import them too, so settings never import a reader."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +80,19 @@ PRICE_LIST_FORMATS = ("litellm",)
 METRIC_FORMATS = ("canonical", "prometheus_range", "prometheus_text")
 #: The kinds read in the metric formats
 METRIC_KINDS = ("engine-metrics", "gpu-metrics")
+
+
+#: The routes a budget may cover
+BUDGET_ROUTES = ("api", "self_hosted", "both")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A monthly budget ([[budgets]] in the settings): a team's (``*``: every team's) spend on a route (or both)."""
+
+    team: str
+    route: str
+    usd: Decimal
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ from pipeline.base.fileformats import (
     USAGE_FORMATS,
     BillingMapping,
     LoadTestMapping,
+    BUDGET_ROUTES,
+    Budget,
     LogMapping,
     MetricsCluster,
     PriceListMapping,
@@ -226,6 +228,15 @@ class Settings:
     """[[price_lists]] entries: per file-name pattern, a price list's format (litellm), effective_from and
     currency (a LiteLLM file has no dates)."""
 
+    chargeback_share_idle: bool = setting(False, "chargeback.share_idle", sql=True)
+    """Chargeback: spread each cluster's idle capacity over its teams in proportion to the node-hours they used (as
+    OpenCost's shareIdle does) instead of showing it as a row of its own, team (idle)."""
+
+    budgets: tuple[Budget, ...] = setting((), "[[budgets]]")
+    """[[budgets]] entries: a monthly budget in USD (usd) for a team's spend (team; "*" for every team's) on a route
+    (route: api, self_hosted, or both, the default), as the chargeback allocates it. marts.budget_status holds each
+    month's spend against it and a projection to the month's end; a nightly names the budgets at risk or over."""
+
     metrics_clusters: tuple[MetricsCluster, ...] = setting((), "[[metrics_clusters]]")
     """[[metrics_clusters]] entries: a label and its value (label = "Hostname", value = "gpu-node-01") and the
     cluster_id of the engine and GPU metric series that carry it, for series without a cluster_id or cluster label."""
@@ -337,6 +348,7 @@ class Settings:
         """(key, value) rows for the ``meta.settings`` table the SQL models read (the fields marked ``sql``)."""
         rows = [(f.name, _sql_text(getattr(self, f.name))) for f in fields(self) if f.metadata.get("sql")]
         rows += [(f"focus_resource_pattern.{cluster}", pattern) for cluster, pattern in self.focus_resource_patterns]
+        rows += [(f"budget.{b.route}.{b.team}", str(b.usd)) for b in self.budgets]
         return rows
 
     def as_dict(self) -> dict[str, Any]:
@@ -378,6 +390,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "energy_pue": _pue,
     "capacity_latency_headroom": _share,
     "business_model_as_a_service": _flag,
+    "chargeback_share_idle": _flag,
     "business_control_requirements": _control_requirements,
     "memory_limit": _memory_limit,
     "threads": _whole(0, "a whole number of threads, or 0 for one per core"),
@@ -449,11 +462,14 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             ("billing_exports", "billing_mappings", _billing_mapping),
             ("price_lists", "price_list_mappings", _price_list_mapping),
             ("metrics_clusters", "metrics_clusters", _metrics_cluster),
+            ("budgets", "budgets", _budget),
         ):
             entries = data.pop(toml_key, [])
             if not isinstance(entries, list):
                 raise SettingsError(f"{chosen}: {toml_key} must be an array of tables ([[{toml_key}]])")
             values[name] = tuple(parse(e, f"{chosen}: {toml_key}[{i}]") for i, e in enumerate(entries))
+            if toml_key == "budgets":
+                _one_budget_each(values[name], f"{chosen}: budgets")
             if entries:
                 origins[name] = f"{chosen}: [[{toml_key}]]"
         for section, table in data.items():
@@ -549,3 +565,26 @@ def _metrics_cluster(entry: Any, where: str) -> MetricsCluster:
     if not all(isinstance(v, str) and v for v in entry.values()):
         raise SettingsError(f"{where}: label, value and cluster_id must be non-empty strings")
     return MetricsCluster(**entry)
+
+
+def _budget(entry: Any, where: str) -> Budget:
+    if not isinstance(entry, dict) or not {"team", "usd"} <= set(entry) <= {"team", "route", "usd"}:
+        raise SettingsError(f"{where}: must be a table of team, usd and (optionally) route")
+    team, route = entry["team"], entry.get("route", "both")
+    if not isinstance(team, str) or not team:
+        raise SettingsError(f'{where}: team must be a team\'s name, or "*" for every team')
+    if route not in BUDGET_ROUTES:
+        raise SettingsError(f"{where}: route must be one of {', '.join(BUDGET_ROUTES)}")
+    try:
+        usd = _bounded_decimal("a finite, non-negative number of dollars a month", Decimal(10**12))(entry["usd"])
+    except ValueError as exc:
+        raise SettingsError(f"{where}: usd: {exc}") from None
+    return Budget(team=team, route=route, usd=usd)
+
+
+def _one_budget_each(budgets: tuple[Budget, ...], where: str) -> None:
+    seen = set()
+    for b in budgets:
+        if (b.team, b.route) in seen:
+            raise SettingsError(f"{where}: two budgets for team {b.team!r} on route {b.route}")
+        seen.add((b.team, b.route))

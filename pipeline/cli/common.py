@@ -149,6 +149,14 @@ def _warnings(run) -> None:
             f"[yellow]reconciliation mismatch:[/] {escape(printable(provider))} {month} "
             "(see marts.monthly_reconciliation)"
         )
+    for month, team, route, status, spent, projected, budget in run.budgets:
+        who = "every team" if team == "*" else f"team {team}"
+        where = "both routes" if route == "both" else f"the {route} route"
+        console.print(
+            f"[yellow]budget {'over' if status == 'over' else 'at risk'}:[/] {escape(printable(who))} on {where} in "
+            f"{month}: spent ${spent:,.2f}, projected ${projected:,.2f} of ${budget:,.2f} (see marts.budget_status)",
+            highlight=False,
+        )
     for month, provider, token_type, status in run.usage_gaps:
         console.print(
             f"[yellow]usage export vs logs:[/] {escape(printable(provider))} {month} {token_type}: {status} "

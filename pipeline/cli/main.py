@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 
 from pipeline import __version__
-from pipeline.cli import load, operate, plan, read, toc
+from pipeline.cli import finance, load, operate, plan, read, toc
 from pipeline.cli.common import console, error, out
 from pipeline.base.errors import ExitCode
 
@@ -31,7 +31,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for group in (load, read, plan, operate):  # one module per command group; their commands stay top-level
+for group in (load, read, finance, plan, operate):  # one module per command group; their commands stay top-level
     app.add_typer(group.app)
 
 

@@ -35,6 +35,8 @@ PANELS: dict[str, dict[str, str]] = {
         "slowest steps.",
         "report": "The monthly break-even report for leadership: verdict, trends, sensitivity, planning, trust.",
         "verify": "Check every lake file against the SHA-256 recorded when it was loaded.",
+        "chargeback": "Who spent what: the month's whole spend on both routes by team, route and cost class, to the "
+        "cent.",
     },
     "Plan": {
         "scenario": "Planning without data: monthly cluster cost at each rate, and how many API tasks cost the same.",

@@ -48,6 +48,9 @@ class RunSummary:
     usage_gaps: list[tuple[str, str, str, str]] = field(default_factory=list)
     """(month, provider, token type, status) where a usage export and the logs disagree, in months this run
     changed (marts.monthly_usage_reconciliation: logs_missing or logs_extra)."""
+    budgets: list[tuple[str, str, str, str, Decimal, Decimal, Decimal]] = field(default_factory=list)
+    """(month, team, route, status, spent, projected, budget): the latest month's budgets at risk or over
+    (marts.budget_status)."""
     unpriced: list[tuple[str, str, str, int]] = field(default_factory=list)
     """(month, provider, requests) API requests with no price for their provider, model and time (any month)."""
     name_variants: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -118,6 +121,18 @@ class RunSummary:
                 {"path": f.path, "rows_in": f.rows_in, "rows_quarantined": f.rows_quarantined}
                 for f in self.over_quarantined
             ],
+            "budgets_at_risk_or_over": [
+                {
+                    "month": m,
+                    "team": t,
+                    "route": r,
+                    "status": st,
+                    "spent_usd": str(sp),
+                    "projected_usd": str(pr),
+                    "budget_usd": str(b),
+                }
+                for m, t, r, st, sp, pr, b in self.budgets
+            ],  # fmt: skip
             "unpriced_requests": [
                 {"month": m, "provider": p, "model": model, "requests": n} for m, p, model, n in self.unpriced
             ],
@@ -257,6 +272,7 @@ class Run:
         self.summary.unpriced = [
             (str(m)[:7], p, model, n) for m, p, model, n in run_query(self.con, "unpriced_models")[1]
         ]
+        self.summary.budgets = [(str(m)[:7], *rest) for m, *rest in run_query(self.con, "budgets_at_risk")[1]]
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")

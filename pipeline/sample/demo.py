@@ -49,6 +49,7 @@ from pipeline.sample.world import (
 )
 from pipeline.sample.billing import invoice_lines, write_provider_exports
 from pipeline.sample.gate import write_gate
+from pipeline.sample.meters import Meters, write_meters
 
 
 def _task_start(rng: random.Random, month: datetime, next_month: datetime) -> datetime:
@@ -336,6 +337,7 @@ def write_sample(
     _write_fixed_files(out, sc, starts, stats)
 
     counter = [0]
+    meters, charges = Meters(), _on_demand_charges(sc, starts[0], starts[-1])
     for i, (m, nm) in enumerate(zip(starts, starts[1:])):
         stats["opex"] += _write_opex(out, sc, m)
         tasks = {
@@ -349,6 +351,10 @@ def write_sample(
             out / "requests" / f"requests-{m:%Y-%m}", requests, sc.request_formats[i % len(sc.request_formats)]
         )
         stats["requests"] += len(requests)
+        if sc.meters:
+            engine, gpus = write_meters(meters, out, i, (m, nm), requests, charges)
+            stats["engine-metrics"] = stats.get("engine-metrics", 0) + engine
+            stats["gpu-metrics"] = stats.get("gpu-metrics", 0) + gpus
         stats["outcomes"] += _write_outcomes(out / "outcomes" / f"outcomes-{m:%Y-%m}.csv", outcomes, sc.gzip_outcomes)
 
         lines = invoice_lines(requests, m, nm, credit=(i == min(sc.credit_month, months - 1)), tax=(i == sc.tax_month))

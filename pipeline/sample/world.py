@@ -91,6 +91,9 @@ class Scenario:
     eval_cases: int = 0
     """Cases of the deployment gate's evaluation set, drawn from the last month's tasks on both routes, with its
     failure drills (one failed); 0 = none."""
+    meters: bool = False
+    """The cluster's engine and GPU metrics, hour by hour, in the three formats the ledger reads
+    (``pipeline.sample.meters``), with a working day of lost request logs planted in the third month."""
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -123,6 +126,7 @@ SCENARIOS: dict[str, Scenario] = {
         gzip_outcomes=True,
         provider_exports=True,
         eval_cases=40,
+        meters=True,
     ),
     "small-team": Scenario(
         months=3,

@@ -59,22 +59,35 @@ def _logs_incomplete(d: "ReportData") -> str:
 
 
 def _sweep_optimistic(d: "ReportData") -> str:
-    """The sweep_optimistic caveat with each flagged cluster's figures (marts.monthly_utilisation)."""
-    parts = [
-        f"cluster {u['cluster_id']}'s accepted tasks took {ms(u['accepted_p95_latency_ms'])} at the 95th "
-        f"percentile against a {ms(int(d.setting('slo_ms_self_hosted') or 0))} target, while its busiest hour used "
-        f"{pct(u['peak_hour_share_of_capacity'])} of the capacity its load test gives its "
-        f"{count(u['nodes_in_service'])} node{'s' if u['nodes_in_service'] != 1 else ''}"
-        for u in d.utilisation
-        if u.get("sweep_optimistic")
-    ]
+    """The sweep_optimistic caveat with each flagged cluster's figures (marts.monthly_utilisation): production near its
+    latency limit, or requests queueing in the engines, while the cluster served under half its tested capacity."""
+    parts = [_optimistic_part(d, u) for u in d.utilisation if u.get("sweep_optimistic")]
     if not parts:
         return CAVEATS["sweep_optimistic"]
     return (
-        f"The load test overstates what the cluster serves: {'; '.join(parts)}. Production is near its latency limit "
-        "far below the tested capacity: load-test the cluster again at production's mix before trusting the "
-        "utilisation figures."
+        f"The load test overstates what the cluster serves: {'; '.join(parts)}. Production strains far below the "
+        "tested capacity: load-test the cluster again at production's mix before trusting the utilisation figures."
     )
+
+
+def _optimistic_part(d: "ReportData", u: dict) -> str:
+    nodes = f"{count(u['nodes_in_service'])} node{'s' if u['nodes_in_service'] != 1 else ''}"
+    slo = int(d.setting("slo_ms_self_hosted") or 0)
+    headroom = float(d.setting("capacity_latency_headroom") or 0)
+    near = bool(slo) and u["accepted_p95_latency_ms"] is not None and u["accepted_p95_latency_ms"] > headroom * slo
+    said = []
+    if near or not u.get("queue_pressure"):
+        said.append(
+            f"accepted tasks took {ms(u['accepted_p95_latency_ms'])} at the 95th percentile against a {ms(slo)} "
+            f"target, while its busiest hour used {pct(u['peak_hour_share_of_capacity'])} of the capacity its load "
+            f"test gives its {nodes}"
+        )
+    if u.get("queue_pressure"):
+        said.append(
+            f"serving engines queued requests in an hour in which it served under half the capacity its load test "
+            f"gives its {nodes}"
+        )
+    return f"cluster {u['cluster_id']}'s " + ", and its ".join(said)
 
 
 #: the control requirements a team may name (business.control_requirements), in the report's words

@@ -30,6 +30,7 @@ SECTIONS = {
     "reconciliation": "invoices against the request logs, by provider",
     "invoices": "the invoices that count this month",
     "planning": "the month's break-even as a cluster rate",
+    "chargeback": "who spent what: the month's spend by route, team and cost class, to the cent",
 }
 
 
@@ -46,6 +47,7 @@ def sections(data: ReportData) -> dict[str, list[dict[str, Any]]]:
         "reconciliation": [r.as_row() for r in data.reconciliation],
         "invoices": data.invoices,
         "planning": data.measured_plan,
+        "chargeback": data.chargeback,
         "hybrid_plan": [r.as_row() for r in data.hybrid],
         "break_even_curve": [p.as_row() for p in data.curve],
         "workload_moves": [m.as_row() for m in data.moves],

@@ -306,6 +306,30 @@ class EngineReconciliation(Record):
     scrape_gaps: int | None
 
 
+@dataclass(frozen=True, kw_only=True)
+class ClusterTelemetry(Record):
+    """One cluster's month in marts.monthly_cluster_telemetry: what its GPUs' and engines' own meters say."""
+
+    MART: ClassVar[str] = "marts.monthly_cluster_telemetry"
+
+    month: dt.date
+    cluster_id: str
+    gpus_metered: int
+    provisioned_gpu_hours: Decimal | None
+    metered_gpu_hours: Decimal | None
+    engine_active_gpu_hours: Decimal | None
+    engine_active_share: float | None
+    token_utilisation: float | None
+    energy_kwh: Decimal | None
+    energy_source: str | None
+    energy_usd: Decimal | None
+    energy_line: str | None
+    waiting_hours: int
+    least_waiting_hour_tokens_per_second: Decimal | None
+    capacity_tokens_per_second: Decimal | None
+    queue_pressure: bool
+
+
 #: every typed record, for the test that holds them to their marts
 RECORDS: tuple[type[Record], ...] = (
     BreakEvenMonth,
@@ -318,4 +342,5 @@ RECORDS: tuple[type[Record], ...] = (
     GateCriterion,
     ProviderReconciliation,
     EngineReconciliation,
+    ClusterTelemetry,
 )

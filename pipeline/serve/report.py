@@ -22,6 +22,7 @@ from pipeline.serve.bridge import bridge_rows
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
 from pipeline.serve.records import (
     BreakEvenMonth,
+    ClusterTelemetry,
     EngineReconciliation,
     CurvePoint,
     ForecastMonth,
@@ -31,6 +32,7 @@ from pipeline.serve.records import (
 )
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
+from pipeline.serve.meters import engine_sentences, meter_sentences
 from pipeline.serve.words import (
     BASIS_OF_C,
     BASIS_WORDS,
@@ -241,13 +243,23 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
         if table_exists(con, "marts", "monthly_usage_reconciliation")
         else [],
         "teams": dict_rows(con, "SELECT * FROM marts.monthly_team_usage WHERE month = ? ORDER BY route, team", [first]),
-        "engines": EngineReconciliation.from_rows(
-            dict_rows(
-                con, "SELECT * FROM marts.monthly_engine_reconciliation WHERE month = ? ORDER BY cluster_id", [first]
-            )
-        )
-        if table_exists(con, "marts", "monthly_engine_reconciliation")
-        else [],
+        **_later_marts(con, first),
+    }
+
+
+def _later_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, Any]:
+    """The month's rows of the marts a ledger built by an earlier version may not have (empty then)."""
+
+    def rows(mart: str, order: str) -> list[dict[str, Any]]:
+        if not table_exists(con, "marts", mart):
+            return []
+        # the mart's name and order are this module's own constants, never input
+        return dict_rows(con, f"SELECT * FROM marts.{mart} WHERE month = ? ORDER BY {order}", [first])
+
+    return {
+        "engines": EngineReconciliation.from_rows(rows("monthly_engine_reconciliation", "cluster_id")),
+        "chargeback": rows("monthly_chargeback", "route, amount_usd DESC, team, cost_class"),
+        "telemetry": ClusterTelemetry.from_rows(rows("monthly_cluster_telemetry", "cluster_id")),
     }
 
 
@@ -338,6 +350,8 @@ def _env():
         bridge_rows=bridge_rows,
         size_marks=size_marks,
         plan_rows=plan_rows,
+        engine_sentences=engine_sentences,
+        meter_sentences=meter_sentences,
     )
     return env
 
@@ -415,6 +429,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
                 f"    {i['provider']} invoice {i['invoice_id']}: usage {usd(i['usage_usd'])}  credits "
                 f"{usd(i['credits_usd'])}  tax {usd(i['tax_usd'])}  total {usd(i['total_usd'])}{i['note']}"
             )
+    lines += _meter_lines(d)
     if d.usage:
         lines += ["", "Provider usage exports vs request logs:"]
         for u in d.usage:
@@ -424,6 +439,16 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
                 f"{u['status']}"
             )
     return "\n".join([*lines, "", "Glossary:", *(f"  {term}: {meaning}" for term, meaning in GLOSSARY)])
+
+
+def _meter_lines(d: ReportData) -> list[str]:
+    """The text report's cluster request logs against their engines, and what the clusters' own meters say."""
+    lines: list[str] = []
+    if d.engines:
+        lines += ["", "Cluster request logs vs serving engines:", *(f"  {s}" for s in engine_sentences(d))]
+    if d.telemetry:
+        lines += ["", "The clusters' own meters:", *(f"  {s}" for s in meter_sentences(d))]
+    return lines
 
 
 def _decision_lines(d: ReportData) -> list[str]:

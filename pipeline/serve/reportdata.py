@@ -8,6 +8,7 @@ from typing import Any
 from pipeline.serve.planning import Gate
 from pipeline.serve.records import (
     BreakEvenMonth,
+    ClusterTelemetry,
     EngineReconciliation,
     CurvePoint,
     ForecastMonth,
@@ -48,6 +49,10 @@ class ReportData:
     teams: list[dict[str, Any]]
     engines: list[EngineReconciliation] = field(default_factory=list)
     """Each cluster's request log against its serving engines' token counts (marts.monthly_engine_reconciliation)."""
+    chargeback: list[dict[str, Any]] = field(default_factory=list)
+    """Who spent what: the month's rows of marts.monthly_chargeback."""
+    telemetry: list[ClusterTelemetry] = field(default_factory=list)
+    """What each cluster's GPUs and engines reported of the month (marts.monthly_cluster_telemetry)."""
     forecast: ForecastMonth | None = None
     """The month's row of marts.monthly_forecast (when the ledger has the mart)."""
     previous: BreakEvenMonth | None = None

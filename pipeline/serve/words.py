@@ -359,6 +359,7 @@ CATEGORY_LABELS = {
     "observability": "Observability",
     "security": "Security",
     "on_call": "On-call",
+    "energy": "Energy",
     "other": "Other operating costs",
     "focus_correction": "Cloud bill corrections",
 }

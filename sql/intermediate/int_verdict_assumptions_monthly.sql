@@ -1,7 +1,7 @@
 -- grain: one row per month x assumption
 -- materialized: table
 -- unique_key: month, assumption
--- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (opex down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), and reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix: its cost of the cluster's tokens / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band).
+-- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (operating costs, the opex rows and the metered energy line, down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), and reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix: its cost of the cluster's tokens / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band).
 -- settings: reference_api_model, reference_api_provider, robustness_operating_cost_share
 -- column value_low: The assumption's low value (a factor, a share or a price ratio).
 -- column value_high: Its high value.
@@ -11,8 +11,13 @@ hardware AS (
     SELECT month, sum(amount_usd) AS amortisation_usd FROM intermediate.int_hardware_amortised GROUP BY month
 ),
 operating AS (
+    -- the operating costs: the opex rows and the metered energy line (int_cluster_energy_monthly)
     SELECT o.month, sum(o.amount_usd) AS opex_usd
-    FROM staging.stg_ledger__opex AS o
+    FROM (
+        SELECT month, amount_usd FROM staging.stg_ledger__opex
+        UNION ALL
+        SELECT month, energy_usd FROM intermediate.int_cluster_energy_monthly WHERE energy_line = 'added'
+    ) AS o
     JOIN months USING (month)
     GROUP BY o.month
 ),

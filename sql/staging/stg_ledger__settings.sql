@@ -33,5 +33,6 @@ SELECT
         AS gate_max_recovery_minutes,
     max(value) FILTER (WHERE key = 'gate_required_drills') AS gate_required_drills,
     CAST(nullif(max(value) FILTER (WHERE key = 'energy_usd_per_kwh'), '') AS DECIMAL(18, 6)) AS energy_usd_per_kwh,
-    CAST(coalesce(max(value) FILTER (WHERE key = 'energy_pue'), '1') AS DECIMAL(18, 6)) AS energy_pue
+    CAST(coalesce(max(value) FILTER (WHERE key = 'energy_pue'), '1') AS DECIMAL(18, 6)) AS energy_pue,
+    coalesce(lower(max(value) FILTER (WHERE key = 'chargeback_share_idle')) = 'true', FALSE) AS chargeback_share_idle
 FROM meta.settings

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ COMMANDS = [
     "scenario",
     "rollback",
     "benchmark",
+    "chargeback",
 ]
 
 
@@ -139,9 +141,9 @@ def test_nightly_twice_changes_nothing(demo_db, tmp_path):
     res = cli("nightly", str(SAMPLE), "--db", str(demo_db), "--json", "--settings", str(ROOT / "costledger.toml"))
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
-    # 27 files: prices, hardware, charges, sweeps, 4 x (opex, invoices, requests, outcomes, usage exports), the
-    # October Costs export, the evaluation set and its drills = 4 + 20 + 1 + 2
-    assert summary["files_loaded"] == 0 and summary["files_skipped"] == summary["files_seen"] == 27
+    # 35 files: prices, hardware, charges, sweeps, 4 x (opex, invoices, requests, outcomes, usage exports, engine
+    # metrics, GPU metrics), the October Costs export, the evaluation set and its drills = 4 + 28 + 1 + 2
+    assert summary["files_loaded"] == 0 and summary["files_skipped"] == summary["files_seen"] == 35
     assert sql_json(demo_db, query) == before
 
 
@@ -287,3 +289,22 @@ def test_the_example_settings_file_loads_as_the_defaults(tmp_path):
 def test_the_documented_copy_of_the_bundled_settings_file_is_that_file():
     readme = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
     assert "```toml\n" + (ROOT / "costledger.toml").read_text(encoding="utf-8") + "```" in readme
+
+
+def test_the_chargeback_of_a_demo_month_adds_up_to_its_spend_to_the_cent(demo_db):
+    import csv
+    import io
+
+    res = cli("chargeback", "--db", str(demo_db), "--month", "2026-10", "--format", "csv")
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    spend = sum(Decimal(r["cost_usd"]) for r in sql_json(demo_db, "select cost_usd from marts.monthly_route_cost "
+                                                                   "where month = '2026-10-01'"))  # fmt: skip
+    # the rows' cents add up to the month's spend on both routes, rounded once to the cent
+    assert sum(Decimal(r["amount_usd"]) for r in rows) == spend.quantize(Decimal("0.01"), rounding="ROUND_HALF_UP")
+    # the demo's cluster is mostly idle: its idle capacity is shown as a team of its own, on the cluster's route
+    assert {r["route"] for r in rows if r["team"] == "(idle)"} == {"self_hosted"}
+    table = cli("chargeback", "--db", str(demo_db), "--month", "2026-10")
+    assert table.exit_code == 0 and "(idle)" in table.stdout
+    bad = cli("chargeback", "--db", str(demo_db), "--month", "2026-13")
+    assert bad.exit_code != 0 and "is not a month" in bad.output and "Traceback" not in bad.output

@@ -531,3 +531,38 @@ def test_the_main_page_holds_at_most_six_tables_and_four_charts_before_the_appen
     for heading in ("How far to trust these numbers", "How the numbers are computed", "Glossary", "Sensitivity"):
         assert heading in appendix, heading
     assert "What changed since 2026-09</h2>" in main
+
+
+def test_the_demo_report_shows_the_lost_logs_and_the_energy_line(demo_db):
+    import datetime as dt
+
+    from tests.models.test_oracle_break_even import ENGINE_TOKENS, counted, energy_kwh
+
+    data = gather(connect_read(demo_db), "2026-09")
+    html = render_html(data)
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+    september = dt.date(2026, 9, 1)
+    # the planted day of lost logs: what the engines counted, recomputed from the sample's metric files, against the
+    # tokens of the month's logged self-hosted requests
+    engine = counted("engine-metrics", ENGINE_TOKENS)[september]
+    logged = (
+        duckdb.connect(str(demo_db), read_only=True)
+        .execute(
+            "SELECT sum(cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens) FROM "
+            "raw.requests WHERE route = 'self_hosted' AND started_at >= '2026-09-01' AND started_at < '2026-10-01'"
+        )
+        .fetchone()[0]
+    )
+    assert logged < engine * Decimal("0.99")  # short by more than the 1 % tolerance
+    engines = html.split('id="engines"', 1)[1].split("</table>", 1)[0]
+    assert f"{engine:,}" in engines and f"{logged:,}" in engines and "logs_missing" in engines
+    assert f"cluster k3-b200-01's request log holds {logged:,} tokens of the {engine:,}" in text
+    # September's energy: kWh (from the counters) x 1.3 (PUE) x $0.14 x the owned server's 720 of the month's 808
+    # node-hours (88 on demand), a line of the month's costs and a sentence under them
+    kwh = energy_kwh()[september]
+    usd = (kwh * Decimal("1.3") * Decimal("0.14") * 720 / 808).quantize(Decimal("0.01"))
+    assert f"k3-b200-01's GPUs drew {kwh:,.0f} kWh" in text and f"adds ${usd} to the month's operating costs" in text
+    costs = html.split("What self-hosting cost in 2026-09", 1)[1].split("</table>", 1)[0]
+    assert f"Energy</td><td>${usd}<" in costs
+    # the GPUs' own busy measure, over 808 x 8 = 6,464 provisioned GPU-hours
+    assert re.search(r"busy \d+\.\d% of their 6,464 provisioned GPU-hours", text)

@@ -121,3 +121,40 @@ def test_requests_waiting_far_below_capacity_make_the_sweep_optimistic(ledger):
     assert (c1["capacity_tokens_per_second"], c1["queue_pressure"]) == (2000, True)
     u = ledger.one("SELECT sweep_optimistic FROM marts.monthly_utilisation WHERE cluster_id = 'c1'")
     assert u["sweep_optimistic"] is True
+
+
+@pytest.mark.slow
+def test_the_verdict_says_the_engines_queued_below_capacity(ledger):
+    from pipeline.serve.caveats import caveat_sentences
+    from pipeline.serve.report import gather
+    from tests.conftest import request
+
+    _load(ledger)
+    ledger.load("load-tests", [{"sweep_id": "s1", "cluster_id": "c1", "concurrency": 8,
+                                "measured_at": "2026-06-20T10:00:00Z", "tokens_per_second": "1000",
+                                "p95_latency_ms": 9000, "p50_latency_ms": 5000, "nodes": 1}])  # fmt: skip
+    ledger.load("engine-metrics", [_engine("10:02", "vllm:num_requests_waiting", 3)])
+    ledger.load("requests", [request("r1", "t1", "2026-07-10T10:05:00Z", route="self_hosted")])
+    ledger.build()
+    assert "sweep_optimistic" in ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")["verdict_caveats"]
+    said = " ".join(caveat_sentences(gather(ledger.con, "2026-07")))
+    # no latency target is set, so the queue alone flags it: 2 nodes in service, as above
+    assert (
+        "cluster c1's serving engines queued requests in an hour in which it served under half the capacity its load "
+        "test gives its 2 nodes" in said
+    )
+    assert "95th percentile" not in said
+
+
+@pytest.mark.slow
+def test_an_hourly_export_is_continuous_and_a_longer_silence_is_a_gap(ledger):
+    hourly = [_gpu(t, POWER, GPU1, v) for t, v in (("10:00", "1000"), ("11:00", "500"), ("12:00", "800"),
+                                                   ("16:00", "0"))]  # fmt: skip
+    _load(ledger, hourly)
+    ledger.build()
+    # one sample an hour: 1,000 W x 3,600 s = 1 kWh, then 500 W x 3,600 s = 0.5 kWh; 12:00 -> 16:00 is over twice
+    # the series' hour: a gap, nothing; 1.5 kWh from the power gauge
+    c1 = _telemetry(ledger)["c1"]
+    assert (c1["energy_kwh"], c1["energy_source"]) == (Decimal("1.5"), "power")
+    gaps = ledger.rows("SELECT scrape_gap FROM intermediate.int_gpu_intervals ORDER BY interval_end")
+    assert [r["scrape_gap"] for r in gaps] == [False, False, True]

@@ -267,6 +267,15 @@ def cluster() -> Cluster:
         c.node_rates.append((a, b, Decimal(ch["quantity"]) * 3600 / seconds))
     for o in rows("opex"):
         c.opex[dt.date.fromisoformat(o["month"] + "-01")] += Decimal(o["amount"])
+    for m, kwh in energy_kwh().items():
+        # x the owned server's share of the month's node-hours (the burst node's energy is in its price)
+        a, b = start(m), start(next_month(m))
+        owned = sum(
+            (Decimal(h.get("nodes") or 1) * overlap_s(ts(h["in_service_date"]), dt.datetime.max, a, b) / 3600
+             for h in rows("hardware")),
+            Decimal(0),
+        )  # fmt: skip
+        c.opex[m] += kwh * ENERGY_PUE * ENERGY_USD_PER_KWH * owned / c.node_hours(a, b)
     points: dict[str, list[dict]] = defaultdict(list)
     for p in rows("load-tests"):
         points[p["sweep_id"]].append(p)
@@ -275,6 +284,65 @@ def cluster() -> Cluster:
         nodes = max(int(p.get("nodes") or 1) for p in sweep)
         c.sweeps.append((max(ts(p["measured_at"]) for p in sweep), max(within) / nodes))
     return c
+
+
+# ---- the GPUs' energy ----
+
+ENERGY_PUE, ENERGY_USD_PER_KWH = Decimal("1.3"), Decimal("0.14")  # costledger.toml [energy]
+ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
+
+
+def metric_samples(kind: str, names: tuple[str, ...]) -> dict[tuple[str, ...], list[tuple[dt.datetime, Decimal]]]:
+    """Every sample of the metrics ``names`` in sample_data/<kind>/, by series (its name and labels), from each of
+    the formats the files come in: a query_range response, text exposition, the long CSV."""
+    out: dict[tuple[str, ...], list[tuple[dt.datetime, Decimal]]] = defaultdict(list)
+    epoch = dt.datetime(1970, 1, 1)
+    for path in sorted((SAMPLE / kind).iterdir()):
+        raw = (gzip.open(path).read() if path.name.endswith(".gz") else path.read_bytes()).decode()
+        if ".json" in path.name:
+            for series in json.loads(raw)["data"]["result"]:
+                labels = series["metric"]
+                if labels["__name__"] in names:
+                    key = tuple(sorted(f"{k}={v}" for k, v in labels.items() if k != "cluster"))
+                    out[key] += [(epoch + dt.timedelta(seconds=t), Decimal(v)) for t, v in series["values"]]
+        elif ".prom" in path.name:
+            for line in raw.splitlines():
+                name = line.split("{", 1)[0]
+                if name in names:
+                    labels_text, rest = line[len(name) + 1 :].split("} ")
+                    value, ms = rest.split()
+                    parts = [p.replace('"', "") for p in labels_text.split(",") if not p.startswith("cluster=")]
+                    out[tuple(sorted([*parts, f"__name__={name}"]))].append(
+                        (epoch + dt.timedelta(milliseconds=int(ms)), Decimal(value))
+                    )
+        else:
+            for row in pl.read_csv(raw.encode(), infer_schema=False).to_dicts():
+                if row["metric"] in names:
+                    parts = [p.replace('"', "") for p in row["labels"].split(",")]
+                    out[tuple(sorted([*parts, f"__name__={row['metric']}"]))].append(
+                        (ts(row["timestamp"]), Decimal(row["value"]))
+                    )
+    return out
+
+
+def counted(kind: str, names: tuple[str, ...]) -> dict[dt.date, Decimal]:
+    """What the counters ``names`` counted by month: each series' rise between two samples (its value where it fell:
+    the engine or the driver restarted), in the month of the later sample."""
+    total: dict[dt.date, Decimal] = defaultdict(Decimal)
+    for samples in metric_samples(kind, names).values():
+        samples.sort()
+        for (_, before), (at, value) in zip(samples, samples[1:]):
+            total[month_of(at)] += value - before if value >= before else value
+    return total
+
+
+def energy_kwh() -> dict[dt.date, Decimal]:
+    """kWh by month from the GPUs' energy counters: 3,600,000,000 mJ = 1 kWh."""
+    return {m: mj / Decimal(3_600_000_000) for m, mj in counted("gpu-metrics", (ENERGY,)).items()}
+
+
+ENGINE_TOKENS = ("vllm:prompt_tokens_total", "vllm:generation_tokens_total")
+TOLERANCE_PCT = Decimal("1.0")  # costledger.toml [reconciliation] tolerance_pct
 
 
 # ---- the month's break-even ----
@@ -311,6 +379,8 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
     node_hours = cl.node_hours(start(m), start(next_month(m)))
     capacity = node_hours * cl.capacity_per_node(m) * 3600
     served = sum(q.tokens for q in sh_req)
+    # the engines' token counters against the cluster's logged tokens: the log short by more than the tolerance
+    engine = counted("engine-metrics", ENGINE_TOKENS)
     # v4: capacity used by accepted attempts, the fixed cost split over the capacity, the busiest clock hour
     accepted_tokens = sum(t.accepted_attempt.tokens for t in sh_acc)
     hourly: dict[dt.datetime, int] = defaultdict(int)
@@ -352,7 +422,9 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
         "self_hosted_cost_per_million_tokens_served": f / served * M,
         "capacity_mix_warning": False,  # the demo's sweeps report no output tokens per second: nothing to compare
         # Moonshot reconciles, W is measured, the sweeps say their nodes; they do not say their output tokens
-        "verdict_caveats": ["sweep_mix_unknown"] + (["sweep_optimistic"] if optimistic else []),
+        "verdict_caveats": ["sweep_mix_unknown"]
+        + (["sweep_optimistic"] if optimistic else [])
+        + (["cluster_logs_incomplete"] if served < engine[m] - engine[m] * TOLERANCE_PCT / 100 else []),
         "productive_utilisation": Decimal(accepted_tokens) / capacity,
         "accepted_work_usd": f * accepted_tokens / capacity,
         "failed_work_usd": f * (served - accepted_tokens) / capacity,

@@ -224,6 +224,8 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_break_even_curve",
             "monthly_engine_reconciliation",
             "monthly_cluster_telemetry",
+            "monthly_chargeback",
+            "budget_status",
         ]
     )
     assert all(m.unique_key for m in marts)

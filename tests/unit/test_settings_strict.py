@@ -90,3 +90,47 @@ def test_control_requirements_and_the_service_flag_load_as_written(tmp_path):
         load_settings(settings_file(tmp_path, "[business]\ncontrol_requirements = []\n")).business_control_requirements
         == ()
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[energy]\npue = 0.9\n", "energy.pue: "),  # a site draws at least what its GPUs draw
+        ("[energy]\npue = 3.5\n", "energy.pue: "),
+        ("[energy]\nusd_per_kwh = -0.1\n", "energy.usd_per_kwh: "),
+        ('[[metrics_clusters]]\nlabel = "Hostname"\nvalue = "n1"\n', "metrics_clusters[0]: must be a table of label"),
+        ('[[metrics_clusters]]\nlabel = "Hostname"\nvalue = ""\ncluster_id = "c1"\n', "non-empty strings"),
+    ],
+)
+def test_energy_and_metrics_cluster_settings_are_checked(tmp_path, text, expected):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, text))
+    assert expected in str(err.value)
+
+
+def test_metrics_clusters_load_in_order(tmp_path):
+    text = "".join(
+        f'[[metrics_clusters]]\nlabel = "Hostname"\nvalue = "{host}"\ncluster_id = "{cluster}"\n'
+        for host, cluster in (("n1", "c1"), ("n2", "c2"))
+    )
+    s = load_settings(settings_file(tmp_path, text))
+    assert [(m.label, m.value, m.cluster_id) for m in s.metrics_clusters] == [
+        ("Hostname", "n1", "c1"),
+        ("Hostname", "n2", "c2"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[[budgets]]\nteam = "a"\n', "budgets[0]: must be a table of team, usd"),
+        ('[[budgets]]\nteam = "a"\nusd = 10\nroute = "gpu"\n', "route must be one of api, self_hosted, both"),
+        ('[[budgets]]\nteam = "a"\nusd = -1\n', "budgets[0]: usd: a finite, non-negative number"),
+        ('[[budgets]]\nteam = "a"\nusd = "10"\n', "budgets[0]: usd:"),
+        ('[[budgets]]\nteam = "a"\nusd = 10\n[[budgets]]\nteam = "a"\nusd = 20\nroute = "both"\n', "two budgets"),
+    ],
+)
+def test_budgets_are_checked(tmp_path, text, expected):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, text))
+    assert expected in str(err.value)

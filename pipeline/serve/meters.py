@@ -1,0 +1,108 @@
+"""What each cluster's own meters say, in the report's words: its serving engines' token counts against its request
+log, how busy its GPUs were, the energy they drew and what it cost, and requests queueing below capacity."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pipeline.base.text import count, pct, usd
+
+if TYPE_CHECKING:
+    from pipeline.serve.records import ClusterTelemetry
+    from pipeline.serve.reportdata import ReportData
+
+ENGINE_STATUS_WORDS = {
+    "ok": "they agree within the tolerance",
+    "logs_missing": "the log is missing requests the engines served (a log shipper or a gateway lost them)",
+    "logs_extra": "the log holds more than the engines counted (an engine that restarted between two samples loses "
+    "what it counted since the last one)",
+    "no_metrics": "no engine counters this month",
+}
+
+
+def engine_sentences(d: ReportData) -> list[str]:
+    """One sentence per cluster: the tokens its engines counted against its request log's."""
+    out = []
+    for e in d.engines:
+        if e.engine_tokens is None:
+            out.append(
+                f"{e.cluster_id}: its request log holds {count(e.logged_tokens)} tokens; "
+                f"{ENGINE_STATUS_WORDS['no_metrics']}."
+            )
+            continue
+        out.append(
+            f"{e.cluster_id}: its serving engines counted {count(e.engine_tokens)} tokens and its request log holds "
+            f"{count(e.logged_tokens)} ({_signed(e.difference)}, {pct(_share(e.difference, e.engine_tokens))}); "
+            f"{ENGINE_STATUS_WORDS.get(e.status, e.status)}."
+        )
+    return out
+
+
+def _signed(value) -> str:  # noqa: ANN001 - a Decimal or None
+    if value is None:
+        return "n/a"
+    return ("+" if value > 0 else "-" if value < 0 else "") + count(abs(value))
+
+
+def _share(part, whole) -> float | None:  # noqa: ANN001 - Decimals or None
+    return None if part is None or not whole else float(part / whole)
+
+
+def meter_sentences(d: ReportData) -> list[str]:
+    """What the GPUs and the engines say of each cluster's month beside the request log."""
+    out: list[str] = []
+    for t in d.telemetry:
+        out += [s for s in (_busy(t), _energy(t, d), _queue(t)) if s]
+    return out
+
+
+def _busy(t: ClusterTelemetry) -> str | None:
+    if t.engine_active_share is None:
+        return None
+    beside = (
+        f", beside a token utilisation of {pct(t.token_utilisation)} (the tokens it served over what its nodes "
+        "serve at the latency target)"
+        if t.token_utilisation is not None
+        else ""
+    )
+    return (
+        f"{t.cluster_id}'s GPUs were busy {pct(t.engine_active_share)} of their {count(t.provisioned_gpu_hours)} "
+        f"provisioned GPU-hours by their own meters (the time their graphics engines were active, as NVIDIA's DCGM "
+        f"exporter reports it){beside}."
+    )
+
+
+def _energy(t: ClusterTelemetry, d: ReportData) -> str | None:
+    if t.energy_kwh is None:
+        return None
+    drew = f"{t.cluster_id}'s GPUs drew {count(t.energy_kwh)} kWh"
+    if t.energy_line == "added":
+        price, pue = d.setting("energy_usd_per_kwh"), d.setting("energy_pue")
+        return (
+            f"{drew}; at ${price} a kWh, with the site drawing {pue} times what the GPUs draw (cooling and power "
+            f"delivery), the owned hardware's share of it (by node-hours; a rented node's energy is in its price) "
+            f"adds {usd(t.energy_usd)} to the month's operating costs as energy."
+        )
+    return drew + {
+        "opex_row": "; the month's operating costs have an energy line of their own, which stands: the metered "
+        "energy adds nothing.",
+        "no_price": ", not priced: set [energy] usd_per_kwh to count the owned hardware's energy as an operating cost.",
+        "no_owned_hardware": ", all on rented nodes, whose energy is in their price.",
+    }.get(t.energy_line or "", ".")
+
+
+def _queue(t: ClusterTelemetry) -> str | None:
+    if not t.waiting_hours:
+        return None
+    hours = f"{count(t.waiting_hours)} clock hour{'s' if t.waiting_hours != 1 else ''}"
+    if t.queue_pressure:
+        return (
+            f"{t.cluster_id}'s serving engines had requests waiting in {hours}, in one of them while serving "
+            f"{count(t.least_waiting_hour_tokens_per_second)} tokens per second, under half the "
+            f"{count(t.capacity_tokens_per_second)} its nodes serve at the latency target by the load test: the load "
+            "test looks optimistic for this traffic."
+        )
+    return (
+        f"{t.cluster_id}'s serving engines had requests waiting in {hours}, each while serving at least half of what "
+        "its nodes serve at the latency target."
+    )
