@@ -49,7 +49,8 @@ class EngineSample(Provenance, table=True):
     labels: str = Field(
         primary_key=True,
         description="The series' labels besides the metric's name and the cluster, as name=\"value\" pairs sorted "
-        'by name and joined by commas (instance="node-1:8000",model_name="kimi-k3"): one engine of one instance.',
+        'by name and joined by commas (instance="node-1:8000",model_name="kimi-k3"): one engine of one instance; '
+        "(none) for a series with no other labels.",
     )
     sampled_at: datetime = Field(
         primary_key=True, sa_type=DateTime, description="When the sample was taken, UTC (the file's timestamp)."
@@ -78,7 +79,8 @@ class GpuSample(Provenance, table=True):
     labels: str = Field(
         primary_key=True,
         description="The series' labels besides the metric's name and the cluster, as name=\"value\" pairs sorted "
-        'by name and joined by commas (Hostname="node-1",UUID="GPU-...",gpu="0",...): one GPU.',
+        'by name and joined by commas (Hostname="node-1",UUID="GPU-...",gpu="0",...): one GPU; (none) for a series '
+        "with no other labels.",
     )
     sampled_at: datetime = Field(
         primary_key=True, sa_type=DateTime, description="When the sample was taken, UTC (the file's timestamp)."

@@ -72,6 +72,14 @@ def test_openmetrics_timestamps_are_seconds_and_bad_lines_are_named(ledger, tmp_
     assert "not a sample line" in reasons[8]
 
 
+def test_a_series_with_no_labels_but_its_cluster_is_one_series(ledger, tmp_path):
+    path = tmp_path / "one.prom"
+    path.write_text('vllm:prompt_tokens_total{cluster="c1"} 1 1783296000000\n')
+    res = _load(ledger, path, kind="engine-metrics", options=IngestOptions())
+    assert (res.status, res.rows_loaded, res.rows_quarantined) == ("loaded", 1, 0)
+    assert ledger.one("SELECT labels FROM raw.engine_metrics")["labels"] == "(none)"
+
+
 def test_a_prom_file_of_another_kind_is_rejected_naming_the_kinds_that_read_it(ledger, tmp_path):
     path = tmp_path / "scrape.prom"
     path.write_text('vllm:prompt_tokens_total{cluster="c1"} 1 1783296000000\n')

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 #: The labels that name a series' cluster, the first present wins
 CLUSTER_LABELS = ("cluster_id", "cluster")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: The labels of a series with none besides its name and its cluster (the column is part of the key: never empty)
+NO_LABELS = "(none)"
 
 
 def sniff_prometheus_range(head: bytes) -> bool:
@@ -54,10 +56,10 @@ def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...]) -> tuple[s
     cluster = next((str(metric[k]) for k in CLUSTER_LABELS if metric.get(k) not in (None, "")), None)
     cluster = cluster or next((m.cluster_id for m in clusters if str(metric.get(m.label)) == m.value), None)
     others = sorted((str(k), str(v)) for k, v in metric.items() if k != "__name__" and k not in CLUSTER_LABELS)
-    labels = ",".join(f'{k}="{v}"' for k, v in others)
+    labels = ",".join(f'{k}="{v}"' for k, v in others) or NO_LABELS
     if cluster is None:
         raise ValueError(
-            f"its labels ({labels[:160] or 'none'}) name no cluster: no cluster_id or cluster label, and no "
+            f"its labels ({labels[:160]}) name no cluster: no cluster_id or cluster label, and no "
             "[[metrics_clusters]] entry matches"
         )
     return cluster, labels
