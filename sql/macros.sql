@@ -39,6 +39,19 @@ ELSE
 END
 ;
 
+-- amount x part / whole, rounded to 1e-12: the share of an amount that part of a whole carries (a provider's invoice
+-- by a team's metered cost of it, say), for two amounts of money whose product a DECIMAL(38, 24) may not hold. While
+-- both are under 9e6 their product is exact there (under 8.1e13) and is divided once; past that (money near the
+-- plausibility bounds) the share is amount x (part / whole rounded to 1e-12), off by at most amount x 5e-13. The
+-- caller gives one row what the shares leave, so allocations still add up exactly.
+CREATE OR REPLACE TEMP MACRO money_share(amount, part, whole) AS  -- noqa: CP05
+CASE WHEN whole IS NULL OR whole = 0 OR amount IS NULL OR part IS NULL THEN NULL
+WHEN abs(CAST(amount AS DECIMAL(38, 12))) < 9000000 AND abs(CAST(part AS DECIMAL(38, 12))) < 9000000
+    THEN money_div(CAST(amount AS DECIMAL(38, 12)) * CAST(part AS DECIMAL(38, 12)), whole)
+ELSE CAST(CAST(amount AS DECIMAL(38, 12)) * money_div(part, whole) AS DECIMAL(38, 12))
+END
+;
+
 -- The position of the discrete quantile q among n sorted values, as DuckDB's quantile_disc takes it: the
 -- ceil(q x n)-th smallest, at least the first, written n - floor(n - q x n) (equal to ceil(q x n) for every n up to
 -- 2 million at q = 0.5 and 0.95, and the same on Spark). One definition for every percentile read from a histogram

@@ -74,7 +74,7 @@ projected AS (
         CASE
             WHEN s.days_passed >= s.days_in_month THEN NULL
             WHEN a.month_usage_usd > 0
-                THEN money_div(money_div(s.spent_usd * a.window_usage_usd, a.month_usage_usd), a.window_days)
+                THEN money_div(money_share(s.spent_usd, a.window_usage_usd, a.month_usage_usd), a.window_days)
             ELSE money_div(s.spent_usd, s.days_passed)
         END AS run_rate_usd_per_day
     FROM spent AS s

@@ -35,7 +35,7 @@ api_shares AS (
         c.month,
         coalesce(t.team, '(unassigned)') AS team,
         c.cash_usd,
-        CASE WHEN c.metered_usd > 0 THEN money_div(c.cash_usd * t.metered_usd, c.metered_usd) ELSE c.cash_usd END
+        CASE WHEN c.metered_usd > 0 THEN money_share(c.cash_usd, t.metered_usd, c.metered_usd) ELSE c.cash_usd END
             AS share_usd,
         row_number() OVER (PARTITION BY c.month, c.provider ORDER BY t.metered_usd DESC NULLS LAST, t.team ASC) AS n,
         c.provider
@@ -80,7 +80,7 @@ cluster_classes AS (
         u.cluster_id,
         k.cost_class,
         coalesce(own.amount_usd, 0) + CASE WHEN st.amount_usd <> 0
-            THEN money_div((u.fixed_cost_usd - coalesce(ot.amount_usd, 0)) * coalesce(sh.amount_usd, 0), st.amount_usd)
+            THEN money_share(u.fixed_cost_usd - coalesce(ot.amount_usd, 0), coalesce(sh.amount_usd, 0), st.amount_usd)
             ELSE 0 END AS class_usd,
         u.fixed_cost_usd
     FROM marts.monthly_utilisation AS u

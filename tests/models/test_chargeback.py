@@ -4,7 +4,7 @@ shared, to the cent. Every figure is worked by hand below."""
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from tests.conftest import PRICE_MOONSHOT, request
 from tests.models.test_invoices import line
@@ -103,9 +103,16 @@ teams = st.sampled_from(["a", "b", "c", None])
 @given(
     api=st.lists(st.tuples(teams, st.integers(0, 3_000_000), st.integers(0, 500_000)), min_size=1, max_size=4),
     hosted=st.lists(st.tuples(teams, st.integers(0, 5_000_000)), max_size=4),
-    invoice=st.decimals(min_value=D("-5"), max_value=D("500"), places=6),
+    # an invoice near the metered cost, or one in the billions (a cash x metered product past DECIMAL(38, 24))
+    invoice=st.one_of(
+        st.decimals(min_value=D("-5"), max_value=D("500"), places=6),
+        st.decimals(min_value=D("1e9"), max_value=D("9e11"), places=2),
+    ),
     charge=st.decimals(min_value=D("0.01"), max_value=D("99999"), places=4),
     share_idle=st.booleans(),
+)
+@example(  # $900 billion invoiced for $9 metered: the shares go through the proportion, not the product
+    api=[("a", 1_000_000, 0), ("b", 2_000_000, 0)], hosted=[], invoice=D("9e11"), charge=D("100"), share_idle=False
 )
 def test_for_any_month_the_rows_add_up_to_its_spend(ledger_factory, api, hosted, invoice, charge, share_idle):
     ledger = ledger_factory()

@@ -95,3 +95,33 @@ def test_the_bounds_themselves(con):
     assert div(con, Decimal(10**12), Decimal(3_155_760_000)) == Decimal("316.880878140290")
     # all of it: 1e12 x 3,155,760,000 / 3,155,760,000 = 1e12 exactly
     assert div(con, Decimal(10**12) * 3_155_760_000, 3_155_760_000) == Decimal(10**12)
+
+
+def share(con, amount: Decimal, part: Decimal, whole: Decimal) -> Decimal | None:
+    return con.execute(
+        "SELECT money_share(CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)))",
+        [str(amount), str(part), str(whole)],
+    ).fetchone()[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    amount=st.decimals(min_value=-(10**12), max_value=10**12, places=12),
+    part=st.decimals(min_value=0, max_value=10**12, places=12),
+    extra=st.decimals(min_value=0, max_value=10**12, places=12),
+)
+def test_money_share_is_amount_times_part_over_whole_and_never_overflows(con, amount, part, extra):
+    whole = part + extra
+    got = share(con, amount, part, whole)
+    if whole == 0:
+        assert got is None
+        return
+    with localcontext() as ctx:
+        ctx.prec = 80
+        exact = amount * part / whole
+    # under 9e6 each: the product is exact and rounded twice at 1e-12 at most (the product, the quotient: within
+    # 5e-13 / whole + 5e-13); beyond, the proportion is rounded to 1e-12 first: within |amount| x 5e-13 + 5e-13
+    if abs(amount) < 9_000_000 and part < 9_000_000:
+        assert abs(got - exact) <= Decimal("5e-13") / whole + Decimal("5e-13")
+    else:
+        assert abs(got - exact) <= abs(amount) * Decimal("5e-13") + Decimal("5e-13")
