@@ -32,7 +32,7 @@ def engine_sentences(d: ReportData) -> list[str]:
             continue
         out.append(
             f"{e.cluster_id}: its serving engines counted {count(e.engine_tokens)} tokens and its request log holds "
-            f"{count(e.logged_tokens)} ({_signed(e.difference)}, {pct(_share(e.difference, e.engine_tokens))}); "
+            f"{count(e.logged_tokens)} ({_signed(e.difference)}, {pct(_pct_share(e.difference_pct))}); "
             f"{ENGINE_STATUS_WORDS.get(e.status, e.status)}."
         )
     return out
@@ -44,8 +44,9 @@ def _signed(value) -> str:  # noqa: ANN001 - a Decimal or None
     return ("+" if value > 0 else "-" if value < 0 else "") + count(abs(value))
 
 
-def _share(part, whole) -> float | None:  # noqa: ANN001 - Decimals or None
-    return None if part is None or not whole else float(part / whole)
+def _pct_share(percent) -> float | None:  # noqa: ANN001 - a Decimal percentage or None
+    """The mart's difference_pct (a percentage) as the share pct() prints."""
+    return None if percent is None else float(percent / 100)
 
 
 def meter_sentences(d: ReportData) -> list[str]:
