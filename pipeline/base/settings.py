@@ -11,28 +11,32 @@ from __future__ import annotations
 
 import os
 import tomllib
-from datetime import date, datetime, timezone
+from datetime import date
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.base.errors import CostledgerError, ExitCode
+from pipeline.base.errors import ExitCode
 from pipeline.base.fileformats import (
-    BILLING_FORMATS,
-    LOAD_TEST_FORMATS,
-    LOG_FORMATS,
-    PRICE_LIST_FORMATS,
-    USAGE_FORMATS,
     BillingMapping,
     LoadTestMapping,
-    BUDGET_ROUTES,
     Budget,
     LogMapping,
     MetricsCluster,
     PriceListMapping,
 )
+from pipeline.base.settings_entries import (
+    _billing_mapping,
+    _budget,
+    _load_test_mapping,
+    _log_mapping,
+    _metrics_cluster,
+    _one_budget_each,
+    _price_list_mapping,
+)
 from pipeline.base.settings_checks import (
+    SettingsError,
     MAX_SLO_MS,
     URL,
     _bounded_decimal,
@@ -52,6 +56,7 @@ from pipeline.base.settings_checks import (
     _size,
     _spark_options,
     _text,
+    _webhook_url,
     _whole,
 )
 from schemas.tables import GATE_DRILLS
@@ -63,10 +68,6 @@ MAX_FILE_BYTES = 64 * 2**30
 MAX_TEXT_BYTES = 64 * 2**10
 
 DEFAULT_SETTINGS_FILE = Path("costledger.toml")
-
-
-class SettingsError(CostledgerError, ValueError):
-    """The settings file is unreadable or holds a value of the wrong kind."""
 
 
 class UnsupportedLocation(SettingsError):
@@ -237,6 +238,27 @@ class Settings:
     (route: api, self_hosted, or both, the default), as the chargeback allocates it. marts.budget_status holds each
     month's spend against it and a projection to the month's end; a nightly names the budgets at risk or over."""
 
+    anomalies_threshold: Decimal = setting(Decimal("3.5"), "anomalies.threshold", sql=True)
+    """Anomalies: how far a day's API spend or cache-hit rate of a provider and team must lie from its trailing 28
+    days to be flagged, as a robust score ((value - median) / (1.4826 x median absolute deviation); 3.5 is the usual
+    cut for this modified z-score)."""
+
+    anomalies_min_usd: Decimal = setting(Decimal("25"), "anomalies.min_usd", sql=True)
+    """Anomalies: the least spend (USD) a flagged day must move (its difference from the median spend, or what a
+    cache-hit drop added), so that a small team's noise is not an alert."""
+
+    alerts_webhook_url: str | None = setting(
+        None, "alerts.webhook_url", example='"https://hooks.slack.com/services/T000/B000/XXXX"'
+    )
+    """Alerts: an http(s) URL the nightly POSTs its new alerts to (budgets at risk or over, new anomalies) as JSON
+    with a Slack-compatible text field. A failed POST never fails the nightly; it is recorded with the run."""
+
+    alerts_timeout_seconds: Decimal = setting(Decimal("5"), "alerts.timeout_seconds")
+    """Alerts: how long one POST to the webhook may take."""
+
+    alerts_retries: int = setting(2, "alerts.retries")
+    """Alerts: how many times a failed POST is tried again (after 1 s, then 2 s, ...)."""
+
     metrics_clusters: tuple[MetricsCluster, ...] = setting((), "[[metrics_clusters]]")
     """[[metrics_clusters]] entries: a label and its value (label = "Hostname", value = "gpu-node-01") and the
     cluster_id of the engine and GPU metric series that carry it, for series without a cluster_id or cluster label."""
@@ -391,6 +413,11 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "capacity_latency_headroom": _share,
     "business_model_as_a_service": _flag,
     "chargeback_share_idle": _flag,
+    "anomalies_threshold": _bounded_decimal("a finite, non-negative robust score", Decimal(1000)),
+    "anomalies_min_usd": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),
+    "alerts_webhook_url": _webhook_url,
+    "alerts_timeout_seconds": _bounded_decimal("a finite, non-negative number of seconds", Decimal(600)),
+    "alerts_retries": _whole(0, "a whole number of retries, 0 or more", 10),
     "business_control_requirements": _control_requirements,
     "memory_limit": _memory_limit,
     "threads": _whole(0, "a whole number of threads, or 0 for one per core"),
@@ -507,84 +534,3 @@ def _did_you_mean(section: str, key: str) -> str:
     if in_section:
         return f"; [{section}] has {', '.join(in_section)}"
     return f"; the sections are {', '.join(sorted({s for s, _ in _TOML_KEYS}))}"
-
-
-def _file_entry(entry: Any, where: str, cls: type, formats: tuple[str, ...]) -> dict[str, str]:
-    """The checks every per-file settings entry ([[request_logs]], [[load_tests]], [[billing_exports]]) shares: a
-    table of the class's keys, non-empty strings, a known format."""
-    if not isinstance(entry, dict):
-        raise SettingsError(f"{where}: must be a table")
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(entry) - known)
-    if unknown:
-        raise SettingsError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-    if not all(isinstance(v, str) and v for v in entry.values()):
-        raise SettingsError(f"{where}: every value must be a non-empty string")
-    if entry.get("format") and entry["format"] not in formats:
-        raise SettingsError(f"{where}: format {entry['format']!r} is not one of {', '.join(formats)}")
-    return entry
-
-
-def _log_mapping(entry: Any, where: str) -> LogMapping:
-    entry = _file_entry(entry, where, LogMapping, LOG_FORMATS)
-    if entry.get("route") and entry["route"] not in ("api", "self_hosted"):
-        raise SettingsError(f"{where}: route must be api or self_hosted")
-    return LogMapping(**entry)
-
-
-def _utc(entry: dict[str, str], key: str, where: str) -> dict[str, str]:
-    """The entry with its ``key`` timestamp as ISO-8601 UTC (one without an offset is UTC already)."""
-    if not entry.get(key):
-        return entry
-    try:
-        ts = datetime.fromisoformat(entry[key].replace("Z", "+00:00"))
-    except ValueError:
-        raise SettingsError(f"{where}: {key} {entry[key]!r} is not an ISO-8601 timestamp") from None
-    if ts.tzinfo is not None:
-        ts = ts.astimezone(timezone.utc).replace(tzinfo=None)
-    return {**entry, key: ts.isoformat()}
-
-
-def _load_test_mapping(entry: Any, where: str) -> LoadTestMapping:
-    entry = _file_entry(entry, where, LoadTestMapping, LOAD_TEST_FORMATS)
-    return LoadTestMapping(**_utc(entry, "measured_at", where))
-
-
-def _billing_mapping(entry: Any, where: str) -> BillingMapping:
-    return BillingMapping(**_file_entry(entry, where, BillingMapping, BILLING_FORMATS + USAGE_FORMATS))
-
-
-def _price_list_mapping(entry: Any, where: str) -> PriceListMapping:
-    entry = _file_entry(entry, where, PriceListMapping, PRICE_LIST_FORMATS)
-    return PriceListMapping(**_utc(entry, "effective_from", where))
-
-
-def _metrics_cluster(entry: Any, where: str) -> MetricsCluster:
-    if not isinstance(entry, dict) or set(entry) != {"label", "value", "cluster_id"}:
-        raise SettingsError(f"{where}: must be a table of label, value and cluster_id")
-    if not all(isinstance(v, str) and v for v in entry.values()):
-        raise SettingsError(f"{where}: label, value and cluster_id must be non-empty strings")
-    return MetricsCluster(**entry)
-
-
-def _budget(entry: Any, where: str) -> Budget:
-    if not isinstance(entry, dict) or not {"team", "usd"} <= set(entry) <= {"team", "route", "usd"}:
-        raise SettingsError(f"{where}: must be a table of team, usd and (optionally) route")
-    team, route = entry["team"], entry.get("route", "both")
-    if not isinstance(team, str) or not team:
-        raise SettingsError(f'{where}: team must be a team\'s name, or "*" for every team')
-    if route not in BUDGET_ROUTES:
-        raise SettingsError(f"{where}: route must be one of {', '.join(BUDGET_ROUTES)}")
-    try:
-        usd = _bounded_decimal("a finite, non-negative number of dollars a month", Decimal(10**12))(entry["usd"])
-    except ValueError as exc:
-        raise SettingsError(f"{where}: usd: {exc}") from None
-    return Budget(team=team, route=route, usd=usd)
-
-
-def _one_budget_each(budgets: tuple[Budget, ...], where: str) -> None:
-    seen = set()
-    for b in budgets:
-        if (b.team, b.route) in seen:
-            raise SettingsError(f"{where}: two budgets for team {b.team!r} on route {b.route}")
-        seen.add((b.team, b.route))

@@ -9,6 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
+from pipeline.base.errors import CostledgerError
 from schemas.tables import GATE_DRILLS
 
 #: ``scheme:/`` or ``scheme://`` at the start of a path (two letters at least: ``C:/`` is a Windows drive)
@@ -16,6 +17,10 @@ URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
 _MEMORY = re.compile(r"^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB|%)$", re.IGNORECASE)
 _UNITS = {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 MIN_MEMORY_BYTES = 256 * 10**6
+
+
+class SettingsError(CostledgerError, ValueError):
+    """The settings file is unreadable or holds a value of the wrong kind."""
 
 
 def memory_bytes(text: str) -> int | None:
@@ -194,3 +199,19 @@ def _text(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("a non-empty string")
     return value
+
+
+def _webhook_url(value: Any) -> str:
+    """An http or https URL with a host: the alerts' webhook (a path or a typo'd scheme would fail only at night)."""
+    from urllib.parse import urlsplit
+
+    expected = "an http:// or https:// URL with a host (such as a Slack incoming webhook's)"
+    if not isinstance(value, str):
+        raise ValueError(expected)
+    try:
+        parts = urlsplit(value.strip())
+    except ValueError:
+        raise ValueError(expected) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(expected)
+    return value.strip()

@@ -142,19 +142,31 @@ def summary(run, as_json: bool) -> None:
     )
 
 
+#: a nightly names at most this many new anomalies on the console (all are in --json and the webhook)
+_SHOWN_ANOMALIES = 10
+
+
 def _warnings(run) -> None:
     """A run's warnings: reconciliation and usage gaps, landing entries skipped, unpriced requests, name variants."""
+    from pipeline.run.alerts import budget_line
+
     for month, provider in run.mismatches:
         console.print(
             f"[yellow]reconciliation mismatch:[/] {escape(printable(provider))} {month} "
             "(see marts.monthly_reconciliation)"
         )
-    for month, team, route, status, spent, projected, budget in run.budgets:
-        who = "every team" if team == "*" else f"team {team}"
-        where = "both routes" if route == "both" else f"the {route} route"
+    for b in run.budgets:
+        head, rest = budget_line(b).split(": ", 1)
+        console.print(f"[yellow]{head}:[/] {escape(printable(rest))} (see marts.budget_status)", highlight=False)
+    for a in run.anomalies[:_SHOWN_ANOMALIES]:
+        console.print(f"[yellow]anomaly:[/] {escape(printable(a.cause))} (see marts.daily_anomalies)", highlight=False)
+    if len(run.anomalies) > _SHOWN_ANOMALIES:
+        more = len(run.anomalies) - _SHOWN_ANOMALIES
+        console.print(f"[yellow]... and {more} more anomalies[/] (see marts.daily_anomalies)")
+    if run.alerts and not run.alerts.startswith("sent"):
         console.print(
-            f"[yellow]budget {'over' if status == 'over' else 'at risk'}:[/] {escape(printable(who))} on {where} in "
-            f"{month}: spent ${spent:,.2f}, projected ${projected:,.2f} of ${budget:,.2f} (see marts.budget_status)",
+            f"[yellow]alerts webhook {escape(printable(run.alerts))}[/] (the ledger is published; recorded in "
+            "meta.runs.alerts)",
             highlight=False,
         )
     for month, provider, token_type, status in run.usage_gaps:

@@ -26,6 +26,7 @@ from pipeline.ingest.loader import FileLoader
 from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
 from pipeline.base.query import run_query
+from pipeline.run.alerts import Anomaly, alert_payload, post_alerts, record_new_anomalies
 from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 
@@ -51,6 +52,10 @@ class RunSummary:
     budgets: list[tuple[str, str, str, str, Decimal, Decimal, Decimal]] = field(default_factory=list)
     """(month, team, route, status, spent, projected, budget): the latest month's budgets at risk or over
     (marts.budget_status)."""
+    anomalies: list[Anomaly] = field(default_factory=list)
+    """The anomalies (marts.daily_anomalies) no earlier run named (``pipeline.run.alerts``)."""
+    alerts: str | None = None
+    """What became of the alerts webhook (sent, or failed and why); None when nothing was sent."""
     unpriced: list[tuple[str, str, str, int]] = field(default_factory=list)
     """(month, provider, requests) API requests with no price for their provider, model and time (any month)."""
     name_variants: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -133,6 +138,8 @@ class RunSummary:
                 }
                 for m, t, r, st, sp, pr, b in self.budgets
             ],  # fmt: skip
+            "new_anomalies": [a.as_dict() for a in self.anomalies],
+            "alerts_webhook": self.alerts,
             "unpriced_requests": [
                 {"month": m, "provider": p, "model": model, "requests": n} for m, p, model, n in self.unpriced
             ],
@@ -273,6 +280,7 @@ class Run:
             (str(m)[:7], p, model, n) for m, p, model, n in run_query(self.con, "unpriced_models")[1]
         ]
         self.summary.budgets = [(str(m)[:7], *rest) for m, *rest in run_query(self.con, "budgets_at_risk")[1]]
+        self.summary.anomalies = record_new_anomalies(self.con, self.summary.run_id)
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
@@ -286,6 +294,15 @@ class Run:
             self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots, tables, views, changed)
         )
         self._step("publish", self.summary.published, time.perf_counter() - t, None)
+        self._send_alerts()
+
+    def _send_alerts(self) -> None:
+        """POST the run's alerts to the webhook of the settings, after the publish (``pipeline.run.alerts``)."""
+        s, url = self.summary, self.settings.alerts_webhook_url
+        if url and (s.budgets or s.anomalies):
+            payload = alert_payload(s.run_id, s.budgets, s.anomalies)
+            timeout, retries = float(self.settings.alerts_timeout_seconds), self.settings.alerts_retries
+            s.alerts = post_alerts(url, payload, timeout=timeout, retries=retries)
 
     def reject_folder(self, folder: Path, nearest: str, on_file: OnFile | None) -> None:
         """A landing folder that is not a kind: its data would be silently absent, so it counts as rejected."""
@@ -315,7 +332,7 @@ class Run:
         self.con.execute(
             """UPDATE meta.runs SET finished_at = CASE WHEN ? IS NULL THEN NULL ELSE current_localtimestamp() END,
                files_seen = ?, files_loaded = ?, files_skipped = ?, files_rejected = ?, rows_in = ?, rows_loaded = ?,
-               rows_quarantined = ?, months_changed = ?, seconds = ?, outcome = ? WHERE run_id = ?""",
+               rows_quarantined = ?, months_changed = ?, seconds = ?, outcome = ?, alerts = ? WHERE run_id = ?""",
             [
                 outcome,
                 len(s.files),
@@ -328,6 +345,7 @@ class Run:
                 months,
                 time.perf_counter() - self.t0,
                 outcome,
+                s.alerts,
                 s.run_id,
             ],
         )

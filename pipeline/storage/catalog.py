@@ -62,6 +62,14 @@ META_DDL = [
     "COMMENT ON TABLE meta.runs IS 'One row per ingest / build / nightly run: files seen, loaded, skipped, rejected; "
     "rows in, loaded, quarantined; the months whose marts changed; duration; outcome (NULL while running, interrupted "
     "if it died).'",
+    "ALTER TABLE meta.runs ADD COLUMN IF NOT EXISTS alerts VARCHAR",
+    "COMMENT ON COLUMN meta.runs.alerts IS 'What became of the run''s alerts webhook: sent (with the HTTP status), or "
+    "failed (with why, after its retries); NULL when nothing was sent.'",
+    """CREATE TABLE IF NOT EXISTS meta.alerted_anomalies (
+        day DATE NOT NULL, kind VARCHAR NOT NULL, provider VARCHAR NOT NULL, team VARCHAR NOT NULL,
+        subject VARCHAR NOT NULL, run_id VARCHAR NOT NULL, recorded_at TIMESTAMP NOT NULL)""",
+    "COMMENT ON TABLE meta.alerted_anomalies IS 'The anomalies (marts.daily_anomalies) a run has seen: a nightly "
+    "alerts on the others only, so each is named once.'",
     """CREATE TABLE IF NOT EXISTS meta.settings (key VARCHAR NOT NULL, value VARCHAR NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS meta.run_steps (
         run_id VARCHAR NOT NULL, step VARCHAR NOT NULL, name VARCHAR NOT NULL, seconds DOUBLE NOT NULL,

@@ -5,6 +5,7 @@
 -- column month: Month the share is allocated to (first day, UTC).
 -- column amount_usd: This month's share of the line.
 -- column line_amount_usd: The whole line, as invoiced.
+-- column unit_price_usd_per_million: The line's unit price converted to USD (NULL when it states none).
 -- column line_priced_usd: The whole line at its own quantity x unit price / 1e6 (USD); NULL when it does not state both.
 -- column months_in_period: How many months the line's period touches (1 for a monthly invoice).
 -- column allocation_basis: 'single_month', 'metered' (by metered cost) or 'time' (nothing metered in the period).
@@ -79,6 +80,7 @@ SELECT
     model,
     quantity,
     unit_price_per_million,
+    CAST(unit_price_per_million * usd_per_unit AS DECIMAL(38, 12)) AS unit_price_usd_per_million,
     CASE
         WHEN from_last = 1
             THEN amount_usd - coalesce(sum(share_usd) FILTER (WHERE from_last > 1) OVER line_window, 0)

@@ -34,5 +34,7 @@ SELECT
     max(value) FILTER (WHERE key = 'gate_required_drills') AS gate_required_drills,
     CAST(nullif(max(value) FILTER (WHERE key = 'energy_usd_per_kwh'), '') AS DECIMAL(18, 6)) AS energy_usd_per_kwh,
     CAST(coalesce(max(value) FILTER (WHERE key = 'energy_pue'), '1') AS DECIMAL(18, 6)) AS energy_pue,
-    coalesce(lower(max(value) FILTER (WHERE key = 'chargeback_share_idle')) = 'true', FALSE) AS chargeback_share_idle
+    coalesce(lower(max(value) FILTER (WHERE key = 'chargeback_share_idle')) = 'true', FALSE) AS chargeback_share_idle,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'anomalies_threshold'), '3.5') AS DECIMAL(18, 6)) AS anomalies_threshold,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'anomalies_min_usd'), '25') AS DECIMAL(38, 12)) AS anomalies_min_usd
 FROM meta.settings

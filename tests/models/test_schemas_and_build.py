@@ -226,6 +226,7 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_cluster_telemetry",
             "monthly_chargeback",
             "budget_status",
+            "daily_anomalies",
         ]
     )
     assert all(m.unique_key for m in marts)
