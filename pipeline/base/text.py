@@ -41,3 +41,15 @@ def count(value: Decimal | int | float | None) -> str:
 
 def ms(value: int | None) -> str:
     return "n/a" if value is None else f"{value / 1000:,.1f} s"
+
+
+def budget_line(budget_row: tuple) -> str:
+    """A budget at risk or over, (month, team, route, status, spent, projected, budget), in words: the same sentence on
+    the console and in the webhook's text."""
+    month, team, route, status, spent, projected, budget = budget_row
+    who = "every team" if team == "*" else f"team {team}"
+    where = "both routes" if route == "both" else f"the {route} route"
+    return (
+        f"budget {'over' if status == 'over' else 'at risk'}: {who} on {where} in {month}: spent ${spent:,.2f}, "
+        f"projected ${projected:,.2f} of ${budget:,.2f}"
+    )

@@ -148,7 +148,7 @@ _SHOWN_ANOMALIES = 10
 
 def _warnings(run) -> None:
     """A run's warnings: reconciliation and usage gaps, landing entries skipped, unpriced requests, name variants."""
-    from pipeline.run.alerts import budget_line
+    from pipeline.base.text import budget_line
 
     for month, provider in run.mismatches:
         console.print(

@@ -153,10 +153,17 @@ def status(
             slowest = run_query(con, "status_slowest_steps")[1]
         except duckdb.CatalogException:
             slowest = []
+        try:  # a ledger loaded and never built has no marts
+            budgets = run_query(con, "budgets_at_risk")[1]
+            anomalies = run_query(con, "recent_anomalies")[1]
+        except duckdb.CatalogException:
+            budgets, anomalies = [], []
     finally:
         con.close()
     if as_json:
         _status_json(
+            budgets=budgets,
+            anomalies=anomalies,
             names=names,
             kinds=kinds,
             file_names=file_names,
@@ -172,11 +179,16 @@ def status(
     render(file_names, file_rows, "table", files, out, title=f"Latest {files} files")
     render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
     _status_notes(unpriced=unpriced, variants=variants, rejected=rejected, slowest=slowest)
+    _status_alerts(budgets, anomalies)
 
 
-def _status_json(*, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest) -> None:
+def _status_json(
+    *, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest, budgets, anomalies
+) -> None:
     from pipeline.base.query import jsonable
 
+    budget_keys = ["month", "team", "route", "status", "spent_usd", "projected_usd", "budget_usd"]
+    anomaly_keys = ["day", "kind", "provider", "team", "spend_effect_usd", "cause"]
     out.print_json(
         json.dumps(
             {
@@ -186,6 +198,8 @@ def _status_json(*, names, kinds, file_names, file_rows, reasons, rejected, unpr
                 "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
                 "unpriced_requests": [{"month": str(m), "provider": p, "requests": n} for m, p, n in unpriced],
                 "names_differing_only_in_case": [{"what": w, "spellings": list(v)} for w, v in variants],
+                "budgets_at_risk_or_over": [{k: jsonable(v) for k, v in zip(budget_keys, r)} for r in budgets],
+                "recent_anomalies": [{k: jsonable(v) for k, v in zip(anomaly_keys, r)} for r in anomalies],
                 "slowest_steps_of_latest_run": [
                     {"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest
                 ],
@@ -220,6 +234,26 @@ def _status_notes(*, unpriced: list, variants: list, rejected: list, slowest: li
             out,
             title="Slowest steps of the latest run (meta.run_steps)",
         )
+
+
+def _status_alerts(budgets: list, anomalies: list) -> None:
+    """The latest month's budgets at risk or over, and the anomalies of the data's last 7 days (or none, said so)."""
+    from pipeline.base.query import render
+
+    if budgets:
+        rows = [(str(m)[:7], t, r, st, f"{sp:,.2f}", f"{pr:,.2f}", f"{b:,.2f}") for m, t, r, st, sp, pr, b in budgets]
+        render(
+            ["month", "team", "route", "status", "spent USD", "projected USD", "budget USD"],
+            rows, "table", 100, out, title="Budgets at risk or over (marts.budget_status)",
+        )  # fmt: skip
+    if anomalies:
+        rows = [(str(d), k, p, t, "" if e is None else f"{e:,.2f}", c) for d, k, p, t, e, c in anomalies]
+        render(
+            ["day", "kind", "provider", "team", "spend moved USD", "cause"],
+            rows, "table", 100, out, title="Anomalies of the last 7 days (marts.daily_anomalies)",
+        )  # fmt: skip
+    else:
+        out.print("No anomalies in the last 7 days of data (marts.daily_anomalies).", highlight=False)
 
 
 @app.command(rich_help_panel=toc.panel("report"))

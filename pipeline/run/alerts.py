@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from pipeline import __version__
 from pipeline.base.query import run_query
+from pipeline.base.text import budget_line
 
 if TYPE_CHECKING:
     import duckdb
@@ -57,18 +58,6 @@ def record_new_anomalies(con: duckdb.DuckDBPyConnection, run_id: str) -> list[An
         [run_id],
     )
     return found
-
-
-def budget_line(budget_row: tuple) -> str:
-    """A budget at risk or over, (month, team, route, status, spent, projected, budget), in words: the same sentence on
-    the console and in the webhook's text."""
-    month, team, route, status, spent, projected, budget = budget_row
-    who = "every team" if team == "*" else f"team {team}"
-    where = "both routes" if route == "both" else f"the {route} route"
-    return (
-        f"budget {'over' if status == 'over' else 'at risk'}: {who} on {where} in {month}: spent ${spent:,.2f}, "
-        f"projected ${projected:,.2f} of ${budget:,.2f}"
-    )
 
 
 def alert_payload(run_id: str, budgets: list[tuple], anomalies: list[Anomaly]) -> dict:

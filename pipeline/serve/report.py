@@ -32,6 +32,7 @@ from pipeline.serve.records import (
 )
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
+from pipeline.serve.attention import anomaly_note, attention_lines
 from pipeline.serve.meters import engine_sentences, meter_sentences
 from pipeline.serve.words import (
     BASIS_OF_C,
@@ -260,6 +261,8 @@ def _later_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
         "engines": EngineReconciliation.from_rows(rows("monthly_engine_reconciliation", "cluster_id")),
         "chargeback": rows("monthly_chargeback", "route, amount_usd DESC, team, cost_class"),
         "telemetry": ClusterTelemetry.from_rows(rows("monthly_cluster_telemetry", "cluster_id")),
+        "budgets": rows("budget_status", "status DESC, team, route"),
+        "anomalies": rows("daily_anomalies", "day, kind, provider, team, subject"),
     }
 
 
@@ -352,6 +355,8 @@ def _env():
         plan_rows=plan_rows,
         engine_sentences=engine_sentences,
         meter_sentences=meter_sentences,
+        attention_lines=attention_lines,
+        anomaly_note=anomaly_note,
     )
     return env
 
@@ -385,6 +390,7 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     d = gather(con, month)
     be = d.be
     lines = [f"costledger report for {d.month}", "=" * 40, *headline(d), ""]
+    lines += ["Needs attention:", *(f"  {s}" for s in attention_lines(d)), ""]
     if be.break_even_accepted_tasks is not None:
         lines.append("Break-even, four questions:")
         for v in views(d):

@@ -51,6 +51,10 @@ class ReportData:
     """Each cluster's request log against its serving engines' token counts (marts.monthly_engine_reconciliation)."""
     chargeback: list[dict[str, Any]] = field(default_factory=list)
     """Who spent what: the month's rows of marts.monthly_chargeback."""
+    budgets: list[dict[str, Any]] = field(default_factory=list)
+    """The month's rows of marts.budget_status."""
+    anomalies: list[dict[str, Any]] = field(default_factory=list)
+    """The month's rows of marts.daily_anomalies."""
     telemetry: list[ClusterTelemetry] = field(default_factory=list)
     """What each cluster's GPUs and engines reported of the month (marts.monthly_cluster_telemetry)."""
     forecast: ForecastMonth | None = None

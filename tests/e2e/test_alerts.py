@@ -119,6 +119,14 @@ def test_the_webhook_receives_the_budget_and_the_new_anomaly_once(tmp_path):
         assert code == 0 and summary["new_anomalies"] == []
         assert len(received) == 2 and received[1]["json"]["anomalies"] == []
     assert _runs_alerts(tmp_path) == ["sent: HTTP 200", "sent: HTTP 200"]
+    # status names both while they are recent (the spike is on the data's last day)
+    status = json.loads(cli("status", "--db", tmp_path / "l.duckdb", "--json").stdout)
+    assert [(b["team"], b["status"], b["projected_usd"]) for b in status["budgets_at_risk_or_over"]] == [
+        ("alpha", "over", "249.428571428572")  # 216 + 2 x 117 / 7 (117 / 7 = 16.714285714286 a day, to 1e-12)
+    ]
+    assert [(a["day"], a["kind"], a["team"]) for a in status["recent_anomalies"]] == [
+        ("2026-07-29", "spend_spike", "alpha")
+    ]
 
 
 def _closed_port() -> int:

@@ -566,3 +566,23 @@ def test_the_demo_report_shows_the_lost_logs_and_the_energy_line(demo_db):
     assert f"Energy</td><td>${usd}<" in costs
     # the GPUs' own busy measure, over 808 x 8 = 6,464 provisioned GPU-hours
     assert re.search(r"busy \d+\.\d% of their 6,464 provisioned GPU-hours", text)
+
+
+def test_the_first_screen_names_the_budget_run_over_and_says_when_nothing_is_anomalous(demo_db):
+    """The demo's settings give team search $190 a month of API spend; its October chargeback (the API's cash per
+    provider spread by metered cost) sums past it. Recomputed here from marts.monthly_chargeback's cents."""
+    con = connect_read(demo_db)
+    (spent,) = con.execute(
+        "select sum(amount_usd) from marts.monthly_chargeback "
+        "where month = '2026-10-01' and team = 'search' and route = 'api'"
+    ).fetchone()
+    assert spent > 190  # the demo plants the overrun
+    html = render_html(gather(con, "2026-10"))
+    attention = _words(html.split('<section id="attention">', 1)[1].split("</section>", 1)[0])
+    lines = " ".join(attention.split())
+    # a complete month: projected = spent
+    assert f"Budget over: team search on the api route in 2026-10: spent ${spent:,.2f}, projected ${spent:,.2f} of " \
+        "$190.00." in lines  # fmt: skip
+    assert "No anomaly in the month's API spend or cache-hit rates" in lines
+    # the first screen: before the first table
+    assert html.index('id="attention"') < html.index("<table")
