@@ -1,12 +1,14 @@
-"""Commands for finance: who spent what."""
+"""Commands for finance: who spent what, and the month's spend as FOCUS."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Literal, Optional
 
 import typer
 
+from pipeline.base.errors import ExitCode
 from pipeline.cli import toc
 from pipeline.cli.common import DbOpt, SettingsOpt, error, open_read, out, read_settings
 
@@ -62,3 +64,56 @@ def chargeback(
     table.append(["", "all", "", usd(total), pct(1 if rows else None)])
     render(["route", "team", "cost class", "amount", "share"], table, "table", len(table), out,
            title=f"Chargeback for {m}: the month's spend by team")  # fmt: skip
+
+
+export_app = typer.Typer(no_args_is_help=True, help="The ledger's own spend in a format other tools read.")
+app.add_typer(export_app, name="export", rich_help_panel=toc.panel("export"))
+
+
+@export_app.command("focus")
+def export_focus(
+    month: Annotated[
+        Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")
+    ] = None,
+    out_file: Annotated[
+        Optional[Path],
+        typer.Option("--out", help="The file to write, .csv or .parquet. Default: focus-YYYY-MM.csv here."),
+    ] = None,
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+) -> None:
+    """A month of the ledger's spend on both routes as FOCUS 1.2, the FinOps billing format.
+
+    API usage per day, provider, model, team and token class (ConsumedQuantity in tokens, priced per million), an
+    invoiced provider's tax, credits and the rest of its invoice's difference from the metered cost, each cluster's
+    charges, hardware write-off and operating costs, and review. Columns of the ledger's own are x_Route, x_Team,
+    x_TokenClass and x_CostClass. BilledCost (and EffectiveCost) add up to the month's spend on both routes.
+
+    Example: costledger export focus --month 2026-10 --out focus-2026-10.parquet
+    """
+    from pipeline.base.errors import CostledgerError
+    from pipeline.serve.focus import focus_frame, format_for, write_focus
+    from pipeline.serve.report import resolve_month, with_macros
+
+    s = read_settings(settings, db)
+    con = open_read(s)
+    try:
+        m = resolve_month(con, month)
+        target = out_file or Path(f"focus-{m}.csv")
+        format_for(target)
+        frame = focus_frame(with_macros(con), m, s.focus_cluster_tag_key)
+    except CostledgerError as exc:
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
+    except ValueError as exc:
+        error(str(exc))
+        raise typer.Exit(ExitCode.USAGE) from None
+    finally:
+        con.close()
+    try:
+        write_focus(frame, target)
+    except OSError as exc:
+        error(f"cannot write {target}: {exc.strerror or exc}")
+        raise typer.Exit(ExitCode.FAILURE) from None
+    total = frame["BilledCost"].sum() if frame.height else 0
+    out.print(f"wrote {target}: {frame.height:,} FOCUS 1.2 rows for {m}, BilledCost {total:,.2f} USD", highlight=False)

@@ -37,6 +37,7 @@ PANELS: dict[str, dict[str, str]] = {
         "verify": "Check every lake file against the SHA-256 recorded when it was loaded.",
         "chargeback": "Who spent what: the month's whole spend on both routes by team, route and cost class, to the "
         "cent.",
+        "export": "The ledger's own spend in a format other tools read: `export focus` writes a month as FOCUS 1.2.",
     },
     "Plan": {
         "scenario": "Planning without data: monthly cluster cost at each rate, and how many API tasks cost the same.",
