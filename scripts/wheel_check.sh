@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package as a user installs it: build a wheel, install it (and the pinned dependencies) into a fresh venv
 # outside the checkout, and run the nightly on the bundled sample data from another folder. Fails when the wheel
-# lacks a file the command needs (the SQL models, the report templates).
+# lacks a file the command needs (the SQL models, their explanations, the report templates).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 PY="${PYTHON:-python3}"
@@ -26,4 +26,7 @@ if [ "$code" -ne 0 ] && [ "$code" -ne 4 ]; then
 fi
 "$work/venv/bin/costledger" report --db "$work/ledger.duckdb" --format md --out "$work/report.md" >/dev/null
 grep -q "## Decisions ahead" "$work/report.md"
+# the explanations ship beside the models (sql/marts/*.explain.toml)
+"$work/venv/bin/costledger" explain marts.monthly_break_even.break_even_accepted_tasks --db "$work/ledger.duckdb" \
+  | grep -q "F / (C - V)"
 echo "wheel check: $(ls "$work/dist") installed outside the checkout; nightly exit $code, report written"

@@ -117,3 +117,56 @@ def export_focus(
         raise typer.Exit(ExitCode.FAILURE) from None
     total = frame["BilledCost"].sum() if frame.height else 0
     out.print(f"wrote {target}: {frame.height:,} FOCUS 1.2 rows for {m}, BilledCost {total:,.2f} USD", highlight=False)
+
+
+@app.command(rich_help_panel=toc.panel("explain"))
+def explain(
+    column: Annotated[
+        str, typer.Argument(help="MART.COLUMN, e.g. marts.monthly_break_even.break_even_accepted_tasks.")
+    ],
+    month: Annotated[
+        Optional[str], typer.Option(help="Month YYYY-MM. Default: the latest month in the ledger.")
+    ] = None,
+    key: Annotated[
+        Optional[list[str]],
+        typer.Option("--key", help="NAME=VALUE: the row of a mart with more than one a month (cluster_id=...)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the explanation as JSON.")] = False,
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+) -> None:
+    """Where a figure comes from: its meaning, its formula with the month's own values, and the landing files behind
+    each value (path, SHA-256, rows, and the lines when they are few).
+
+    Example: costledger explain marts.monthly_break_even.break_even_accepted_tasks --month 2026-10
+    """
+    from pipeline.base.errors import CostledgerError
+    from pipeline.base.query import jsonable
+    from pipeline.serve.explain import definition, explain as explain_column, explanation_json, explanation_lines
+    from pipeline.serve.report import resolve_month
+
+    pairs = {}
+    for item in key or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            error(f"--key {item!r}: give NAME=VALUE, e.g. cluster_id=k3-b200-01")
+            raise typer.Exit(ExitCode.USAGE)
+        pairs[name.strip()] = value.strip()
+    try:
+        definition(column)  # an unknown column is told before the ledger is opened
+    except CostledgerError as exc:
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
+    con = open_read(read_settings(settings, db))
+    try:
+        e = explain_column(con, column, resolve_month(con, month), pairs)
+    except CostledgerError as exc:
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
+    finally:
+        con.close()
+    if as_json:
+        out.print_json(json.dumps(explanation_json(e), default=jsonable))
+        return
+    for line in explanation_lines(e):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)

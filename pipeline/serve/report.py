@@ -33,6 +33,7 @@ from pipeline.serve.records import (
 from pipeline.serve.reportdata import ReportData
 from pipeline.serve.glossary import GLOSSARY
 from pipeline.serve.attention import anomaly_note, attention_lines
+from pipeline.serve.explain import report_definitions
 from pipeline.serve.meters import engine_sentences, meter_sentences
 from pipeline.serve.words import (
     BASIS_OF_C,
@@ -356,6 +357,7 @@ def _env():
         engine_sentences=engine_sentences,
         meter_sentences=meter_sentences,
         attention_lines=attention_lines,
+        explained=report_definitions(),
         anomaly_note=anomaly_note,
     )
     return env

@@ -1,0 +1,238 @@
+"""Every figure explained (``costledger explain MART.COLUMN``): a headline column's meaning, its formula with the
+month's own values put in, and the landing files behind each value.
+
+The words and formulas are written once, beside each mart, in ``sql/marts/<mart>.explain.toml``; the report's "How
+the numbers are computed" reads the same files. The values are the mart's row, as stored: the formula is shown with
+them, never recomputed here (the arithmetic is the model's)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from pipeline.base.errors import CostledgerError, ExitCode
+from pipeline.base.models import SQL_DIR
+from pipeline.base.query import dict_rows, run_query
+
+if TYPE_CHECKING:
+    import duckdb
+
+MARTS = SQL_DIR / "marts"
+#: the key columns a mart's row has beside the month (a mart not named here has one row a month)
+KEYS = {"monthly_utilisation": ("cluster_id",)}
+
+
+class ExplainError(CostledgerError):
+    """A column with no explanation, a month or key with no row."""
+
+    exit_code = ExitCode.USAGE
+
+
+@dataclass(frozen=True)
+class Letter:
+    symbol: str
+    column: str
+    words: str
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One column's explanation, as its mart's ``.explain.toml`` writes it."""
+
+    mart: str
+    column: str
+    title: str
+    words: str
+    formula: str
+    letters: tuple[Letter, ...]
+    """The letters the formula uses, in its order."""
+    kinds: tuple[str, ...] = ()
+    """For a formula in words only: the kinds of landing file behind it."""
+
+
+@dataclass(kw_only=True)
+class Explanation:
+    definition: Definition
+    month: str
+    key: dict[str, str]
+    value: Any
+    values: dict[str, Any]
+    """Each letter's value in the row."""
+    files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per kind of landing file: the files whose rows fed the month (path, sha256, rows, lines)."""
+
+    @property
+    def with_values(self) -> str | None:
+        """The formula with each letter's value put in; None for a formula in words."""
+        if not self.definition.letters:
+            return None
+        symbols = {letter.symbol: number(self.values[letter.symbol]) for letter in self.definition.letters}
+        return re.sub(r"\b[A-Z]\b", lambda m: symbols.get(m.group(0), m.group(0)), self.definition.formula)
+
+
+@cache
+def _spec(mart: str) -> dict[str, Any] | None:
+    path = MARTS / f"{mart}.explain.toml"
+    if not path.is_file():
+        return None
+    with path.open("rb") as f:
+        return tomllib.load(f)
+
+
+def explained_columns() -> list[str]:
+    """Every ``marts.<mart>.<column>`` that ``explain`` knows, in the files' order."""
+    names = []
+    for path in sorted(MARTS.glob("*.explain.toml")):
+        mart = path.name.removesuffix(".explain.toml")
+        names += [f"marts.{mart}.{column}" for column in (_spec(mart) or {}).get("columns", {})]
+    return names
+
+
+def definition(name: str, row: dict[str, Any] | None = None) -> Definition:
+    """The definition of ``marts.MART.COLUMN`` (``row``: the mart's row, for a formula that depends on it)."""
+    parts = name.split(".")
+    if len(parts) == 2:
+        parts = ["marts", *parts]
+    spec = _spec(parts[1]) if len(parts) == 3 and parts[0] == "marts" else None
+    entry = (spec or {}).get("columns", {}).get(parts[-1]) if spec else None
+    if entry is None:
+        raise ExplainError(f"{name}: no explanation for it; the columns explained are {', '.join(explained_columns())}")
+    formula = entry["formula"]
+    when = entry.get("formula_when")
+    if when and row is not None and row.get(when["column"]) != when["value"]:
+        formula = entry["otherwise"]
+    letters = tuple(
+        Letter(symbol=s, column=spec["letters"][s]["column"], words=spec["letters"][s]["words"],
+               kinds=tuple(spec["letters"][s]["kinds"]))
+        for s in dict.fromkeys(re.findall(r"\b[A-Z]\b", formula)) if s in spec["letters"]
+    )  # fmt: skip
+    return Definition(
+        mart=parts[1], column=parts[2], title=entry["title"], words=entry["words"], formula=formula,
+        letters=letters, kinds=tuple(entry.get("kinds", ())),
+    )  # fmt: skip
+
+
+def explain(con: duckdb.DuckDBPyConnection, name: str, month: str, key: dict[str, str]) -> Explanation:
+    """The explanation of column ``name`` for ``month`` (YYYY-MM) and the row ``key`` picks."""
+    base = definition(name)
+    row = _row(con, base.mart, month, key)
+    d = definition(name, row)
+    explanation = Explanation(
+        definition=d,
+        month=month,
+        key={k: row[k] for k in KEYS.get(d.mart, ())},
+        value=row[d.column],
+        values={letter.symbol: row[letter.column] for letter in d.letters},
+    )
+    start = dt.datetime.fromisoformat(f"{month}-01")
+    end = (start + dt.timedelta(days=32)).replace(day=1)
+    names, rows = run_query(con, "month_files", {"month_start": start, "month_end": end})
+    kinds = {k for letter in d.letters for k in letter.kinds} | set(d.kinds)
+    for r in (dict(zip(names, r)) for r in rows):
+        if r["kind"] in kinds:
+            explanation.files.setdefault(r["kind"], []).append(r)
+    return explanation
+
+
+def _row(con: duckdb.DuckDBPyConnection, mart: str, month: str, key: dict[str, str]) -> dict[str, Any]:
+    keys = KEYS.get(mart, ())
+    unknown = sorted(set(key) - set(keys))
+    if unknown:
+        raise ExplainError(
+            f"--key {unknown[0]}: marts.{mart} has no such key"
+            + (f" (its key: {', '.join(keys)})" if keys else " (it has one row a month)")
+        )
+    # the mart and key names are this module's own (checked above), the values are bound
+    where = " AND ".join(["month = CAST(? AS DATE)", *(f"{k} = ?" for k in key)])
+    rows = dict_rows(con, f"SELECT * FROM marts.{mart} WHERE {where}", [f"{month}-01", *key.values()])
+    if not rows:
+        shown = "".join(f", {k} {v}" for k, v in key.items())
+        raise ExplainError(f"marts.{mart} has no row for {month}{shown}")
+    if len(rows) > 1:
+        choices = "; ".join(", ".join(f"{k}={r[k]}" for k in keys) for r in rows)
+        raise ExplainError(f"marts.{mart} has {len(rows)} rows for {month}: pick one with --key ({choices})")
+    return rows[0]
+
+
+def number(value: Any) -> str:
+    """A value as stored, with thousands separators: every digit the mart holds, so the formula recomputes."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, Decimal):
+        return f"{value:,f}"
+    if isinstance(value, float):
+        return f"{value:,.15g}" if abs(value) >= 1 else repr(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def explanation_lines(e: Explanation) -> list[str]:
+    """The explanation for a terminal."""
+    d = e.definition
+    where = "".join(f", {k} {v}" for k, v in e.key.items())
+    lines = [f"marts.{d.mart}.{d.column}, {e.month}{where}", f"{d.title}: {d.words}", ""]
+    if d.letters:
+        lines += [f"  {d.formula}", f"  = {e.with_values}", f"  = {number(e.value)}", ""]
+        for letter in d.letters:
+            lines.append(f"  {letter.symbol} = {number(e.values[letter.symbol])}: {letter.words} ({letter.column})")
+            lines += _file_lines(e, letter.kinds)
+    else:
+        lines += [f"  {d.formula}", f"  = {number(e.value)}", ""]
+        lines += _file_lines(e, d.kinds)
+    return lines
+
+
+def _file_lines(e: Explanation, kinds: tuple[str, ...]) -> list[str]:
+    lines = []
+    for kind in kinds:
+        for f in e.files.get(kind, []):
+            rows = f"{f['rows']:,} row{'s' if f['rows'] != 1 else ''}"
+            where = ""
+            if f["lines"]:
+                where = f", line{'s' if len(f['lines']) > 1 else ''} {', '.join(map(str, f['lines']))}"
+            lines.append(f"      {kind}: {f['path']} (sha256 {f['sha256']}; {rows}{where})")
+    if not any(e.files.get(k) for k in kinds):
+        lines.append(f"      (no landing file of {', '.join(kinds)} fed this month)")
+    return lines
+
+
+def explanation_json(e: Explanation) -> dict[str, Any]:
+    from pipeline.base.query import jsonable
+
+    d = e.definition
+    return {
+        "column": f"marts.{d.mart}.{d.column}",
+        "month": e.month,
+        "key": e.key,
+        "title": d.title,
+        "definition": d.words,
+        "formula": d.formula,
+        "formula_with_values": e.with_values,
+        "value": jsonable(e.value),
+        "terms": [
+            {
+                "letter": letter.symbol, "column": letter.column, "value": jsonable(e.values[letter.symbol]),
+                "definition": letter.words,
+                "files": [{**f, "kind": kind} for kind in letter.kinds for f in e.files.get(kind, [])],
+            }
+            for letter in d.letters
+        ],  # fmt: skip
+        "files": [{**f} for kind in d.kinds for f in e.files.get(kind, [])],
+    }
+
+
+def report_definitions() -> list[tuple[str, str, str]]:
+    """(title, formula with its letters said, meaning) of every column explained, for the report's appendix."""
+    out = []
+    for name in explained_columns():
+        d = definition(name)
+        said = "; ".join(f"{letter.symbol}: {letter.words}" for letter in d.letters)
+        out.append((d.title, f"{d.formula}" + (f" ({said})" if said else ""), d.words))
+    return out

@@ -1,0 +1,113 @@
+"""`costledger explain MART.COLUMN`: a figure's meaning, its formula with the month's own values, and the landing files
+behind them. The printed values are read back and the formula recomputed here in Python Decimal; the files are hashed
+here and compared with what explain names."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from decimal import ROUND_HALF_UP, Decimal, getcontext
+
+import duckdb
+import pytest
+
+from tests.conftest import ROOT, cli
+
+getcontext().prec = 60
+
+
+def _mart_value(db, sql: str):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchone()[0]
+    finally:
+        con.close()
+
+
+def _decimal(text: str) -> Decimal:
+    return Decimal(text.replace(",", ""))
+
+
+def test_break_even_is_explained_with_values_that_recompute_to_the_marts_figure(demo_db):
+    res = cli("explain", "marts.monthly_break_even.break_even_accepted_tasks", "--month", "2026-10", "--db", demo_db)
+    assert res.exit_code == 0, res.output
+    lines = [line.strip() for line in res.output.splitlines()]
+    assert "F / (C - V)" in lines
+    filled = next(line for line in lines if line.startswith("= ") and "/" in line)
+    f, c, v = (_decimal(x) for x in re.fullmatch(r"= ([\d,.]+) / \(([\d,.]+) - ([\d,.]+)\)", filled).groups())
+    shown = _decimal(lines[lines.index(filled) + 1].removeprefix("= "))
+    # F / (C - V), rounded half up to 1e-12 as the ledger stores money and counts
+    assert (f / (c - v)).quantize(Decimal("1e-12"), ROUND_HALF_UP) == shown
+    stored = _mart_value(
+        demo_db, "select break_even_accepted_tasks from marts.monthly_break_even where month = '2026-10-01'"
+    )
+    assert shown == stored
+    # each letter's line names its value and the files behind it, with their SHA-256 as this test computes it
+    assert f"F = {f:,f}: the fixed cost" in res.output
+    for path in ("sample_data/requests/requests-2026-10.parquet", "sample_data/hardware/hardware.csv",
+                 "sample_data/opex/opex-2026-10.csv", "sample_data/prices/prices.csv"):  # fmt: skip
+        digest = hashlib.sha256((ROOT / path).read_bytes()).hexdigest()
+        assert f"{path} (sha256 {digest};" in res.output, path
+    # the October requests file: every one of its rows started in October
+    rows = _mart_value(
+        demo_db, "select count(*) from raw.requests where started_at >= '2026-10-01' and started_at < '2026-11-01'"
+    )
+    assert "requests-2026-10.parquet (sha256 " in res.output and f"; {rows:,} rows)" in res.output
+    # few rows: their lines (the opex file of October, one row a line after the header)
+    assert re.search(r"opex-2026-10\.csv \(sha256 \w+; 7 rows, lines 2, 3, 4, 5, 6, 7, 8\)", res.output)
+
+
+def _recompute(formula: str, values: dict[str, str]) -> Decimal:
+    """The formula over Decimal values: letters, numbers, + - x / and brackets only."""
+    assert re.fullmatch(r"[A-Z()+\-/x\s]+", formula), formula
+    expr = re.sub(r"\b([A-Z])\b", lambda m: f"Decimal('{values[m.group(1)]}')", formula.replace(" x ", " * "))
+    return eval(expr, {"Decimal": Decimal})  # noqa: S307 (the formula is checked to be letters and operators)
+
+
+def test_every_explained_formula_recomputes_to_its_marts_figure(demo_db):
+    from pipeline.serve.explain import explained_columns
+
+    names = explained_columns()
+    assert "marts.monthly_break_even.saving_usd" in names and "marts.monthly_utilisation.idle_cost_usd" in names
+    checked = 0
+    for name in names:
+        res = cli("explain", name, "--month", "2026-10", "--db", demo_db, "--json")
+        assert res.exit_code == 0, (name, res.output)
+        e = json.loads(res.stdout)
+        assert e["definition"] and e["title"]
+        if not e["terms"]:  # a formula said in words: its files are named all the same
+            assert e["files"], name
+            continue
+        values = {t["letter"]: t["value"] for t in e["terms"]}
+        assert all(t["files"] for t in e["terms"]), name
+        got, want = _recompute(e["formula"], values), Decimal(str(e["value"]))
+        # money and counts to 1e-12 (rounded once by the model); ratios (DOUBLE) to 12 significant digits
+        assert abs(got - want) <= max(Decimal("1e-12"), abs(want) * Decimal("1e-12")), (name, got, want)
+        checked += 1
+    assert checked >= 10
+
+
+def test_a_mart_with_a_row_per_cluster_takes_the_one_there_is_or_a_key(demo_db):
+    res = cli("explain", "marts.monthly_utilisation.productive_utilisation", "--month", "2026-10", "--db", demo_db)
+    assert res.exit_code == 0 and "2026-10, cluster_id k3-b200-01" in res.output
+    res = cli(
+        "explain", "marts.monthly_utilisation.productive_utilisation", "--key", "cluster_id=nope", "--db", demo_db
+    )
+    assert res.exit_code == 2 and "has no row for" in res.output and "cluster_id nope" in res.output
+    res = cli("explain", "marts.monthly_break_even.saving_usd", "--key", "cluster_id=k3-b200-01", "--db", demo_db)
+    assert res.exit_code == 2 and "has one row a month" in res.output
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["marts.monthly_break_even.verdict"], "no explanation for it; the columns explained are"),
+        (["monthly_break_even.nope"], "no explanation for it"),
+        (["marts.monthly_break_even.saving_usd", "--month", "2031-01"], "month 2031-01 is not in the ledger"),
+        (["marts.monthly_break_even.saving_usd", "--key", "cluster_id"], "give NAME=VALUE"),
+    ],
+)
+def test_what_cannot_be_explained_is_told_in_one_line(demo_db, args, said):
+    res = cli("explain", *args, "--db", demo_db)
+    assert res.exit_code != 0 and said in res.output and "Traceback" not in res.output
