@@ -201,6 +201,38 @@ catalogued AS (
             AND (p.valid_until IS NULL OR p.valid_until > l.period_start)
     GROUP BY l.provider, l.invoice_id, l.line_id
 ),
+scored_rows AS (
+    SELECT
+        day,
+        kind,
+        provider,
+        team,
+        measure AS subject,
+        value AS observed,
+        median AS baseline_median,
+        mad AS baseline_mad,
+        n AS baseline_days,
+        score,
+        CAST(effect_usd AS DECIMAL(38, 12)) AS spend_effect_usd,
+        CASE kind
+            WHEN 'cache_hit_drop' THEN format(
+                '{} cache-hit rate of team {} fell to {} % on {} from a median of {} % over the {} days before; the input read uncached cost {} USD more',
+                provider, team, CAST(CAST(round(value * 100, 1) AS DECIMAL(38, 1)) AS VARCHAR), day, CAST(CAST(round(median * 100, 1) AS DECIMAL(38, 1)) AS VARCHAR),
+                n, CAST(CAST(round(effect_usd, 2) AS DECIMAL(38, 2)) AS VARCHAR)
+            )
+            ELSE format(
+                '{} spend of team {} was {} USD on {}, {} the median of {} USD over the {} days before ({})',
+                provider, team, CAST(CAST(round(value, 2) AS DECIMAL(38, 2)) AS VARCHAR), day,
+                CASE WHEN kind = 'spend_spike' THEN 'above' ELSE 'below' END,
+                CAST(CAST(round(median, 2) AS DECIMAL(38, 2)) AS VARCHAR), n,
+                CASE
+                    WHEN score IS NULL THEN 'those days never varied'
+                    ELSE format('robust score {}', CAST(score AS VARCHAR))
+                END
+            )
+        END AS cause
+    FROM flagged
+),
 unknown_prices AS (
     SELECT
         CAST(l.period_start AS DATE) AS day,
@@ -209,6 +241,10 @@ unknown_prices AS (
         '(all)' AS team,
         format('invoice {} line {}', l.invoice_id, l.line_id) AS subject,
         l.usd_per_million AS observed,
+        CAST(NULL AS DECIMAL(38, 12)) AS baseline_median,
+        CAST(NULL AS DECIMAL(38, 12)) AS baseline_mad,
+        CAST(NULL AS BIGINT) AS baseline_days,
+        CAST(NULL AS DECIMAL(38, 2)) AS score,
         l.line_amount_usd AS spend_effect_usd,
         CASE
             WHEN c.prices_in_force = 0 THEN format(
@@ -225,39 +261,12 @@ unknown_prices AS (
     FROM invoice_lines AS l
     JOIN catalogued AS c USING (provider, invoice_id, line_id)
     WHERE c.matching = 0
+),
+anomalies AS (
+    SELECT * FROM scored_rows
+    UNION ALL
+    SELECT * FROM unknown_prices
 )
-SELECT
-    day,
-    CAST(date_trunc('month', day) AS DATE) AS month,
-    kind,
-    provider,
-    team,
-    measure AS subject,
-    value AS observed,
-    median AS baseline_median,
-    mad AS baseline_mad,
-    n AS baseline_days,
-    score,
-    CAST(effect_usd AS DECIMAL(38, 12)) AS spend_effect_usd,
-    CASE kind
-        WHEN 'cache_hit_drop' THEN format(
-            '{} cache-hit rate of team {} fell to {} % on {} from a median of {} % over the {} days before; the input read uncached cost {} USD more',
-            provider, team, CAST(CAST(round(value * 100, 1) AS DECIMAL(38, 1)) AS VARCHAR), day, CAST(CAST(round(median * 100, 1) AS DECIMAL(38, 1)) AS VARCHAR),
-            n, CAST(CAST(round(effect_usd, 2) AS DECIMAL(38, 2)) AS VARCHAR)
-        )
-        ELSE format(
-            '{} spend of team {} was {} USD on {}, {} the median of {} USD over the {} days before ({})',
-            provider, team, CAST(CAST(round(value, 2) AS DECIMAL(38, 2)) AS VARCHAR), day,
-            CASE WHEN kind = 'spend_spike' THEN 'above' ELSE 'below' END,
-            CAST(CAST(round(median, 2) AS DECIMAL(38, 2)) AS VARCHAR), n,
-            CASE
-                WHEN score IS NULL THEN 'those days never varied'
-                ELSE format('robust score {}', CAST(score AS VARCHAR))
-            END
-        )
-    END AS cause
-FROM flagged
-UNION ALL
 SELECT
     day,
     CAST(date_trunc('month', day) AS DATE) AS month,
@@ -266,10 +275,10 @@ SELECT
     team,
     subject,
     observed,
-    NULL AS baseline_median,
-    NULL AS baseline_mad,
-    NULL AS baseline_days,
-    NULL AS score,
+    baseline_median,
+    baseline_mad,
+    baseline_days,
+    score,
     CAST(spend_effect_usd AS DECIMAL(38, 12)) AS spend_effect_usd,
     cause
-FROM unknown_prices
+FROM anomalies
