@@ -66,7 +66,10 @@ def chargeback(
            title=f"Chargeback for {m}: the month's spend by team")  # fmt: skip
 
 
-export_app = typer.Typer(no_args_is_help=True, help="The ledger's own spend in a format other tools read.")
+export_app = typer.Typer(
+    no_args_is_help=True,
+    help="The ledger's own spend in a format other tools read: `export focus` writes a month as FOCUS 1.2.",
+)
 app.add_typer(export_app, name="export", rich_help_panel=toc.panel("export"))
 
 

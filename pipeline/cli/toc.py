@@ -38,8 +38,8 @@ PANELS: dict[str, dict[str, str]] = {
         "chargeback": "Who spent what: the month's whole spend on both routes by team, route and cost class, to the "
         "cent.",
         "export": "The ledger's own spend in a format other tools read: `export focus` writes a month as FOCUS 1.2.",
-        "explain": "Where a figure comes from: its meaning, its formula with the month's values, and the landing files "
-        "behind each value.",
+        "explain": "Where a figure comes from: its meaning, its formula with the month's own values, and the landing "
+        "files behind each value (path, SHA-256, rows, and the lines when they are few).",
     },
     "Plan": {
         "scenario": "Planning without data: monthly cluster cost at each rate, and how many API tasks cost the same.",

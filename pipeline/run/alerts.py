@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import duckdb
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Anomaly:
     day: date
     kind: str
@@ -46,7 +46,8 @@ class Anomaly:
 def record_new_anomalies(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Anomaly]:
     """The anomalies to alert on (``sql/queries/new_anomalies.sql``); every anomaly the marts hold is then recorded as
     seen, so the next run names none of them again."""
-    found = [Anomaly(*row) for row in run_query(con, "new_anomalies")[1]]
+    names, rows = run_query(con, "new_anomalies")
+    found = [Anomaly(**dict(zip(names, row))) for row in rows]
     con.execute(
         """INSERT INTO meta.alerted_anomalies
            SELECT a.day, a.kind, a.provider, a.team, a.subject, ?, current_localtimestamp()
@@ -60,6 +61,13 @@ def record_new_anomalies(con: duckdb.DuckDBPyConnection, run_id: str) -> list[An
     return found
 
 
+def budget_dicts(budgets: list[tuple]) -> list[dict[str, str]]:
+    """Budgets at risk or over, (month, team, route, status, spent, projected, budget), as JSON fields (exact
+    amounts as text)."""
+    keys = ("month", "team", "route", "status", "spent_usd", "projected_usd", "budget_usd")
+    return [{k: str(v) for k, v in zip(keys, b)} for b in budgets]
+
+
 def alert_payload(run_id: str, budgets: list[tuple], anomalies: list[Anomaly]) -> dict:
     """The webhook's JSON: ``text`` for Slack (and anything that reads it), the alerts as fields for the rest."""
     lines = [budget_line(b) for b in budgets] + [f"anomaly: {a.cause}" for a in anomalies]
@@ -67,18 +75,7 @@ def alert_payload(run_id: str, budgets: list[tuple], anomalies: list[Anomaly]) -
         "text": f"costledger: {len(lines)} alert(s)\n" + "\n".join(f"- {line}" for line in lines),
         "source": f"costledger {__version__}",
         "run_id": run_id,
-        "budgets": [
-            {
-                "month": m,
-                "team": t,
-                "route": r,
-                "status": s,
-                "spent_usd": str(sp),
-                "projected_usd": str(pr),
-                "budget_usd": str(b),
-            }
-            for m, t, r, s, sp, pr, b in budgets
-        ],  # fmt: skip
+        "budgets": budget_dicts(budgets),
         "anomalies": [a.as_dict() for a in anomalies],
     }
 

@@ -26,7 +26,7 @@ from pipeline.ingest.loader import FileLoader
 from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
 from pipeline.base.query import run_query
-from pipeline.run.alerts import Anomaly, alert_payload, post_alerts, record_new_anomalies
+from pipeline.run.alerts import Anomaly, alert_payload, budget_dicts, post_alerts, record_new_anomalies
 from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 
@@ -126,18 +126,7 @@ class RunSummary:
                 {"path": f.path, "rows_in": f.rows_in, "rows_quarantined": f.rows_quarantined}
                 for f in self.over_quarantined
             ],
-            "budgets_at_risk_or_over": [
-                {
-                    "month": m,
-                    "team": t,
-                    "route": r,
-                    "status": st,
-                    "spent_usd": str(sp),
-                    "projected_usd": str(pr),
-                    "budget_usd": str(b),
-                }
-                for m, t, r, st, sp, pr, b in self.budgets
-            ],  # fmt: skip
+            "budgets_at_risk_or_over": budget_dicts(self.budgets),
             "new_anomalies": [a.as_dict() for a in self.anomalies],
             "alerts_webhook": self.alerts,
             "unpriced_requests": [

@@ -41,7 +41,7 @@ class Letter:
     kinds: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Definition:
     """One column's explanation, as its mart's ``.explain.toml`` writes it."""
 
@@ -218,7 +218,9 @@ def explanation_json(e: Explanation) -> dict[str, Any]:
         "value": jsonable(e.value),
         "terms": [
             {
-                "letter": letter.symbol, "column": letter.column, "value": jsonable(e.values[letter.symbol]),
+                "letter": letter.symbol,
+                "column": letter.column,
+                "value": jsonable(e.values[letter.symbol]),
                 "definition": letter.words,
                 "files": [{**f, "kind": kind} for kind in letter.kinds for f in e.files.get(kind, [])],
             }
