@@ -8,8 +8,11 @@ in either file, the rows must be the same multiset: ``EXCEPT ALL`` both ways is 
 the counts agree. DECIMAL, integer, text and time columns compare exactly, so "equal" is
 equal to the cent and beyond. DOUBLE columns (ratios and fitted statistics, never money)
 compare to 12 significant digits: a floating-point sum depends on the order it adds in,
-which differs between engines and between thread counts. Columns only one side has are
-reported, not compared. Exit 0 when all are equal, 1 otherwise, with one line per table.
+which differs between engines and between thread counts. Both sides must have the same
+columns, of the same type family (``type_family``: any integer type and DECIMAL(p, 0) hold
+the same whole numbers; a DECIMAL's precision may differ, not its scale; TIMESTAMP and
+TIMESTAMP WITH TIME ZONE differ). Exit 0 when all are equal, 1 otherwise, with one line per
+table.
 
 ``--engines LEDGER`` builds the ledger's lake twice, with ``costledger build --engine duckdb``
 and ``--engine spark``, each in a copy of the ledger in a temporary folder (the lake files
@@ -24,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import re
 import tempfile
 from pathlib import Path
 
@@ -53,6 +57,27 @@ def columns(con: duckdb.DuckDBPyConnection, db: str, table: str) -> dict[str, st
     )
 
 
+#: integer types and DECIMAL(p, 0): whole numbers, the same value in any of them (DuckDB's HUGEINT is Spark's
+#: DECIMAL(38, 0), its BIGINT Spark's LONG, a count may be either)
+_WHOLE = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+_DECIMAL = re.compile(r"^DECIMAL\((\d+),\s*(\d+)\)$")
+
+
+def type_family(data_type: str) -> str:
+    """What a column's type says of its values, for comparing two engines' tables: whole numbers of any integer type or
+    DECIMAL(p, 0) are one family, a DECIMAL is its scale (its precision only bounds it), DOUBLE and FLOAT are one;
+    every other type is itself (TIMESTAMP and TIMESTAMP WITH TIME ZONE differ: the same digits, another instant)."""
+    t = data_type.upper().strip()
+    m = _DECIMAL.match(t)
+    if t in _WHOLE or (m and m.group(2) == "0"):
+        return "whole number"
+    if m:
+        return f"DECIMAL(*, {m.group(2)})"
+    if t in ("DOUBLE", "FLOAT"):
+        return "floating point"
+    return t
+
+
 def _compared(name: str, types: set[str]) -> str:
     """A column as compared: a DOUBLE to 12 significant digits."""
     if types & {"DOUBLE", "FLOAT"}:
@@ -78,8 +103,10 @@ def compare(before: str, after: str, schemas: list[str]) -> list[tuple[str, bool
             f"(SELECT count(*) FROM (SELECT {cols} FROM b.{table} EXCEPT ALL SELECT {cols} FROM a.{table}))"
         ).fetchall()[0]
         extra = sorted(set(ca) ^ set(cb))
-        note = f"; columns on one side only (not compared): {', '.join(extra)}" if extra else ""
-        same = na == nb and diff == (0, 0)
+        retyped = [f"{c} {ca[c]} vs {cb[c]}" for c in common if type_family(ca[c]) != type_family(cb[c])]
+        note = f"; columns on one side only: {', '.join(extra)}" if extra else ""
+        note += f"; types that differ: {', '.join(retyped)}" if retyped else ""
+        same = na == nb and diff == (0, 0) and not extra and not retyped
         out.append((table, same, f"{na} vs {nb} rows, {diff[0]} only before, {diff[1]} only after{note}"))
     return out
 

@@ -157,7 +157,8 @@ def test_a_month_not_in_the_ledger_and_a_wrong_suffix_are_told_plainly(demo_db, 
 
 
 VALIDATOR = ROOT / ".venv-focus-validator" / "bin" / "focus-validator"
-OFFICIAL_SAMPLE = ROOT.parent / "shared" / "data" / "focus" / "focus-1.0_official_focus_sample.csv"
+#: the FinOps Foundation's official FOCUS 1.0 sample (CC BY 4.0; tests/data/focus/PROVENANCE.txt)
+OFFICIAL_SAMPLE = ROOT / "tests" / "data" / "focus" / "focus-1.0_official_focus_sample.csv"
 
 
 def _failed_rules(data: Path, tmp_path: Path) -> set[str]:

@@ -186,3 +186,33 @@ def test_hash_key_is_the_same_number_on_both_engines(spark, keys):
 
     assert on_duckdb == [int(hashlib.md5(k.encode()).hexdigest()[:15], 16) for k in keys]
     assert _on_spark(spark, "hash_key(a)", [(k, "") for k in keys]) == on_duckdb
+
+
+#: DuckDB expressions over the text columns a and b whose plain translation gives another value on Spark, each
+#: rewritten by a rule of pipeline/transform/spark/translate.py, and the rows to compare them on
+_PROBES = [
+    # Sunday 2026-11-01 to Saturday 2026-11-07: 0 to 6 on DuckDB
+    ("dayofweek(CAST(a AS DATE))", [(f"2026-11-0{d}", "") for d in range(1, 8)]),
+    # boundaries crossed, not whole units: 31 January to 1 February is a month, 23:00 to 01:00 a day
+    ("date_diff('month', CAST(a AS DATE), CAST(b AS DATE))",
+     [("2026-01-31", "2026-02-01"), ("2026-01-01", "2026-03-31"), ("2026-03-31", "2026-01-01")]),
+    ("date_diff('day', CAST(a AS TIMESTAMP), CAST(b AS TIMESTAMP))",
+     [("2026-01-01 23:00:00", "2026-01-02 01:00:00"), ("2026-01-02 01:00:00", "2026-01-01 23:00:00")]),
+    ("date_diff('hour', CAST(a AS TIMESTAMP), CAST(b AS TIMESTAMP))", [("2026-01-01 10:59:00", "2026-01-01 11:01:00")]),
+    ("date_diff('second', CAST(a AS TIMESTAMP), CAST(b AS TIMESTAMP))",
+     [("2026-01-01 10:00:00.9", "2026-01-01 10:00:01.1"), ("2026-01-01 10:00:00", "2026-01-01 10:00:00.999")]),
+    # one JSON key, however the path is written
+    ("json_extract_string(a, '$.k')", [('{"k": "v", "kk": 1}', ""), ('{"k": 2}', ""), ('{"x": 1}', "")]),
+    ("a ->> 'k'", [('{"k": "v"}', "")]),
+    ("json_extract_string(a, '$.\"a key\"')", [('{"a key": "v"}', "")]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sql", "rows"), _PROBES)
+def test_the_translation_probes_give_duckdbs_values(spark, sql, rows):
+    import duckdb
+
+    values = ", ".join("(" + ", ".join(f"'{v}'" for v in row) + ")" for row in rows)
+    query = f"SELECT {sql} AS x FROM (VALUES {values}) AS t (a, b)"
+    on_duckdb = [r[0] for r in duckdb.connect().execute(query).fetchall()]
+    assert _on_spark(spark, sql, rows) == on_duckdb

@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from pipeline.base.errors import CostledgerError
 from pipeline.base.models import macro_statements
+from pipeline.transform.spark.guard import refused
 
 #: the schemas whose tables the models read and write; in Spark each ``schema.table`` is the view ``schema__table``
 SCHEMAS = ("raw", "meta", "staging", "intermediate", "marts", "scoped")
@@ -166,20 +167,75 @@ def _format(node: exp.Expression) -> exp.Expression:
     )
 
 
+def _one_key(path: exp.Expression) -> exp.Expression | None:
+    """The key of a JSON path of one key, as an expression: a literal ``'$.key'`` or ``'$."a key"'``, a bare ``'key'``
+    (``j ->> 'key'``), or a path built as ``'$."' || k || '"'``; None for any other path."""
+    if isinstance(path, exp.JSONPath):
+        parts = path.expressions
+        if len(parts) == 2 and isinstance(parts[0], exp.JSONPathRoot) and isinstance(parts[1], exp.JSONPathKey):
+            return exp.Literal.string(str(parts[1].this))
+        return None
+    built = path.this if isinstance(path, exp.DPipe) else None
+    if (
+        isinstance(built, exp.DPipe)
+        and isinstance(path.expression, exp.Literal) and path.expression.name == '"'
+        and isinstance(built.this, exp.Literal) and built.this.name == '$."'
+    ):  # fmt: skip
+        return built.expression
+    return None
+
+
 def _json_key(node: exp.Expression) -> exp.Expression:
-    """``json_extract_string(j, '$."key"')``: Spark's GET_JSON_OBJECT reads one quoted key as ``$['key']``."""
+    """``json_extract_string(j, path)`` and ``j ->> path`` for a path of one key: Spark's GET_JSON_OBJECT reads the key
+    as ``$['key']``. Any other path is refused: what DuckDB and Spark make of a deeper JSONPath differs in its
+    corners."""
     if not isinstance(node, exp.JSONExtractScalar):
         return node
-    j, path = node.this.sql(dialect="spark"), node.expression.sql(dialect="spark")
-    key = f"REGEXP_EXTRACT({path}, '^[$][.]\"(.*)\"$', 1)"
-    return sqlglot.parse_one(f"GET_JSON_OBJECT({j}, CONCAT('$[''', {key}, ''']'))", read="spark")
+    key = _one_key(node.expression)
+    if key is None:
+        raise TranslationFailed(
+            f'a JSON path runs on Spark as one key only ($.key, $."key"), not {node.expression.sql()}'
+        )
+    path = exp.Anonymous(
+        this="CONCAT",
+        expressions=[exp.Literal.string("$['"), key.copy().transform(_functions), exp.Literal.string("']")],
+    )
+    return exp.Anonymous(this="GET_JSON_OBJECT", expressions=[node.this.copy().transform(_functions), path])
+
+
+#: the units date_diff is translated for: DuckDB counts the unit's boundaries crossed, Spark's TIMESTAMPDIFF whole
+#: units; between the two times each truncated to its unit, the two counts are the same
+_DIFF_UNITS = ("MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "QUARTER", "YEAR")
+
+
+def _date_diff(node: exp.Expression) -> exp.Expression:
+    """``date_diff(unit, a, b)`` as ``TIMESTAMPDIFF(unit, DATE_TRUNC(unit, a), DATE_TRUNC(unit, b))``: DuckDB's count of
+    boundaries (one month from 31 January to 1 February), which Spark's own DATEDIFF counts as whole units (none)."""
+    if not isinstance(node, exp.DateDiff):
+        return node
+    unit = (node.text("unit") or "DAY").upper()
+    if unit not in _DIFF_UNITS:
+        raise TranslationFailed(f"date_diff runs on Spark in {', '.join(u.lower() for u in _DIFF_UNITS)}, not {unit}")
+
+    def trunc(e: exp.Expression) -> exp.Expression:
+        return exp.Anonymous(this="DATE_TRUNC", expressions=[exp.Literal.string(unit), e.copy().transform(_functions)])
+
+    return exp.Anonymous(this="TIMESTAMPDIFF", expressions=[exp.var(unit), trunc(node.expression), trunc(node.this)])
+
+
+def _day_of_week(node: exp.Expression) -> exp.Expression:
+    """``dayofweek(t)``: Sunday is 0 on DuckDB and 1 on Spark."""
+    if not isinstance(node, exp.DayOfWeek):
+        return node
+    weekday = exp.DayOfWeek(this=node.this.copy().transform(_functions))
+    return exp.Paren(this=exp.Sub(this=weekday, expression=exp.Literal.number(1)))
 
 
 def _functions(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Anonymous) and node.name.lower() in FUNCTIONS:
         args = [a.sql(dialect="spark") for a in node.expressions]
         return sqlglot.parse_one(FUNCTIONS[node.name.lower()].format(*args), read="spark")
-    return _time_bucket(_quantiles(_json_key(_format(node))))
+    return _time_bucket(_quantiles(_json_key(_format(_day_of_week(_date_diff(node))))))
 
 
 def _quantiles(node: exp.Expression) -> exp.Expression:
@@ -287,7 +343,14 @@ def _parse(sql: str, macros: dict[str, Macro]) -> exp.Expression:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except sqlglot.errors.ParseError as exc:
         raise TranslationFailed(f"SQLGlot cannot parse it: {str(exc).splitlines()[0]}") from exc
-    return _expand(_unset_variables(tree), macros)
+    tree = _unset_variables(tree)
+    bad = refused(tree, macros)
+    if bad:
+        raise TranslationFailed(
+            f"{', '.join(f'{b}()' for b in bad)}: no Spark translation known to give DuckDB's value "
+            "(pipeline/transform/spark/guard.py lists the functions a model may use)"
+        )
+    return _expand(tree, macros)
 
 
 def _finish(tree: exp.Expression, scoped: str = "") -> str:
