@@ -223,6 +223,16 @@ def _date_diff(node: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this="TIMESTAMPDIFF", expressions=[exp.var(unit), trunc(node.expression), trunc(node.this)])
 
 
+def _timestamp_trunc(node: exp.Expression) -> exp.Expression:
+    """``date_trunc(unit, t)`` is a TIMESTAMP without a time zone on DuckDB (of a DATE too); Spark's DATE_TRUNC gives a
+    TIMESTAMP with the session's zone, which a table then stores as such: cast back to TIMESTAMP_NTZ."""
+    if not isinstance(node, exp.TimestampTrunc):
+        return node
+    truncated = node.copy()
+    truncated.set("this", node.this.copy().transform(_functions))
+    return exp.Cast(this=truncated, to=exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
+
+
 def _day_of_week(node: exp.Expression) -> exp.Expression:
     """``dayofweek(t)``: Sunday is 0 on DuckDB and 1 on Spark."""
     if not isinstance(node, exp.DayOfWeek):
@@ -235,7 +245,7 @@ def _functions(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Anonymous) and node.name.lower() in FUNCTIONS:
         args = [a.sql(dialect="spark") for a in node.expressions]
         return sqlglot.parse_one(FUNCTIONS[node.name.lower()].format(*args), read="spark")
-    return _time_bucket(_quantiles(_json_key(_format(_day_of_week(_date_diff(node))))))
+    return _time_bucket(_quantiles(_json_key(_format(_timestamp_trunc(_day_of_week(_date_diff(node)))))))
 
 
 def _quantiles(node: exp.Expression) -> exp.Expression:
