@@ -1,6 +1,7 @@
-"""Alerts: a nightly names its budgets at risk or over and its new anomalies, and POSTs them to ``[alerts] webhook_url``.
-The receiver is a real HTTP server on 127.0.0.1, started and stopped by each test. A webhook that is down, refuses or
-hangs never fails the nightly: the ledger is published and the failure is recorded with the run (meta.runs.alerts)."""
+"""Alerts: a nightly names its budgets at risk or over and its new anomalies, and POSTs them to the webhook of the
+settings (``[alerts] webhook_url``). The receiver is a real HTTP server on 127.0.0.1, started and stopped by each test.
+A webhook that is down, refuses or hangs never fails the nightly: the ledger is published and the failure is recorded
+with the run (meta.runs.alerts)."""
 
 from __future__ import annotations
 
