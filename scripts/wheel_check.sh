@@ -28,5 +28,6 @@ fi
 grep -q "## Decisions ahead" "$work/report.md"
 # the explanations ship beside the models (sql/marts/*.explain.toml)
 "$work/venv/bin/costledger" explain marts.monthly_break_even.break_even_accepted_tasks --db "$work/ledger.duckdb" \
-  | grep -q "F / (C - V)"
+  >"$work/explain.txt"
+grep -q "F / (C - V)" "$work/explain.txt"
 echo "wheel check: $(ls "$work/dist") installed outside the checkout; nightly exit $code, report written"
