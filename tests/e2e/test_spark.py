@@ -205,6 +205,8 @@ _PROBES = [
     ("json_extract_string(a, '$.k')", [('{"k": "v", "kk": 1}', ""), ('{"k": 2}', ""), ('{"x": 1}', "")]),
     ("a ->> 'k'", [('{"k": "v"}', "")]),
     ("json_extract_string(a, '$.\"a key\"')", [('{"a key": "v"}', "")]),
+    # a format() inside a format(): each one's {} becomes Spark's %s
+    ("format('robust score {}', format('{} of {}', a, b))", [("1.50", "3")]),
 ]  # fmt: skip
 
 

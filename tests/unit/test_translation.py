@@ -70,6 +70,12 @@ def test_a_function_without_a_known_translation_is_refused_naming_it(macros, exp
         # one JSON key, however written, as Spark's bracketed path
         ("json_extract_string(j, '$.k')", "GET_JSON_OBJECT(j, CONCAT('$[\\'', 'k', '\\']'))"),
         ("j ->> 'k'", "GET_JSON_OBJECT(j, CONCAT('$[\\'', 'k', '\\']'))"),
+        # a rule's arguments keep their own rules: a format() inside a format(), a date_trunc inside a date_diff
+        ("format('a {}', format('b {}', x))", "FORMAT_STRING('a %s', FORMAT_STRING('b %s', x))"),
+        (
+            "date_diff('day', date_trunc('hour', a), b)",
+            "TIMESTAMPDIFF(DAY, DATE_TRUNC('DAY', CAST(DATE_TRUNC('HOUR', a) AS TIMESTAMP_NTZ)), DATE_TRUNC('DAY', b))",
+        ),
     ],
 )
 def test_the_probes_that_differ_on_spark_are_rewritten(macros, expression, spark):

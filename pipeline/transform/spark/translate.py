@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import sqlglot
 from sqlglot import exp
@@ -198,9 +199,9 @@ def _json_key(node: exp.Expression) -> exp.Expression:
         )
     path = exp.Anonymous(
         this="CONCAT",
-        expressions=[exp.Literal.string("$['"), key.copy().transform(_functions), exp.Literal.string("']")],
+        expressions=[exp.Literal.string("$['"), key.copy(), exp.Literal.string("']")],
     )
-    return exp.Anonymous(this="GET_JSON_OBJECT", expressions=[node.this.copy().transform(_functions), path])
+    return exp.Anonymous(this="GET_JSON_OBJECT", expressions=[node.this.copy(), path])
 
 
 #: the units date_diff is translated for: DuckDB counts the unit's boundaries crossed, Spark's TIMESTAMPDIFF whole
@@ -218,7 +219,7 @@ def _date_diff(node: exp.Expression) -> exp.Expression:
         raise TranslationFailed(f"date_diff runs on Spark in {', '.join(u.lower() for u in _DIFF_UNITS)}, not {unit}")
 
     def trunc(e: exp.Expression) -> exp.Expression:
-        return exp.Anonymous(this="DATE_TRUNC", expressions=[exp.Literal.string(unit), e.copy().transform(_functions)])
+        return exp.Anonymous(this="DATE_TRUNC", expressions=[exp.Literal.string(unit), e.copy()])
 
     return exp.Anonymous(this="TIMESTAMPDIFF", expressions=[exp.var(unit), trunc(node.expression), trunc(node.this)])
 
@@ -228,17 +229,29 @@ def _timestamp_trunc(node: exp.Expression) -> exp.Expression:
     TIMESTAMP with the session's zone, which a table then stores as such: cast back to TIMESTAMP_NTZ."""
     if not isinstance(node, exp.TimestampTrunc):
         return node
-    truncated = node.copy()
-    truncated.set("this", node.this.copy().transform(_functions))
-    return exp.Cast(this=truncated, to=exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
+    return exp.Cast(this=node.copy(), to=exp.DataType.build("TIMESTAMP_NTZ", dialect="spark"))
 
 
 def _day_of_week(node: exp.Expression) -> exp.Expression:
     """``dayofweek(t)``: Sunday is 0 on DuckDB and 1 on Spark."""
     if not isinstance(node, exp.DayOfWeek):
         return node
-    weekday = exp.DayOfWeek(this=node.this.copy().transform(_functions))
+    weekday = exp.DayOfWeek(this=node.this.copy())
     return exp.Paren(this=exp.Sub(this=weekday, expression=exp.Literal.number(1)))
+
+
+def _bottom_up(tree: exp.Expression, rule: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+    """The tree with ``rule`` applied to every node, each node's arguments before the node itself, so that a rule
+    that rewrites a node keeps its arguments' own rewrites (SQLGlot's ``transform`` goes top-down and does not enter
+    what a rule returns)."""
+    for node in reversed(list(tree.walk(bfs=False))):
+        new = rule(node)
+        if new is not node:
+            if node is tree:
+                tree = new
+            else:
+                node.replace(new)
+    return tree
 
 
 def _functions(node: exp.Expression) -> exp.Expression:
@@ -372,7 +385,7 @@ def _finish(tree: exp.Expression, scoped: str = "") -> str:
     tree = _string_aggs(tree)
     tree = _lists(tree)
     tree = _spark_types(tree)
-    tree = tree.transform(_functions)
+    tree = _bottom_up(tree, _functions)
     return tree.sql(dialect="spark")
 
 
