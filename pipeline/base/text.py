@@ -43,6 +43,10 @@ def ms(value: int | None) -> str:
     return "n/a" if value is None else f"{value / 1000:,.1f} s"
 
 
+#: a budget at risk or over as sql/queries/budgets_at_risk.sql gives it (and marts.budget_status names its columns)
+BUDGET_COLUMNS = ("month", "team", "route", "status", "spent_usd", "projected_usd", "budget_usd")
+
+
 def budget_line(budget_row: tuple) -> str:
     """A budget at risk or over, (month, team, route, status, spent, projected, budget), in words: the same sentence on
     the console and in the webhook's text."""

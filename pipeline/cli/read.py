@@ -186,8 +186,8 @@ def _status_json(
     *, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest, budgets, anomalies
 ) -> None:
     from pipeline.base.query import jsonable
+    from pipeline.base.text import BUDGET_COLUMNS
 
-    budget_keys = ["month", "team", "route", "status", "spent_usd", "projected_usd", "budget_usd"]
     anomaly_keys = ["day", "kind", "provider", "team", "spend_effect_usd", "cause"]
     out.print_json(
         json.dumps(
@@ -198,7 +198,7 @@ def _status_json(
                 "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
                 "unpriced_requests": [{"month": str(m), "provider": p, "requests": n} for m, p, n in unpriced],
                 "names_differing_only_in_case": [{"what": w, "spellings": list(v)} for w, v in variants],
-                "budgets_at_risk_or_over": [{k: jsonable(v) for k, v in zip(budget_keys, r)} for r in budgets],
+                "budgets_at_risk_or_over": [{k: jsonable(v) for k, v in zip(BUDGET_COLUMNS, r)} for r in budgets],
                 "recent_anomalies": [{k: jsonable(v) for k, v in zip(anomaly_keys, r)} for r in anomalies],
                 "slowest_steps_of_latest_run": [
                     {"step": a, "name": b, "seconds": c, "rows_in": d} for a, b, c, d in slowest

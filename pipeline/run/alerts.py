@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from pipeline import __version__
 from pipeline.base.query import run_query
-from pipeline.base.text import budget_line
+from pipeline.base.text import BUDGET_COLUMNS, budget_line
 
 if TYPE_CHECKING:
     import duckdb
@@ -64,8 +64,7 @@ def record_new_anomalies(con: duckdb.DuckDBPyConnection, run_id: str) -> list[An
 def budget_dicts(budgets: list[tuple]) -> list[dict[str, str]]:
     """Budgets at risk or over, (month, team, route, status, spent, projected, budget), as JSON fields (exact
     amounts as text)."""
-    keys = ("month", "team", "route", "status", "spent_usd", "projected_usd", "budget_usd")
-    return [{k: str(v) for k, v in zip(keys, b)} for b in budgets]
+    return [{k: str(v) for k, v in zip(BUDGET_COLUMNS, b)} for b in budgets]
 
 
 def alert_payload(run_id: str, budgets: list[tuple], anomalies: list[Anomaly]) -> dict:

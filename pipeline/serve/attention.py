@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pipeline.base.text import budget_line
+from pipeline.base.text import BUDGET_COLUMNS, budget_line
 
 if TYPE_CHECKING:
     from pipeline.serve.reportdata import ReportData
-
-#: marts.budget_status's columns as ``budget_line`` takes them, after the month
-_BUDGET_KEYS = ("team", "route", "status", "spent_usd", "projected_usd", "budget_usd")
 
 #: the anomalies named on the first screen, the largest spend moved first (the rest are counted)
 SHOWN = 5
@@ -20,7 +17,7 @@ def attention_lines(d: ReportData) -> list[str]:
     """What needs attention this month: each budget at risk or over, then the anomalies moving the most spend; a
     sentence saying all is well when budgets are set and none is at risk, or when no anomaly was found."""
     lines = [
-        _sentence(budget_line((str(b["month"])[:7], *(b[k] for k in _BUDGET_KEYS))))
+        _sentence(budget_line((str(b["month"])[:7], *(b[k] for k in BUDGET_COLUMNS[1:]))))
         for b in d.budgets
         if b["status"] != "ok"
     ]

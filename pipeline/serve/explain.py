@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     import duckdb
 
 MARTS = SQL_DIR / "marts"
+#: a letter of a formula: one capital letter standing alone
+_LETTER = re.compile(r"\b[A-Z]\b")
 #: the key columns a mart's row has beside the month (a mart not named here has one row a month)
 KEYS = {"monthly_utilisation": ("cluster_id",)}
 
@@ -73,7 +75,7 @@ class Explanation:
         if not self.definition.letters:
             return None
         symbols = {letter.symbol: number(self.values[letter.symbol]) for letter in self.definition.letters}
-        return re.sub(r"\b[A-Z]\b", lambda m: symbols.get(m.group(0), m.group(0)), self.definition.formula)
+        return _LETTER.sub(lambda m: symbols.get(m.group(0), m.group(0)), self.definition.formula)
 
 
 @cache
@@ -110,7 +112,7 @@ def definition(name: str, row: dict[str, Any] | None = None) -> Definition:
     letters = tuple(
         Letter(symbol=s, column=spec["letters"][s]["column"], words=spec["letters"][s]["words"],
                kinds=tuple(spec["letters"][s]["kinds"]))
-        for s in dict.fromkeys(re.findall(r"\b[A-Z]\b", formula)) if s in spec["letters"]
+        for s in dict.fromkeys(_LETTER.findall(formula)) if s in spec["letters"]
     )  # fmt: skip
     return Definition(
         mart=parts[1], column=parts[2], title=entry["title"], words=entry["words"], formula=formula,
