@@ -55,6 +55,7 @@ from pipeline.base.settings_checks import (
     _share,
     _size,
     _spark_options,
+    _spark_remote,
     _text,
     _webhook_url,
     _whole,
@@ -346,6 +347,13 @@ class Settings:
     engine_master: str = setting("local[*]", "engine.master")
     """Spark only: the master URL, e.g. `local[2]` (this machine, two cores) or `spark://host:7077`."""
 
+    engine_spark_remote: str | None = setting(
+        None, "engine.spark_remote", example='"sc://spark-connect.internal:15002"'
+    )
+    """Spark only: a Spark Connect server (`sc://host:port`) to run the build on instead of starting Spark here; the
+    server runs it on its own cluster, and `engine.master` is not used. The server must read and write the ledger's
+    folder at the same path (the same machine, or a shared file system)."""
+
     engine_spark_options: tuple[tuple[str, str], ...] = setting(
         (), "engine.spark_options", example='{ "spark.driver.memory" = "8g" }'
     )
@@ -400,6 +408,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "focus_resource_patterns": _patterns,
     "engine_name": _engine,
     "engine_spark_options": _spark_options,
+    "engine_spark_remote": _spark_remote,
     "invoice_duplicates_wanted": _names,
     "ingest_extra_columns": _names,
     "max_quarantine_share": _share,

@@ -61,6 +61,23 @@ def _engine(value: Any) -> str:
     return str(value)
 
 
+def _spark_remote(value: Any) -> str:
+    """A Spark Connect URL with a host: ``sc://host[:port][/;param=value...]``."""
+    from urllib.parse import urlsplit
+
+    expected = "a Spark Connect URL, sc://host:port (such as sc://localhost:15002)"
+    if not isinstance(value, str):
+        raise ValueError(expected)
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018 (a port that is no number raises here)
+    except ValueError:
+        raise ValueError(expected) from None
+    if parts.scheme != "sc" or not parts.hostname:
+        raise ValueError(expected)
+    return value.strip()
+
+
 def _spark_options(value: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict) or not all(isinstance(k, str) and k.startswith("spark.") for k in value):
         raise ValueError('a table of "spark.name" = value lines')

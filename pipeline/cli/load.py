@@ -175,7 +175,8 @@ def nightly(
         typer.Argument(
             help="Folder with one subfolder per kind: requests/, outcomes/, invoices/, prices/, cluster-charges/, "
             "hardware/, opex/, focus/, load-tests/, fx/, usage/, eval-tasks/, gate-checks/, engine-metrics/, "
-            "gpu-metrics/."
+            "gpu-metrics/. Or such a folder in object storage: s3://bucket/prefix, copied into the ledger's folder "
+            "first; credentials and endpoint from the environment (AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_ENDPOINT_URL)."
         ),
     ],
     db: DbOpt = None,
@@ -194,15 +195,17 @@ def nightly(
     5 another process is writing; 6 disk full; 130 interrupted.
     """
     from pipeline.run.nightly import run_nightly, scan_landing
-    from pipeline.base.settings import UnsupportedLocation, local_path
+    from pipeline.storage.remote import UnsupportedScheme, landing_url
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
     try:
-        local_path(landing_dir, "the landing folder")
-    except UnsupportedLocation as exc:
+        url = landing_url(landing_dir)
+    except UnsupportedScheme as exc:
         error(str(exc))
         raise typer.Exit(exc.exit_code) from None
+    if url:
+        landing_dir = writer(_fetch, Store.for_db(s.db), url)
     if not landing_dir.is_dir():
         error(f"landing folder {landing_dir} does not exist")
         raise typer.Exit(ExitCode.FAILURE)
@@ -216,6 +219,7 @@ def nightly(
             on_file=progress.on_file,
             on_model=progress.on_model,
             found=found,
+            url=url,
         )
     summary(run, as_json)
     if report and not as_json:
@@ -225,6 +229,23 @@ def nightly(
         out.print(plain_report(rcon, None))
         rcon.close()
     exit_for(run)
+
+
+def _fetch(store, url: str) -> Path:
+    """The landing folder at ``url`` copied into the ledger's folder (holding the writer's lock: one copy at a time);
+    the copy's path."""
+    from pipeline.storage.remote import fetch_landing, local_copy
+
+    with store.writer_lock():
+        done = fetch_landing(url, local_copy(store.state, url), progress=lambda line: console.print(escape(line)))
+    console.print(
+        escape(
+            f"{url}: {done.copied} object(s) copied ({done.bytes_copied:,} bytes), {done.current} already copied, "
+            f"{done.removed} gone"
+        ),
+        highlight=False,
+    )
+    return done.folder
 
 
 @app.command(rich_help_panel=toc.panel("reprocess"))

@@ -157,6 +157,6 @@ def reject(con: duckdb.DuckDBPyConnection, f: LoadingFile, message: str, seconds
     """Record the file's rejection (``meta.rejected_files``) and return its result."""
     con.execute(
         "INSERT INTO meta.rejected_files VALUES (?, ?, ?, ?, current_localtimestamp(), ?)",
-        [f.file_hash or None, f.kind, f.shown, message, f.run_id],
+        [f.file_hash or None, f.kind, f.shown, f.named(message), f.run_id],
     )
     return f.result("rejected", message, seconds)

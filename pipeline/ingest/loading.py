@@ -85,7 +85,13 @@ class LoadingFile:
 
     @property
     def shown(self) -> str:
-        return str(self.path)
+        return self.options.shown(self.path)
+
+    def named(self, message: str) -> str:
+        """``message`` with the file named as the user knows it: a reader names the path it read, which for a file
+        copied from object storage is the local copy."""
+        shown = self.shown
+        return message if shown == str(self.path) else message.replace(str(self.path), shown)
 
     @property
     def table(self) -> str:
@@ -130,7 +136,9 @@ class LoadingFile:
                 "rows_duplicate": self.duplicates,
             }
         spent = self.elapsed() if seconds is None else seconds
-        return FileResult(path=self.shown, kind=self.kind, status=status, message=message, seconds=spent, **counts)
+        return FileResult(
+            path=self.shown, kind=self.kind, status=status, message=self.named(message), seconds=spent, **counts
+        )
 
 
 def unreadable_message(shown: str, exc: OSError) -> str:

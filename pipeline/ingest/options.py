@@ -49,6 +49,16 @@ class IngestOptions:
     """The file corrects rows loaded earlier: a row with the key of an earlier row and other content restates it
     (``meta.superseded_rows``) instead of being a conflict. Also true for a file under a ``corrections/`` folder."""
 
+    shown_as: tuple[Path, str] | None = None
+    """A landing folder copied from object storage: (its local copy, its URL). A file in the copy is named by its URL
+    in messages and in the manifest."""
+
+    def shown(self, path: Path) -> str:
+        """How the file at ``path`` is named to the user and in the manifest."""
+        if self.shown_as and path.is_relative_to(self.shown_as[0]):
+            return f"{self.shown_as[1]}/{path.relative_to(self.shown_as[0]).as_posix()}"
+        return str(path)
+
     def described(self, kind: str, path: Path) -> tuple[FileMapping, str | None]:
         """What the settings say of the file of ``kind`` at ``path``: the entry whose pattern matches its name (an
         empty one when none does), and the format named for it (``--format``, which names no load-test format; else

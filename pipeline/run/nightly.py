@@ -296,12 +296,13 @@ class Run:
     def reject_folder(self, folder: Path, nearest: str, on_file: OnFile | None) -> None:
         """A landing folder that is not a kind: its data would be silently absent, so it counts as rejected."""
         hint = f"did you mean {nearest}?" if nearest else f"the kinds are {', '.join(KIND_ORDER)}"
-        message = f"{folder}: not a kind folder, nothing in it was loaded; {hint}"
+        shown = self.options.shown(folder)
+        message = f"{shown}: not a kind folder, nothing in it was loaded; {hint}"
         self.con.execute(
             "INSERT INTO meta.rejected_files VALUES (NULL, ?, ?, ?, current_localtimestamp(), ?)",
-            [folder.name, str(folder), message, self.summary.run_id],
+            [folder.name, shown, message, self.summary.run_id],
         )
-        result = FileResult(path=str(folder), kind=folder.name, status="rejected", message=message)
+        result = FileResult(path=shown, kind=folder.name, status="rejected", message=message)
         self.summary.files.append(result)
         if on_file:
             on_file(result)
@@ -445,19 +446,25 @@ def run_nightly(
     store: Store,
     settings: Settings,
     landing: Path,
+    *,
     on_file: OnFile | None = None,
     on_model: OnModel | None = None,
     found: Landing | None = None,
+    url: str | None = None,
 ) -> RunSummary:
-    """Load every new file under ``landing/<kind>/``, build, publish (``found``: the folder already scanned)."""
+    """Load every new file under ``landing/<kind>/``, build, publish (``found``: the folder already scanned; ``url``:
+    the object-storage folder ``landing`` is a copy of, by which its files are named)."""
     found = found or scan_landing(landing)
-    with Run(store, settings, f"nightly {landing}") as run:
+    with Run(store, settings, f"nightly {url or landing}") as run:
+        if url:
+            run.options = replace(run.options, shown_as=(landing, url))
+        shown = run.options.shown
         run.summary.unknown_entries = found.other_entries
-        run.summary.outside_links = found.outside_links
+        run.summary.outside_links = [shown(Path(p)) for p in found.outside_links]
         for name, nearest in found.unknown_folders:
             run.reject_folder(landing / name, nearest, on_file)
         for kind, path, why in found.not_read:
-            run.not_read(kind, path, why, on_file)
+            run.not_read(kind, shown(Path(path)), why, on_file)
         run.load(found.pairs, on_file, landing)
         run.build_and_publish(on_model)
     return run.summary

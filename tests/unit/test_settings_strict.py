@@ -134,3 +134,17 @@ def test_budgets_are_checked(tmp_path, text, expected):
     with pytest.raises(SettingsError) as err:
         load_settings(settings_file(tmp_path, text))
     assert expected in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "value", ['"http://spark.internal:15002"', '"spark.internal:15002"', '"sc://"', '"sc://host:port"', "15002"]
+)
+def test_a_spark_connect_address_must_be_an_sc_url_with_a_host(tmp_path, value):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, f"[engine]\nspark_remote = {value}\n"))
+    assert "engine.spark_remote" in str(err.value) and "sc://host:port" in str(err.value)
+
+
+def test_a_spark_connect_address_loads_as_written(tmp_path):
+    s = load_settings(settings_file(tmp_path, '[engine]\nspark_remote = "sc://spark.internal:15002/;token=abc"\n'))
+    assert s.engine_spark_remote == "sc://spark.internal:15002/;token=abc"

@@ -68,9 +68,11 @@ class SparkEngine:
         return False  # every model is audited in DuckDB, over the results taken in
 
     def abort(self) -> None:
+        session.release(self.spark)
         shutil.rmtree(self.out, ignore_errors=True)
 
     def done(self, result: BuildResult) -> None:
+        session.release(self.spark)
         for old in self.root.glob("build-*"):  # the ledger's views now read this build's folder only
             if old != self.out:
                 shutil.rmtree(old, ignore_errors=True)
@@ -94,12 +96,13 @@ def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql
         raise ModelFailed(f"build rolled back: {where} cannot run on Spark: {exc}") from exc
     _scoped_inputs(spark, m)
     target = view_name(m.layer, m.name)
-    kept_before = set(spark.sparkContext._jsc.getPersistentRDDs())
+    kept: list[Any] = []
     try:
         for step in steps:
             df = spark.sql(step.sql)
-            if step.shared:  # computed once, its plan cut short (kept on the executors, spilling to disk)
-                df = df.localCheckpoint()
+            if step.shared:  # computed once, now, and kept on the executors (spilling to disk) for its readers
+                df = _keep(df)
+                kept.append(df)
             df.createOrReplaceTempView(step.view)
         if m.materialized == "view":
             spark.sql(f"CREATE OR REPLACE TEMP VIEW {target} AS {sql}")
@@ -109,20 +112,26 @@ def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql
         result.write.mode("overwrite").parquet(str(folder))
         # read back with the schema it was written with: Spark need not run a job that opens a file to learn it
         spark.read.schema(result.schema).parquet(str(folder)).createOrReplaceTempView(target)
-        _release(spark, kept_before)
-    except Exception as exc:  # Spark's analysis and runtime errors come through py4j in several classes
+        # a table model's result is now read from its Parquet, and no other model reads its steps: what they kept
+        # (at 100 M requests, gigabytes of executor memory and disk) is freed. A view model keeps them: reading the
+        # view reads them.
+        for df in kept:
+            df.unpersist()
+    except Exception as exc:  # Spark's analysis and runtime errors come through py4j or gRPC in several classes
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise ModelFailed(f"build rolled back: {where} failed on Spark: {spark_error(exc)}") from exc
 
 
-def _release(spark: Any, kept_before: set[int]) -> None:
-    """Free what a table model's shared steps kept (its result is now read from its Parquet, and no other model reads
-    its steps): at 100 M requests they are gigabytes of executor memory and disk. A view model keeps them, since
-    reading the view reads them."""
-    for rdd_id, rdd in spark.sparkContext._jsc.getPersistentRDDs().items():
-        if rdd_id not in kept_before:
-            rdd.unpersist(False)
+def _keep(df: Any) -> Any:
+    """``df`` computed once and kept for the reads that follow (a step several parts of a model read). Caching, not
+    a checkpoint: a cached result can be freed through the session alone, on a local session and over Spark Connect
+    alike."""
+    from pyspark import StorageLevel
+
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    df.count()
+    return df
 
 
 def spark_error(exc: BaseException) -> str:

@@ -77,8 +77,9 @@ def java_present() -> bool:
 
 
 def start(settings: "Settings", folder: Path) -> Any:
-    """A Spark session for ``settings.engine_master`` (an existing one of this process is reused: Spark allows one
-    per process), with the fixed options above; ``folder`` holds its log settings and warehouse."""
+    """A Spark session: over Spark Connect when ``settings.engine_spark_remote`` names a server, else a session of
+    this process for ``settings.engine_master`` (an existing one is reused: Spark allows one per process). Either way
+    with the fixed options above; ``folder`` holds the local session's log settings and warehouse."""
     # costledger hands Spark no pandas data: pyspark's warning about the pandas version does not concern it
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
@@ -87,16 +88,26 @@ def start(settings: "Settings", folder: Path) -> Any:
         raise SparkUnavailable(
             "the Spark engine needs pyspark: pip install 'costledger[spark]' (and Java 17 or newer)"
         ) from None
-    if not java_present():
-        raise SparkUnavailable(
-            "the Spark engine needs Java 17 or newer: install a JRE (on Debian: apt-get install default-jre-headless) "
-            "or set JAVA_HOME"
-        )
     own = dict(settings.engine_spark_options)
     clash = sorted(k for k in own if k in FIXED_OPTIONS)
     if clash:
         raise SparkUnavailable(
             f"engine.spark_options: {', '.join(clash)} is set by costledger (the models' exact arithmetic needs it)"
+        )
+    if settings.engine_spark_remote:
+        spark = _connect(settings.engine_spark_remote, own)
+    else:
+        spark = _local(SparkSession, settings, folder, own)
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # a failed model is reported once, by us
+    return spark
+
+
+def _local(session_class: Any, settings: "Settings", folder: Path, own: dict[str, str]) -> Any:
+    """A session of this process, its JVM started here."""
+    if not java_present():
+        raise SparkUnavailable(
+            "the Spark engine needs Java 17 or newer: install a JRE (on Debian: apt-get install default-jre-headless) "
+            "or set JAVA_HOME"
         )
     folder.mkdir(parents=True, exist_ok=True)
     log_config = folder / "log4j2.properties"
@@ -113,16 +124,75 @@ def start(settings: "Settings", folder: Path) -> Any:
     }
     if settings.engine_master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # this machine: no lookup of its network name
-    builder = SparkSession.builder.master(settings.engine_master).appName("costledger")
+    builder = session_class.builder.master(settings.engine_master).appName("costledger")
     for key, value in options.items():
         builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # py4j and the JVM raise many kinds; the first line says which
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise SparkUnavailable(f"Spark did not start ({settings.engine_master}): {first}") from exc
+        raise SparkUnavailable(f"Spark did not start ({settings.engine_master}): {_first_line(exc)}") from exc
     for key, value in FIXED_OPTIONS.items():  # a reused session: the runtime options again
         spark.conf.set(key, value)
     spark.sparkContext.setLogLevel("ERROR")
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)  # a failed model is reported once, by us
     return spark
+
+
+def _connect(url: str, own: dict[str, str]) -> Any:
+    """A Spark Connect session on the server at ``url``. The server's own settings stand for its cluster (memory,
+    cores, logs); the fixed options and ``engine.spark_options`` are set on this session, and one the server will not
+    change for a session (a static setting such as ``spark.driver.memory``) is an error naming it."""
+    try:
+        # Connect's own session class: pyspark's general builder refuses a remote session in a process that has a
+        # local one, and switches the whole process to remote sessions
+        from pyspark.sql.connect.session import SparkSession as RemoteSession
+    except ImportError as exc:
+        raise SparkUnavailable(
+            f"engine.spark_remote needs Spark Connect's client libraries ({exc.name} is missing): "
+            "pip install 'costledger[spark]'"
+        ) from None
+    _listening(url)
+    try:
+        spark = RemoteSession.builder.remote(url).getOrCreate()
+        spark.conf.set("spark.sql.session.timeZone", "UTC")  # the first round trip: a server that is not there
+    except Exception as exc:  # grpc and pyspark raise many kinds; the first line says which
+        raise SparkUnavailable(f"Spark Connect server {url} did not answer: {_first_line(exc)}") from exc
+    for key, value in {**own, **FIXED_OPTIONS}.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception as exc:
+            raise SparkUnavailable(
+                f"engine.spark_options: the Spark Connect server {url} does not let a session set {key} "
+                f"({_first_line(exc)}); set it in the server's own configuration instead"
+            ) from exc
+    return spark
+
+
+def _listening(url: str) -> None:
+    """Fail at once when nothing listens at the server's address: Connect's client retries an unanswered call for ten
+    minutes (a server that is starting answers within them), which for a wrong host or port is ten minutes lost."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or 15002  # Spark Connect's default port
+    try:
+        socket.create_connection((host, port), timeout=10).close()
+    except OSError as exc:
+        raise SparkUnavailable(
+            f"Spark Connect server {url} did not answer: nothing listens at {host}:{port} "
+            f"({exc.strerror or exc}); start the server, or correct engine.spark_remote"
+        ) from None
+
+
+def release(spark: Any) -> None:
+    """End a Spark Connect session, so the server drops its views and cached results now rather than when the
+    session times out. A local session stays: this process may build again, and Spark starts once per process."""
+    if spark is not None and type(spark).__module__.startswith("pyspark.sql.connect"):
+        try:
+            spark.stop()
+        except Exception:  # the server went away: it dropped the session with itself
+            pass
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
