@@ -6,6 +6,9 @@ import csv
 import fcntl
 import os
 import shutil
+import socket
+import subprocess
+import time
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -219,3 +222,24 @@ def cli(*args: Any):
     from pipeline.cli import app
 
     return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens at: for a server a test starts, or an address that refuses."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(server: subprocess.Popen, port: int, seconds: float, log: Path) -> None:
+    """Return once ``server`` listens at ``port`` of 127.0.0.1; fail, with the end of its ``log``, if it ends first
+    or does not listen within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        assert server.poll() is None, f"the server ended at start: {log.read_text(errors='replace')[-3000:]}"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"the server did not listen within {seconds} s"
+            time.sleep(0.2)

@@ -61,11 +61,10 @@ def _engine(value: Any) -> str:
     return str(value)
 
 
-def _spark_remote(value: Any) -> str:
-    """A Spark Connect URL with a host: ``sc://host[:port][/;param=value...]``."""
+def _url_with_host(value: Any, schemes: tuple[str, ...], expected: str) -> str:
+    """``value`` as a URL of one of ``schemes`` with a host (and a port, if any, that is a number)."""
     from urllib.parse import urlsplit
 
-    expected = "a Spark Connect URL, sc://host:port (such as sc://localhost:15002)"
     if not isinstance(value, str):
         raise ValueError(expected)
     try:
@@ -73,9 +72,14 @@ def _spark_remote(value: Any) -> str:
         parts.port  # noqa: B018 (a port that is no number raises here)
     except ValueError:
         raise ValueError(expected) from None
-    if parts.scheme != "sc" or not parts.hostname:
+    if parts.scheme not in schemes or not parts.hostname:
         raise ValueError(expected)
     return value.strip()
+
+
+def _spark_remote(value: Any) -> str:
+    """A Spark Connect URL with a host: ``sc://host[:port][/;param=value...]``."""
+    return _url_with_host(value, ("sc",), "a Spark Connect URL, sc://host:port (such as sc://localhost:15002)")
 
 
 def _spark_options(value: Any) -> tuple[tuple[str, str], ...]:
@@ -220,15 +224,6 @@ def _text(value: Any) -> str:
 
 def _webhook_url(value: Any) -> str:
     """An http or https URL with a host: the alerts' webhook (a path or a typo'd scheme would fail only at night)."""
-    from urllib.parse import urlsplit
-
-    expected = "an http:// or https:// URL with a host (such as a Slack incoming webhook's)"
-    if not isinstance(value, str):
-        raise ValueError(expected)
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:
-        raise ValueError(expected) from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(expected)
-    return value.strip()
+    return _url_with_host(
+        value, ("http", "https"), "an http:// or https:// URL with a host (such as a Slack incoming webhook's)"
+    )

@@ -6,7 +6,6 @@ with the run (meta.runs.alerts)."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from contextlib import contextmanager
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
+from tests.conftest import PRICE_MOONSHOT, cli, free_port, request, write_csv
 
 
 @contextmanager
@@ -130,15 +129,9 @@ def test_the_webhook_receives_the_budget_and_the_new_anomaly_once(tmp_path):
     ]
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_dead_webhook_leaves_the_publish_intact_and_is_recorded(tmp_path):
     _landing(tmp_path)
-    code, summary = _nightly(tmp_path, _settings(tmp_path, f"http://127.0.0.1:{_closed_port()}/hook", retries=1))
+    code, summary = _nightly(tmp_path, _settings(tmp_path, f"http://127.0.0.1:{free_port()}/hook", retries=1))
     assert code == 0  # the webhook failed; the nightly did not
     assert summary["published"] and _published_spend(tmp_path) == "216.000000000000"
     assert summary["alerts_webhook"].startswith("failed after 2 tries: ConnectionRefusedError")

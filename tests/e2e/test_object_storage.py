@@ -5,45 +5,30 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from scripts.marts_equal import compare
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, free_port, wait_listening
 
 pytestmark = pytest.mark.xdist_group("s3")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def s3_server(tmp_path_factory):
     """moto's S3 server on 127.0.0.1: its endpoint."""
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("moto") / "server.log").open("wb")
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("moto") / "server.log"
+    log = log_path.open("wb")
     server = subprocess.Popen(
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, "moto's server ended at start"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "moto's server did not listen within 60 s"
-                time.sleep(0.2)
+        wait_listening(server, port, 60, log_path)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.terminate()

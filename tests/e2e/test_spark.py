@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import time
 from decimal import ROUND_HALF_UP, Decimal
@@ -24,7 +23,7 @@ from hypothesis import strategies as st
 from pipeline.base.models import SQL_DIR, discover
 from pipeline.transform.spark.session import java_present
 from scripts.marts_equal import compare, copy_ledger
-from tests.conftest import ROOT, cli
+from tests.conftest import ROOT, cli, free_port, wait_listening
 
 _missing = [
     why
@@ -64,20 +63,14 @@ def _assert_equal(before: Path, after: Path) -> None:
     assert {t for t, _, _ in results} == _every_model()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def connect_server(tmp_path_factory):
     """A Spark Connect server on 127.0.0.1, started from pyspark's own Spark (its spark-connect jar ships with it),
-    stopped when the test ends: the URL to reach it."""
+    stopped when the module's tests end: the URL to reach it."""
     import pyspark
 
     home = Path(pyspark.__file__).parent
-    port = _free_port()
+    port = free_port()
     tmp_path = tmp_path_factory.mktemp("connect")
     log = (tmp_path / "connect-server.log").open("wb")
     server = subprocess.Popen(
@@ -106,15 +99,7 @@ def connect_server(tmp_path_factory):
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None, (tmp_path / "connect-server.log").read_text(errors="replace")[-3000:]
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the Spark Connect server did not listen within 120 s"
-                time.sleep(0.5)
+        wait_listening(server, port, 120, tmp_path / "connect-server.log")
         yield f"sc://127.0.0.1:{port}"
     finally:
         os.killpg(server.pid, 15)
@@ -165,7 +150,7 @@ def test_a_setting_the_connect_server_keeps_for_itself_stops_the_build_naming_it
 
 
 def test_an_unreachable_spark_connect_server_is_a_clear_error_at_once(demo_db, tmp_path):
-    port = _free_port()
+    port = free_port()
     settings = tmp_path / "costledger.toml"
     settings.write_text(f'[engine]\nspark_remote = "sc://127.0.0.1:{port}"\n', encoding="utf-8")
     (tmp_path / "copy").mkdir()
