@@ -116,6 +116,7 @@ def ingest(
         )
         raise typer.Exit(ExitCode.USAGE)
     s = read_settings(settings, db)
+    _local_files(files)
     with Progress(len(files), as_json) as progress:
         run = writer(
             run_ingest,
@@ -231,6 +232,19 @@ def nightly(
     exit_for(run)
 
 
+def _local_files(files: list[Path]) -> None:
+    """Exit 2 when a file is written as a URL: these commands read local files, and a URL would be looked for as a
+    local path (``s3:/bucket/...``) and rejected as missing."""
+    from pipeline.base.settings import UnsupportedLocation, local_path
+
+    for f in files:
+        try:
+            local_path(f, "the file")
+        except UnsupportedLocation as exc:
+            error(f"{exc}; a landing folder in object storage is read by `costledger nightly s3://bucket/prefix`")
+            raise typer.Exit(exc.exit_code) from None
+
+
 def _fetch(store, url: str) -> Path:
     """The landing folder at ``url`` copied into the ledger's folder (holding the writer's lock: one copy at a time);
     the copy's path."""
@@ -271,6 +285,7 @@ def reprocess(
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
+    _local_files(files)
     with Progress(len(files), as_json) as progress:
         run = writer(run_reprocess, Store.for_db(s.db), s, files, on_file=progress.on_file, on_model=progress.on_model)
     summary(run, as_json)

@@ -39,6 +39,12 @@ def test_a_ledger_path_written_as_a_url_is_refused_and_no_local_folder_is_made(t
     assert not (tmp_path / "s3:").exists()
     res = cli("nightly", "gs://bucket/landing", "--db", tmp_path / "l.duckdb")
     assert res.exit_code == 2 and "the landing folder" in res.output, res.output
+    # the commands that take files read local files: a URL is refused before anything is made
+    for command in (("ingest", "requests"), ("reprocess",)):
+        res = cli(*command, landing / "requests" / "r.csv", "s3://bucket/requests/r.csv", "--db", tmp_path / "l.duckdb")
+        assert res.exit_code == 2, res.output
+        assert "s3:// locations are not supported" in res.output and "costledger nightly s3://" in res.output
+    assert sorted(os.listdir(tmp_path)) == ["landing"]
 
 
 def test_a_latency_target_beyond_what_the_models_hold_is_refused_naming_the_key(tmp_path):
