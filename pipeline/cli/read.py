@@ -241,7 +241,7 @@ def _status_alerts(budgets: list, anomalies: list) -> None:
     from pipeline.base.query import render
 
     if budgets:
-        rows = [(str(m)[:7], t, r, st, f"{sp:,.2f}", f"{pr:,.2f}", f"{b:,.2f}") for m, t, r, st, sp, pr, b in budgets]
+        rows = [(m, t, r, st, f"{sp:,.2f}", f"{pr:,.2f}", f"{b:,.2f}") for m, t, r, st, sp, pr, b in budgets]
         render(
             ["month", "team", "route", "status", "spent USD", "projected USD", "budget USD"],
             rows, "table", 100, out, title="Budgets at risk or over (marts.budget_status)",

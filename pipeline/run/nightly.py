@@ -268,7 +268,7 @@ class Run:
         self.summary.unpriced = [
             (str(m)[:7], p, model, n) for m, p, model, n in run_query(self.con, "unpriced_models")[1]
         ]
-        self.summary.budgets = [(str(m)[:7], *rest) for m, *rest in run_query(self.con, "budgets_at_risk")[1]]
+        self.summary.budgets = run_query(self.con, "budgets_at_risk")[1]
         self.summary.anomalies = record_new_anomalies(self.con, self.summary.run_id)
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         self._finish(None)  # the published file's meta.runs shows this run as running

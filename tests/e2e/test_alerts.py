@@ -121,9 +121,11 @@ def test_the_webhook_receives_the_budget_and_the_new_anomaly_once(tmp_path):
     assert _runs_alerts(tmp_path) == ["sent: HTTP 200", "sent: HTTP 200"]
     # status names both while they are recent (the spike is on the data's last day)
     status = json.loads(cli("status", "--db", tmp_path / "l.duckdb", "--json").stdout)
-    assert [(b["team"], b["status"], b["projected_usd"]) for b in status["budgets_at_risk_or_over"]] == [
-        ("alpha", "over", "249.428571428572")  # 216 + 2 x 117 / 7 (117 / 7 = 16.714285714286 a day, to 1e-12)
+    assert [(b["month"], b["team"], b["status"], b["projected_usd"]) for b in status["budgets_at_risk_or_over"]] == [
+        ("2026-07", "alpha", "over", "249.428571428572")  # 216 + 2 x 117 / 7 (117 / 7 = 16.714285714286 a day)
     ]
+    # the month as the nightly's summary and the webhook name it
+    assert summary["budgets_at_risk_or_over"][0]["month"] == sent["budgets"][0]["month"] == "2026-07"
     assert [(a["day"], a["kind"], a["team"]) for a in status["recent_anomalies"]] == [
         ("2026-07-29", "spend_spike", "alpha")
     ]
