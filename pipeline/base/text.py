@@ -21,6 +21,12 @@ def printable(text: str) -> str:
 # numbers as the report and the commands print them: money rounded once, here, for display
 
 
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """An error's first line, at most ``limit`` characters (its class's name when it says nothing): what a one-line
+    message quotes of an error from a library (py4j, grpc, pyarrow, DuckDB)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:limit]
+
+
 def usd(value: Decimal | None, places: int = 2) -> str:
     if value is None:
         return "n/a"

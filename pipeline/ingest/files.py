@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from pipeline.base.faults import crashpoint
+from pipeline.base.text import first_line
 from pipeline.ingest.checks import check_rows
 from pipeline.ingest.reading import read_rows
 from pipeline.ingest.kindrules import quarantines_and_counts, same_invoice_again
@@ -102,7 +103,7 @@ def failure_message(shown: str, exc: BaseException) -> str:
     ):
         cause = cause.__context__
     exc = cause or exc
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    first = first_line(exc)
     if isinstance(exc, (MemoryError, duckdb.OutOfMemoryException)):
         why = (
             "reading and checking it needs more memory than the ledger may use ([ledger] memory_limit): a value or "

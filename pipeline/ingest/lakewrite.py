@@ -154,9 +154,10 @@ def _write_manifest_row(con: duckdb.DuckDBPyConnection, f: LoadingFile, lake_fil
 
 
 def reject(con: duckdb.DuckDBPyConnection, f: LoadingFile, message: str, seconds: float | None = None) -> FileResult:
-    """Record the file's rejection (``meta.rejected_files``) and return its result."""
+    """Record the file's rejection (``meta.rejected_files``, as its result names it) and return its result."""
+    result = f.result("rejected", message, seconds)
     con.execute(
         "INSERT INTO meta.rejected_files VALUES (?, ?, ?, ?, current_localtimestamp(), ?)",
-        [f.file_hash or None, f.kind, f.shown, f.named(message), f.run_id],
+        [f.file_hash or None, f.kind, result.path, result.message, f.run_id],
     )
-    return f.result("rejected", message, seconds)
+    return result

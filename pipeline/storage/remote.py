@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.base.errors import CostledgerError, ExitCode
+from pipeline.base.settings_checks import URL
+from pipeline.base.text import first_line
 
 #: the URL schemes the ledger reads a landing folder from
 SCHEMES = ("s3",)
-
-#: ``scheme:/`` or ``scheme://`` at the start (a path argument collapses ``s3://b`` into ``s3:/b``)
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/+(.*)$", re.DOTALL)
 
 #: the suffix of an object's copy while it is being written
 PART = ".costledger-part"
@@ -53,10 +51,12 @@ class UnsupportedScheme(CostledgerError, ValueError):
 def landing_url(value: Path | str) -> str | None:
     """The URL ``value`` is written as (``s3://bucket/prefix``, mended from a path's ``s3:/bucket/prefix``), or None
     for a local path; ``UnsupportedScheme`` for a URL of another scheme."""
-    m = _URL.match(str(value))
-    if not m:
+    text = str(value)
+    if not URL.match(text):
         return None
-    scheme, rest = m.group(1).lower(), m.group(2).rstrip("/")
+    scheme, rest = text.split(":", 1)
+    # a path argument collapses ``s3://b`` into ``s3:/b``: the slashes after the scheme are written anew
+    scheme, rest = scheme.lower(), rest.strip("/")
     if scheme not in SCHEMES:
         raise UnsupportedScheme(
             f"the landing folder {str(value)!r}: {scheme}:// is not supported; give a local folder or an s3:// URL "
@@ -121,7 +121,7 @@ def _open(url: str) -> tuple[Any, str]:
     try:
         fs, root = pafs.FileSystem.from_uri(url)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError and more for a URL it cannot serve
-        raise RemoteLandingFailed(f"the landing folder {url} cannot be opened: {_first_line(exc)}") from exc
+        raise RemoteLandingFailed(f"the landing folder {url} cannot be opened: {first_line(exc)}") from exc
     return fs, root.rstrip("/")
 
 
@@ -140,7 +140,7 @@ def _list(fs: Any, url: str, root: str) -> list[tuple[str, int, int]]:
     except RemoteLandingFailed:
         raise
     except Exception as exc:
-        raise RemoteLandingFailed(f"the landing folder {url} cannot be listed: {_first_line(exc)}") from exc
+        raise RemoteLandingFailed(f"the landing folder {url} cannot be listed: {first_line(exc)}") from exc
     out = []
     for info in infos:
         if info.type == pafs.FileType.File:
@@ -173,7 +173,7 @@ def _copy(fs: Any, path: str, shown: str, target: Path, listed: tuple[int, int])
             info = fs.get_file_info(path)
         except Exception as exc:
             part.unlink(missing_ok=True)
-            raise RemoteLandingFailed(f"{shown}: cannot be copied: {_first_line(exc)}") from exc
+            raise RemoteLandingFailed(f"{shown}: cannot be copied: {first_line(exc)}") from exc
         now = (int(info.size or 0), int(info.mtime_ns or 0))
         if now == expected and part.stat().st_size == now[0]:
             os.utime(part, ns=(now[1], now[1]))
@@ -185,7 +185,3 @@ def _copy(fs: Any, path: str, shown: str, target: Path, listed: tuple[int, int])
         f"{shown}: the object changed while it was copied, {TRIES} times; nothing was loaded "
         "from the landing folder: run again once the writer is done"
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.base.errors import CostledgerError
+from pipeline.base.text import first_line
 
 if TYPE_CHECKING:
     from pipeline.base.settings import Settings
@@ -130,7 +131,7 @@ def _local(session_class: Any, settings: "Settings", folder: Path, own: dict[str
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # py4j and the JVM raise many kinds; the first line says which
-        raise SparkUnavailable(f"Spark did not start ({settings.engine_master}): {_first_line(exc)}") from exc
+        raise SparkUnavailable(f"Spark did not start ({settings.engine_master}): {first_line(exc)}") from exc
     for key, value in FIXED_OPTIONS.items():  # a reused session: the runtime options again
         spark.conf.set(key, value)
     spark.sparkContext.setLogLevel("ERROR")
@@ -155,14 +156,14 @@ def _connect(url: str, own: dict[str, str]) -> Any:
         spark = RemoteSession.builder.remote(url).getOrCreate()
         spark.conf.set("spark.sql.session.timeZone", "UTC")  # the first round trip: a server that is not there
     except Exception as exc:  # grpc and pyspark raise many kinds; the first line says which
-        raise SparkUnavailable(f"Spark Connect server {url} did not answer: {_first_line(exc)}") from exc
+        raise SparkUnavailable(f"Spark Connect server {url} did not answer: {first_line(exc)}") from exc
     for key, value in {**own, **FIXED_OPTIONS}.items():
         try:
             spark.conf.set(key, value)
         except Exception as exc:
             raise SparkUnavailable(
                 f"engine.spark_options: the Spark Connect server {url} does not let a session set {key} "
-                f"({_first_line(exc)}); set it in the server's own configuration instead"
+                f"({first_line(exc)}); set it in the server's own configuration instead"
             ) from exc
     return spark
 
@@ -192,7 +193,3 @@ def release(spark: Any) -> None:
             spark.stop()
         except Exception:  # the server went away: it dropped the session with itself
             pass
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
