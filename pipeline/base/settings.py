@@ -56,6 +56,7 @@ from pipeline.base.settings_checks import (
     _size,
     _spark_options,
     _spark_remote,
+    _lake_uri,
     _text,
     _webhook_url,
     _whole,
@@ -340,6 +341,12 @@ class Settings:
     sql_max_spill: str = setting("4GB", "sql.max_spill")
     """`costledger sql`: how much a query may spill to its own temporary folder (removed when it ends)."""
 
+    lake_uri: str | None = setting(None, "lake.uri", example='"s3://ledger-lake/team-a"')
+    """A folder in object storage (`s3://bucket/folder`) that keeps a copy of the lake, the Parquet files of every
+    loaded file: each build uploads the new ones before it publishes, and each run restores from it any that are
+    missing on this machine, checked against the manifest's SHA-256. The build reads the machine's copy. Credentials
+    and the endpoint come from the AWS environment (`AWS_ACCESS_KEY_ID`, `AWS_PROFILE`, `AWS_ENDPOINT_URL`)."""
+
     engine_name: str = setting("duckdb", "engine.name")
     """The engine `costledger build` and the nightly run the SQL models on: `duckdb` (embedded, the default) or
     `spark` (Apache Spark; needs `pip install costledger[spark]` and Java 17+). `build --engine` overrides."""
@@ -409,6 +416,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "engine_name": _engine,
     "engine_spark_options": _spark_options,
     "engine_spark_remote": _spark_remote,
+    "lake_uri": _lake_uri,
     "invoice_duplicates_wanted": _names,
     "ingest_extra_columns": _names,
     "max_quarantine_share": _share,

@@ -82,6 +82,21 @@ def _spark_remote(value: Any) -> str:
     return _url_with_host(value, ("sc",), "a Spark Connect URL, sc://host:port (such as sc://localhost:15002)")
 
 
+def _lake_uri(value: Any) -> str:
+    """A folder in object storage, ``s3://bucket[/prefix]``, with no credentials in it (they come from the AWS
+    environment, never from the settings file)."""
+    from urllib.parse import urlsplit
+
+    url = _url_with_host(value, ("s3",), "an s3:// URL of a bucket and folder, such as s3://ledger-lake/team-a")
+    parts = urlsplit(url)
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ValueError(
+            "an s3:// URL of a bucket and folder alone: credentials and the endpoint come from the AWS environment "
+            "(AWS_ACCESS_KEY_ID, AWS_PROFILE, AWS_ENDPOINT_URL), never from the settings file"
+        )
+    return url.rstrip("/")
+
+
 def _spark_options(value: Any) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, dict) or not all(isinstance(k, str) and k.startswith("spark.") for k in value):
         raise ValueError('a table of "spark.name" = value lines')

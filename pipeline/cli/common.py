@@ -121,6 +121,10 @@ def summary(run, as_json: bool) -> None:
         console.print(f"published {escape(printable(run.published))}", highlight=False)
     if run.orphans_removed:
         console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
+    if run.lake_restored:
+        console.print(f"[yellow]restored {run.lake_restored} lake file(s) missing here from object storage[/]")
+    if run.lake_uploaded:
+        console.print(f"copied {run.lake_uploaded} new lake file(s) to the lake in object storage", highlight=False)
     _warnings(run)
     share = run.max_quarantine_share
     for f in run.over_quarantined:

@@ -25,6 +25,7 @@ from pipeline.ingest.files import FileResult, IngestOptions, loaded_identities
 from pipeline.ingest.loader import FileLoader
 from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
+from pipeline.storage.remote_lake import push_lake, restore_lake
 from pipeline.base.query import run_query
 from pipeline.run.alerts import Anomaly, alert_payload, budget_dicts, post_alerts, record_new_anomalies
 from pipeline.base.settings import Settings
@@ -62,6 +63,10 @@ class RunSummary:
     """(provider or model, spellings) names that differ only in letter case."""
     published: str | None = None
     orphans_removed: int = 0
+    lake_restored: int = 0
+    """Lake files missing on this machine that the lake in object storage gave back (``lake.uri``)."""
+    lake_uploaded: int = 0
+    """Lake files this run copied to the lake in object storage (``lake.uri``)."""
     max_quarantine_share: Decimal = Decimal("0.10")
 
     def count(self, status: str) -> int:
@@ -135,6 +140,8 @@ class RunSummary:
             "names_differing_only_in_case": [{"what": w, "spellings": s} for w, s in self.name_variants],
             "published": self.published,
             "orphans_removed": self.orphans_removed,
+            "lake_files_restored": self.lake_restored,
+            "lake_files_uploaded": self.lake_uploaded,
             "unknown_entries": self.unknown_entries,
             "outside_links_skipped": self.outside_links,
             "files": [
@@ -183,6 +190,9 @@ class Run:
         try:
             self.con = self.store.open_work(self.settings)
             self.summary.orphans_removed = len(self.store.remove_orphans(self.con))
+            if self.settings.lake_uri:  # before anything reads the lake: a file missing here comes back first
+                restored = restore_lake(self.con, self.store.lake, self.store.tmp, self.settings.lake_uri)
+                self.summary.lake_restored = restored.files
             self.con.execute("UPDATE meta.runs SET outcome = 'interrupted' WHERE outcome IS NULL")
             self.con.execute(
                 "INSERT INTO meta.runs (run_id, command, started_at) VALUES (?, ?, current_localtimestamp())",
@@ -271,6 +281,8 @@ class Run:
         self.summary.budgets = run_query(self.con, "budgets_at_risk")[1]
         self.summary.anomalies = record_new_anomalies(self.con, self.summary.run_id)
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
+        if self.settings.lake_uri:  # the published ledger names no lake file that object storage lacks
+            self.summary.lake_uploaded = push_lake(self.con, self.store.lake, self.settings.lake_uri).files
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
         t = time.perf_counter()

@@ -87,7 +87,7 @@ class Fetched:
 
 def fetch_landing(url: str, folder: Path, progress: Callable[[str], None] | None = None) -> Fetched:
     """Make ``folder`` a copy of the landing folder at ``url`` (see the module's docstring)."""
-    fs, root = _open(url)
+    fs, root = open_store(url)
     objects = _list(fs, url, root)
     done = Fetched(url=url, folder=folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -115,13 +115,14 @@ def fetch_landing(url: str, folder: Path, progress: Callable[[str], None] | None
     return done
 
 
-def _open(url: str) -> tuple[Any, str]:
+def open_store(url: str, what: str = "the landing folder") -> tuple[Any, str]:
+    """pyarrow's file system for ``url`` (``what`` it holds, for the error) and the path of the URL's folder in it."""
     import pyarrow.fs as pafs
 
     try:
         fs, root = pafs.FileSystem.from_uri(url)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError and more for a URL it cannot serve
-        raise RemoteLandingFailed(f"the landing folder {url} cannot be opened: {first_line(exc)}") from exc
+        raise RemoteLandingFailed(f"{what} {url} cannot be opened: {first_line(exc)}") from exc
     return fs, root.rstrip("/")
 
 

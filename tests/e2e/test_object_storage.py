@@ -1,10 +1,13 @@
-"""A landing folder in object storage: `costledger nightly s3://bucket/prefix` against a real S3-compatible server
-(moto's, started on 127.0.0.1 by these tests), with the endpoint and credentials from the standard AWS environment."""
+"""A landing folder and the lake in object storage: `costledger nightly s3://bucket/prefix` and ``[lake] uri``, against
+a real S3-compatible server (moto's, started on 127.0.0.1 by these tests), with the endpoint and credentials from the
+standard AWS environment."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +155,86 @@ def test_a_landing_url_the_ledger_does_not_read_is_refused(tmp_path, monkeypatch
     assert res.exit_code == 2, res.output
     assert "the landing folder" in res.output
     assert os.listdir(tmp_path) == []  # no local folder named after the URL, no ledger
+
+
+def _with_lake(tmp_path: Path, uri: str) -> Path:
+    """The demo's settings with the lake kept in object storage at ``uri``."""
+    settings = tmp_path / "costledger.toml"
+    base = (ROOT / "costledger.toml").read_text(encoding="utf-8")
+    settings.write_text(f'{base}\n[lake]\nuri = "{uri}"\n', encoding="utf-8")
+    return settings
+
+
+def _lake_manifest(db: Path) -> list[tuple[str, str]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(
+            "SELECT lake_file, lake_sha256 FROM meta.loaded_files WHERE lake_file IS NOT NULL ORDER BY lake_file"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def _same_marts(db: Path, demo_db: Path) -> list[str]:
+    local, remote = Path(f"{demo_db}.d") / "work.duckdb", Path(f"{db}.d") / "work.duckdb"
+    return [f"{t}: {d}" for t, same, d in compare(str(local), str(remote), ["marts", "intermediate"]) if not same]
+
+
+def test_the_demo_with_landing_and_lake_in_s3_builds_the_same_marts_and_a_lost_lake_comes_back(s3, demo_db, tmp_path):
+    _put_folder(s3, ROOT / "sample_data", _bucket(s3, "exports-three"), "landing")
+    _bucket(s3, "ledger-lake")
+    settings = _with_lake(tmp_path, "s3://ledger-lake/team-a")
+    db = tmp_path / "ledger.duckdb"
+    res = cli("nightly", "s3://exports-three/landing", "--db", db, "--settings", settings, "--json")
+    assert res.exit_code == 4, res.output  # the sample's cometapi invoices are 3 % above metered, as from a folder
+    lake = _lake_manifest(db)
+    assert lake and json.loads(res.stdout)["lake_files_uploaded"] == len(lake)
+    assert _same_marts(db, demo_db) == []
+    # each lake file is in object storage under its table and SHA-256, byte for byte (the oracle: hashlib over the
+    # object's bytes, and the machine's file)
+    for lake_file, sha in lake:
+        with s3.open_input_stream(f"ledger-lake/team-a/{lake_file.split('/')[0]}/{sha}.parquet") as obj:
+            data = obj.read()
+        assert hashlib.sha256(data).hexdigest() == sha
+        assert data == (Path(f"{db}.d") / "lake" / lake_file).read_bytes()
+
+    # the machine's lake is lost: the next nightly restores every file from object storage before it reads the lake,
+    # uploads nothing (every object is there), and builds the same marts
+    shutil.rmtree(Path(f"{db}.d") / "lake")
+    res = cli("nightly", "s3://exports-three/landing", "--db", db, "--settings", settings, "--json")
+    assert res.exit_code in (0, 4), res.output
+    summary = json.loads(res.stdout)
+    restored, uploaded = summary["lake_files_restored"], summary["lake_files_uploaded"]
+    assert (restored, uploaded, summary["files_loaded"]) == (len(lake), 0, 0)
+    assert _same_marts(db, demo_db) == []
+    res = cli("verify", "--db", db, "--settings", settings)
+    assert res.exit_code == 0, res.output
+
+
+def test_a_lake_object_with_other_bytes_is_not_restored_and_the_build_names_the_lost_file(s3, tmp_path):
+    landing = tmp_path / "landing"
+    (landing / "prices").mkdir(parents=True)
+    (landing / "prices" / "p.csv").write_bytes((ROOT / "sample_data" / "prices" / "prices.csv").read_bytes())
+    _bucket(s3, "lake-two")
+    settings = _with_lake(tmp_path, "s3://lake-two")
+    db = tmp_path / "ledger.duckdb"
+    res = cli("nightly", landing, "--db", db, "--settings", settings)
+    assert res.exit_code in (0, 4), res.output
+    ((lake_file, sha),) = _lake_manifest(db)
+    key = f"lake-two/prices/{sha}.parquet"
+    with s3.open_output_stream(key, compression=None) as out:
+        out.write(b"PAR1 not the file that was loaded PAR1")
+    (Path(f"{db}.d") / "lake" / lake_file).unlink()
+    res = cli("build", "--db", db, "--settings", settings)
+    assert res.exit_code == 1, res.output
+    assert f"lake file {lake_file} is missing" in res.output  # and the landing file to re-deliver
+    assert not (Path(f"{db}.d") / "lake" / lake_file).exists()  # other bytes never stand in for the loaded ones
+
+
+def test_a_lake_bucket_that_does_not_exist_stops_the_nightly_before_it_publishes(s3, tmp_path):
+    db = tmp_path / "ledger.duckdb"
+    settings = _with_lake(tmp_path, "s3://no-such-lake-bucket/team-a")
+    res = cli("nightly", ROOT / "sample_data", "--db", db, "--settings", settings)
+    assert res.exit_code == 1, res.output
+    assert "the lake s3://no-such-lake-bucket/team-a: the bucket no-such-lake-bucket does not exist" in res.output
+    assert not db.exists()  # nothing was published: a ledger naming lake files object storage lacks

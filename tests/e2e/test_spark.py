@@ -1,165 +1,25 @@
 """The Spark engine: `costledger build --engine spark` leaves the same marts and intermediates as a DuckDB build of the
 same lake, value for value (DECIMAL money exactly; DOUBLE ratios to 12 significant digits, see scripts/marts_equal.py).
 
-Spark starts once per test run: the tests that need it share one session in one pytest worker (xdist group "spark").
-The demo builds over Spark Connect, on a server the test starts on 127.0.0.1; the million requests on a local session.
-Without Java or pyspark they are skipped, unless COSTLEDGER_REQUIRE_SPARK is set (CI sets it: .ci/run installs Java).
+Spark starts once per test run: the tests that need it share one local session in one pytest worker (xdist group
+"spark"); the builds over Spark Connect are in test_spark_connect.py. Without Java or pyspark they are skipped, unless
+COSTLEDGER_REQUIRE_SPARK is set (CI sets it: .ci/run installs Java).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
-import subprocess
-import time
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.base.models import SQL_DIR, discover
-from pipeline.transform.spark.session import java_present
-from scripts.marts_equal import compare, copy_ledger
-from tests.conftest import ROOT, cli, free_port, wait_listening
+from pipeline.base.models import SQL_DIR
+from tests.conftest import cli
+from tests.e2e.spark_support import MARKS, assert_equal, spark_copy
 
-_missing = [
-    why
-    for why, ok in (("pyspark", importlib.util.find_spec("pyspark") is not None), ("Java", java_present()))
-    if not ok
-]
-if _missing and os.environ.get("COSTLEDGER_REQUIRE_SPARK"):
-    raise RuntimeError(f"COSTLEDGER_REQUIRE_SPARK is set but {' and '.join(_missing)} is missing")
-pytestmark = [
-    pytest.mark.skipif(bool(_missing), reason=f"the Spark engine needs {' and '.join(_missing)}"),
-    pytest.mark.xdist_group("spark"),
-]
-
-
-def _every_model() -> set[str]:
-    return {m.qualified for m in discover() if m.layer in ("intermediate", "marts")}
-
-
-def _spark_copy(db: Path, folder: Path, settings: Path = ROOT / "costledger.toml") -> tuple[Path, Path]:
-    """Two copies of the ledger ``db``: the first as DuckDB built it, the second rebuilt on Spark."""
-    (folder / "duckdb").mkdir(parents=True)
-    (folder / "spark").mkdir()
-    on_duckdb = copy_ledger(db, folder / "duckdb")
-    on_spark = copy_ledger(db, folder / "spark")
-    res = cli("build", "--engine", "spark", "--db", on_spark, "--settings", settings)
-    # exit 4: the demo's cometapi invoices are 3 % above metered (a reconciliation mismatch the build reports)
-    assert res.exit_code in (0, 4), res.output
-    assert f"built {len(discover())} models" in res.output
-    return Path(f"{on_duckdb}.d") / "work.duckdb", Path(f"{on_spark}.d") / "work.duckdb"
-
-
-def _assert_equal(before: Path, after: Path) -> None:
-    results = compare(str(before), str(after), ["marts", "intermediate"])
-    differs = [f"{t}: {detail}" for t, same, detail in results if not same]
-    assert differs == []
-    # every model was compared: the unpublished intermediates are views over the Spark build's Parquet
-    assert {t for t, _, _ in results} == _every_model()
-
-
-@pytest.fixture(scope="module")
-def connect_server(tmp_path_factory):
-    """A Spark Connect server on 127.0.0.1, started from pyspark's own Spark (its spark-connect jar ships with it),
-    stopped when the module's tests end: the URL to reach it."""
-    import pyspark
-
-    home = Path(pyspark.__file__).parent
-    port = free_port()
-    tmp_path = tmp_path_factory.mktemp("connect")
-    log = (tmp_path / "connect-server.log").open("wb")
-    server = subprocess.Popen(
-        [
-            str(home / "bin" / "spark-submit"),
-            "--class",
-            "org.apache.spark.sql.connect.service.SparkConnectServer",
-            "--name",
-            "costledger-test-connect",
-            "--master",
-            "local[2]",
-            "--driver-memory",
-            "3g",
-            "--conf",
-            f"spark.connect.grpc.binding.port={port}",
-            "--conf",
-            "spark.connect.grpc.binding.address=127.0.0.1",
-            "--conf",
-            "spark.ui.enabled=false",
-            "--conf",
-            "spark.sql.shuffle.partitions=8",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1"},
-        start_new_session=True,
-    )
-    try:
-        wait_listening(server, port, 120, tmp_path / "connect-server.log")
-        yield f"sc://127.0.0.1:{port}"
-    finally:
-        os.killpg(server.pid, 15)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, 9)
-            server.wait()
-        log.close()
-
-
-def test_the_demo_builds_alike_over_spark_connect_and_on_duckdb(demo_db, tmp_path, connect_server):
-    # the build runs on a Spark Connect server: this process starts no Spark of its own
-    settings = tmp_path / "costledger.toml"
-    settings.write_text(
-        (ROOT / "costledger.toml").read_text(encoding="utf-8") + f'\n[engine]\nspark_remote = "{connect_server}"\n',
-        encoding="utf-8",
-    )
-    from pyspark import SparkContext
-
-    local_before = SparkContext._active_spark_context
-    before, after = _spark_copy(demo_db, tmp_path, settings)
-    _assert_equal(before, after)
-    if local_before is None:  # no local Spark (a JVM of this process) was started for the build
-        assert SparkContext._active_spark_context is None
-    # the Spark build's published file answers the usual questions: the report reads it
-    on_spark = tmp_path / "spark" / demo_db.name
-    res = cli("report", "--db", on_spark, "--format", "text")
-    assert res.exit_code == 0, res.output
-    assert "break-even" in res.output.lower()
-    # and a DuckDB build after it starts over in full (the Spark build left no incremental state), to the same ledger
-    res = cli("build", "--db", on_spark, "--settings", ROOT / "costledger.toml")
-    assert res.exit_code in (0, 4), res.output
-    _assert_equal(before, after)
-
-
-def test_a_setting_the_connect_server_keeps_for_itself_stops_the_build_naming_it(demo_db, tmp_path, connect_server):
-    settings = tmp_path / "costledger.toml"
-    settings.write_text(
-        f'[engine]\nspark_remote = "{connect_server}"\nspark_options = {{ "spark.driver.memory" = "8g" }}\n',
-        encoding="utf-8",
-    )
-    (tmp_path / "copy").mkdir()
-    db = copy_ledger(demo_db, tmp_path / "copy")
-    res = cli("build", "--engine", "spark", "--db", db, "--settings", settings)
-    assert res.exit_code == 1, res.output
-    assert f"the Spark Connect server {connect_server} does not let a session set spark.driver.memory" in res.output
-
-
-def test_an_unreachable_spark_connect_server_is_a_clear_error_at_once(demo_db, tmp_path):
-    port = free_port()
-    settings = tmp_path / "costledger.toml"
-    settings.write_text(f'[engine]\nspark_remote = "sc://127.0.0.1:{port}"\n', encoding="utf-8")
-    (tmp_path / "copy").mkdir()
-    db = copy_ledger(demo_db, tmp_path / "copy")
-    started = time.monotonic()
-    res = cli("build", "--engine", "spark", "--db", db, "--settings", settings)
-    assert res.exit_code == 1, res.output
-    assert f"Spark Connect server sc://127.0.0.1:{port} did not answer: nothing listens at" in res.output, res.output
-    assert time.monotonic() - started < 60  # not the client's ten minutes of retries
+pytestmark = MARKS
 
 
 def test_a_million_requests_build_alike_on_spark_and_duckdb(tmp_path):
@@ -170,8 +30,8 @@ def test_a_million_requests_build_alike_on_spark_and_duckdb(tmp_path):
     db.parent.mkdir()
     res = cli("nightly", landing, "--db", db)
     assert res.exit_code in (0, 4), res.output
-    before, after = _spark_copy(db, tmp_path / "copies")
-    _assert_equal(before, after)
+    before, after = spark_copy(db, tmp_path / "copies")
+    assert_equal(before, after)
     shutil.rmtree(tmp_path / "landing")
 
 

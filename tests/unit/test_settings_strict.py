@@ -148,3 +148,27 @@ def test_a_spark_connect_address_must_be_an_sc_url_with_a_host(tmp_path, value):
 def test_a_spark_connect_address_loads_as_written(tmp_path):
     s = load_settings(settings_file(tmp_path, '[engine]\nspark_remote = "sc://spark.internal:15002/;token=abc"\n'))
     assert s.engine_spark_remote == "sc://spark.internal:15002/;token=abc"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('"gs://ledger-lake/a"', "an s3:// URL of a bucket and folder"),
+        ('"ledger-lake/a"', "an s3:// URL of a bucket and folder"),
+        ('"s3://"', "an s3:// URL of a bucket and folder"),
+        ("42", "an s3:// URL of a bucket and folder"),
+        # credentials in the URL: they belong to the AWS environment, never to the settings file
+        ('"s3://AKIAEXAMPLE:secret@ledger-lake/a"', "never from the settings file"),
+        ('"s3://ledger-lake/a?endpoint_override=localhost:9000"', "never from the settings file"),
+    ],
+)
+def test_a_lake_in_object_storage_must_be_an_s3_url_without_credentials(tmp_path, value, expected):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, f"[lake]\nuri = {value}\n"))
+    assert "lake.uri" in str(err.value) and expected in str(err.value)
+
+
+def test_a_lake_in_object_storage_loads_without_its_closing_slash(tmp_path):
+    assert load_settings(settings_file(tmp_path, '[lake]\nuri = "s3://ledger-lake/team-a/"\n')).lake_uri == (
+        "s3://ledger-lake/team-a"
+    )
