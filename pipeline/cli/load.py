@@ -151,10 +151,13 @@ EngineOpt = Annotated[
 
 
 @app.command("build", rich_help_panel=toc.panel("build"))
-def build_cmd(db: DbOpt = None, settings: SettingsOpt = None, engine: EngineOpt = None) -> None:
+def build_cmd(
+    db: DbOpt = None, settings: SettingsOpt = None, engine: EngineOpt = None, as_json: JsonOpt = False
+) -> None:
     """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish.
 
-    On Spark (--engine spark) every model is built whole; see the README's "Running on Spark"."""
+    On Spark (--engine spark) the priced requests go on from the last Spark build and every other model is built
+    whole; see the README's "Running on Spark"."""
     from dataclasses import replace
 
     from pipeline.run.nightly import run_build
@@ -163,9 +166,9 @@ def build_cmd(db: DbOpt = None, settings: SettingsOpt = None, engine: EngineOpt 
     s = read_settings(settings, db)
     if engine is not None:
         s = replace(s, engine_name=engine.value)
-    with Progress(0, False) as progress:
+    with Progress(0, as_json) as progress:
         run = writer(run_build, Store.for_db(s.db), s, on_model=progress.on_model)
-    summary(run, False)
+    summary(run, as_json)
     raise typer.Exit(ExitCode.MISMATCH if run.mismatches or run.usage_gaps else ExitCode.OK)
 
 

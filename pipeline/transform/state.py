@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import duckdb
 
@@ -179,16 +180,25 @@ def previous_states(con: duckdb.DuckDBPyConnection) -> dict[str, State]:
 
 
 def changes(
-    con: duckdb.DuckDBPyConnection, models: list[Model], incremental: set[str]
+    con: duckdb.DuckDBPyConnection,
+    models: list[Model],
+    incremental: set[str],
+    before: dict[str, State] | None = None,
+    present: Callable[[str], bool] | None = None,
 ) -> tuple[dict[str, State], dict[str, str]]:
     """The states now, and each model that changed since the last build, with why (an incremental model without its
-    table counts as changed); a model that reads a changed one has changed too."""
+    table counts as changed); a model that reads a changed one has changed too. ``before``: the last build's states
+    (default: ``meta.build_state``'s); ``present``: whether a model's earlier rows are there (default: its table in
+    the ledger)."""
     by_name = {m.qualified: m for m in models}
-    now, before = states(con, models), previous_states(con)
+    now = states(con, models)
+    before = previous_states(con) if before is None else before
+    if present is None:
+        present = lambda name: table_exists(con, *name.split(".", 1))  # noqa: E731
     why: dict[str, str] = {}
     for name, state in now.items():  # each after the models it reads
         reason = _why(name, state, before.get(name), by_name, why)
-        if reason is None and name in incremental and not table_exists(con, *name.split(".", 1)):
+        if reason is None and name in incremental and not present(name):
             reason = "its table is missing"
         if reason is not None:
             why[name] = reason

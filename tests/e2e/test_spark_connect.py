@@ -7,7 +7,9 @@ sockets in the process that used it, and this test's worker goes on to start loc
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -18,7 +20,7 @@ import pytest
 
 from scripts.marts_equal import copy_ledger
 from tests.conftest import ROOT, free_port, wait_listening
-from tests.e2e.spark_support import MARKS, assert_equal, spark_copy
+from tests.e2e.spark_support import MARKS, assert_equal
 
 pytestmark = MARKS
 
@@ -27,6 +29,8 @@ pytestmark = MARKS
 class Ran:
     exit_code: int
     output: str
+    """What the command printed, both streams."""
+    stdout: str
 
 
 def _no_java(*args: object) -> Ran:
@@ -42,7 +46,7 @@ def _no_java(*args: object) -> Ran:
         text=True,
         timeout=900,
     )
-    return Ran(done.returncode, done.stdout + done.stderr)
+    return Ran(done.returncode, done.stdout + done.stderr, done.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -93,24 +97,49 @@ def connect_server(tmp_path_factory):
         log.close()
 
 
-def test_the_demo_builds_alike_over_spark_connect_and_on_duckdb(demo_db, tmp_path, connect_server):
+def test_the_demo_builds_over_spark_connect_month_after_month_to_duckdbs_ledger(demo_db, tmp_path, connect_server):
+    # the demo's first three months, built in full over Spark Connect; then its last month, built from there: the
+    # priced requests of the first three are carried over, not computed again. Every mart and intermediate equals the
+    # DuckDB build of all four months at once (demo_db; a Spark full build equals that one: test_spark.py).
+    landing, later = tmp_path / "landing", tmp_path / "later"
+    shutil.copytree(ROOT / "sample_data", landing)
+    for kind, name in (("requests", "requests-2026-10.parquet"), ("outcomes", "outcomes-2026-10.csv.gz")):
+        (later / kind).mkdir(parents=True)
+        (landing / kind / name).rename(later / kind / name)
     settings = tmp_path / "costledger.toml"
     settings.write_text(
-        (ROOT / "costledger.toml").read_text(encoding="utf-8") + f'\n[engine]\nspark_remote = "{connect_server}"\n',
+        (ROOT / "costledger.toml").read_text(encoding="utf-8")
+        + f'\n[engine]\nname = "spark"\nspark_remote = "{connect_server}"\n',
         encoding="utf-8",
     )
-    # the build's process has no Java: it builds on the server or not at all
-    before, after = spark_copy(demo_db, tmp_path, settings, run=_no_java)
+    db = tmp_path / "ledger.duckdb"
+    # the command's process has no Java: it builds on the server or not at all
+    res = _no_java("nightly", landing, "--db", db, "--settings", settings, "--json")
+    assert res.exit_code in (0, 4), res.output  # 4: the demo's cometapi invoices are 3 % above metered
+    assert json.loads(res.stdout)["models_rebuilt_in_full"][PRICED] == "no earlier build"
+    for kind in ("requests", "outcomes"):
+        for path in (later / kind).iterdir():
+            path.rename(landing / kind / path.name)
+    res = _no_java("nightly", landing, "--db", db, "--settings", settings, "--json")
+    assert res.exit_code in (0, 4), res.output
+    summary = json.loads(res.stdout)
+    assert summary["files_loaded"] == 2
+    assert PRICED not in summary["models_rebuilt_in_full"]  # it went on: the new month's rows alone were computed
+    before, after = Path(f"{demo_db}.d") / "work.duckdb", Path(f"{db}.d") / "work.duckdb"
     assert_equal(before, after)
     # the Spark build's published file answers the usual questions: the report reads it
-    on_spark = tmp_path / "spark" / demo_db.name
-    res = _no_java("report", "--db", on_spark, "--format", "text")
+    res = _no_java("report", "--db", db, "--format", "text")
     assert res.exit_code == 0, res.output
     assert "break-even" in res.output.lower()
-    # and a DuckDB build after it starts over in full (the Spark build left no incremental state), to the same ledger
-    res = _no_java("build", "--db", on_spark, "--settings", ROOT / "costledger.toml")
+    # and a DuckDB build after it starts over in full (the state Spark left is not DuckDB's), to the same ledger
+    res = _no_java("build", "--db", db, "--settings", ROOT / "costledger.toml", "--json")
     assert res.exit_code in (0, 4), res.output
+    assert json.loads(res.stdout)["models_rebuilt_in_full"][PRICED] == "no earlier build"
     assert_equal(before, after)
+
+
+#: the append model: the one model a Spark build goes on with
+PRICED = "intermediate.int_requests_priced"
 
 
 def test_a_setting_the_connect_server_keeps_for_itself_stops_the_build_naming_it(demo_db, tmp_path, connect_server):

@@ -7,8 +7,9 @@ the results in one transaction: a published table model becomes a table of the l
 DuckDB build. The grain audits and ``sql/audits`` run in DuckDB over those; a failure rolls the whole build back and
 removes its folder. So the SQL shell, the report, ``status`` and ``verify`` read a Spark build as they read any.
 
-An incremental model is computed whole here (its inputs read entire). The incremental state is cleared, so the next
-DuckDB build is a full one.
+An append model goes on from the last Spark build when nothing it depends on changed: its earlier Parquet files are
+linked into the new folder and only the new lake files' rows are computed (``incremental``). Every other model is
+computed whole. The state the build leaves is Spark's: the next DuckDB build is a full one.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ from pipeline.transform.build import (
     BuildResult,
     ModelFailed,
     Steps,
+    check_lake,
     comment_model,
 )
+from pipeline.transform.spark import incremental
 from pipeline.transform.spark import lake as spark_lake
 from pipeline.transform.spark import session
+from pipeline.transform.state import built_files
 from pipeline.transform.spark.translate import Macro, TranslationFailed, spark_macros, to_spark_steps, view_name
 from schemas.ddl import sql_string
 
@@ -49,20 +53,38 @@ class SparkEngine:
         self.root = store.spark
         self.out = self.root / f"build-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"
         self.spark: Any = None
+        self.plan: incremental.SparkPlan | None = None
+        self.skipped: set[str] = set()
 
     def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
-        return lambda kind, file_hash: True  # a full build reads every lake file
+        # the append models' files already folded in are re-hashed only if the plan reads them again (``begin``)
+        kinds, self.skipped = incremental.append_kinds(models), built_files(con)
+        return lambda kind, file_hash: kind not in kinds or file_hash not in self.skipped
 
     def begin(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
+        self.plan = incremental.plan(con, models, self.root)
+        going_on = set(self.plan.new_files)
+        reread = incremental.append_kinds([m for m in models if m.qualified not in going_on])
+        if reread & incremental.append_kinds(models) and self.skipped:
+            check_lake(con, self.store, lambda kind, file_hash: kind in reread and file_hash in self.skipped)
         self.spark = session.start(self.settings, self.root)
         spark_lake.hand_over_meta(con, self.spark, self.out / "meta")
         spark_lake.register_raw(con, self.spark, self.store.lake)
 
     def run(self, con: duckdb.DuckDBPyConnection, m: Model, steps: Steps) -> None:
-        _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir)
+        assert self.plan is not None
+        new = self.plan.new_files.get(m.qualified)
+        if new is None:
+            _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir)
+            return
+        assert self.plan.previous is not None
+        incremental.carry_over(self.plan.previous / m.layer / m.name, self.out / m.layer / m.name)
+        _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir, new_files=new)
 
     def finish(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
         _take_results(con, models, self.out, self.sql_dir)
+        assert self.plan is not None
+        incremental.record(con, self.plan, models, self.out)
 
     def audited_as_built(self, m: Model) -> bool:
         return False  # every model is audited in DuckDB, over the results taken in
@@ -73,28 +95,39 @@ class SparkEngine:
 
     def done(self, result: BuildResult) -> None:
         session.release(self.spark)
+        if self.plan is not None:
+            result.rebuilt_in_full = dict(self.plan.rebuilt)
+            result.incremental_models = len(self.plan.incremental)
         for old in self.root.glob("build-*"):  # the ledger's views now read this build's folder only
             if old != self.out:
                 shutil.rmtree(old, ignore_errors=True)
 
 
-def _scoped_inputs(spark: Any, m: Model) -> None:
-    """An incremental model's inputs (``scoped.NAME``), whole: a full build reads every row. Each model has its own
-    views of them (two models may name an input alike)."""
+def _scoped_inputs(spark: Any, m: Model, new_files: list[str] | None) -> None:
+    """An incremental model's inputs (``scoped.NAME``): whole, or for an append model that goes on, the rows of the
+    ``new_files`` alone. Each model has its own views of them (two models may name an input alike)."""
+    only = ""
+    if new_files is not None:
+        hashes = ", ".join(f"'{h}'" for h in new_files if all(c in "0123456789abcdef" for c in h))
+        only = f" WHERE source_file_hash IN ({hashes})" if hashes else " WHERE false"
     for i in m.inputs:
         schema, name = i.source.split(".", 1)
         cols = ", ".join(f"`{c}`" for c in i.columns) or "*"
         own = f"{view_name(m.layer, m.name)}__scoped__{i.name}"
-        spark.sql(f"CREATE OR REPLACE TEMP VIEW {own} AS SELECT {cols} FROM {view_name(schema, name)}")
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {own} AS SELECT {cols} FROM {view_name(schema, name)}{only}")
 
 
-def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql_dir: Path) -> None:
+def _run_on_spark(
+    spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql_dir: Path, new_files: list[str] | None = None
+) -> None:
+    """Model ``m`` on Spark: a view, or a table written as Parquet under ``out``; with ``new_files``, an append model's
+    rows of those files written beside the rows already in its folder."""
     where = f"model {m.qualified} ({m.path.relative_to(sql_dir.parent)})"
     try:
         steps, sql = to_spark_steps(m.body, macros, prefix=f"{view_name(m.layer, m.name)}__")
     except TranslationFailed as exc:
         raise ModelFailed(f"build rolled back: {where} cannot run on Spark: {exc}") from exc
-    _scoped_inputs(spark, m)
+    _scoped_inputs(spark, m, new_files)
     target = view_name(m.layer, m.name)
     kept: list[Any] = []
     try:
@@ -109,7 +142,10 @@ def _run_on_spark(spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql
             return
         folder = out / m.layer / m.name
         result = spark.sql(sql)
-        result.write.mode("overwrite").parquet(str(folder))
+        if new_files is None:
+            result.write.mode("overwrite").parquet(str(folder))
+        elif new_files:
+            result.write.mode("append").parquet(str(folder))
         # read back with the schema it was written with: Spark need not run a job that opens a file to learn it
         spark.read.schema(result.schema).parquet(str(folder)).createOrReplaceTempView(target)
         # a table model's result is now read from its Parquet, and no other model reads its steps: what they kept
@@ -145,8 +181,7 @@ def spark_error(exc: BaseException) -> str:
 
 
 def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path, sql_dir: Path) -> None:
-    """The models into the ledger (tables, or views over Parquet for the unpublished ones) with their comments; the
-    incremental state cleared, so the next DuckDB build is a full one."""
+    """The models into the ledger (tables, or views over Parquet for the unpublished ones) with their comments."""
     for layer in LAYERS:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
     for m in models:
@@ -161,7 +196,3 @@ def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path
             kind = "TABLE" if m.published == "yes" else "VIEW"
             con.execute(f"CREATE {kind} {m.qualified} AS SELECT * FROM read_parquet({files})")
         comment_model(con, m, kind, sql_dir)
-    for table in ("meta.build_state", "meta.built_files"):
-        schema, name = table.split(".")
-        if table_exists(con, schema, name):
-            con.execute(f"DELETE FROM {table}")

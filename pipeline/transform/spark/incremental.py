@@ -1,0 +1,128 @@
+"""Incremental builds on Spark: an ``append`` model (the priced requests) goes on from the last Spark build.
+
+The append model's rows of a lake file depend on that file alone and on what its fingerprint covers (its SQL, the
+macros it calls, the settings it declares, the rows it reads whole, the models it reads: ``pipeline.transform.state``).
+So when nothing of that changed since the last Spark build, the rows of the files that build folded in are still right:
+its Parquet files are linked into the new build's folder (hard links, no copy), and only the new files' rows are
+computed and written beside them, as Spark's ``append`` write mode does and dbt-spark's ``append`` strategy. One more
+day reads that day's lake files, not every request loaded.
+
+Every other model, the ``keys``, ``months`` and ``days`` ones too, is computed whole from those rows: on plain
+Parquet, Spark has no MERGE and no partition to overwrite in place, and their inputs are the request-level rows
+already priced.
+
+The state is the DuckDB engine's (``meta.build_state``, ``meta.built_files``), its rows marked as Spark's; a row
+names the build folder it goes on from. What makes a DuckDB build start over in full (a file loaded again, a
+correction) clears it, so the next Spark build starts over too; a DuckDB build, seeing no state of its own, is a full
+one, and removes Spark's folders.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from pipeline.base.models import Model
+from pipeline.transform.state import STATE_DDL, State, built_files, changes, file_kinds, previous_states, raw_tables
+
+#: the mark of Spark's rows in meta.build_state
+PREFIX = "spark:"
+#: the meta.build_state row naming the folder of the build the state describes
+FOLDER_ROW = "spark-build"
+#: why a model other than an append one is computed whole
+WHOLE = "Spark computes it whole"
+
+
+@dataclass(kw_only=True)
+class SparkPlan:
+    states: dict[str, State]
+    rebuilt: dict[str, str]
+    """The incremental models computed whole, and why, in words."""
+    incremental: set[str]
+    previous: Path | None = None
+    """The folder of the build this one goes on from."""
+    new_files: dict[str, list[str]] = field(default_factory=dict)
+    """Per append model that goes on: the hashes of the lake files it has not folded in yet."""
+
+
+def append_kinds(models: list[Model]) -> set[str]:
+    """The kinds (raw tables) the append models read file by file."""
+    by_name = {m.qualified: m for m in models}
+    return {
+        kind
+        for m in models
+        if m.incremental == "append"
+        for i in m.inputs
+        if i.source in by_name
+        for kind in raw_tables(by_name[i.source])
+    }
+
+
+def plan(con: duckdb.DuckDBPyConnection, models: list[Model], root: Path) -> SparkPlan:
+    """Which append models go on from the last Spark build (its folder under ``root``), with which new files."""
+    for stmt in STATE_DDL:
+        con.execute(stmt)
+    stored = previous_states(con)
+    folder = stored.pop(FOLDER_ROW, None)
+    before = {k.removeprefix(PREFIX): s for k, s in stored.items() if k.startswith(PREFIX)}
+    previous = root / folder.fingerprint if folder else None
+    if previous is not None and not previous.is_dir():
+        previous, before = None, {}
+
+    def present(name: str) -> bool:
+        return previous is not None and (previous / name.replace(".", "/", 1)).is_dir()
+
+    incremental = {m.qualified for m in models if m.incremental}
+    now, why = changes(con, models, incremental, before=before, present=present)
+    out = SparkPlan(states=now, rebuilt={}, incremental=incremental, previous=previous)
+    built = built_files(con)
+    for m in models:
+        if not m.incremental:
+            continue
+        if m.incremental == "append" and m.qualified not in why:
+            kinds = {k for i in m.inputs for k in raw_tables(next(x for x in models if x.qualified == i.source))}
+            loaded = con.execute(
+                "SELECT file_hash FROM meta.loaded_files WHERE kind IN (SELECT unnest(?)) AND lake_file IS NOT NULL "
+                "ORDER BY load_seq",
+                [sorted(kinds)],
+            ).fetchall()
+            out.new_files[m.qualified] = [h for (h,) in loaded if h not in built]
+        else:
+            out.rebuilt[m.qualified] = why.get(m.qualified) or WHOLE
+    return out
+
+
+def record(con: duckdb.DuckDBPyConnection, p: SparkPlan, models: list[Model], out: Path) -> None:
+    """The state this build leaves (in the build's transaction): every model's state, marked as Spark's, the folder
+    it describes, and every file of the kinds read file by file as folded in."""
+    con.execute("DELETE FROM meta.build_state")
+    rows = [
+        (PREFIX + name, s.fingerprint, s.sql_hash, s.macros_hash, s.settings, s.data_hash)
+        for name, s in p.states.items()
+    ]
+    rows.append((FOLDER_ROW, out.name, "", "", "", ""))
+    con.executemany("INSERT INTO meta.build_state VALUES (?, ?, ?, ?, ?, ?)", rows)
+    con.execute("DELETE FROM meta.built_files")
+    con.execute(
+        "INSERT INTO meta.built_files SELECT file_hash, kind FROM meta.loaded_files "
+        "WHERE kind IN (SELECT unnest(?)) AND lake_file IS NOT NULL",
+        [sorted(file_kinds(models))],
+    )
+
+
+def carry_over(previous: Path, folder: Path) -> int:
+    """The Parquet files of the earlier build's ``previous`` folder linked into ``folder`` (copied where the file
+    system has no hard links): their count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for path in sorted(previous.glob("*.parquet")):
+        try:
+            os.link(path, folder / path.name)
+        except OSError:
+            shutil.copy2(path, folder / path.name)
+        n += 1
+    return n
