@@ -155,6 +155,10 @@ _PROBES = [
     ("json_extract_string(a, '$.\"a key\"')", [('{"a key": "v"}', "")]),
     # a format() inside a format(): each one's {} becomes Spark's %s
     ("format('robust score {}', format('{} of {}', a, b))", [("1.50", "3")]),
+    # a date or a time as DuckDB writes it (Spark's %s of a DATE is its days since 1970), and NULL for a NULL value
+    ("format('on {}', CAST(a AS DATE))", [("2026-07-21", "")]),
+    ("format('{} at {}', a, CAST(b AS TIMESTAMP))", [("x", "2026-07-21 10:00:00.5"), ("x", "2026-07-21 10:00:00")]),
+    ("format('{} and {}', a, nullif(b, 'none'))", [("x", "none"), ("x", "y")]),
 ]  # fmt: skip
 
 

@@ -70,8 +70,15 @@ def test_a_function_without_a_known_translation_is_refused_naming_it(macros, exp
         # one JSON key, however written, as Spark's bracketed path
         ("json_extract_string(j, '$.k')", "GET_JSON_OBJECT(j, CONCAT('$[\\'', 'k', '\\']'))"),
         ("j ->> 'k'", "GET_JSON_OBJECT(j, CONCAT('$[\\'', 'k', '\\']'))"),
+        # format(): each value as text, and NULL when a value is NULL, as on DuckDB
+        ("format('a {}', x)", "CASE WHEN x IS NULL THEN NULL ELSE FORMAT_STRING('a %s', CAST(x AS STRING)) END"),
         # a rule's arguments keep their own rules: a format() inside a format(), a date_trunc inside a date_diff
-        ("format('a {}', format('b {}', x))", "FORMAT_STRING('a %s', FORMAT_STRING('b %s', x))"),
+        (
+            "format('a {}', format('b {}', x))",
+            "CASE WHEN CASE WHEN x IS NULL THEN NULL ELSE FORMAT_STRING('b %s', CAST(x AS STRING)) END IS NULL "
+            "THEN NULL ELSE FORMAT_STRING('a %s', CAST(CASE WHEN x IS NULL THEN NULL "
+            "ELSE FORMAT_STRING('b %s', CAST(x AS STRING)) END AS STRING)) END",
+        ),
         (
             "date_diff('day', date_trunc('hour', a), b)",
             "TIMESTAMPDIFF(DAY, DATE_TRUNC('DAY', CAST(DATE_TRUNC('HOUR', a) AS TIMESTAMP_NTZ)), DATE_TRUNC('DAY', b))",

@@ -155,17 +155,21 @@ FUNCTIONS = {
 
 
 def _format(node: exp.Expression) -> exp.Expression:
-    """DuckDB's ``format('... {} ...', args)`` as Spark's FORMAT_STRING, each {} a %s (values as text: whole numbers
-    and decimals print alike on both)."""
+    """DuckDB's ``format('... {} ...', args)`` as Spark's FORMAT_STRING, each {} a %s with its value cast to text
+    (Spark's %s of a DATE prints its days since 1970), and NULL when any value is NULL, as DuckDB's is (Spark's prints
+    "null"). A DECIMAL prints as a DOUBLE on DuckDB (1.50 as 1.5): the models cast a number to VARCHAR first."""
     if not (isinstance(node, exp.Format) and isinstance(node.this, exp.Literal) and node.this.is_string):
         return node
     pattern = node.this.name
     if "{" in pattern.replace("{}", ""):
         raise TranslationFailed(f"format() runs on Spark with plain {{}} places only, not {pattern!r}")
     spark_pattern = pattern.replace("%", "%%").replace("{}", "%s")
-    return exp.Anonymous(
-        this="FORMAT_STRING", expressions=[exp.Literal.string(spark_pattern)] + [a.copy() for a in node.expressions]
-    )
+    values = [exp.cast(a.copy(), "STRING") for a in node.expressions]
+    text = exp.Anonymous(this="FORMAT_STRING", expressions=[exp.Literal.string(spark_pattern), *values])
+    if not values:
+        return text
+    any_null = exp.or_(*(exp.Is(this=a.copy(), expression=exp.Null()) for a in node.expressions))
+    return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=text)
 
 
 def _one_key(path: exp.Expression) -> exp.Expression | None:
