@@ -156,8 +156,8 @@ def build_cmd(
 ) -> None:
     """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish.
 
-    On Spark (--engine spark) the priced requests go on from the last Spark build and every other model is built
-    whole; see the README's "Running on Spark"."""
+    On Spark (--engine spark) the incremental models go on from the last Spark build, most of them; see the README's
+    "Running on Spark"."""
     from dataclasses import replace
 
     from pipeline.run.nightly import run_build

@@ -70,7 +70,7 @@ def _literals(values: list[str]) -> str:
     return ", ".join(f"'{v}'" for v in values)
 
 
-def _date_filter(dates: list[dt.date], column: str = "month") -> str:
+def date_filter(dates: list[dt.date], column: str = "month") -> str:
     """``column IN (the dates)``: the month or day partitions to delete and recompute."""
     if not dates:
         return "false"
@@ -92,7 +92,7 @@ def _timestamp(d: dt.date) -> str:
     return f"TIMESTAMP {_literals([d.isoformat()])}"
 
 
-def _day_rows(column: str, days: list[dt.date], lookback: str | None) -> str:
+def day_rows(column: str, days: list[dt.date], lookback: str | None) -> str:
     """The rows whose ``column`` falls on one of the days (as ranges, which zone maps prune), and with
     ``lookback`` the earlier rows whose ``lookback`` column reaches into a run of those days."""
     ranges = _day_ranges(days)
@@ -478,20 +478,19 @@ class Months(Strategy):
         full = p.is_full(m) or not _table_exists(con, m.qualified)
         months = p.months
         for i in m.inputs:
-            where = "true" if full else _date_filter(months)
+            where = "true" if full else date_filter(months)
             if not full and i.lookback:
                 before = sorted({_previous_month(x) for x in months} - set(months))
                 if before:
                     where += (
-                        f" OR ({_date_filter(before)} AND {i.lookback} > "
-                        f"TIMESTAMP {_literals([months[0].isoformat()])})"
+                        f" OR ({date_filter(before)} AND {i.lookback} > TIMESTAMP {_literals([months[0].isoformat()])})"
                     )
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
         if full:
             run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
             audit(m, "true")
             return
-        where = _date_filter(months)
+        where = date_filter(months)
         run(m, f"DELETE FROM {m.qualified} WHERE {where}")
         if months:
             run(m, f"INSERT INTO {m.qualified} SELECT * FROM (\n{m.body}\n) WHERE {where}")
@@ -510,7 +509,7 @@ class Days(Strategy):
             if full:
                 where = "true"
             elif i.within is None:
-                where = _day_rows(i.day, p.days, i.lookback)  # type: ignore[arg-type]
+                where = day_rows(i.day, p.days, i.lookback)  # type: ignore[arg-type]
             else:
                 where = _within(con, i)
             _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
@@ -518,7 +517,7 @@ class Days(Strategy):
             run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
             audit(m, "true")
             return
-        where = _date_filter(p.days, "day")
+        where = date_filter(p.days, "day")
         run(m, f"DELETE FROM {m.qualified} WHERE {where}")
         if p.days:
             run(m, f"INSERT INTO {m.qualified} SELECT * FROM (\n{m.body}\n) WHERE {where}")

@@ -69,7 +69,7 @@ def connect_server(tmp_path_factory):
             "--master",
             "local[2]",
             "--driver-memory",
-            "3g",
+            "4g",
             "--conf",
             f"spark.connect.grpc.binding.port={port}",
             "--conf",
@@ -99,8 +99,9 @@ def connect_server(tmp_path_factory):
 
 def test_the_demo_builds_over_spark_connect_month_after_month_to_duckdbs_ledger(demo_db, tmp_path, connect_server):
     # the demo's first three months, built in full over Spark Connect; then its last month, built from there: the
-    # priced requests of the first three are carried over, not computed again. Every mart and intermediate equals the
-    # DuckDB build of all four months at once (demo_db; a Spark full build equals that one: test_spark.py).
+    # priced requests of the first three are carried over, not computed again, and so are the tasks and the days the
+    # new month does not touch. Every mart and intermediate equals the DuckDB build of all four months at once
+    # (demo_db; a Spark full build equals that one: test_spark.py).
     landing, later = tmp_path / "landing", tmp_path / "later"
     shutil.copytree(ROOT / "sample_data", landing)
     for kind, name in (("requests", "requests-2026-10.parquet"), ("outcomes", "outcomes-2026-10.csv.gz")):
@@ -124,7 +125,15 @@ def test_the_demo_builds_over_spark_connect_month_after_month_to_duckdbs_ledger(
     assert res.exit_code in (0, 4), res.output
     summary = json.loads(res.stdout)
     assert summary["files_loaded"] == 2
-    assert PRICED not in summary["models_rebuilt_in_full"]  # it went on: the new month's rows alone were computed
+    # the priced requests, the tasks (keys) and the day models that read only the priced requests went on from the
+    # first build; computed whole: the month models, and the day models that read the tasks (their headers say so)
+    assert set(summary["models_rebuilt_in_full"]) == {
+        "intermediate.int_api_task_groups_monthly",
+        "intermediate.int_task_outcomes_monthly",
+        "intermediate.int_workload_tasks_monthly",
+        "intermediate.int_cluster_requests_daily",
+        "intermediate.int_team_usage_daily",
+    }
     before, after = Path(f"{demo_db}.d") / "work.duckdb", Path(f"{db}.d") / "work.duckdb"
     assert_equal(before, after)
     # the Spark build's published file answers the usual questions: the report reads it

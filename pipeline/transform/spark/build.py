@@ -7,15 +7,16 @@ the results in one transaction: a published table model becomes a table of the l
 DuckDB build. The grain audits and ``sql/audits`` run in DuckDB over those; a failure rolls the whole build back and
 removes its folder. So the SQL shell, the report, ``status`` and ``verify`` read a Spark build as they read any.
 
-An append model goes on from the last Spark build when nothing it depends on changed: its earlier Parquet files are
-linked into the new folder and only the new lake files' rows are computed (``incremental``). Every other model is
-computed whole. The state the build leaves is Spark's: the next DuckDB build is a full one.
+An incremental model goes on from the last Spark build when nothing it depends on changed (``incremental`` says which,
+``going_on`` how): the priced requests of the new lake files alone, the tasks of the new rows' keys, the days the new
+rows touch. Every other model is computed whole. The state the build leaves is Spark's: the next DuckDB build is a
+full one.
 """
 
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -31,6 +32,7 @@ from pipeline.transform.build import (
     check_lake,
     comment_model,
 )
+from pipeline.transform.spark import going_on as going
 from pipeline.transform.spark import incremental
 from pipeline.transform.spark import lake as spark_lake
 from pipeline.transform.spark import session
@@ -55,6 +57,8 @@ class SparkEngine:
         self.spark: Any = None
         self.plan: incremental.SparkPlan | None = None
         self.skipped: set[str] = set()
+        self.models: list[Model] = []
+        self.days: list[date] | None = None
 
     def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
         # the append models' files already folded in are re-hashed only if the plan reads them again (``begin``)
@@ -62,6 +66,7 @@ class SparkEngine:
         return lambda kind, file_hash: kind not in kinds or file_hash not in self.skipped
 
     def begin(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
+        self.models = models
         self.plan = incremental.plan(con, models, self.root)
         going_on = set(self.plan.new_files)
         reread = incremental.append_kinds([m for m in models if m.qualified not in going_on])
@@ -72,14 +77,28 @@ class SparkEngine:
         spark_lake.register_raw(con, self.spark, self.store.lake)
 
     def run(self, con: duckdb.DuckDBPyConnection, m: Model, steps: Steps) -> None:
-        assert self.plan is not None
-        new = self.plan.new_files.get(m.qualified)
-        if new is None:
-            _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir)
-            return
-        assert self.plan.previous is not None
-        incremental.carry_over(self.plan.previous / m.layer / m.name, self.out / m.layer / m.name)
-        _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir, new_files=new)
+        going_on = self._going_on(m)
+        if isinstance(going_on, going.AppendRows):
+            assert self.plan is not None and self.plan.previous is not None
+            incremental.carry_over(self.plan.previous / m.layer / m.name, self.out / m.layer / m.name)
+        _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir, going_on)
+
+    def _going_on(self, m: Model) -> going.GoingOn | None:
+        """How model ``m`` goes on from the last Spark build, or None: computed whole."""
+        p = self.plan
+        assert p is not None
+        if p.previous is None:
+            return None
+        earlier = p.previous / m.layer / m.name
+        if m.qualified in p.new_files:
+            return going.AppendRows(new_files=p.new_files[m.qualified])
+        if scope := p.keys.get(m.qualified):
+            return going.KeyRows(scope=scope, earlier=earlier, new_appended=p.new_files[scope.appended])
+        if m.qualified in p.days:
+            if self.days is None:  # once, at the first days model: the append models are written by then
+                self.days = going.new_days(self.spark, self.models, p.new_files, self.macros)
+            return going.DayRows(days=self.days, earlier=earlier)
+        return None
 
     def finish(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
         _take_results(con, models, self.out, self.sql_dir)
@@ -103,38 +122,37 @@ class SparkEngine:
                 shutil.rmtree(old, ignore_errors=True)
 
 
-def _scoped_inputs(spark: Any, m: Model, new_files: list[str] | None) -> None:
-    """An incremental model's inputs (``scoped.NAME``): whole, or for an append model that goes on, the rows of the
-    ``new_files`` alone. Each model has its own views of them (two models may name an input alike)."""
-    only = ""
-    if new_files is not None:
-        hashes = ", ".join(f"'{h}'" for h in new_files if all(c in "0123456789abcdef" for c in h))
-        only = f" WHERE source_file_hash IN ({hashes})" if hashes else " WHERE false"
+def _scoped_inputs(spark: Any, m: Model, going_on: going.GoingOn | None) -> None:
+    """An incremental model's inputs (``scoped.NAME``): whole, or the rows a model that goes on reads. Each model has
+    its own views of them (two models may name an input alike)."""
     for i in m.inputs:
         schema, name = i.source.split(".", 1)
         cols = ", ".join(f"`{c}`" for c in i.columns) or "*"
+        only = f" WHERE {going_on.where(i)}" if going_on else ""
         own = f"{view_name(m.layer, m.name)}__scoped__{i.name}"
         spark.sql(f"CREATE OR REPLACE TEMP VIEW {own} AS SELECT {cols} FROM {view_name(schema, name)}{only}")
 
 
 def _run_on_spark(
-    spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql_dir: Path, new_files: list[str] | None = None
+    spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql_dir: Path, going_on: going.GoingOn | None = None
 ) -> None:
-    """Model ``m`` on Spark: a view, or a table written as Parquet under ``out``; with ``new_files``, an append model's
-    rows of those files written beside the rows already in its folder."""
+    """Model ``m`` on Spark: a view, or a table written as Parquet under ``out``; ``going_on``: computed from part of
+    its inputs and joined to the earlier build's rows (``pipeline.transform.spark.going_on``)."""
     where = f"model {m.qualified} ({m.path.relative_to(sql_dir.parent)})"
     try:
         steps, sql = to_spark_steps(m.body, macros, prefix=f"{view_name(m.layer, m.name)}__")
     except TranslationFailed as exc:
         raise ModelFailed(f"build rolled back: {where} cannot run on Spark: {exc}") from exc
-    _scoped_inputs(spark, m, new_files)
     target = view_name(m.layer, m.name)
     kept: list[Any] = []
     try:
+        if going_on is not None:
+            kept += going_on.start(spark, m)
+        _scoped_inputs(spark, m, going_on)
         for step in steps:
             df = spark.sql(step.sql)
             if step.shared:  # computed once, now, and kept on the executors (spilling to disk) for its readers
-                df = _keep(df)
+                df = going.keep(df)
                 kept.append(df)
             df.createOrReplaceTempView(step.view)
         if m.materialized == "view":
@@ -142,10 +160,13 @@ def _run_on_spark(
             return
         folder = out / m.layer / m.name
         result = spark.sql(sql)
-        if new_files is None:
+        if going_on is None:
             result.write.mode("overwrite").parquet(str(folder))
-        elif new_files:
+        elif going_on.appends:
             result.write.mode("append").parquet(str(folder))
+        else:
+            result = going_on.combine(spark, result)
+            result.write.mode("overwrite").parquet(str(folder))
         # read back with the schema it was written with: Spark need not run a job that opens a file to learn it
         spark.read.schema(result.schema).parquet(str(folder)).createOrReplaceTempView(target)
         # a table model's result is now read from its Parquet, and no other model reads its steps: what they kept
@@ -157,17 +178,6 @@ def _run_on_spark(
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise ModelFailed(f"build rolled back: {where} failed on Spark: {spark_error(exc)}") from exc
-
-
-def _keep(df: Any) -> Any:
-    """``df`` computed once and kept for the reads that follow (a step several parts of a model read). Caching, not
-    a checkpoint: a cached result can be freed through the session alone, on a local session and over Spark Connect
-    alike."""
-    from pyspark import StorageLevel
-
-    df = df.persist(StorageLevel.MEMORY_AND_DISK)
-    df.count()
-    return df
 
 
 def spark_error(exc: BaseException) -> str:
