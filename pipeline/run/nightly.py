@@ -191,8 +191,9 @@ class Run:
             self.con = self.store.open_work(self.settings)
             self.summary.orphans_removed = len(self.store.remove_orphans(self.con))
             if self.settings.lake_uri:  # before anything reads the lake: a file missing here comes back first
-                restored = restore_lake(self.con, self.store.lake, self.store.tmp, self.settings.lake_uri)
-                self.summary.lake_restored = restored.files
+                self.summary.lake_restored = restore_lake(
+                    self.con, self.store.lake, self.store.tmp, self.settings.lake_uri
+                )
             self.con.execute("UPDATE meta.runs SET outcome = 'interrupted' WHERE outcome IS NULL")
             self.con.execute(
                 "INSERT INTO meta.runs (run_id, command, started_at) VALUES (?, ?, current_localtimestamp())",
@@ -282,7 +283,7 @@ class Run:
         self.summary.anomalies = record_new_anomalies(self.con, self.summary.run_id)
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         if self.settings.lake_uri:  # the published ledger names no lake file that object storage lacks
-            self.summary.lake_uploaded = push_lake(self.con, self.store.lake, self.settings.lake_uri).files
+            self.summary.lake_uploaded = push_lake(self.con, self.store.lake, self.settings.lake_uri)
         self._finish(None)  # the published file's meta.runs shows this run as running
         crashpoint("run.before_publish")
         t = time.perf_counter()

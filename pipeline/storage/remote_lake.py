@@ -19,11 +19,11 @@ the endpoint come from the AWS environment, as for a landing folder (``pipeline.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import duckdb
 from pipeline.base.errors import CostledgerError
@@ -39,28 +39,16 @@ class RemoteLakeFailed(CostledgerError, RuntimeError):
     """The lake in object storage could not be listed or written: nothing was published."""
 
 
-@dataclass(kw_only=True)
-class Mirrored:
-    """What a push or a restore did: files uploaded or downloaded, their bytes, and the lake files a restore could not
-    bring back (absent from object storage, or with other bytes there)."""
-
-    files: int = 0
-    bytes: int = 0
-    unavailable: list[str] = field(default_factory=list)
-
-
 def object_name(lake_file: str, sha256: str) -> str:
     """A lake file's name in object storage: its table folder and its SHA-256."""
     return f"{lake_file.split('/', 1)[0]}/{sha256}.parquet"
 
 
-def push_lake(
-    con: duckdb.DuckDBPyConnection, lake: Path, uri: str, progress: Callable[[str], None] | None = None
-) -> Mirrored:
-    """Upload every lake file of the manifest that object storage lacks (see the module's docstring)."""
+def push_lake(con: duckdb.DuckDBPyConnection, lake: Path, uri: str) -> int:
+    """Upload every lake file of the manifest that object storage lacks (see the module's docstring): how many."""
     fs, root = open_store(uri, "the lake")
     present = _listed(fs, uri, root)
-    done = Mirrored()
+    uploaded = 0
     for file_hash, lake_file, expected in _manifest(con):
         path = lake / lake_file
         if not path.is_file():
@@ -69,47 +57,30 @@ def push_lake(
             expected = file_sha256(path)
             con.execute("UPDATE meta.loaded_files SET lake_sha256 = ? WHERE file_hash = ?", [expected, file_hash])
         name = object_name(lake_file, expected)
-        if name in present:
-            continue
-        size = path.stat().st_size
-        if progress:
-            progress(f"uploading lake file {lake_file} to {uri}/{name} ({size:,} bytes)")
-        _upload(fs, path, f"{root}/{name}", f"{uri}/{name}", expected)
-        present.add(name)
-        done.files += 1
-        done.bytes += size
-    return done
+        if name not in present:
+            _upload(fs, path, f"{root}/{name}", f"{uri}/{name}", expected)
+            present.add(name)
+            uploaded += 1
+    return uploaded
 
 
-def restore_lake(
-    con: duckdb.DuckDBPyConnection,
-    lake: Path,
-    tmp: Path,
-    uri: str,
-    progress: Callable[[str], None] | None = None,
-) -> Mirrored:
+def restore_lake(con: duckdb.DuckDBPyConnection, lake: Path, tmp: Path, uri: str) -> int:
     """Download every lake file of the manifest that is missing here (see the module's docstring); ``tmp``: a folder
-    on the lake's file system for the files being written."""
+    on the lake's file system for the files being written. How many were restored (an object that is absent, or has
+    other bytes, restores nothing)."""
     missing = [(f, sha) for _, f, sha in _manifest(con) if not (lake / f).is_file()]
-    done = Mirrored()
     if not missing:
-        return done  # the usual case: object storage is not even listed
+        return 0  # the usual case: object storage is not even listed
     fs, root = open_store(uri, "the lake")
     present = _listed(fs, uri, root)
+    restored = 0
     for lake_file, expected in missing:
-        name = object_name(lake_file, expected) if expected else None
-        if name is None or name not in present:
-            done.unavailable.append(lake_file)
-            continue
-        if progress:
-            progress(f"restoring lake file {lake_file} from {uri}/{name}")
-        size = _download(fs, f"{root}/{name}", f"{uri}/{name}", lake / lake_file, tmp, expected)
-        if size is None:
-            done.unavailable.append(lake_file)
-            continue
-        done.files += 1
-        done.bytes += size
-    return done
+        if expected is None:
+            continue  # loaded before hashes were recorded: no object is named for it
+        name = object_name(lake_file, expected)
+        if name in present and _download(fs, f"{root}/{name}", f"{uri}/{name}", lake / lake_file, tmp, expected):
+            restored += 1
+    return restored
 
 
 def _manifest(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str | None]]:
@@ -136,44 +107,46 @@ def _listed(fs: Any, uri: str, root: str) -> set[str]:
     return {i.path[len(root) + 1 :] for i in infos if i.type == pafs.FileType.File}
 
 
+def _copy_hashing(src: Any, dst: Any) -> str:
+    """``src`` copied to ``dst``, a chunk at a time: the SHA-256 of what was copied."""
+    h = hashlib.sha256()
+    while chunk := src.read(CHUNK):
+        h.update(chunk)
+        dst.write(chunk)
+    return h.hexdigest()
+
+
 def _upload(fs: Any, path: Path, key: str, shown: str, expected: str) -> None:
     """``path`` written to the object ``key``, hashed on the way; an object whose bytes are not the manifest's is
     deleted again and stops the run."""
-    h = hashlib.sha256()
     try:
         with path.open("rb") as src, fs.open_output_stream(key, compression=None) as dst:
-            while chunk := src.read(CHUNK):
-                h.update(chunk)
-                dst.write(chunk)
+            copied = _copy_hashing(src, dst)
     except Exception as exc:
         raise RemoteLakeFailed(f"{shown}: the lake file {path} cannot be uploaded: {first_line(exc)}") from exc
-    if h.hexdigest() != expected:
-        try:
+    if copied != expected:
+        with contextlib.suppress(Exception):  # the run stops either way; an object left behind is never named
             fs.delete_file(key)
-        finally:
-            raise RemoteLakeFailed(
-                f"lake file {path} changed since it was loaded (its SHA-256 is not the manifest's): it was not kept in "
-                "object storage; `costledger verify` names the landing file to re-deliver"
-            )
+        raise RemoteLakeFailed(
+            f"lake file {path} changed since it was loaded (its SHA-256 is not the manifest's): it was not kept in "
+            "object storage; `costledger verify` names the landing file to re-deliver"
+        )
 
 
-def _download(fs: Any, key: str, shown: str, target: Path, tmp: Path, expected: str) -> int | None:
-    """The object ``key`` put at ``target``, read-only, when its SHA-256 is ``expected``: its size; else None."""
+def _download(fs: Any, key: str, shown: str, target: Path, tmp: Path, expected: str) -> bool:
+    """The object ``key`` put at ``target``, read-only, when its SHA-256 is ``expected``: whether it was."""
     tmp.mkdir(parents=True, exist_ok=True)
     part = tmp / f"{expected}.parquet.costledger-tmp"
-    h = hashlib.sha256()
     try:
         with fs.open_input_stream(key, compression=None) as src, part.open("wb") as dst:
-            while chunk := src.read(CHUNK):
-                h.update(chunk)
-                dst.write(chunk)
+            copied = _copy_hashing(src, dst)
     except Exception as exc:
         part.unlink(missing_ok=True)
         raise RemoteLakeFailed(f"{shown}: cannot be downloaded: {first_line(exc)}") from exc
-    if h.hexdigest() != expected:
+    if copied != expected:
         part.unlink()
-        return None
+        return False
     os.chmod(part, 0o444)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(part, target)
-    return target.stat().st_size
+    return True

@@ -53,7 +53,7 @@ import duckdb
 from pipeline.base.query import table_exists
 from pipeline.storage.catalog import table_columns
 from pipeline.base.models import STRATEGIES, Input, Model, ModelHeaderError
-from pipeline.transform.state import STATE_DDL, State, built_files, changes, file_kinds, raw_tables
+from pipeline.transform.state import STATE_DDL, State, built_files, changes, file_kinds, input_kinds
 
 Run = Callable[[Model, str], None]
 """Runs one statement of a model (errors name the model)."""
@@ -68,6 +68,11 @@ def _literals(values: list[str]) -> str:
         if not all(c in "0123456789abcdef-" for c in v):
             raise ValueError(f"not a hash or date: {v!r}")
     return ", ".join(f"'{v}'" for v in values)
+
+
+def in_files(hashes: list[str]) -> str:
+    """``source_file_hash IN (the files)``, or ``false`` for none: the rows of those lake files."""
+    return f"source_file_hash IN ({_literals(hashes)})" if hashes else "false"
 
 
 def date_filter(dates: list[dt.date], column: str = "month") -> str:
@@ -290,7 +295,7 @@ class Keys(Strategy):
             )
         self.appended = appended[0]
         self.others = [i for i in model.inputs if i is not self.appended]
-        self.other_kinds = {k for i in self.others for k in raw_tables(self.by_name[i.source])}
+        self.other_kinds = input_kinds(self.others, self.by_name)
 
     def run(self, con, p, run, audit, progress) -> None:  # type: ignore[no-untyped-def]
         pass  # recomputed batch by batch, by the append model it reads
@@ -321,7 +326,7 @@ class Keys(Strategy):
             if other_files:
                 con.execute(
                     f"INSERT INTO scoped.build_keys SELECT DISTINCT {key} FROM raw.{kind} "
-                    f"WHERE source_file_hash IN ({_literals(other_files)}) "
+                    f"WHERE {in_files(other_files)} "
                     f"EXCEPT SELECT {key} FROM scoped.build_keys"
                 )
         # the earlier rows are found by one pass over the key alone, then fetched by row id; the pass reads only the
@@ -399,7 +404,7 @@ class Append(Strategy):
 
     def __init__(self, model: Model, models: list[Model]) -> None:
         super().__init__(model, models)
-        self.kinds = {k for i in model.inputs for k in raw_tables(self.by_name[i.source])}
+        self.kinds = input_kinds(model.inputs, self.by_name)
         if not self.kinds:
             raise ModelHeaderError(
                 f"{model.path}: an append model's inputs must read raw tables (the lake files "
@@ -443,7 +448,7 @@ class Append(Strategy):
             f.create_empty(con, run)
         for n, files in enumerate(batches):
             last = n == len(batches) - 1
-            batch = f"source_file_hash IN ({_literals(files)})" if files else "false"
+            batch = in_files(files)
             for i in m.inputs:
                 _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {batch}")
             run(m, f"INSERT INTO {m.qualified}\n{m.body}")

@@ -9,11 +9,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import duckdb
 
-from pipeline.base.models import SQL_DIR, Model, macro_statements, sql_fingerprint
+from pipeline.base.models import SQL_DIR, Input, Model, macro_statements, sql_fingerprint
 from pipeline.base.query import table_exists
 from pipeline.storage.catalog import table_columns
 
@@ -43,18 +43,17 @@ def raw_tables(model: Model) -> set[str]:
     return set(re.findall(r"\braw\.(\w+)", model.body))
 
 
-def file_kinds(models: list[Model]) -> set[str]:
-    """The kinds (raw tables) whose lake files are read incrementally: those read by the sources of the
-    ``append`` and ``keys`` models' inputs (once built, only their new files are read)."""
+def input_kinds(inputs: Iterable[Input], by_name: dict[str, Model]) -> set[str]:
+    """The kinds (raw tables) the sources of these inputs read: whose lake files reach a model through them."""
+    return {kind for i in inputs if i.source in by_name for kind in raw_tables(by_name[i.source])}
+
+
+def file_kinds(models: list[Model], strategies: tuple[str, ...] = ("append", "keys")) -> set[str]:
+    """The kinds (raw tables) whose lake files are read incrementally: those read by the sources of the inputs of the
+    models of these ``strategies`` (by default the ``append`` and ``keys`` ones: once built, only their new files are
+    read)."""
     by_name = {m.qualified: m for m in models}
-    return {
-        kind
-        for m in models
-        if m.incremental in ("append", "keys")
-        for i in m.inputs
-        if i.source in by_name
-        for kind in raw_tables(by_name[i.source])
-    }
+    return {kind for m in models if m.incremental in strategies for kind in input_kinds(m.inputs, by_name)}
 
 
 @dataclass(frozen=True)

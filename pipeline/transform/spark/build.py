@@ -36,7 +36,7 @@ from pipeline.transform.spark import going_on as going
 from pipeline.transform.spark import incremental
 from pipeline.transform.spark import lake as spark_lake
 from pipeline.transform.spark import session
-from pipeline.transform.state import built_files
+from pipeline.transform.state import built_files, file_kinds
 from pipeline.transform.spark.translate import Macro, TranslationFailed, spark_macros, to_spark_steps, view_name
 from schemas.ddl import sql_string
 
@@ -62,15 +62,15 @@ class SparkEngine:
 
     def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
         # the append models' files already folded in are re-hashed only if the plan reads them again (``begin``)
-        kinds, self.skipped = incremental.append_kinds(models), built_files(con)
+        kinds, self.skipped = file_kinds(models, ("append",)), built_files(con)
         return lambda kind, file_hash: kind not in kinds or file_hash not in self.skipped
 
     def begin(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
         self.models = models
         self.plan = incremental.plan(con, models, self.root)
         going_on = set(self.plan.new_files)
-        reread = incremental.append_kinds([m for m in models if m.qualified not in going_on])
-        if reread & incremental.append_kinds(models) and self.skipped:
+        reread = file_kinds([m for m in models if m.qualified not in going_on], ("append",))
+        if reread and self.skipped:
             check_lake(con, self.store, lambda kind, file_hash: kind in reread and file_hash in self.skipped)
         self.spark = session.start(self.settings, self.root)
         spark_lake.hand_over_meta(con, self.spark, self.out / "meta")

@@ -17,15 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.base.models import Input, Model
-from pipeline.transform.incremental import date_filter, day_rows
+from pipeline.transform.incremental import date_filter, day_rows, in_files
 from pipeline.transform.spark import incremental
 from pipeline.transform.spark.translate import Macro, to_spark, view_name
-
-
-def in_files(hashes: list[str]) -> str:
-    """``source_file_hash IN (...)`` of file hashes the ledger made (hex digits only)."""
-    listed = ", ".join(f"'{h}'" for h in hashes if h and all(c in "0123456789abcdef" for c in h))
-    return f"source_file_hash IN ({listed})" if listed else "false"
 
 
 def keep(df: Any) -> Any:

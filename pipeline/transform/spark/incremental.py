@@ -32,7 +32,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.base.models import Model
-from pipeline.transform.state import STATE_DDL, State, built_files, changes, file_kinds, previous_states, raw_tables
+from pipeline.transform.state import STATE_DDL, State, built_files, changes, file_kinds, input_kinds, previous_states
 
 #: the mark of Spark's rows in meta.build_state
 PREFIX = "spark:"
@@ -70,19 +70,6 @@ class SparkPlan:
     """The days models that go on: those that read only append models that go on, a day of rows at a time."""
 
 
-def append_kinds(models: list[Model]) -> set[str]:
-    """The kinds (raw tables) the append models read file by file."""
-    by_name = {m.qualified: m for m in models}
-    return {
-        kind
-        for m in models
-        if m.incremental == "append"
-        for i in m.inputs
-        if i.source in by_name
-        for kind in raw_tables(by_name[i.source])
-    }
-
-
 def plan(con: duckdb.DuckDBPyConnection, models: list[Model], root: Path) -> SparkPlan:
     """Which append models go on from the last Spark build (its folder under ``root``), with which new files."""
     for stmt in STATE_DDL:
@@ -117,7 +104,7 @@ def plan(con: duckdb.DuckDBPyConnection, models: list[Model], root: Path) -> Spa
         if m.qualified in why:
             out.rebuilt[m.qualified] = why[m.qualified]
         elif m.incremental == "append":
-            out.new_files[m.qualified] = new_of({k for i in m.inputs for k in raw_tables(by_name[i.source])})
+            out.new_files[m.qualified] = new_of(input_kinds(m.inputs, by_name))
         elif m.incremental == "keys" and (scope := _keys_scope(m, by_name, out, new_of)):
             out.keys[m.qualified] = scope
         elif m.incremental == "days" and all(i.source in out.new_files and i.within is None for i in m.inputs):
@@ -132,7 +119,7 @@ def _keys_scope(m: Model, by_name: dict[str, Model], p: SparkPlan, new_of) -> Ke
     appended = [i for i in m.inputs if by_name[i.source].incremental == "append"]
     if len(appended) != 1 or appended[0].source not in p.new_files:
         return None
-    kinds = {k for i in m.inputs if i is not appended[0] for k in raw_tables(by_name[i.source])}
+    kinds = input_kinds([i for i in m.inputs if i is not appended[0]], by_name)
     return KeysScope(
         key=m.unique_key[0], appended=appended[0].source, other_kinds=sorted(kinds), new_other_files=new_of(kinds)
     )
@@ -156,18 +143,15 @@ def record(con: duckdb.DuckDBPyConnection, p: SparkPlan, models: list[Model], ou
     )
 
 
-def carry_over(previous: Path, folder: Path) -> int:
+def carry_over(previous: Path, folder: Path) -> None:
     """The Parquet files of the earlier build's ``previous`` folder linked into ``folder`` (copied where the file
-    system has no hard links): their count."""
+    system has no hard links)."""
     folder.mkdir(parents=True, exist_ok=True)
-    n = 0
     for path in sorted(previous.glob("*.parquet")):
         try:
             os.link(path, folder / path.name)
         except OSError:
             shutil.copy2(path, folder / path.name)
-        n += 1
-    return n
 
 
 def touched_days(rows: list[tuple[dt.date | None, dt.date | None]]) -> list[dt.date]:
