@@ -28,7 +28,7 @@ from typing import Any
 
 from schemas.ddl import sql_string
 from schemas.focus import FOCUS_CHARGE_CATEGORIES
-from schemas.meters import ENGINE_METRICS, GPU_METRICS
+from schemas.meters import ENGINE_METRICS, GPU_METRICS, GPU_SHARE_METRICS
 from schemas.tables import (
     KINDS,
     CHARGE_KINDS,
@@ -308,6 +308,16 @@ SUITES: dict[str, list[Check]] = {
             message=f"metric is not one the ledger reads ({', '.join(GPU_METRICS)})",
         ),
         *_non_negative("value"),
+        *(
+            Check(
+                name=f"share_{metric}",
+                expectation="ExpectColumnValuesToBeBetween",
+                kwargs={"column": "value", "max_value": 1},
+                message=f"value is above 1: {metric} is a share of time, from 0 to 1",
+                when=("metric", metric),
+            )
+            for metric in GPU_SHARE_METRICS
+        ),
         _not_future("sampled_at"),
     ],
     "load-tests": [
@@ -355,20 +365,30 @@ RESTATING_KINDS: frozenset[str] = frozenset({"prices", "fx"})
 
 @dataclass(frozen=True, kw_only=True)
 class Bounds:
-    """Plausibility bounds (settings ``[validation]``): a value beyond them is quarantined at ingest, so
-    arithmetic on loaded values cannot overflow: tokens x a price per million stays below 1e24 in
-    DECIMAL(38,12) (1e26), a month's token sums are HUGEINT, and no interval runs past 2100."""
+    """Plausibility bounds (settings ``[validation]``): a value beyond them is quarantined at ingest, so that the
+    models' arithmetic on loaded values stays inside its types (docs/reliability.md lists each kind of figure, its
+    type and its bound): a count x a price per million is at most 1e12 x 1e6 / 1e6 = 1e12 dollars a token class, an
+    amount at most 1e12, a month's token sums are HUGEINT, and no interval runs past 2100."""
 
     max_count: int = 10**12
-    """Tokens per request (each token column)."""
+    """Tokens per request (each token column) and every other count: web searches, a usage export's quantity."""
     max_latency_ms: int = 7 * 24 * 3600 * 1000
-    """A request's latency: 7 days."""
+    """A request's latency: 7 days (a load test's latencies too)."""
     earliest: dt.date = dt.date(2000, 1, 1)
     """No timestamp or date before this."""
     latest: dt.date = dt.date(2100, 1, 1)
     """No timestamp or date from this on (period ends, prices announced ahead); event times also not after tomorrow."""
     max_amount: Decimal = Decimal(10**12)
     """Money amounts and other decimals, either sign."""
+    max_price: Decimal = Decimal(10**6)
+    """A price per million tokens (or per web search call), either sign: a dollar a token."""
+    max_usd_per_unit: Decimal = Decimal(10)
+    """An exchange rate, dollars a unit of another currency (the dearest currency, the Kuwaiti dinar, is about 3.3):
+    a price at its bound in the dearest currency, times a token count at its bound, stays inside a request's cost."""
+    max_minutes: Decimal = Decimal(10**6)
+    """Minutes of review or of recovery from a drill (about two years)."""
+    max_rate: Decimal = Decimal(10**9)
+    """A load test's tokens a second."""
     max_meter_value: Decimal = Decimal(10**15)
     """An engine's or a GPU's metric sample: a counter runs since its engine or driver started (a GPU's energy
     counter passes 1e12 mJ within weeks and reaches about 1.3e14 in four years at 1 kW); a power gauge x the
@@ -377,6 +397,25 @@ class Bounds:
 
 #: The kinds whose samples are bounded by ``Bounds.max_meter_value``
 METER_KINDS = ("engine-metrics", "gpu-metrics")
+
+
+def _bound(c_name: str, t: str, kind: str, b: Bounds) -> int | Decimal | None:
+    """The bound of a numeric column (either sign for decimals), or None for a column the bounds do not cover."""
+    if t == "BIGINT":
+        return b.max_latency_ms if c_name == "latency_ms" else b.max_count
+    if c_name == "usd_per_unit":
+        return b.max_usd_per_unit
+    if t.startswith("DECIMAL(38,"):  # money, quantities and meter samples
+        return int(b.max_meter_value if kind in METER_KINDS else b.max_amount)
+    if t.startswith("DECIMAL(24,"):  # prices per million tokens, per call
+        return b.max_price
+    if t.startswith("DECIMAL(18,"):
+        if c_name.endswith("_minutes"):
+            return b.max_minutes
+        if c_name.endswith("_latency_ms"):
+            return b.max_latency_ms
+        return b.max_rate
+    return None
 
 
 def _bound_checks(kind: str, b: Bounds) -> list[Check]:
@@ -396,8 +435,11 @@ def _bound_checks(kind: str, b: Bounds) -> list[Check]:
                     message=f"{c.name} is not between {b.earliest} and {b.latest} (plausibility bound)",
                 )
             )
-        elif t == "BIGINT" and (c.name.endswith("_tokens") or c.name == "latency_ms"):
-            top = b.max_latency_ms if c.name == "latency_ms" else b.max_count
+            continue
+        top = _bound(c.name, t, kind, b)
+        if top is None:
+            continue
+        if t == "BIGINT":
             checks.append(
                 Check(
                     name=f"{c.name}_plausible",
@@ -406,10 +448,7 @@ def _bound_checks(kind: str, b: Bounds) -> list[Check]:
                     message=f"{c.name} is above {top:,} (plausibility bound)",
                 )
             )
-        elif t.startswith(
-            "DECIMAL(38,"
-        ):  # money and quantities (prices per million are DECIMAL(24,12): bounded by type)
-            top = int(b.max_meter_value if kind in METER_KINDS else b.max_amount)
+        else:
             checks.append(
                 Check(
                     name=f"{c.name}_plausible",

@@ -31,6 +31,8 @@ GPU_METRICS: tuple[str, ...] = (
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
     "DCGM_FI_DEV_POWER_USAGE",
 )
+#: The GPU metrics that are a share of time, from 0 to 1 (a sample above 1 is quarantined)
+GPU_SHARE_METRICS: tuple[str, ...] = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE",)
 
 
 class EngineSample(Provenance, table=True):

@@ -2,12 +2,20 @@
 -- report reads (temporary: a connection's own). One statement each, separated by a line holding only ';'. (The noqa
 -- marks: sqlfluff reads a macro's parameters as data types.)
 
+-- The arithmetic of money and of every other exact figure (docs/reliability.md lists each kind, its type and its
+-- bound). DuckDB's DECIMAL adds the scales of a product's factors: two DECIMAL(38, 12) make a DECIMAL(38, 24), which
+-- holds less than 1e14, so $10,000,001 x $10,000,001 stops a build. A product of two figures that may both carry
+-- decimals goes through money_mul, a quotient through money_div, an amount's share through money_share: each exact to
+-- 1e-12 (rounded half away from zero) and in range for every result below 1e26, DECIMAL(38, 12)'s limit.
+
 -- Exact money division, rounded half away from zero to 1e-12. DuckDB's `/` returns DOUBLE; money_div scales both
 -- sides to integers of 1e-12 (HUGEINT), divides with `//` and scales back to DECIMAL(38,12). The short form,
 -- 2 x N x 1e12 + D over 2 x D, fits HUGEINT (1.7e38) while |num| < 8e13 and |den| < 1e14; past that (a multi-year
 -- charge of millions times its seconds, 1e21 at the plausibility bounds) the quotient is built in three exact parts:
--- whole units, then 1e-6 units, then 1e-12 units, each remainder scaled by 1e6 only (at most 2e32). Any num and den
--- of DECIMAL(38,12) whose quotient is one too divide without overflow.
+-- whole units, then 1e-6 units, then 1e-12 units, each remainder scaled by 1e6 only (at most 2e32, so while |den| <
+-- 1e20). A divisor of 1e20 or more (a product of two large figures) is read to 1e-6, as is the dividend: its
+-- quotient is below 1e6 and off by less than 1e-20 before it is rounded. Any num and den of DECIMAL(38,12) whose
+-- quotient is one too divide without overflow.
 CREATE OR REPLACE TEMP MACRO money_units(x) AS  -- noqa: CP05
 CAST(trunc(CAST(x AS DECIMAL(38, 12))) AS HUGEINT) * CAST(1000000000000 AS HUGEINT)
 + CAST((CAST(x AS DECIMAL(38, 12)) - trunc(CAST(x AS DECIMAL(38, 12)))) * 1000000000000 AS HUGEINT)
@@ -30,25 +38,45 @@ WHEN abs(num) < 80000000000000 AND abs(den) < 100000000000000 THEN
            // (2 * abs(CAST(CAST(den AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT))))
         AS DECIMAL(38, 0)
     ) * CAST(0.000000000001 AS DECIMAL(13, 12))
-ELSE
+WHEN abs(den) < 100000000000000000000 THEN
     CAST(
         sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
         * money_div_units(abs(money_units(num)), abs(money_units(den)))
         AS DECIMAL(38, 0)
     ) * CAST(0.000000000001 AS DECIMAL(13, 12))
+ELSE
+    CAST(
+        sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
+        * money_div_units(abs(money_units(num)) // 1000000, abs(money_units(den)) // 1000000)
+        AS DECIMAL(38, 0)
+    ) * CAST(0.000000000001 AS DECIMAL(13, 12))
 END
 ;
 
+-- a x b exactly, rounded half away from zero to 1e-12, for any a and b that DECIMAL(38, 12) holds whose product it
+-- holds too: each factor split into its whole part and its fraction (x - x % 1 and x % 1, the same on Spark), the
+-- four partial products each in range, only the product of the two fractions rounded (the others are exact at
+-- scale 12, so the sum is the exact product rounded once)
+CREATE OR REPLACE TEMP MACRO money_mul(a, b) AS  -- noqa: CP05
+CAST(
+    CAST(CAST(a AS DECIMAL(38, 12)) - CAST(a AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0))
+    * CAST(CAST(b AS DECIMAL(38, 12)) - CAST(b AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0))
+    + CAST(CAST(a AS DECIMAL(38, 12)) - CAST(a AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0)) * (CAST(b AS DECIMAL(38, 12)) % 1)
+    + (CAST(a AS DECIMAL(38, 12)) % 1) * CAST(CAST(b AS DECIMAL(38, 12)) - CAST(b AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0))
+    + CAST((CAST(a AS DECIMAL(38, 12)) % 1) * (CAST(b AS DECIMAL(38, 12)) % 1) AS DECIMAL(38, 12))
+    AS DECIMAL(38, 12)
+)
+;
+
 -- amount x part / whole, rounded to 1e-12: the share of an amount that part of a whole carries (a provider's invoice
--- by a team's metered cost of it, say), for two amounts of money whose product a DECIMAL(38, 24) may not hold. While
--- both are under 9e6 their product is exact there (under 8.1e13) and is divided once; past that (money near the
--- plausibility bounds) the share is amount x (part / whole rounded to 1e-12), off by at most amount x 5e-13. The
--- caller gives one row what the shares leave, so allocations still add up exactly.
+-- by a team's metered cost of it, a month's fixed cost by tokens). While amount x part stays below 1e25 the product
+-- is exact (money_mul) and divided once; past that (figures near the plausibility bounds) the share is amount x
+-- (part / whole rounded to 1e-12), off by at most amount x 5e-13. The caller gives one row what the shares leave, so
+-- allocations still add up exactly.
 CREATE OR REPLACE TEMP MACRO money_share(amount, part, whole) AS  -- noqa: CP05
 CASE WHEN whole IS NULL OR whole = 0 OR amount IS NULL OR part IS NULL THEN NULL
-WHEN abs(CAST(amount AS DECIMAL(38, 12))) < 9000000 AND abs(CAST(part AS DECIMAL(38, 12))) < 9000000
-    THEN money_div(CAST(amount AS DECIMAL(38, 12)) * CAST(part AS DECIMAL(38, 12)), whole)
-ELSE CAST(CAST(amount AS DECIMAL(38, 12)) * money_div(part, whole) AS DECIMAL(38, 12))
+WHEN abs(CAST(amount AS DOUBLE) * CAST(part AS DOUBLE)) < 1e25 THEN money_div(money_mul(amount, part), whole)
+ELSE money_mul(amount, money_div(part, whole))
 END
 ;
 

@@ -201,6 +201,16 @@ def ledger_factory(tmp_path: Path):
         led.con.close()
 
 
+def open_published(db: Path | str):  # noqa: ANN201 - a duckdb connection
+    """The published file ``db`` read-only, as a DuckDB client opens it: its views name the lake relative to the
+    folder that holds it, so the client says where that is (docs/storage.md)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    con.execute("SET file_search_path = ?", [str(Path(db).absolute().parent)])
+    return con
+
+
 def D(text: str) -> Decimal:
     return Decimal(text)
 

@@ -7,7 +7,8 @@ reject the data and the run goes on.
 
 The codes are ``ExitCode`` below: 1 failure (nothing new was published: bad settings, no ledger, failed audit, lake
 damaged, a model or its header is wrong, GX disagrees with the SQL rules), 2 usage (refused SQL, bad month), 3 a file
-rejected whole, 4 a reconciliation mismatch, 5 another process is writing the ledger, 6 disk, 130 interrupted.
+rejected whole, 4 a reconciliation mismatch, 5 another process is writing the ledger, 6 disk, 7 the deployment gate did
+not pass, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ class ExitCode(IntEnum):
     REJECTED = 3
     """A file was rejected whole (the rest was loaded, built and published)."""
     MISMATCH = 4
-    """A reconciliation mismatch in a month the run changed (everything was published)."""
+    """A reconciliation mismatch in a month of the ledger (everything was published), on every run while it lasts."""
     BUSY = 5
     """Another costledger process is writing this ledger."""
     DISK = 6
     """Not enough free disk space, or the disk filled up while writing."""
+    GATE_NOT_PASSED = 7
+    """``costledger gate``: the deployment gate failed or is incomplete (a CI job stops here)."""
     INTERRUPTED = 130
     """Ctrl-C: nothing half-done was published."""
 

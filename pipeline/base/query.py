@@ -59,6 +59,8 @@ def jsonable(value: Any) -> Any:
 
 #: a spreadsheet runs a cell that starts with one of these as a formula (CSV injection)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: the same, as a regular expression (for a whole column of text at once)
+FORMULA_PATTERN = "^[=+\\-@\t\r]"
 
 
 def _cell(value: Any) -> str:

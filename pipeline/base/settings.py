@@ -33,6 +33,7 @@ from pipeline.base.settings_entries import (
     _log_mapping,
     _metrics_cluster,
     _one_budget_each,
+    _one_cluster_each,
     _price_list_mapping,
 )
 from pipeline.base.settings_checks import (
@@ -43,7 +44,6 @@ from pipeline.base.settings_checks import (
     _control_requirements,
     _date,
     _db_path,
-    _decimal,
     _drills,
     _pue,
     _engine,
@@ -256,7 +256,12 @@ class Settings:
     with a Slack-compatible text field. A failed POST never fails the nightly; it is recorded with the run."""
 
     alerts_timeout_seconds: Decimal = setting(Decimal("5"), "alerts.timeout_seconds")
-    """Alerts: how long one POST to the webhook may take."""
+    """Alerts: how long one POST to the webhook may take, all of it (connecting, sending, the answer): a receiver that
+    answers slower is cut off then, and the try counts as failed."""
+
+    alerts_allow_private: bool = setting(False, "alerts.allow_private")
+    """Alerts: whether the webhook may be at a private address (10.x, 172.16-31.x, 192.168.x, fc00::/7 and other
+    non-public ranges). Loopback is always allowed; link-local and cloud metadata addresses never."""
 
     alerts_retries: int = setting(2, "alerts.retries")
     """Alerts: how many times a failed POST is tried again (after 1 s, then 2 s, ...)."""
@@ -424,7 +429,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "clusters_idle_warning": _share,
     "gate_acceptance_margin": _share,
     "gate_mix_tolerance": _share,
-    "gate_max_recovery_minutes": _decimal("a finite, non-negative number of minutes"),
+    "gate_max_recovery_minutes": _bounded_decimal("a finite, non-negative number of minutes", Decimal(10**6)),
     "energy_usd_per_kwh": _bounded_decimal("a finite, non-negative number of dollars", Decimal(1000)),
     "energy_pue": _pue,
     "capacity_latency_headroom": _share,
@@ -435,6 +440,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "alerts_webhook_url": _webhook_url,
     "alerts_timeout_seconds": _bounded_decimal("a finite, non-negative number of seconds", Decimal(600)),
     "alerts_retries": _whole(0, "a whole number of retries, 0 or more", 10),
+    "alerts_allow_private": _flag,
     "business_control_requirements": _control_requirements,
     "memory_limit": _memory_limit,
     "threads": _whole(0, "a whole number of threads, or 0 for one per core"),
@@ -444,9 +450,9 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "earliest_date": _date,
     "business_monthly_active_users": _whole(0, "a whole number of users"),
     "planning_spare_nodes": _whole(0, "a whole number of nodes, 0 or more", 1000),
-    "planning_node_month_usd": _decimal("a finite, non-negative number of dollars"),
+    "planning_node_month_usd": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),
     "gate_required_drills": _drills,
-    "business_monthly_revenue_usd": _decimal("a finite, non-negative number of dollars"),
+    "business_monthly_revenue_usd": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),
     "slo_ms_api": _whole(1, "a positive whole number of milliseconds (30 days)", MAX_SLO_MS),
     "slo_ms_self_hosted": _whole(1, "a positive whole number of milliseconds (30 days)", MAX_SLO_MS),
     "max_latency_ms": _whole(1, "a positive whole number of milliseconds (30 days)", MAX_SLO_MS),
@@ -464,8 +470,8 @@ def _check_for(name: str) -> Callable[[Any], Any]:
     declared = {f.name: f.type for f in fields(Settings)}[name]
     if declared in (int, "int"):
         return _whole(1, "a whole number of at least 1")
-    if declared in (Decimal, "Decimal"):
-        return _decimal("a finite, non-negative number")
+    if declared in (Decimal, "Decimal"):  # inside the money bound: a setting enters the models' arithmetic too
+        return _bounded_decimal("a finite, non-negative number", Decimal(10**12))
     return _text
 
 
@@ -500,6 +506,8 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             data = tomllib.loads(chosen.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{chosen}: not valid TOML: {exc}") from None
+        except RecursionError:
+            raise SettingsError(f"{chosen}: not valid TOML: nested too deeply to read") from None
         for toml_key, name, parse in (
             ("request_logs", "request_log_mappings", _log_mapping),
             ("load_tests", "load_test_mappings", _load_test_mapping),
@@ -514,6 +522,8 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             values[name] = tuple(parse(e, f"{chosen}: {toml_key}[{i}]") for i, e in enumerate(entries))
             if toml_key == "budgets":
                 _one_budget_each(values[name], f"{chosen}: budgets")
+            if toml_key == "metrics_clusters":
+                _one_cluster_each(values[name], f"{chosen}: metrics_clusters")
             if entries:
                 origins[name] = f"{chosen}: [[{toml_key}]]"
         for section, table in data.items():
@@ -536,7 +546,22 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
     if "db" in values:
         values["db"] = local_path(values["db"], f"the ledger file ({origins['db']})")
     settings = Settings(**values, source=source)
+    _webhook_allowed(settings, origins)
     return settings, {f.name: origins.get(f.name, "default") for f in fields(settings) if f.name != "source"}
+
+
+def _webhook_allowed(settings: Settings, origins: dict[str, str]) -> None:
+    """The alerts webhook's host, when it is an address, is one the ledger sends to (``pipeline.base.addresses``)."""
+    from urllib.parse import urlsplit
+
+    from pipeline.base.addresses import address_refused
+
+    url = settings.alerts_webhook_url
+    if not url:
+        return
+    why = address_refused(urlsplit(url).hostname or "", settings.alerts_allow_private)
+    if why:
+        raise SettingsError(f"{origins.get('alerts_webhook_url', 'alerts.webhook_url')}: the webhook's host is {why}")
 
 
 def _did_you_mean(section: str, key: str) -> str:

@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.base.errors import CostledgerError
+from pipeline.base.errors import CostledgerError, ExitCode
 from schemas.tables import GATE_DRILLS
 
 #: ``scheme:/`` or ``scheme://`` at the start of a path (two letters at least: ``C:/`` is a Windows drive)
@@ -20,7 +20,9 @@ MIN_MEMORY_BYTES = 256 * 10**6
 
 
 class SettingsError(CostledgerError, ValueError):
-    """The settings file is unreadable or holds a value of the wrong kind."""
+    """The settings file is unreadable or holds a value of the wrong kind: the user's input, a usage error (exit 2)."""
+
+    exit_code = ExitCode.USAGE
 
 
 def memory_bytes(text: str) -> int | None:

@@ -105,3 +105,15 @@ def _one_budget_each(budgets: tuple[Budget, ...], where: str) -> None:
         if (b.team, b.route) in seen:
             raise SettingsError(f"{where}: two budgets for team {b.team!r} on route {b.route}")
         seen.add((b.team, b.route))
+
+
+def _one_cluster_each(entries: tuple[MetricsCluster, ...], where: str) -> None:
+    """One cluster per label and value: two entries mapping the same series to different clusters would move its
+    samples by the order of the file."""
+    seen: dict[tuple[str, str], str] = {}
+    for m in entries:
+        other = seen.setdefault((m.label, m.value), m.cluster_id)
+        if other != m.cluster_id:
+            raise SettingsError(
+                f"{where}: {m.label} = {m.value!r} is mapped to two clusters, {other!r} and {m.cluster_id!r}"
+            )

@@ -18,6 +18,36 @@ def printable(text: str) -> str:
     return text.translate(_CONTROL)
 
 
+#: query parameters whose value is a credential (a webhook's token, a signed URL's signature)
+_SECRET_PARAMS = ("token", "key", "secret", "password", "passwd", "sig", "signature", "auth", "credential")
+
+
+def masked_url(text: str) -> str:
+    """``text`` with the credentials of a URL in it masked: the password of ``user:password@`` and the values of
+    query parameters that name a credential (``?token=...``), each as ``***``; other text as it is. For every place
+    a URL from the settings is printed."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    if "://" not in text:
+        return text
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (a port that is no number raises: then the text is not a URL to mend)
+    except ValueError:
+        return text
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = f"{parts.username}:***@{netloc.rsplit('@', 1)[1]}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(any(w in k.lower() for w in _SECRET_PARAMS) for k, _ in pairs):
+            query = urlencode(
+                [(k, "***" if any(w in k.lower() for w in _SECRET_PARAMS) else v) for k, v in pairs], safe="*"
+            )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 # numbers as the report and the commands print them: money rounded once, here, for display
 
 

@@ -89,6 +89,7 @@ def file_line(result) -> None:
     colour = {"loaded": "green", "skipped": "dim", "rejected": "red", "repaired": "yellow"}[result.status]
     detail = (
         f"{result.rows_in} rows in, {result.rows_loaded} loaded, {result.rows_quarantined} quarantined"
+        + (f"; {result.message}" if result.message else "")
         if result.status == "loaded"
         else result.message
     )
@@ -100,11 +101,13 @@ def file_line(result) -> None:
 
 
 def summary(run, as_json: bool) -> None:
+    """What a run did: its result on standard output (what was loaded, built, published), its warnings on standard
+    error beside the progress, so that ``costledger nightly ... > log`` keeps the result."""
     if as_json:
         out.print_json(json.dumps(run.as_dict()))
         return
     d = run.as_dict()
-    console.print(
+    out.print(
         f"[bold]{escape(printable(d['command']))}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, "
         f"{d['files_skipped']} skipped (already loaded, or not read: see above), {d['files_rejected']} rejected; "
         f"rows: {d['rows_in']} in = {d['rows_loaded']} loaded + {d['rows_quarantined']} quarantined; "
@@ -112,13 +115,13 @@ def summary(run, as_json: bool) -> None:
     )
     if run.build:
         changed = ", ".join(run.build.months_changed) or "none"
-        console.print(f"built {run.build.models} models, {run.build.audits} audits passed; months changed: {changed}")
+        out.print(f"built {run.build.models} models, {run.build.audits} audits passed; months changed: {changed}")
         if rebuilt := run.build.rebuilt_sentence():
-            console.print(escape(rebuilt), highlight=False)
+            out.print(escape(rebuilt), highlight=False)
     if d["files_repaired"]:
         console.print(f"[yellow]rewrote {d['files_repaired']} lake file(s) from their re-delivered landing files[/]")
     if run.published:
-        console.print(f"published {escape(printable(run.published))}", highlight=False)
+        out.print(f"published {escape(printable(run.published))}", highlight=False)
     if run.orphans_removed:
         console.print(f"[yellow]cleaned up {run.orphans_removed} file(s) left by an interrupted run[/]")
     if run.lake_restored:
@@ -138,12 +141,15 @@ def summary(run, as_json: bool) -> None:
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
     quarantined = d["rows_quarantined"]
-    console.print(
-        f"{quarantined} row(s) quarantined in this run; why: `costledger status`"
-        if quarantined
-        else "no rows quarantined in this run",
-        highlight=False,
-    )
+    if not run.published and run.build is None:  # ingest: loaded into the work file, nothing readers see yet
+        out.print(
+            "not published yet: `costledger build` builds and publishes what was loaded; `costledger status`, "
+            "`report` and `sql` read the ledger from then on",
+            highlight=False,
+        )
+    why = "`costledger status` (once published)" if not run.published else "`costledger status`"
+    said = f"{quarantined} row(s) quarantined in this run; why: {why}" if quarantined else "no rows quarantined"
+    out.print(said if quarantined else f"{said} in this run", highlight=False)
 
 
 #: a nightly names at most this many new anomalies on the console (all are in --json and the webhook)

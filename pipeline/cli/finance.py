@@ -31,7 +31,7 @@ def chargeback(
 
     The API route's cash cost (invoiced, else metered) goes to the teams by their metered cost, so an invoice's
     uplift, tax or credits fall in proportion; each cluster's fixed cost by the share of its capacity each team used,
-    with the capacity nobody used as the team (idle) (or, with [chargeback] share_idle = true, spread over the teams
+    with the capacity nobody used as the team (idle) (or, with \\[chargeback] share_idle = true, spread over the teams
     by their tokens); review at the review rate. The cents add up to the month's spend (largest remainders).
 
     Example: costledger chargeback --month 2026-10 --format csv > chargeback-2026-10.csv

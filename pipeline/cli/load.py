@@ -129,8 +129,6 @@ def ingest(
             correction=correction,
         )
     summary(run, as_json)
-    if not as_json:
-        console.print("loaded into the work file; run `costledger build` to rebuild and publish")
     exit_for(run)
 
 
@@ -143,7 +141,7 @@ EngineOpt = Annotated[
     Optional[Engine],
     typer.Option(
         "--engine",
-        help="Run the models on DuckDB (embedded) or Apache Spark (needs costledger[spark] and Java 17+); "
+        help="Run the models on DuckDB (embedded) or Apache Spark (needs costledger\\[spark] and Java 17+); "
         "default: the settings' engine.name (duckdb).",
         show_default=False,
     ),
@@ -195,7 +193,7 @@ def nightly(
     Exit codes:
     0 all well; 1 failure (nothing new published);
     3 a file or folder was rejected whole (the rest was published);
-    4 a reconciliation mismatch (invoice or usage export vs logs) in a month this run changed;
+    4 a reconciliation mismatch (invoice or usage export vs logs) in any month (on every run while it lasts);
     5 another process is writing; 6 disk full; 130 interrupted.
     """
     from pipeline.run.nightly import run_nightly, scan_landing
@@ -208,13 +206,17 @@ def nightly(
     except UnsupportedScheme as exc:
         error(str(exc))
         raise typer.Exit(exc.exit_code) from None
-    if url:
-        landing_dir = writer(_fetch, Store.for_db(s.db), url)
+    fetched = writer(_fetch, Store.for_db(s.db), url) if url else None
+    if fetched:
+        landing_dir = fetched.folder
     if not landing_dir.is_dir():
         error(f"landing folder {landing_dir} does not exist")
         raise typer.Exit(ExitCode.FAILURE)
     found = scan_landing(landing_dir)  # once: its files are the progress bar's total and what the run loads
-    with Progress(len(found.pairs) + len(found.unknown_folders) + len(found.not_read), as_json) as progress:
+    if fetched:
+        found.rejected += fetched.rejected
+    entries = len(found.pairs) + len(found.unknown_folders) + len(found.not_read) + len(found.rejected)
+    with Progress(entries, as_json) as progress:
         run = writer(
             run_nightly,
             Store.for_db(s.db),
@@ -248,9 +250,9 @@ def _local_files(files: list[Path]) -> None:
             raise typer.Exit(exc.exit_code) from None
 
 
-def _fetch(store, url: str) -> Path:
-    """The landing folder at ``url`` copied into the ledger's folder (holding the writer's lock: one copy at a time);
-    the copy's path."""
+def _fetch(store, url: str):  # noqa: ANN202 - a pipeline.storage.remote.Fetched
+    """The landing folder at ``url`` copied into the ledger's folder (holding the writer's lock: one copy at a time):
+    what was copied, and the objects whose keys cannot be a file's name."""
     from pipeline.storage.remote import fetch_landing, local_copy
 
     with store.writer_lock():
@@ -258,17 +260,20 @@ def _fetch(store, url: str) -> Path:
     console.print(
         escape(
             f"{url}: {done.copied} object(s) copied ({done.bytes_copied:,} bytes), {done.current} already copied, "
-            f"{done.removed} gone"
+            f"{done.removed} gone" + (f", {len(done.rejected)} not copied" if done.rejected else "")
         ),
         highlight=False,
     )
-    return done.folder
+    return done
 
 
 @app.command(rich_help_panel=toc.panel("reprocess"))
 def reprocess(
     files: Annotated[
-        list[Path], typer.Argument(help="Landing files loaded before (known by their content).", show_default=False)
+        list[Path],
+        typer.Argument(
+            help="Landing files loaded before (known by their content), or their s3:// URLs.", show_default=False
+        ),
     ],
     db: DbOpt = None,
     settings: SettingsOpt = None,
@@ -276,21 +281,33 @@ def reprocess(
 ) -> None:
     """Load files again under the settings in force now, in place of their earlier load; build; publish.
 
+    A file a nightly copied from object storage is given by its URL (s3://bucket/prefix/kind/file).
+
     For a file read under a setting since corrected (a mapping, a bound, a price-list date): its rows, its
     quarantined rows and its keys are replaced in one transaction (a file rejected now leaves its earlier load
     as it was), it keeps its place in the load order, the run is recorded in meta.runs, and the months whose
     marts changed are listed. The next build is full.
 
     Exit codes: 0 all well; 1 failure (nothing new published); 3 a file rejected (not loaded before, or rejected
-    now); 4 a reconciliation mismatch in a month this run changed; 5 another process is writing; 6 disk full.
+    now); 4 a reconciliation mismatch in any month (on every run while it lasts); 5 another process is writing;
+    6 disk full.
     """
     from pipeline.run.nightly import run_reprocess
     from pipeline.storage.store import Store
 
+    from pipeline.storage.remote import UnsupportedScheme, landing_url
+
     s = read_settings(settings, db)
-    _local_files(files)
+    given: list[Path | str] = []
+    for f in files:
+        try:  # a file of a landing folder in object storage, by its URL: the copy a nightly made of it
+            url = landing_url(f)
+        except UnsupportedScheme as exc:
+            error(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+        given.append(url or f)
     with Progress(len(files), as_json) as progress:
-        run = writer(run_reprocess, Store.for_db(s.db), s, files, on_file=progress.on_file, on_model=progress.on_model)
+        run = writer(run_reprocess, Store.for_db(s.db), s, given, on_file=progress.on_file, on_model=progress.on_model)
     summary(run, as_json)
     exit_for(run)
 

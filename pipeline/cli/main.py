@@ -2,13 +2,14 @@
 
 Exit codes (documented in the README):
   0  all went well
-  1  failure: bad settings, unreadable ledger, a build audit failed (nothing new published)
-  2  usage error (unknown option, missing argument)
+  1  failure: unreadable ledger, a build audit failed (nothing new published)
+  2  usage error (unknown option, missing argument, a settings file that cannot be read as settings)
   3  one or more files were rejected whole; everything else loaded, built and published
-  4  a reconciliation mismatch (invoice or usage export vs logs) in a month this run changed; everything
+  4  a reconciliation mismatch (invoice or usage export vs logs) in any month, on every run while it lasts; everything
      loaded, built and published
   5  another costledger process is writing this ledger (nothing done)
   6  not enough free disk space, or the disk filled while writing (nothing half-done published)
+  7  ``costledger gate``: the deployment gate failed or is incomplete
   130 interrupted (Ctrl-C)
 No error ends in a traceback (``entry``); ``--debug`` shows it.
 """

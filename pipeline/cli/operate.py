@@ -9,7 +9,6 @@ from typing import Annotated, Optional
 import typer
 
 from pipeline.cli import toc
-from pipeline.base.errors import ExitCode
 from pipeline.cli.common import DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
@@ -72,11 +71,11 @@ def rollback(
             )
         )
         return
-    console.print(f"published {chosen.name} again as {s.db}", markup=False, highlight=False)
+    out.print(f"published {chosen.name} again as {s.db}", markup=False, highlight=False)
     for kind, path in taken_back:
-        console.print(f"  rolled back  {kind:15} {path}", markup=False, highlight=False)
+        out.print(f"  rolled back  {kind:15} {path}", markup=False, highlight=False)
     if taken_back:
-        console.print(
+        out.print(
             f"{len(taken_back)} file(s) loaded after it are taken back: the next nightly publishes this state plus "
             "what is new, and does not load them again (`costledger reprocess FILE` does)",
             markup=False,
@@ -107,6 +106,7 @@ def settings_cmd(
 
     from pipeline.base.settings import SettingsError, load_settings_with_origins
     from pipeline.base.settings_docs import FIELD_DOCS, example_toml, settings_markdown
+    from pipeline.base.text import masked_url
 
     if example:
         out.print(example_toml(), markup=False, highlight=False, end="")
@@ -118,13 +118,20 @@ def settings_cmd(
         s, origins = load_settings_with_origins(settings, db)
     except SettingsError as exc:
         error(str(exc))
-        raise typer.Exit(ExitCode.FAILURE) from None
+        raise typer.Exit(exc.exit_code) from None
     docs = FIELD_DOCS()
     if as_json:
         out.print_json(
             json.dumps(
                 {
-                    k: {"value": v if isinstance(v, (int, str, type(None))) else str(v), "from": origins[k]}
+                    k: {
+                        "value": masked_url(v)
+                        if isinstance(v, str)
+                        else v
+                        if isinstance(v, (int, type(None)))
+                        else str(v),
+                        "from": origins[k],
+                    }
                     for k, v in s.as_dict().items()
                     if k != "source"
                 }
@@ -136,7 +143,7 @@ def settings_cmd(
         table.add_column(col, overflow="fold")
     for key, value in s.as_dict().items():
         if key != "source":
-            table.add_row(Text(key), Text(str(value)), Text(origins[key]), Text(docs.get(key, "")))
+            table.add_row(Text(key), Text(masked_url(str(value))), Text(origins[key]), Text(docs.get(key, "")))
     out.print(table)
 
 

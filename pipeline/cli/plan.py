@@ -186,7 +186,10 @@ def gate(
     verdict (passed, failed naming what failed, or incomplete naming what is missing).
 
     Load the set with `costledger ingest eval-tasks FILE` and the drills with `costledger ingest gate-checks FILE`
-    (or eval-tasks/ and gate-checks/ folders of a nightly). Criteria thresholds are settings under [gate].
+    (or eval-tasks/ and gate-checks/ folders of a nightly). Criteria thresholds are settings under \\[gate].
+
+    Exit codes: 0 the gate passed; 7 it failed or is incomplete (so a CI job stops before a deployment); 1 no
+    evaluation set or no ledger; 2 usage.
 
     Example: costledger gate --eval-set k3-gate-2026-10
     """
@@ -211,9 +214,11 @@ def gate(
             "comparison": g.comparison,
         }
         out.print_json(json.dumps(jsonable(doc)))
-        return
-    _print_gate(g)
-    out.print(gate_headline(g), markup=False, highlight=False)
+    else:
+        _print_gate(g)
+        out.print(gate_headline(g), markup=False, highlight=False)
+    if g.verdict.verdict != "passed":
+        raise typer.Exit(ExitCode.GATE_NOT_PASSED)
 
 
 def _print_gate(g) -> None:  # type: ignore[no-untyped-def]

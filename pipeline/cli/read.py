@@ -53,8 +53,8 @@ def sql(
     Only queries run (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN [ANALYZE] of a query, CALL of a
     table function), judged from DuckDB's parse tree; COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, PRAGMA,
     DDL and DML are refused before anything runs. No file outside the ledger's lake can be read, none
-    can be written. A query stops after [sql] timeout_seconds and uses at most [sql] memory_limit, and
-    spills at most [sql] max_spill to a folder of its own. csv and json stream (constant memory).
+    can be written. A query stops after \\[sql] timeout_seconds and uses at most \\[sql] memory_limit, and
+    spills at most \\[sql] max_spill to a folder of its own. csv and json stream (constant memory).
     Several statements separated by `;` each show their result. Exit 2 when a statement is refused,
     1 when DuckDB reports an error or the query times out.
     """
@@ -312,8 +312,8 @@ def report(
     target = out_file or Path("reports") / f"costledger-{data.month}.{fmt}"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
-    for line in headline(data):
-        console.print(line, markup=False, highlight=False)
+    for line in headline(data):  # the verdict: a result, on standard output
+        out.print(line, markup=False, highlight=False)
     where = "open it in a browser; it needs no network" if fmt == "html" else "paste it into chat or email"
     console.print(f"wrote {target} ({len(text.encode()) / 1024:,.0f} KiB): {where}", markup=False, highlight=False)
 
@@ -396,12 +396,12 @@ def verify(
         )
     else:
         for d in problems:
-            console.print(f"[red]{d.problem}:[/] {escape(d.line())}", highlight=False)
+            out.print(f"[red]{d.problem}:[/] {escape(d.line())}", highlight=False)
         unrecorded = (
             f"; {files - recorded} loaded before 0.6.0 have no hash yet (the next build records it)"
             if files > recorded
             else ""
         )
         state = "all intact" if not problems else f"{len(problems)} missing or altered"
-        console.print(f"{files} lake file(s) checked: {state}{unrecorded}")
+        out.print(f"{files} lake file(s) checked: {state}{unrecorded}")
     raise typer.Exit(ExitCode.FAILURE if problems else ExitCode.OK)

@@ -151,6 +151,10 @@ def _write_manifest_row(con: duckdb.DuckDBPyConnection, f: LoadingFile, lake_fil
             f.identity,
         ],
     )
+    if f.read.notes:
+        con.execute(
+            "UPDATE meta.loaded_files SET notes = ? WHERE file_hash = ?", ["; ".join(f.read.notes), f.file_hash]
+        )
 
 
 def reject(con: duckdb.DuckDBPyConnection, f: LoadingFile, message: str, seconds: float | None = None) -> FileResult:

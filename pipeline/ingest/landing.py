@@ -54,6 +54,9 @@ class Landing:
     not_read: list[tuple[str, str, str]] = field(default_factory=list)
     """(kind, path, why) for files in a kind folder that the ledger does not read (an unknown suffix) and folders it
     cannot list: listed as skipped, with the reason."""
+    rejected: list[tuple[str, str, str]] = field(default_factory=list)
+    """(kind, name, why) for entries that could not be made a landing file (an object key in object storage that
+    cannot be a file name): counted as rejected, with the reason."""
 
 
 def _walk(kind: str, folder: Path, root: Path, found: Landing) -> list[Path]:
@@ -69,13 +72,19 @@ def _walk(kind: str, folder: Path, root: Path, found: Landing) -> list[Path]:
         why = f"folder cannot be listed ({exc.strerror}); its files were not read"
         found.not_read.append((kind, str(exc.filename), why))
 
+    start = folder.resolve()
+    walked = {start}  # a folder reached twice is walked once, and a link back up (requests/loop -> ..) not at all
     for top, dirs, names in os.walk(folder, onerror=unreadable, followlinks=True):
         inside = []
         for d in sorted(d for d in dirs if not d.startswith(".")):
-            if (Path(top) / d).resolve().is_relative_to(root):
-                inside.append(d)
-            else:
+            real = (Path(top) / d).resolve()
+            if not real.is_relative_to(root):
                 found.outside_links.append(str(Path(top) / d))
+            elif real in walked or start.is_relative_to(real):
+                found.not_read.append((kind, str(Path(top) / d), "not read: a link to a folder already read or above"))
+            else:
+                walked.add(real)
+                inside.append(d)
         dirs[:] = inside
         for n in names:
             p = Path(top) / n

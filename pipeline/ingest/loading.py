@@ -136,6 +136,8 @@ class LoadingFile:
                 "rows_duplicate": self.duplicates,
             }
         spent = self.elapsed() if seconds is None else seconds
+        if status == "loaded" and self.read is not None and self.read.notes and not message:
+            message = "; ".join(self.read.notes)
         return FileResult(
             path=self.shown, kind=self.kind, status=status, message=self.named(message), seconds=spent, **counts
         )

@@ -45,6 +45,9 @@ class ReadResult:
     Arrow schema (``pipeline.ingest.files`` may keep it byte for byte as its lake file: a copy stores nothing else)."""
     unknown: list[str] = field(default_factory=list)
     """The file's columns that are not allow-listed (canonical files: left out, and named)."""
+    notes: list[str] = field(default_factory=list)
+    """What the reader did to a value on the way in that a reader of the ledger should know (a float's artefact
+    normalised): said with the file's result and kept in the manifest."""
 
     @property
     def rows_in(self) -> int:
@@ -347,14 +350,24 @@ def json_document(text: str, not_records: str) -> tuple[list[tuple[int, dict]], 
     return [], [(1, not_records)]
 
 
+#: The widest exponent a number read from a file may have: 1e60 and 1e-60 are past any figure the ledger keeps
+#: (DECIMAL(38, x)), and a number within them multiplies and divides by the readers' constants without leaving
+#: Python's decimal context (1e2000000 would overflow it)
+MAX_EXPONENT = 60
+
+
 def finite_decimal(value: object, where: str, error: type[ValueError] = ValueError) -> Decimal:
-    """A number given as JSON text or a number, exactly; ``error`` (naming ``where``) if it is not a finite one."""
+    """A number given as JSON text or a number, exactly; ``error`` (naming ``where``) if it is not a finite one, or
+    one whose exponent lies past ``MAX_EXPONENT`` either way."""
     try:
         d = Decimal(str(value))
     except InvalidOperation:
         raise error(f"{where} is not a number: {str(value)[:40]!r}") from None
     if not d.is_finite():
-        raise error(f"{where} is not a finite number: {value}")
+        raise error(f"{where} is not a finite number: {str(value)[:40]}")
+    if d and abs(d.adjusted()) > MAX_EXPONENT:
+        beyond = f"beyond 1e{MAX_EXPONENT} or 1e-{MAX_EXPONENT}"
+        raise error(f"{where} is not a number the ledger can hold: {str(value)[:40]} ({beyond})")
     return d
 
 
@@ -468,14 +481,16 @@ def repeated_columns(path: Path, names: list[str], rename: dict[str, str]) -> No
 
 def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: set[str]) -> None:
     """Check, before anything reads them, what the Parquet file's text ``columns`` (named) decode to. A text value over
-    ``max_text_bytes`` is a bad row (the checks quarantine it), but many of them in one row group are a file that
-    decodes to gigabytes from kilobytes (one long string dictionary-encoded over every row): such a column chunk,
-    decoding to more than ``max_line_bytes``, rejects the file whole before it is read.
+    ``max_text_bytes`` is a bad row (the checks quarantine it), but many of them are a file that decodes to gigabytes
+    from kilobytes (one long string dictionary-encoded over every row): when such values decode to more than
+    ``max_line_bytes``, in one column chunk or added up over every row group and column of the file (a bomb split into
+    many row groups, each under the bound), the file is rejected whole before it is read.
 
     The footer bounds a chunk: no value is longer than its uncompressed size, and it decodes to at most that times its
     rows. Only a chunk whose bound passes the limits is read to measure it, dictionary-encoded (its distinct values
     once, and an index per row), so the measuring never decodes what it guards against."""
     lim = LIMITS.get()
+    long_total, long_groups = 0, set()
     for rg in range(meta.num_row_groups):
         group = meta.row_group(rg)
         for i in range(group.num_columns):  # the leaf columns (a list or struct has several)
@@ -483,20 +498,36 @@ def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: set[str]) -> 
             if name.split(".")[0] not in columns or chunk.physical_type not in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
                 continue
             size, rows = chunk.total_uncompressed_size, group.num_rows
-            if size <= lim.max_text_bytes or size * rows <= lim.max_line_bytes:
-                continue  # no value can pass the text bound, or the whole chunk decodes to little
+            if size <= lim.max_text_bytes:
+                continue  # no value can pass the text bound
+            dictionary = chunk.has_dictionary_page and "." not in name
             if "." in name:  # a leaf of a list or struct (its rows are quarantined): held to the footer's bound
+                if size * rows <= lim.max_line_bytes:
+                    continue
                 longest, decoded = size, size * rows
-            elif chunk.has_dictionary_page:
+            elif dictionary:  # measured, however small its footer's bound: many small bombs add up
                 longest, decoded = _dictionary_sizes(path, rg, name)
             else:
                 longest, decoded = size, size  # plain values decode to what the footer says
-            if longest > lim.max_text_bytes and decoded > lim.max_line_bytes:
+            if longest <= lim.max_text_bytes:
+                continue
+            if decoded > lim.max_line_bytes:
                 raise FileRejected(
                     f"{path}: column {name!r}, row group {rg}: its {rows:,} values decode to {decoded:,} bytes "
                     f"(values of up to {longest:,} bytes, above [ingest] max_text_bytes {lim.max_text_bytes:,}; "
                     f"more than [ledger] max_line_bytes {lim.max_line_bytes:,} in one row group); rejected whole "
                     "before it was read, nothing loaded"
+                )
+            if not dictionary:
+                continue  # the file's own bytes: bounded by max_file_bytes as any file is
+            long_total += decoded
+            long_groups.add(rg)
+            if long_total > lim.max_line_bytes:
+                raise FileRejected(
+                    f"{path}: text columns with values above [ingest] max_text_bytes {lim.max_text_bytes:,} bytes "
+                    f"decode to {long_total:,} bytes over {len(long_groups):,} row groups (up to row group {rg}), "
+                    f"more than [ledger] max_line_bytes {lim.max_line_bytes:,}; rejected whole before it was read, "
+                    "nothing loaded"
                 )
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -19,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 from pipeline import __version__
 from pipeline.base.query import run_query
-from pipeline.base.text import BUDGET_COLUMNS, budget_line
+from pipeline.base.text import BUDGET_COLUMNS, budget_line, printable
 
 if TYPE_CHECKING:
     import duckdb
@@ -43,11 +41,29 @@ class Anomaly:
         }  # fmt: skip
 
 
-def record_new_anomalies(con: duckdb.DuckDBPyConnection, run_id: str) -> list[Anomaly]:
-    """The anomalies to alert on (``sql/queries/new_anomalies.sql``); every anomaly the marts hold is then recorded as
-    seen, so the next run names none of them again."""
+def new_anomalies(con: duckdb.DuckDBPyConnection) -> list[Anomaly]:
+    """The anomalies to alert on (``sql/queries/new_anomalies.sql``): those no run has named yet."""
     names, rows = run_query(con, "new_anomalies")
-    found = [Anomaly(**dict(zip(names, row))) for row in rows]
+    return [Anomaly(**dict(zip(names, row))) for row in rows]
+
+
+def new_budgets(con: duckdb.DuckDBPyConnection, budgets: list[tuple]) -> list[tuple]:
+    """Of the budgets at risk or over, (month, team, route, status, ...), those no run has named with that status
+    (``meta.alerted_budgets``): a budget is alerted on when it crosses into at risk, and again when it goes over,
+    never twice for the same."""
+    seen = set(con.execute("SELECT month, team, route, status FROM meta.alerted_budgets").fetchall())
+    return [b for b in budgets if tuple(b[:4]) not in seen]
+
+
+def record_alerted(con: duckdb.DuckDBPyConnection, run_id: str, budgets: list[tuple]) -> None:
+    """Once the alerts are delivered (or there is no webhook: the run's own output named them): the budgets named,
+    and every anomaly the marts hold, recorded as seen, so no later run names them again. An alert whose delivery
+    failed is not recorded: the next run sends it again."""
+    for month, team, route, status, *_ in budgets:
+        con.execute(
+            "INSERT INTO meta.alerted_budgets VALUES (?, ?, ?, ?, ?, current_localtimestamp())",
+            [month, team, route, status, run_id],
+        )
     con.execute(
         """INSERT INTO meta.alerted_anomalies
            SELECT a.day, a.kind, a.provider, a.team, a.subject, ?, current_localtimestamp()
@@ -58,7 +74,6 @@ def record_new_anomalies(con: duckdb.DuckDBPyConnection, run_id: str) -> list[An
                  AND s.subject = a.subject)""",
         [run_id],
     )
-    return found
 
 
 def budget_dicts(budgets: list[tuple]) -> list[dict[str, str]]:
@@ -79,33 +94,112 @@ def alert_payload(run_id: str, budgets: list[tuple], anomalies: list[Anomaly]) -
     }
 
 
+class _Failed(Exception):
+    """One try that failed: why, and whether trying again may help."""
+
+    def __init__(self, why: str, again: bool) -> None:
+        super().__init__(why)
+        self.why, self.again = why, again
+
+
 def post_alerts(
     url: str,
     payload: dict,
     *,
     timeout: float,
     retries: int,
+    allow_private: bool = False,
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
-    """POST the payload; what became of it, in words (``sent: HTTP 200`` or ``failed after N tries: why``)."""
+    """POST the payload; what became of it, in words (``sent: HTTP 200`` or ``failed after N tries: why``). Each try
+    has ``timeout`` seconds of wall clock, all of it; a redirect is a failed delivery (never followed: the alert would
+    reach another host, as a GET that drops it); the host's addresses are checked before connecting
+    (``pipeline.base.addresses``) and the connection made to the address checked."""
     body = json.dumps(payload).encode("utf-8")
     why = ""
     for attempt in range(retries + 1):
         if attempt:
             sleep(float(2 ** (attempt - 1)))
-        req = urllib.request.Request(
-            url, data=body, method="POST",
-            headers={"Content-Type": "application/json", "User-Agent": f"costledger/{__version__}"},
-        )  # fmt: skip
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (the settings check the scheme)
-                return f"sent: HTTP {resp.status}"
-        except urllib.error.HTTPError as exc:
-            why = f"HTTP {exc.code} {exc.reason}"
-            if 400 <= exc.code < 500 and exc.code not in (408, 429):
-                break  # the receiver refuses this request: sending it again changes nothing
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            why = f"{type(reason).__name__}: {reason}" if not isinstance(reason, str) else reason
+            return _post_once(url, body, timeout, allow_private)
+        except _Failed as exc:
+            why = exc.why
+            if not exc.again:
+                break  # the receiver refuses this request, or the address is refused: sending it again changes nothing
     tries = attempt + 1
     return f"failed after {tries} {'try' if tries == 1 else 'tries'}: {why}"
+
+
+def _post_once(url: str, body: bytes, timeout: float, allow_private: bool) -> str:
+    import http.client
+    import socket
+    import threading
+    from urllib.parse import urlsplit
+
+    from pipeline.base.addresses import address_refused
+
+    parts = urlsplit(url)
+    host, tls = parts.hostname or "", parts.scheme == "https"
+    port = parts.port or (443 if tls else 80)
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise _Failed(f"{type(exc).__name__}: {exc}", again=True) from None
+    addresses = [info[4][0] for info in found]
+    for address in addresses:
+        refused = address_refused(address, allow_private)
+        if refused:
+            raise _Failed(f"not sent: {host} is at {address}, {refused}", again=False)
+    conn = _pinned(tls)(host, port, address=addresses[0], timeout=timeout)
+    timer = threading.Timer(timeout, conn.cut)  # the deadline: a receiver trickling bytes cannot hold the try longer
+    timer.start()
+    try:
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = {"Content-Type": "application/json", "User-Agent": f"costledger/{__version__}"}
+        conn.request("POST", target, body=body, headers=headers)
+        resp = conn.getresponse()
+        resp.read(65536)
+    except (OSError, http.client.HTTPException) as exc:
+        if conn.was_cut:
+            raise _Failed(f"timed out: no whole answer within {timeout:g} s", again=True) from None
+        reason = getattr(exc, "reason", exc)
+        raise _Failed(f"{type(exc).__name__}: {reason}", again=True) from None
+    finally:
+        timer.cancel()
+        conn.close()
+    if 200 <= resp.status < 300:
+        return f"sent: HTTP {resp.status}"
+    if 300 <= resp.status < 400:
+        where = printable(str(resp.getheader("Location") or "")[:200])
+        raise _Failed(f"HTTP {resp.status} {resp.reason}: a redirect to {where!r}, not followed", again=False)
+    again = resp.status >= 500 or resp.status in (408, 429)
+    raise _Failed(f"HTTP {resp.status} {resp.reason}", again=again)
+
+
+def _pinned(tls: bool):  # noqa: ANN202 - an http.client connection class
+    """An HTTP(S) connection to one address already checked (a name resolved again could lead elsewhere), that
+    ``cut()`` closes from another thread, ending whatever read or write it is blocked in."""
+    import http.client
+    import socket
+
+    base = http.client.HTTPSConnection if tls else http.client.HTTPConnection
+
+    class Pinned(base):  # type: ignore[valid-type,misc]
+        def __init__(self, host: str, port: int, *, address: str, timeout: float) -> None:
+            super().__init__(host, port, timeout=timeout)
+            self.address, self.was_cut = address, False
+
+        def connect(self) -> None:
+            sock = socket.create_connection((self.address, self.port), self.timeout)
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host) if tls else sock
+
+        def cut(self) -> None:
+            self.was_cut = True
+            sock = self.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    return Pinned

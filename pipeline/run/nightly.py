@@ -16,10 +16,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Callable
 
-from pipeline.transform.build import BuildResult, publication
-from pipeline.transform.build import build
+from pipeline.transform.build import AuditFailed, BuildResult, ModelFailed, build, publication
 from pipeline.storage.catalog import refresh_stale_raw_views
-from pipeline.base.errors import UsageError
+from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.base.faults import crashpoint
 from pipeline.ingest.files import FileResult, IngestOptions, loaded_identities
 from pipeline.ingest.loader import FileLoader
@@ -27,7 +26,15 @@ from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
 from pipeline.storage.remote_lake import push_lake, restore_lake
 from pipeline.base.query import run_query
-from pipeline.run.alerts import Anomaly, alert_payload, budget_dicts, post_alerts, record_new_anomalies
+from pipeline.run.alerts import (
+    Anomaly,
+    alert_payload,
+    budget_dicts,
+    post_alerts,
+    new_anomalies,
+    new_budgets,
+    record_alerted,
+)
 from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 
@@ -46,13 +53,15 @@ class RunSummary:
     unknown_entries: list[str] = field(default_factory=list)
     outside_links: list[str] = field(default_factory=list)
     mismatches: list[tuple[str, str]] = field(default_factory=list)
-    """(month, provider) reconciliation mismatches in months this run changed."""
+    """(month, provider) reconciliation mismatches, in any month of the ledger (a persisting one on every run)."""
     usage_gaps: list[tuple[str, str, str, str]] = field(default_factory=list)
-    """(month, provider, token type, status) where a usage export and the logs disagree, in months this run
-    changed (marts.monthly_usage_reconciliation: logs_missing or logs_extra)."""
+    """(month, provider, token type, status) where a usage export and the logs disagree, in any month of the ledger
+    (marts.monthly_usage_reconciliation: logs_missing or logs_extra)."""
     budgets: list[tuple[str, str, str, str, Decimal, Decimal, Decimal]] = field(default_factory=list)
     """(month, team, route, status, spent, projected, budget): the latest month's budgets at risk or over
     (marts.budget_status)."""
+    new_budgets: list[tuple[str, str, str, str, Decimal, Decimal, Decimal]] = field(default_factory=list)
+    """Those of ``budgets`` no earlier run named with their status: what the webhook is sent."""
     anomalies: list[Anomaly] = field(default_factory=list)
     """The anomalies (marts.daily_anomalies) no earlier run named (``pipeline.run.alerts``)."""
     alerts: str | None = None
@@ -257,30 +266,27 @@ class Run:
         self.summary.build = build(self.con, self.settings, self.store, progress=on_model)
         for model, seconds in self.summary.build.timings:
             self._step("build", model, seconds, None)
-        changed = self.summary.build.months_changed
-        if changed:
-            self.summary.mismatches = [
-                (str(m)[:7], p)
-                for m, p in self.con.execute(
-                    "SELECT month, provider FROM marts.monthly_reconciliation "
-                    "WHERE status = 'mismatch' AND CAST(month AS VARCHAR) IN (SELECT unnest(?)) ORDER BY ALL",
-                    [changed],
-                ).fetchall()
-            ]
-            self.summary.usage_gaps = [
-                (str(m)[:7], p, t, s)
-                for m, p, t, s in self.con.execute(
-                    "SELECT month, provider, token_type, status FROM marts.monthly_usage_reconciliation "
-                    "WHERE status IN ('logs_missing', 'logs_extra') AND CAST(month AS VARCHAR) IN (SELECT unnest(?)) "
-                    "ORDER BY ALL",
-                    [changed],
-                ).fetchall()
-            ]
+        # every month that does not reconcile, changed by this run or not: a mismatch that persists keeps its exit
+        # code (4) on every run until it is mended, so that a scheduler sees it each night
+        self.summary.mismatches = [
+            (str(m)[:7], p)
+            for m, p in self.con.execute(
+                "SELECT month, provider FROM marts.monthly_reconciliation WHERE status = 'mismatch' ORDER BY ALL"
+            ).fetchall()
+        ]
+        self.summary.usage_gaps = [
+            (str(m)[:7], p, t, s)
+            for m, p, t, s in self.con.execute(
+                "SELECT month, provider, token_type, status FROM marts.monthly_usage_reconciliation "
+                "WHERE status IN ('logs_missing', 'logs_extra') ORDER BY ALL"
+            ).fetchall()
+        ]
         self.summary.unpriced = [
             (str(m)[:7], p, model, n) for m, p, model, n in run_query(self.con, "unpriced_models")[1]
         ]
         self.summary.budgets = run_query(self.con, "budgets_at_risk")[1]
-        self.summary.anomalies = record_new_anomalies(self.con, self.summary.run_id)
+        self.summary.new_budgets = new_budgets(self.con, self.summary.budgets)
+        self.summary.anomalies = new_anomalies(self.con)
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         if self.settings.lake_uri:  # the published ledger names no lake file that object storage lacks
             self.summary.lake_uploaded = push_lake(self.con, self.store.lake, self.settings.lake_uri)
@@ -298,24 +304,57 @@ class Run:
         self._step("publish", self.summary.published, time.perf_counter() - t, None)
         self._send_alerts()
 
+    def take_back_loads(self, exc: CostledgerError) -> CostledgerError:
+        """After a build that failed: the files this run loaded are taken back (``forget_file``), so that what made
+        the build fail is not left in the work file for every later run to fail on; a file still in the landing
+        folder is loaded again by the next run, a file removed from it is gone. Returns ``exc`` saying so."""
+        from pipeline.storage.catalog import forget_file
+
+        loaded = self.con.execute(
+            "SELECT file_hash, kind FROM meta.loaded_files WHERE run_id = ? ORDER BY load_seq", [self.summary.run_id]
+        ).fetchall()
+        if not loaded:
+            return exc
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            for file_hash, kind in loaded:
+                forget_file(self.con, self.store.lake, kind, file_hash)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.summary.files = [f for f in self.summary.files if f.status != "loaded"]
+        taken = (
+            f"; the {len(loaded)} file(s) this run loaded were taken back: the next nightly loads those still in the "
+            "landing folder again, and a file removed from it is gone"
+        )
+        return type(exc)(str(exc) + taken)
+
     def _send_alerts(self) -> None:
         """POST the run's alerts to the webhook of the settings, after the publish (``pipeline.run.alerts``)."""
         s, url = self.summary, self.settings.alerts_webhook_url
-        if url and (s.budgets or s.anomalies):
-            payload = alert_payload(s.run_id, s.budgets, s.anomalies)
+        if url and (s.new_budgets or s.anomalies):
+            payload = alert_payload(s.run_id, s.new_budgets, s.anomalies)
             timeout, retries = float(self.settings.alerts_timeout_seconds), self.settings.alerts_retries
-            s.alerts = post_alerts(url, payload, timeout=timeout, retries=retries)
+            s.alerts = post_alerts(
+                url, payload, timeout=timeout, retries=retries, allow_private=self.settings.alerts_allow_private
+            )
+        if s.alerts is None or s.alerts.startswith("sent"):
+            record_alerted(self.con, s.run_id, s.new_budgets)
 
     def reject_folder(self, folder: Path, nearest: str, on_file: OnFile | None) -> None:
         """A landing folder that is not a kind: its data would be silently absent, so it counts as rejected."""
         hint = f"did you mean {nearest}?" if nearest else f"the kinds are {', '.join(KIND_ORDER)}"
         shown = self.options.shown(folder)
-        message = f"{shown}: not a kind folder, nothing in it was loaded; {hint}"
+        self.reject(folder.name, shown, f"{shown}: not a kind folder, nothing in it was loaded; {hint}", on_file)
+
+    def reject(self, kind: str, shown: str, message: str, on_file: OnFile | None) -> None:
+        """An entry of the landing folder that could not be loaded at all: recorded as rejected, with the reason."""
         self.con.execute(
             "INSERT INTO meta.rejected_files VALUES (NULL, ?, ?, ?, current_localtimestamp(), ?)",
-            [folder.name, shown, message, self.summary.run_id],
+            [kind, shown, message, self.summary.run_id],
         )
-        result = FileResult(path=shown, kind=folder.name, status="rejected", message=message)
+        result = FileResult(path=shown, kind=kind, status="rejected", message=message)
         self.summary.files.append(result)
         if on_file:
             on_file(result)
@@ -375,16 +414,26 @@ def run_ingest(
 def run_reprocess(
     store: Store,
     settings: Settings,
-    files: list[Path],
+    files: list[Path | str],
     on_file: OnFile | None = None,
     on_model: OnModel | None = None,
 ) -> RunSummary:
-    """Load each file again under the settings in force (``pipeline.run.reprocess``), then build and publish."""
-    from pipeline.run.reprocess import reprocess_file
+    """Load each file again under the settings in force (``pipeline.run.reprocess``), then build and publish. A file
+    given as an ``s3://`` URL is its copy in the ledger's folder (``pipeline.storage.remote``), named by its URL."""
+    from pipeline.run.reprocess import copied_from_object_storage, reprocess_file
 
     with Run(store, settings, "reprocess " + " ".join(str(f) for f in files)) as run:
-        for path in files:
-            run._file_done(reprocess_file(run.con, path, store, run.summary.run_id, run.options), on_file)
+        for item in files:
+            if isinstance(item, str):  # a URL: the copy a nightly made of it
+                local = copied_from_object_storage(run.con, store, item)
+                if isinstance(local, FileResult):
+                    run._file_done(local, on_file)
+                    continue
+                done = reprocess_file(run.con, local, store, run.summary.run_id, run.options)
+                done = replace(done, path=item, message=done.message.replace(str(local), item))
+            else:
+                done = reprocess_file(run.con, item, store, run.summary.run_id, run.options)
+            run._file_done(done, on_file)
         refresh_stale_raw_views(run.con)
         run.build_and_publish(on_model)
     return run.summary
@@ -478,6 +527,11 @@ def run_nightly(
             run.reject_folder(landing / name, nearest, on_file)
         for kind, path, why in found.not_read:
             run.not_read(kind, shown(Path(path)), why, on_file)
+        for kind, name, why in found.rejected:
+            run.reject(kind, name, why, on_file)
         run.load(found.pairs, on_file, landing)
-        run.build_and_publish(on_model)
+        try:
+            run.build_and_publish(on_model)
+        except (ModelFailed, AuditFailed) as exc:
+            raise run.take_back_loads(exc) from exc
     return run.summary

@@ -84,3 +84,26 @@ def reprocess_file(
     # the earlier lake file stays while a snapshot kept for rollback reads it; the next run's clean-up removes it
     # after that (``Store.remove_orphans``)
     return result
+
+
+def copied_from_object_storage(con: duckdb.DuckDBPyConnection, store: "Store", url: str) -> Path | FileResult:
+    """The copy in the ledger's folder of the object at ``url`` that a nightly of its landing folder loaded, or the
+    rejection saying why there is none."""
+    from pipeline.storage.remote import local_copy
+
+    found = con.execute(
+        "SELECT kind, relative_path FROM meta.loaded_files WHERE path = ? ORDER BY load_seq DESC LIMIT 1", [url]
+    ).fetchall()
+    if not found or not found[0][1]:
+        message = (
+            f"{url}: no file this ledger loaded has this URL; a landing folder in object storage is loaded by "
+            "`costledger nightly s3://bucket/prefix`, and its files can then be reprocessed by their URL"
+        )
+        return FileResult(path=url, kind="?", status="rejected", message=message)
+    kind, relative = found[0]
+    landing = url.removesuffix(f"/{kind}/{relative}")
+    local = local_copy(store.state, landing) / kind / relative
+    if not local.is_file():
+        message = f"{url}: its copy in the ledger's folder is gone; run `costledger nightly {landing}` to copy it again"
+        return FileResult(path=url, kind=kind, status="rejected", message=message)
+    return local

@@ -15,6 +15,7 @@ from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from pipeline.base.text import printable
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.models import SQL_DIR
 from pipeline.base.query import dict_rows, run_query
@@ -79,21 +80,26 @@ class Explanation:
 
 
 @cache
+def _explained_marts() -> tuple[str, ...]:
+    """The marts with a definitions file beside them, in the files' order."""
+    return tuple(path.name.removesuffix(".explain.toml") for path in sorted(MARTS.glob("*.explain.toml")))
+
+
+@cache
 def _spec(mart: str) -> dict[str, Any] | None:
-    path = MARTS / f"{mart}.explain.toml"
-    if not path.is_file():
+    """A mart's definitions; None for a name that is not one of the marts explained (a name is never made a path:
+    ``explain marts./etc/x.y`` reads nothing outside the package)."""
+    if mart not in _explained_marts():
         return None
-    with path.open("rb") as f:
+    with (MARTS / f"{mart}.explain.toml").open("rb") as f:
         return tomllib.load(f)
 
 
 def explained_columns() -> list[str]:
     """Every ``marts.<mart>.<column>`` that ``explain`` knows, in the files' order."""
-    names = []
-    for path in sorted(MARTS.glob("*.explain.toml")):
-        mart = path.name.removesuffix(".explain.toml")
-        names += [f"marts.{mart}.{column}" for column in (_spec(mart) or {}).get("columns", {})]
-    return names
+    return [
+        f"marts.{mart}.{column}" for mart in _explained_marts() for column in (_spec(mart) or {}).get("columns", {})
+    ]
 
 
 def definition(name: str, row: dict[str, Any] | None = None) -> Definition:
@@ -104,7 +110,10 @@ def definition(name: str, row: dict[str, Any] | None = None) -> Definition:
     spec = _spec(parts[1]) if len(parts) == 3 and parts[0] == "marts" else None
     entry = (spec or {}).get("columns", {}).get(parts[-1]) if spec else None
     if entry is None:
-        raise ExplainError(f"{name}: no explanation for it; the columns explained are {', '.join(explained_columns())}")
+        shown = printable(name[:120]) + ("..." if len(name) > 120 else "")
+        raise ExplainError(
+            f"{shown}: no explanation for it; the columns explained are {', '.join(explained_columns())}"
+        )
     formula = entry["formula"]
     when = entry.get("formula_when")
     if when and row is not None and row.get(when["column"]) != when["value"]:

@@ -96,11 +96,11 @@ def _write_csv_rows(f: Any, rows: list[dict[str, Any]]) -> None:
 
 
 def _xlsx_value(value: Any) -> Any:
-    """A cell value: a decimal as a number only when it has at most 15 significant digits (what a spreadsheet keeps
-    of a number, so it reads back as the same decimal), else as its exact text; lists and structs as JSON text."""
-    if isinstance(value, decimal.Decimal):
-        digits = len(value.normalize().as_tuple().digits)
-        return float(value) if value.is_finite() and digits <= 15 else format(value, "f")
+    """A cell value: a decimal as a number, always, so that a spreadsheet sums it (a spreadsheet keeps 15 significant
+    digits of a number: a figure with more reads back as its nearest double; the exact decimals are in the CSV and
+    JSON formats); lists and structs as JSON text."""
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        return float(value)
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(jsonable(value))
     if isinstance(value, dt.datetime) and value.tzinfo is not None:

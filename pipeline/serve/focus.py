@@ -1,8 +1,10 @@
 """The ledger's own spend as FOCUS 1.2 (``costledger export focus``): the rows of ``sql/queries/focus_export.sql``,
 written as CSV or Parquet.
 
-CSV writes every date/time as FOCUS's 'YYYY-MM-DDTHH:mm:ssZ' and every amount as its exact decimal text; Parquet keeps
-DECIMAL(38, 12) amounts and UTC timestamps. A file is written whole or not at all: to a temporary file beside it,
+CSV writes every date/time as FOCUS's 'YYYY-MM-DDTHH:mm:ssZ' and every amount as its exact decimal text; a text cell
+that a spreadsheet would run as a formula (it starts with =, +, -, @, a tab or a carriage return: a team named
+``=cmd|' /C calc'!A0``) gets a leading ``'``, as every CSV the ledger writes. Parquet keeps DECIMAL(38, 12) amounts,
+UTC timestamps and text as it is. A file is written whole or not at all: to a temporary file beside it,
 renamed over the target when complete."""
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.base.query import QUERIES
+from pipeline.base.query import FORMULA_PATTERN, QUERIES
 
 if TYPE_CHECKING:
     import duckdb
@@ -57,7 +59,12 @@ def write_focus(frame: pl.DataFrame, path: Path) -> None:
     try:
         if fmt == "csv":
             times = [pl.col(c).dt.strftime("%Y-%m-%dT%H:%M:%SZ") for c in _TIMES]
-            frame.with_columns(times).write_csv(tmp)
+            texts = [c for c, t in frame.schema.items() if t == pl.String and c not in _TIMES]
+            safe = [
+                pl.when(pl.col(c).str.contains(FORMULA_PATTERN)).then("'" + pl.col(c)).otherwise(pl.col(c)).alias(c)
+                for c in texts
+            ]
+            frame.with_columns(times + safe).write_csv(tmp)
         else:
             frame.with_columns([pl.col(c).dt.replace_time_zone("UTC") for c in _TIMES]).write_parquet(tmp)
         os.replace(tmp, path)

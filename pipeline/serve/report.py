@@ -98,11 +98,15 @@ def resolve_month(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     if month is not None and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
         raise ReportError(f"--month {month!r} is not a month: give YYYY-MM, e.g. {months[-1]}")
     if month is None:
-        # the latest month that has begun: a charge or invoice period reaching into next month never makes
-        # a month that has not started the default
+        # the latest month that has begun and has requests: a charge or invoice period reaching into next month, or
+        # a bill (a FOCUS export of an earlier year) with no work of the ledger's in it, never makes the default
         current = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m")
-        begun = [m for m in months if m <= current]
-        return begun[-1] if begun else months[0]
+        begun = [m for m in months if m <= current] or months[:1]
+        worked = {
+            str(r[0])[:7]
+            for r in con.execute("SELECT DISTINCT month FROM marts.monthly_route_cost WHERE requests > 0").fetchall()
+        }
+        return next((m for m in reversed(begun) if m in worked), begun[-1])
     if month not in months:
         raise ReportError(f"month {month} is not in the ledger (months: {', '.join(months)})")
     return month

@@ -246,10 +246,24 @@ def _headline(d: "ReportData") -> list[str]:
     v = be.verdict
     out = [f"{verdict(be)} in {m}."]
     if v == "no_self_hosted_route":
-        out.append(
-            f"The ledger has no cluster cost and no self-hosted requests for {m}; an accepted task cost "
-            f"{usd(be.api_measured_cost_per_accepted_task_usd, 4)} on the API."
+        api = next((r for r in d.routes if r.route == "api"), None)
+        spent = (
+            f"; the API cost {usd(api.cost_usd)} for {count(api.requests)} requests"
+            if api is not None and api.cost_usd is not None and api.requests
+            else ""
         )
+        per_task = be.api_measured_cost_per_accepted_task_usd
+        if per_task is None:  # no outcomes (a gateway's logs alone): the spend is what is known, said first
+            out.append(
+                f"The ledger has no cluster cost and no self-hosted requests for {m}{spent}. No task is known to be "
+                "accepted, so what an accepted task cost is not known: load the tasks' outcomes (an outcomes/ "
+                "folder, or an accepted column in the request log)."
+            )
+        else:
+            out.append(
+                f"The ledger has no cluster cost and no self-hosted requests for {m}{spent}; an accepted task cost "
+                f"{usd(per_task, 4)} on the API."
+            )
         return out
     if v == "no_api_price":
         out.append(no_api_price_cause(d))

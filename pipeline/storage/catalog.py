@@ -8,6 +8,8 @@ when it is next read (``refresh_stale_raw_views``).
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 import duckdb
@@ -39,11 +41,13 @@ META_DDL = [
     # added in 0.6.0 (older ledgers gain them; NULL for files loaded before: the next build records them)
     "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS lake_sha256 VARCHAR",
     "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS relative_path VARCHAR",
+    "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS notes VARCHAR",
     "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash, its SHA-256), "
     "in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its "
     "loaded rows; lake_sha256: that file''s SHA-256, checked by every build and by costledger verify. relative_path: "
     "the file''s identity, its path relative to its kind folder. rows_gx_validated: rows Great Expectations validated "
-    "(all well-typed rows up to gx_max_rows, then a sample).'",
+    "(all well-typed rows up to gx_max_rows, then a sample). notes: what the reader did to a value on the way in "
+    "(a float''s artefact in a price list read as the nearest decimal of 15 digits), else NULL.'",
     """CREATE TABLE IF NOT EXISTS meta.quarantine (
         file_hash VARCHAR NOT NULL, path VARCHAR NOT NULL, kind VARCHAR NOT NULL, line BIGINT NOT NULL,
         columns VARCHAR, reason VARCHAR NOT NULL, raw_row VARCHAR)""",
@@ -70,6 +74,11 @@ META_DDL = [
         subject VARCHAR NOT NULL, run_id VARCHAR NOT NULL, recorded_at TIMESTAMP NOT NULL)""",
     "COMMENT ON TABLE meta.alerted_anomalies IS 'The anomalies (marts.daily_anomalies) a run has seen: a nightly "
     "alerts on the others only, so each is named once.'",
+    """CREATE TABLE IF NOT EXISTS meta.alerted_budgets (
+        month VARCHAR NOT NULL, team VARCHAR NOT NULL, route VARCHAR NOT NULL, status VARCHAR NOT NULL,
+        run_id VARCHAR NOT NULL, recorded_at TIMESTAMP NOT NULL)""",
+    "COMMENT ON TABLE meta.alerted_budgets IS 'The budgets at risk or over (marts.budget_status) a run has named, with "
+    "their status: a nightly alerts on a budget when it crosses into a status, once.'",
     """CREATE TABLE IF NOT EXISTS meta.settings (key VARCHAR NOT NULL, value VARCHAR NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS meta.run_steps (
         run_id VARCHAR NOT NULL, step VARCHAR NOT NULL, name VARCHAR NOT NULL, seconds DOUBLE NOT NULL,
@@ -144,9 +153,11 @@ def _ensure_key_index(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def raw_view_statements(
-    con: duckdb.DuckDBPyConnection, lake: Path, kinds: list[str] | None = None
+    con: duckdb.DuckDBPyConnection, lake: Path, kinds: list[str] | None = None, spelled_from: Path | None = None
 ) -> list[tuple[str, str]]:
-    """(name, CREATE VIEW) for the raw views (all, or those of ``kinds``) over the files the manifest names."""
+    """(name, CREATE VIEW) for the raw views (all, or those of ``kinds``) over the files the manifest names; with
+    ``spelled_from`` (the folder that holds the published file), each lake file is named relative to it, so that the
+    published file finds its lake wherever the ledger's folder is copied or moved (``pipeline.storage.db``)."""
     out = []
     for kind in kinds or list(KINDS):
         model = KINDS[kind]
@@ -157,6 +168,7 @@ def raw_view_statements(
         # file can be re-delivered to rewrite it); every build refuses to run while one is missing
         paths = [str(lake / f) for (f,) in files if (lake / f).is_file()]
         literals = [sql_literal(p) for p in paths]
+        spelled = {lit: sql_literal(os.path.relpath(p, spelled_from)) for p, lit in zip(paths, literals)}
         file_columns = None
         if literals:
             # the columns each lake file has, in the files' order (footers only): older files may lack a column
@@ -174,6 +186,8 @@ def raw_view_statements(
         superseded = bool(
             con.execute("SELECT count(*) FROM meta.superseded_rows WHERE kind = ?", [kind]).fetchall()[0][0]
         )
+        if spelled_from is not None:
+            literals = [spelled[lit] for lit in literals]
         out.append(
             (f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns, kind if superseded else None))
         )
@@ -296,7 +310,8 @@ def restore_file(con: duckdb.DuckDBPyConnection, lake: Path, snapshot: Path, kin
     con.execute(f"ATTACH {sql_literal(str(snapshot))} AS rollback_snapshot (READ_ONLY)")
     try:
         con.execute(
-            "INSERT INTO meta.loaded_files SELECT * FROM rollback_snapshot.meta.loaded_files WHERE file_hash = ?",
+            "INSERT INTO meta.loaded_files BY NAME "
+            "SELECT * FROM rollback_snapshot.meta.loaded_files WHERE file_hash = ?",
             [file_hash],
         )
         con.execute(

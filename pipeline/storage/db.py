@@ -8,6 +8,7 @@ connection runs in UTC, so month boundaries never depend on the machine.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +60,11 @@ def connect_read(
         # this process already opened the file sandboxed and DuckDB shares the instance: it is locked as we left it
         return con
     _session(con)
+    # the raw views name the lake relative to the folder that holds the published file: a ledger's folder copied,
+    # moved or restored elsewhere reads its own lake
+    con.execute("SET file_search_path = ?", [str(path.absolute().parent)])
     if lake is not None:
-        con.execute("SET allowed_paths = ?", [lake_paths(con, Path(lake))])
+        con.execute("SET allowed_paths = ?", [lake_paths(con, Path(lake), path.absolute().parent)])
     if limits is not None:
         con.execute("SET memory_limit = ?", [limits.memory_limit])
         con.execute("SET temp_directory = ?", [str(limits.spill_directory)])
@@ -72,8 +76,9 @@ def connect_read(
     return con
 
 
-def lake_paths(con: duckdb.DuckDBPyConnection, lake: Path) -> list[str]:
-    """The lake files the ledger's manifest names, as the raw views spell them (and resolved)."""
+def lake_paths(con: duckdb.DuckDBPyConnection, lake: Path, base: Path | None = None) -> list[str]:
+    """The lake files the ledger's manifest names, as the raw views spell them (relative to ``base``, the published
+    file's folder), absolute and resolved."""
     try:
         names = con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()
     except duckdb.CatalogException:  # a ledger without a manifest has no raw views to read
@@ -82,6 +87,8 @@ def lake_paths(con: duckdb.DuckDBPyConnection, lake: Path) -> list[str]:
     for (name,) in names:
         paths.add(str(lake / name))
         paths.add(str((lake / name).resolve()))
+        if base is not None:
+            paths.add(os.path.relpath(lake / name, base))
     return sorted(paths)
 
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.settings_checks import URL
-from pipeline.base.text import first_line
+from pipeline.base.text import first_line, printable
 
 #: the URL schemes the ledger reads a landing folder from
 SCHEMES = ("s3",)
@@ -83,6 +83,28 @@ class Fetched:
     current: int = 0
     removed: int = 0
     bytes_copied: int = 0
+    rejected: list[tuple[str, str, str]] = field(default_factory=list)
+    """(kind, the object's URL, why) for objects whose key cannot be a landing file's name: not copied, the rest is."""
+
+
+#: the longest name a file system takes for one file or folder (bytes)
+NAME_MAX = 255
+
+
+def key_problem(rel: str, folders: set[str]) -> str | None:
+    """Why an object's key below the landing folder cannot be a file's path in its copy, or None. ``folders``: every
+    key's folders, so that a key that is also a folder of other keys (``x.csv`` beside ``x.csv/inner.csv``) is
+    named."""
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "its key has an empty, '.' or '..' part: it cannot be a file's path"
+    if any(len(part.encode("utf-8", "surrogatepass")) > NAME_MAX for part in parts):
+        return f"a part of its key is longer than {NAME_MAX} bytes: no file system names a file so"
+    if any(ord(c) < 32 or ord(c) == 127 for c in rel):
+        return "its key holds a control character"
+    if rel in folders:
+        return "its key is also the folder of other keys: it cannot be a file beside them"
+    return None
 
 
 def fetch_landing(url: str, folder: Path, progress: Callable[[str], None] | None = None) -> Fetched:
@@ -93,17 +115,30 @@ def fetch_landing(url: str, folder: Path, progress: Callable[[str], None] | None
     folder.mkdir(parents=True, exist_ok=True)
     base = folder.resolve()
     wanted: set[Path] = set()
+    folders = {rel.rsplit("/", i)[0] for rel, _, _ in objects for i in range(1, rel.count("/") + 1)}
     for rel, size, mtime_ns in objects:
         target = folder / rel
-        if not target.resolve().is_relative_to(base):
-            continue  # a key with "..": never written outside the copy (nor read: it is not in the landing)
+        why = key_problem(rel, folders)
+        if why is None and not target.resolve().is_relative_to(base):
+            why = "its key leads out of the landing folder"  # never written outside the copy
+        if why:
+            shown = printable(f"{url}/{rel}")
+            done.rejected.append((rel.split("/", 1)[0], f"{url}/{rel}", f"{shown}: {why}; not copied"))
+            continue
         wanted.add(target)
         if _current(target, size, mtime_ns):
             done.current += 1
             continue
         if progress:
-            progress(f"copying {url}/{rel} ({size:,} bytes)")
-        _copy(fs, f"{root}/{rel}", f"{url}/{rel}", target, (size, mtime_ns))
+            progress(f"copying {printable(f'{url}/{rel}')} ({size:,} bytes)")
+        try:
+            _copy(fs, f"{root}/{rel}", f"{url}/{rel}", target, (size, mtime_ns))
+        except OSError as exc:  # the copy cannot be written under this name here (its whole path too long, ...)
+            wanted.discard(target)
+            shown = printable(f"{url}/{rel}")
+            why = f"cannot be copied to this machine ({exc.strerror or exc}); not copied"
+            done.rejected.append((rel.split("/", 1)[0], f"{url}/{rel}", f"{shown}: {why}"))
+            continue
         done.copied += 1
         done.bytes_copied += size
     for path in sorted(folder.rglob("*"), reverse=True):

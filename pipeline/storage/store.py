@@ -256,6 +256,8 @@ class Store:
         pub = duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION})
         try:
             pub.execute("SET TimeZone = 'UTC'")
+            # the raw views name the lake relative to the published file's folder (``raw_view_statements``)
+            pub.execute("SET file_search_path = ?", [str(self.published.parent)])
             for schema in ("raw", "meta", "staging", "intermediate", "marts"):
                 pub.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
             for table in tables:

@@ -319,7 +319,7 @@ def publication(
     models = discover(sql_dir)
     tables = list(META_TABLES) + [m.qualified for m in models if m.materialized == "table" and m.published == "yes"]
     views = [(f"main.{_macro_name(s)}", s) for s in persistent_macro_statements(sql_dir)]
-    views += raw_view_statements(con, store.lake)
+    views += raw_view_statements(con, store.lake, spelled_from=store.published.parent)
     views += [
         (m.qualified, f"CREATE OR REPLACE VIEW {m.qualified} AS\n{m.published_body()}")
         for m in models

@@ -11,7 +11,7 @@ months AS (
 ),
 -- nodes running at a constant rate over a period: node-hours per hour
 rates AS (
-    SELECT cluster_id, charge_start AS rate_start, charge_end AS rate_end, money_div(node_hours * 3600, charge_seconds) AS nodes
+    SELECT cluster_id, charge_start AS rate_start, charge_end AS rate_end, money_share(node_hours, 3600, charge_seconds) AS nodes
     FROM intermediate.int_cluster_charge_lines
     WHERE node_hours IS NOT NULL AND charge_seconds > 0
     UNION ALL
@@ -167,7 +167,7 @@ latest AS (
 SELECT
     m.cluster_id,
     m.month,
-    CAST(c.capacity_per_node * h.provisioned_node_hours / nullif(m.provisioned_ms / 3600000.0, 0) AS DECIMAL(18, 3))
+    CAST(c.capacity_per_node * h.provisioned_node_hours / nullif(m.provisioned_ms / 3600000.0, 0) AS DECIMAL(38, 3))
         AS capacity_tokens_per_second,
     c.capacity_source,
     l.sweep_id,
@@ -176,7 +176,7 @@ SELECT
     p.sweep_points_within_slo,
     m.observed_tokens_per_second,
     CAST(h.provisioned_node_hours AS DECIMAL(38, 6)) AS provisioned_node_hours,
-    CAST(c.capacity_per_node AS DECIMAL(18, 3)) AS capacity_per_node_tokens_per_second,
+    CAST(c.capacity_per_node AS DECIMAL(38, 3)) AS capacity_per_node_tokens_per_second,
     CAST(round(c.capacity_per_node * h.provisioned_node_hours * 3600) AS DECIMAL(38, 3)) AS monthly_token_capacity,
     coalesce(c.capacity_mix_warning, FALSE) AS capacity_mix_warning,
     coalesce(c.sweep_nodes_missing AND h.provisioned_node_hours > m.provisioned_ms / 3600000.0 + 1e-9, FALSE)

@@ -121,7 +121,7 @@ observed AS (
         cluster_id,
         day,
         month,
-        CAST(max(tokens / 300) FILTER (WHERE n_within_slo >= quantile_position(n, 0.95)) AS DECIMAL(18, 3))
+        CAST(max(tokens / 300) FILTER (WHERE n_within_slo >= quantile_position(n, 0.95)) AS DECIMAL(38, 3))
             AS observed_tokens_per_second
     FROM windows
     GROUP BY cluster_id, day, month

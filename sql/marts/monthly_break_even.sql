@@ -479,13 +479,13 @@ final AS (
                 / (CAST(j.monthly_token_capacity AS DOUBLE) / (CAST(j.provisioned_node_hours AS DOUBLE) * 3600))) AS BIGINT)
         END AS break_even_nodes_at_peak,
         -- the fixed cost over the capacity (or what was served, when more): accepted work, failed work, idle
-        money_div(j.fixed_cost_usd * j.accepted_tokens_served, greatest(j.monthly_token_capacity, j.tokens_served))
+        money_share(j.fixed_cost_usd, j.accepted_tokens_served, greatest(j.monthly_token_capacity, j.tokens_served))
             AS accepted_work_usd,
         -- at or above the capacity nothing is idle: failed work takes the rest, so no rounding makes idle negative
         CASE WHEN j.tokens_served >= j.monthly_token_capacity
-            THEN CAST(j.fixed_cost_usd - money_div(j.fixed_cost_usd * j.accepted_tokens_served, j.tokens_served)
+            THEN CAST(j.fixed_cost_usd - money_share(j.fixed_cost_usd, j.accepted_tokens_served, j.tokens_served)
                 AS DECIMAL(38, 12))
-        ELSE money_div(j.fixed_cost_usd * (j.tokens_served - j.accepted_tokens_served), j.monthly_token_capacity)
+        ELSE money_share(j.fixed_cost_usd, (j.tokens_served - j.accepted_tokens_served), j.monthly_token_capacity)
         END AS failed_work_usd,
         CASE WHEN j.monthly_token_capacity > 0 THEN greatest(j.monthly_token_capacity, j.tokens_served) END
             AS cost_basis_tokens
@@ -571,7 +571,7 @@ SELECT
         AS token_utilisation,
     provisioned_node_hours,
     CASE WHEN provisioned_node_hours > 0
-        THEN CAST(CAST(monthly_token_capacity AS DOUBLE) / (CAST(provisioned_node_hours AS DOUBLE) * 3600) AS DECIMAL(18, 3))
+        THEN CAST(CAST(monthly_token_capacity AS DOUBLE) / (CAST(provisioned_node_hours AS DOUBLE) * 3600) AS DECIMAL(38, 3))
     END AS capacity_per_node_tokens_per_second,
     capacity_mix_warning,
     CASE WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')

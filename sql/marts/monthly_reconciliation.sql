@@ -27,7 +27,7 @@ judged AS (
         p.*,
         greatest(
             s.reconciliation_tolerance_usd,
-            CAST(abs(p.metered_usd) * s.reconciliation_tolerance_pct * CAST(0.01 AS DECIMAL(3, 2)) AS DECIMAL(38, 12))
+            money_mul(abs(p.metered_usd), s.reconciliation_tolerance_pct * CAST(0.01 AS DECIMAL(3, 2)))
         ) AS tolerance_usd
     FROM intermediate.int_api_provider_monthly AS p
     CROSS JOIN settings AS s
@@ -38,14 +38,14 @@ line_checks AS (
         l.month,
         l.provider,
         count(*) AS line_price_mismatches,
-        sum(money_div(l.amount_usd * (l.line_amount_usd - l.line_priced_usd), l.line_amount_usd)) AS line_price_mismatch_usd,
+        sum(money_share(l.amount_usd, l.line_amount_usd - l.line_priced_usd, l.line_amount_usd)) AS line_price_mismatch_usd,
         sum(l.amount_usd) AS mismatched_lines_usd
     FROM intermediate.int_invoice_lines_current AS l
     CROSS JOIN settings AS s
     WHERE l.line_priced_usd IS NOT NULL AND l.line_amount_usd <> 0
         AND abs(l.line_amount_usd - l.line_priced_usd) > greatest(
             s.reconciliation_tolerance_usd,
-            CAST(abs(l.line_priced_usd) * s.reconciliation_tolerance_pct * CAST(0.01 AS DECIMAL(3, 2)) AS DECIMAL(38, 12))
+            money_mul(abs(l.line_priced_usd), s.reconciliation_tolerance_pct * CAST(0.01 AS DECIMAL(3, 2)))
         )
     GROUP BY l.month, l.provider
 ),

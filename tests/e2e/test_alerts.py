@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.conftest import PRICE_MOONSHOT, cli, free_port, request, write_csv
 
@@ -114,11 +115,13 @@ def test_the_webhook_receives_the_budget_and_the_new_anomaly_once(tmp_path):
             ("2026-07-29", "spend_spike", "85.500000000000")
         ]
         assert sent["budgets"][0]["status"] == "over"
-        # the next night, nothing new: the budget is named again, the anomaly is not
+        # the next night, nothing new: the budget is still over (the summary says so) but was alerted on, and the
+        # anomaly too: nothing is sent
         code, summary = _nightly(tmp_path, _settings(tmp_path, url))
         assert code == 0 and summary["new_anomalies"] == []
-        assert len(received) == 2 and received[1]["json"]["anomalies"] == []
-    assert _runs_alerts(tmp_path) == ["sent: HTTP 200", "sent: HTTP 200"]
+        assert [b["status"] for b in summary["budgets_at_risk_or_over"]] == ["over"]
+        assert len(received) == 1
+    assert _runs_alerts(tmp_path) == ["sent: HTTP 200", None]
     # status names both while they are recent (the spike is on the data's last day)
     status = json.loads(cli("status", "--db", tmp_path / "l.duckdb", "--json").stdout)
     assert [(b["month"], b["team"], b["status"], b["projected_usd"]) for b in status["budgets_at_risk_or_over"]] == [
@@ -154,3 +157,118 @@ def test_a_webhook_that_answers_500_is_tried_again_and_one_that_hangs_times_out(
     assert code == 0 and summary["alerts_webhook"].startswith("failed after 1 try: ")
     assert "timed out" in summary["alerts_webhook"]
     assert took < 30  # the 3 s the receiver hangs is not waited out past the 0.5 s timeout (a nightly takes ~10 s)
+
+
+@contextmanager
+def misbehaving(kind: str):
+    """A receiver on 127.0.0.1 that redirects every POST to another host (``redirect``), or trickles its answer one
+    header byte every 0.4 s (``trickle``); yields its URL and how many requests it got."""
+    import socket
+
+    got = []
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            got.append(conn.recv(65536))
+            try:
+                if kind == "redirect":
+                    found = b"HTTP/1.1 302 Found\r\nLocation: http://203.0.113.7/elsewhere\r\nContent-Length: 0\r\n\r\n"
+                    conn.sendall(found)
+                else:
+                    for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+                        if stop.is_set():
+                            break
+                        conn.sendall(bytes([byte]))
+                        time.sleep(0.4)
+            except OSError:
+                pass
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/hook", got
+    finally:
+        stop.set()
+        thread.join(10)
+        server.close()
+
+
+def test_a_redirect_is_a_failed_delivery_never_followed(tmp_path):
+    _landing(tmp_path)
+    with misbehaving("redirect") as (url, got):
+        code, summary = _nightly(tmp_path, _settings(tmp_path, url, retries=2))
+    assert code == 0 and len(got) == 1  # not followed, and not tried again: the receiver would redirect again
+    assert summary["alerts_webhook"] == (
+        "failed after 1 try: HTTP 302 Found: a redirect to 'http://203.0.113.7/elsewhere', not followed"
+    )
+    assert _runs_alerts(tmp_path)[0] == summary["alerts_webhook"]
+
+
+def test_a_receiver_trickling_its_answer_is_cut_off_at_the_deadline(tmp_path):
+    _landing(tmp_path)
+    with misbehaving("trickle") as (url, got):
+        started = time.monotonic()
+        code, summary = _nightly(tmp_path, _settings(tmp_path, url, retries=0, timeout=1))
+        took = time.monotonic() - started
+    # each byte comes within the 1 s a read may wait, so only a deadline on the whole try ends it; the whole answer
+    # would take 117 x 0.4 = 47 s
+    assert code == 0 and len(got) == 1
+    assert summary["alerts_webhook"] == "failed after 1 try: timed out: no whole answer within 1 s"
+    assert took < 40
+
+
+@pytest.mark.parametrize(
+    ("host", "why"),
+    [
+        ("169.254.169.254", "a cloud metadata service's address"),
+        ("[::ffff:169.254.169.254]", "a cloud metadata service's address"),  # IPv4-mapped
+        ("[::ffff:a9fe:a9fe]", "a cloud metadata service's address"),  # the same, in hexadecimal groups
+        ("0xa9fea9fe", "a cloud metadata service's address"),  # hexadecimal
+        ("2852039166", "a cloud metadata service's address"),  # decimal
+        ("0251.0376.0251.0376", "a cloud metadata service's address"),  # octal
+        ("169.254.43518", "a cloud metadata service's address"),  # the short form
+        ("[fd00:ec2::254]", "a cloud metadata service's address"),  # AWS's IPv6 metadata service
+        ("169.254.1.1", "a link-local address"),
+        ("[fe80::1]", "a link-local address"),
+        ("0.0.0.0", "the unspecified address"),
+        ("[::]", "the unspecified address"),
+        ("224.0.0.1", "a multicast address"),
+        ("10.0.0.5", "a private address"),
+        ("192.168.1.10", "a private address"),
+        ("[fc00::1]", "a private address"),
+    ],
+)
+def test_a_webhook_at_an_address_the_ledger_does_not_send_to_is_a_settings_error(tmp_path, host, why):
+    res = cli("settings", "--settings", _settings(tmp_path, f"http://{host}/hook"))
+    assert res.exit_code == 2, res.output
+    assert f"alerts.webhook_url: the webhook's host is {why}" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_a_private_webhook_is_allowed_when_the_settings_say_so_and_loopback_always(tmp_path):
+    path = _settings(tmp_path, "http://10.0.0.5/hook")
+    path.write_text(path.read_text().replace("[alerts]\n", "[alerts]\nallow_private = true\n"))
+    assert cli("settings", "--settings", path).exit_code == 0
+    assert cli("settings", "--settings", _settings(tmp_path, "http://127.0.0.1:9/hook")).exit_code == 0
+    assert cli("settings", "--settings", _settings(tmp_path, "http://[::1]:9/hook")).exit_code == 0
+
+
+def test_credentials_in_the_webhook_url_are_masked_where_the_settings_are_printed(tmp_path):
+    url = "https://ops:hunter2@hooks.example.com/hook?channel=cost&token=s3cr3t"
+    res = cli("settings", "--settings", _settings(tmp_path, url))
+    assert res.exit_code == 0 and "hunter2" not in res.output and "s3cr3t" not in res.output
+    res = cli("settings", "--settings", _settings(tmp_path, url), "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["alerts_webhook_url"]["value"] == (
+        "https://ops:***@hooks.example.com/hook?channel=cost&token=***"
+    )

@@ -9,16 +9,15 @@ import json
 import re
 from decimal import ROUND_HALF_UP, Decimal, getcontext
 
-import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import cli, open_published, ROOT
 
 getcontext().prec = 60
 
 
 def _mart_value(db, sql: str):
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         return con.execute(sql).fetchone()[0]
     finally:
@@ -111,3 +110,22 @@ def test_a_mart_with_a_row_per_cluster_takes_the_one_there_is_or_a_key(demo_db):
 def test_what_cannot_be_explained_is_told_in_one_line(demo_db, args, said):
     res = cli("explain", *args, "--db", demo_db)
     assert res.exit_code != 0 and said in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "marts.monthly_break_even." + "x" * 5000,  # a name past any file name's length
+        "marts./etc/passwd.x",  # a path: nothing outside the package is read
+        "marts.../../sql/marts/monthly_break_even.fixed_cost_usd",
+        "marts.monthly_break_even\x1b[31m.fixed_cost_usd",
+    ],
+)
+def test_a_name_that_is_no_mart_column_is_refused_without_touching_the_file_system(demo_db, tmp_path, name):
+    planted = tmp_path / "planted.explain.toml"  # would be read if a name could become a path
+    planted.write_text('[columns.x]\ntitle = "planted"\nwords = "planted"\nformula = "X"\n')
+    res = cli("explain", name.replace("/etc/passwd", str(tmp_path / "planted")), "--month", "2026-10", "--db", demo_db)
+    assert res.exit_code == 2, res.output
+    assert "no explanation for it" in res.output  # exit 2: the planted definition was not read (it would explain)
+    assert "Traceback" not in res.output and "File name too long" not in res.output and "\x1b" not in res.output
+    assert len(res.output) < 5000

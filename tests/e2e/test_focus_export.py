@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.conftest import ROOT, cli
+from tests.conftest import cli, open_published, ROOT
 
 #: FOCUS 1.2, Feature level "Mandatory"
 MANDATORY = [
@@ -58,7 +58,7 @@ def october(demo_db, tmp_path_factory) -> tuple[Path, list[dict[str, str]]]:
 
 
 def _spend(db: Path, month: str) -> dict[str, Decimal]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         return dict(
             con.execute("SELECT route, cost_usd FROM marts.monthly_route_cost WHERE month = ?", [month]).fetchall()
@@ -139,7 +139,7 @@ def test_the_ledgers_own_focus_reader_reads_the_clusters_costs_back(october, dem
     )
     read = {}
     for path in (demo_db, db):
-        con = duckdb.connect(str(path), read_only=True)
+        con = open_published(path)
         try:
             read[path] = dict(con.execute(query).fetchall())
         finally:
@@ -185,3 +185,29 @@ def test_the_export_fails_no_validator_rule_that_the_official_sample_passes(octo
     # the validator's own defects, failed by the official sample too (docs/finance.md lists them)
     assert ours <= sample_fails, ours - sample_fails
     assert len(sample_fails) == 12  # the PyPI release's known failures on the official sample
+
+
+def test_text_a_spreadsheet_would_run_as_a_formula_is_neutralised_in_the_csv(ledger, tmp_path):
+    from tests.conftest import PRICE_MOONSHOT, request
+
+    teams = ["=cmd|' /C calc'!A0", '+HYPERLINK("http://x")', "@SUM(A1:A2)", "-1+2", "plain"]
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "requests",
+        [request(f"r{i}", f"t{i}", "2026-07-10T10:00:00Z", team=t, output_tokens=1000) for i, t in enumerate(teams)],
+    )
+    ledger.build()
+    db = ledger.publish()
+    ledger.con.close()
+    out = tmp_path / "focus.csv"
+    res = cli("export", "focus", "--month", "2026-07", "--db", db, "--out", out)
+    assert res.exit_code == 0, res.output
+    with out.open(newline="", encoding="utf-8") as f:
+        cells = {row["x_Team"] for row in csv.DictReader(f) if row["x_Team"]}
+    assert cells == {"'=cmd|' /C calc'!A0", '\'+HYPERLINK("http://x")', "'@SUM(A1:A2)", "'-1+2", "plain"}
+    # the Parquet export keeps the text as it is
+    pq_out = tmp_path / "focus.parquet"
+    assert cli("export", "focus", "--month", "2026-07", "--db", db, "--out", pq_out).exit_code == 0
+    con = duckdb.connect()
+    got = {t for (t,) in con.execute("SELECT DISTINCT x_Team FROM read_parquet(?)", [str(pq_out)]).fetchall() if t}
+    assert got == set(teams)

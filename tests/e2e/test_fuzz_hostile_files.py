@@ -1,7 +1,9 @@
-"""The hostile-file families, grown by hypothesis: dictionary bombs, keys and columns named twice, values at every
-plausibility bound (on it, one unit of the column's scale either side), control characters, nested values and
-special files. For each landing folder a run loads: no exception escapes, no message asks to report a defect, every
-file is loaded with rows in = loaded + quarantined, rejected whole with its reason, or listed as skipped with it.
+"""The hostile-file families, grown by hypothesis: dictionary bombs (in one row group or split over many), keys and
+columns named twice, values at every plausibility bound (on it, one unit of the column's scale either side), control
+characters, nested values, a scrape's hostile samples (times past any decimal, labels named twice, lines after
+``# EOF``, shares above 1, form feeds in labels) and special files (FIFOs, devices, links out and back up). For each
+landing folder a run loads: no exception escapes, no message asks to report a defect, every file is loaded with rows
+in = loaded + quarantined, rejected whole with its reason, or listed as skipped with it.
 
 The limits are set low (a text value of 1 KiB, a row group of 64 KiB) so a bomb is small and the property fast."""
 
@@ -52,7 +54,11 @@ def _charge(i: int, amount: str) -> dict:
 @st.composite
 def hostile_file(draw) -> tuple[str, str, object]:
     """(kind, file name, content): bytes, a pyarrow table (Parquet) or a special file's name."""
-    family = draw(st.sampled_from(["bomb", "json_twice", "csv_twice", "parquet_twice", "bounds", "text", "special"]))
+    family = draw(
+        st.sampled_from(
+            ["bomb", "split_bomb", "json_twice", "csv_twice", "parquet_twice", "bounds", "text", "metrics", "special"]
+        )
+    )
     if family == "bomb":
         rows, size = draw(st.integers(1, 300)), draw(st.integers(1, 4096))
         cols = {k: pa.array([str(v)] * rows) for k, v in ONE.items()}
@@ -62,6 +68,27 @@ def hostile_file(draw) -> tuple[str, str, object]:
         if column != "team" and draw(st.booleans()):  # a struct first: its leaves shift the later columns' places
             cols = {"team": pa.array([{"a": "x", "b": "y"}] * rows), **{k: v for k, v in cols.items() if k != "team"}}
         return "requests", "bomb.parquet", pa.table(cols)
+    if family == "split_bomb":  # a bomb in many row groups, each under the per-group bound
+        groups, size = draw(st.integers(2, 40)), draw(st.integers(1025, 3000))
+        rows = groups * 20
+        cols = {k: pa.array([str(v)] * rows) for k, v in ONE.items()}
+        cols["request_id"] = pa.array([f"s{i}" for i in range(rows)])
+        cols["team"] = pa.array(["z" * size] * rows)
+        return "requests", "split-bomb.parquet", (pa.table(cols), 20)
+    if family == "metrics":  # a scrape's sample line, each part drawn from the hostile ones
+        name = draw(st.sampled_from(["DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "x{", ""]))
+        labels = draw(
+            st.sampled_from(
+                ['cluster="k"', 'cluster="k",gpu="0",gpu="1"', 'cluster="k",gpu="x\\",job=\\"y"',
+                 'cluster="k",gpu="\x0c\u2028"', 'cluster="k', "cluster=k", ""]
+            )
+        )  # fmt: skip
+        value = draw(st.sampled_from(["0.5", "5.0", "NaN", "-1", "1e308", "1e2000000", "x"]))
+        stamp = draw(st.sampled_from(["1783296000000", "1e2000000", "-1", "1e300", "", "x", "1783296000.5"]))
+        lines = [f"{name}{{{labels}}} {value} {stamp}".strip(), 'DCGM_FI_DEV_POWER_USAGE{cluster="k"} 7 1783296000000']
+        if draw(st.booleans()):
+            lines.insert(draw(st.integers(0, 2)), "# EOF")
+        return "gpu-metrics", "scrape.prom", ("\n".join(lines) + "\n").encode()
     if family == "json_twice":
         key = draw(st.sampled_from(sorted(ONE)))
         value = draw(st.sampled_from(['"x"', "1", "null", "999999", "[]", "{}"]))
@@ -93,7 +120,7 @@ def hostile_file(draw) -> tuple[str, str, object]:
         if fmt == "jsonl":
             return "requests", "text.jsonl", (json.dumps(row) + "\n").encode()
         return "requests", "text.parquet", pa.table({k: pa.array([str(v)]) for k, v in row.items()})
-    return "requests", draw(st.sampled_from(["fifo.csv", "device.csv", "outside"])), None
+    return "requests", draw(st.sampled_from(["fifo.csv", "device.csv", "outside", "loop"])), None
 
 
 def _place(root: Path, n: int, kind: str, name: str, content: object) -> None:
@@ -105,8 +132,12 @@ def _place(root: Path, n: int, kind: str, name: str, content: object) -> None:
             os.mkfifo(path)
         elif name == "device.csv":
             path.symlink_to("/dev/zero")
+        elif name == "loop":
+            path.symlink_to("..")  # a link back up: never walked
         else:
             path.symlink_to("/etc")
+    elif isinstance(content, tuple):  # (table, rows per row group)
+        pq.write_table(content[0], path, row_group_size=content[1], use_dictionary=True)
     elif isinstance(content, pa.Table):
         pq.write_table(content, path)
     else:

@@ -19,7 +19,14 @@ def small_ledger(tmp_path_factory):
     landing = root / "landing"
     write_csv(landing / "prices" / "prices.csv", [PRICE_MOONSHOT])
     rows = [
-        request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000, team="[x](javascript:alert(1))"),
+        request(
+            "r1",
+            "t1",
+            "2026-07-10T10:00:00Z",
+            cache_miss_input_tokens=1000,
+            team="[x](javascript:alert(1))",
+            workload="[w](javascript:alert(2))",
+        ),
         request("r2", "t2", "2026-07-10T11:00:00Z", cache_miss_input_tokens=1000, team="![img](http://example.com/a)"),
     ]
     write_csv(landing / "requests" / "r.csv", rows)
@@ -87,6 +94,11 @@ def test_links_and_images_in_names_from_the_data_stay_text_in_the_markdown_repor
     assert res.exit_code == 0, res.output
     assert not re.search(r"(?<!\\)\]\(", res.output)  # no unescaped "](": no link or image anywhere
     assert "\\[x\\](javascript:alert(1))" in res.output and "!\\[img\\](http://example.com/a)" in res.output
+    # as a Markdown viewer renders it (markdown-it, CommonMark): no link and no image at all
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").enable("table").render(res.stdout)
+    assert "<a " not in html and "<img" not in html and "javascript:alert" in html
 
 
 def test_the_no_verdict_sentence_names_the_real_cause(tmp_path):

@@ -16,12 +16,11 @@ import os
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
+from tests.conftest import cli, open_published, PRICE_MOONSHOT, request, write_csv
 
 BOMB_ROWS = 2_000
 BOMB_VALUE = 2**20  # 1 MiB: 2,000 of them decode to 2 GiB
@@ -138,7 +137,7 @@ def hostile(tmp_path_factory):
 
 
 def _published(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_published(db) as con:
         return con.execute(sql, params or []).fetchall()
 
 

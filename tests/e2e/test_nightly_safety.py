@@ -20,14 +20,13 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-import duckdb
 import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.sample.demo import write_sample
 from pipeline.storage.store import Store
-from tests.conftest import ROOT, made_once
+from tests.conftest import made_once, open_published, ROOT
 
 runner = CliRunner()
 SETTINGS = ROOT / "costledger.toml"
@@ -66,7 +65,7 @@ CRASH_POINTS = [
 
 def fingerprint(db: Path) -> tuple:
     """What a reader of the published file sees: mart contents, raw row counts, the manifest."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         marts = con.execute(
             "SELECT string_agg(CAST(r AS VARCHAR), '|' ORDER BY month, route) FROM marts.monthly_route_cost r"
@@ -163,7 +162,7 @@ def test_sigkill_leaves_before_or_after_and_next_run_completes(point, landings, 
     assert resumed.exit_code in (0, 4), resumed.output[-2000:]
     assert fingerprint(db) == after
     store = Store.for_db(db)
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     lake = {r[0] for r in con.execute("SELECT lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL").fetchall()}
     con.close()
     on_disk = {str(p.relative_to(store.lake)) for p in store.lake.glob("*/*.parquet")}
@@ -185,7 +184,7 @@ def test_readers_never_blocked_and_never_see_half_a_build(landings, reference, t
         while results["after"] < 5:
             phase = "after" if done.is_set() else "during"
             try:
-                con = duckdb.connect(str(db), read_only=True)
+                con = open_published(db)
                 try:
                     run_id, months = con.execute("SELECT run_id, months FROM meta.publication").fetchone()
                     # a complete build: every month of the spine has both routes and one break-even row,
@@ -246,7 +245,7 @@ def test_same_name_different_content_is_a_conflict(tmp_path, landings):
     res = cli("nightly", str(landing), "--db", str(db))
     assert res.exit_code == 3
     assert "conflict" in res.output and "opex-2026-07.csv" in res.output
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     assert (
         con.execute("SELECT sum(amount) FROM raw.opex WHERE category = 'platform_engineering'").fetchone()[0] == 18000
     )
@@ -290,7 +289,7 @@ def test_late_file_restates_its_month_and_the_run_log_says_so(tmp_path, landings
     summary = json.loads(res.stdout)
     assert summary["files_loaded"] == 1 and "2026-08-01" in summary["months_changed"]
     assert "2026-07-01" not in summary["months_changed"]
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     log = con.execute("SELECT files_loaded, months_changed, outcome FROM meta.runs ORDER BY started_at").fetchall()
     con.close()
     assert log[-1][0] == 1 and "2026-08-01" in log[-1][1]
@@ -356,7 +355,7 @@ def test_a_rollback_sticks_through_the_next_nightly(tmp_path, landings):
 
 
 def rows_of(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         return con.execute(sql).fetchall()
     finally:
@@ -405,7 +404,7 @@ def test_files_loaded_before_are_hashed_once_and_a_new_file_s_recorded_hash_is_i
     shutil.copytree(july, landing)
     db = tmp_path / "l.duckdb"
     assert cli("nightly", str(landing), "--db", str(db)).exit_code in (0, 4)
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     loaded = con.execute("SELECT path, lake_file FROM meta.loaded_files").fetchall()
     con.close()
     lake = Store.for_db(db).lake
@@ -429,7 +428,7 @@ def test_files_loaded_before_are_hashed_once_and_a_new_file_s_recorded_hash_is_i
     assert len(landing_before) > 4 and lake_before <= set(hashed)  # every file loaded before was checked
     assert {n: hashed[n] for n in landing_before - {"prices.csv"}} == {n: 1 for n in landing_before - {"prices.csv"}}
     assert all(hashed[n] >= 1 for n in AUGUST_NAMES)
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     (recorded,) = con.execute(
         "SELECT file_hash FROM meta.loaded_files WHERE path LIKE '%prices.csv' ORDER BY loaded_at DESC LIMIT 1"
     ).fetchone()

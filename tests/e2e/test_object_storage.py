@@ -12,11 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from scripts.marts_equal import compare
-from tests.conftest import ROOT, cli, free_port, wait_listening
+from tests.conftest import cli, free_port, open_published, ROOT, wait_listening
 
 pytestmark = pytest.mark.xdist_group("s3")
 
@@ -70,7 +69,7 @@ def _put_folder(fs, local: Path, bucket: str, prefix: str) -> int:
 
 
 def _loaded_paths(db: Path) -> list[str]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         return [p for (p,) in con.execute("SELECT path FROM meta.loaded_files ORDER BY path").fetchall()]
     finally:
@@ -131,13 +130,62 @@ def test_an_object_added_or_removed_is_seen_by_the_next_nightly(s3, tmp_path):
     assert rejected["path"] == "s3://exports-two/in/prices/broken.csv"
     assert rejected["message"].startswith("s3://exports-two/in/prices/broken.csv: "), rejected["message"]
     assert "remote-landing" not in res.stdout
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         assert con.execute("SELECT path, reason FROM meta.rejected_files").fetchall() == [
             (rejected["path"], rejected["message"])
         ]
     finally:
         con.close()
+
+
+def test_object_keys_that_cannot_be_file_names_are_rejected_one_by_one_and_the_rest_loads(s3, s3_server, tmp_path):
+    import boto3
+
+    bucket = _bucket(s3, "exports-keys")
+    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
+    prices = (ROOT / "sample_data" / "prices" / "prices.csv").read_bytes()
+    hostile = {
+        "in/prices/..": "its key has an empty, '.' or '..' part",
+        "in/prices//empty.csv": "its key has an empty, '.' or '..' part",
+        "in/prices/x.csv": "its key is also the folder of other keys",
+        "in/prices/" + "n" * 256 + ".csv": "a part of its key is longer than 255 bytes",
+        "in/prices/\x1b[31mred.csv": "its key holds a control character",
+    }
+    for key in [*hostile, "in/prices/x.csv/inner.csv", "in/prices/good.csv"]:
+        client.put_object(Bucket=bucket, Key=key, Body=prices)
+    db = tmp_path / "ledger.duckdb"
+    res = cli("nightly", "s3://exports-keys/in", "--db", db, "--json")
+    assert res.exit_code == 3, res.output  # rejected entries, the rest published
+    assert "please report" not in res.output and "\x1b" not in res.output
+    files = json.loads(res.stdout)["files"]
+    rejected = {f["path"]: f["message"] for f in files if f["status"] == "rejected"}
+    assert set(rejected) == {f"s3://exports-keys/{key}" for key in hostile}
+    for key, why in hostile.items():
+        assert why in rejected[f"s3://exports-keys/{key}"], rejected
+    # the two good keys loaded (one price list's content: the second copy is known by its content, skipped)
+    assert [f["status"] for f in files if f["status"] != "rejected"] == ["loaded", "skipped"]
+    assert _loaded_paths(db)[0].startswith("s3://exports-keys/in/prices/")
+
+
+def test_a_file_copied_from_object_storage_is_reprocessed_by_its_url(s3, tmp_path):
+    bucket = _bucket(s3, "exports-again")
+    landing = tmp_path / "landing"
+    (landing / "prices").mkdir(parents=True)
+    (landing / "prices" / "p.csv").write_bytes((ROOT / "sample_data" / "prices" / "prices.csv").read_bytes())
+    _put_folder(s3, landing, bucket, "in")
+    db = tmp_path / "ledger.duckdb"
+    assert cli("nightly", "s3://exports-again/in", "--db", db).exit_code == 0
+    res = cli("reprocess", "s3://exports-again/in/prices/p.csv", "--db", db, "--json")
+    assert res.exit_code == 0, res.output
+    (done,) = json.loads(res.stdout)["files"]
+    assert (done["path"], done["status"]) == ("s3://exports-again/in/prices/p.csv", "loaded")
+    assert "remote-landing" not in res.stdout
+    # a URL this ledger never loaded: named, with what to run
+    res = cli("reprocess", "s3://exports-again/in/prices/other.csv", "--db", db, "--json")
+    assert res.exit_code == 3, res.output
+    (done,) = json.loads(res.stdout)["files"]
+    assert done["message"].startswith("s3://exports-again/in/prices/other.csv: no file this ledger loaded has this URL")
 
 
 def test_a_bucket_that_does_not_exist_is_a_clear_error_and_nothing_is_made(s3, tmp_path):
@@ -166,7 +214,7 @@ def _with_lake(tmp_path: Path, uri: str) -> Path:
 
 
 def _lake_manifest(db: Path) -> list[tuple[str, str]]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         return con.execute(
             "SELECT lake_file, lake_sha256 FROM meta.loaded_files WHERE lake_file IS NOT NULL ORDER BY lake_file"

@@ -94,3 +94,30 @@ def test_sample_refuses_a_folder_that_is_not_empty(tmp_path):
     assert cli("sample", "--out", landing, "--force").exit_code == 0
     assert (landing / "requests" / "real.csv").exists() and len(list(landing.rglob("*.csv*"))) > 2
     assert time.perf_counter() - started < 120
+
+
+def test_a_link_back_up_inside_the_landing_folder_is_not_walked(tmp_path):
+    import json
+
+    root, db = small_landing(tmp_path)
+    (root / "requests" / "loop").symlink_to("..")  # requests/loop/requests/loop/... and the other kinds' folders
+    (root / "requests" / "self").symlink_to(".")
+    res = cli("nightly", root, "--db", db, "--json")
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    # the price list is read once, as prices (never as requests through the link); one request file
+    assert summary["files_loaded"] == 2 and summary["rows_loaded"] == 2
+    not_read = {f["path"]: f["message"] for f in summary["files"] if f["status"] == "skipped"}
+    assert not_read == {
+        str(root / "requests" / "loop"): "not read: a link to a folder already read or above",
+        str(root / "requests" / "self"): "not read: a link to a folder already read or above",
+    }
+
+
+def test_after_ingest_the_command_says_what_publishes_it(tmp_path):
+    root, db = small_landing(tmp_path)
+    res = cli("ingest", "requests", root / "requests" / "r.csv", "--db", db)
+    assert res.exit_code == 0, res.output
+    assert "not published yet: `costledger build` builds and publishes what was loaded" in " ".join(res.stdout.split())
+    assert cli("build", "--db", db).exit_code == 0
+    assert cli("status", "--db", db).exit_code == 0

@@ -11,16 +11,15 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from tests.conftest import PRICE_MOONSHOT, cli, request, write_csv
+from tests.conftest import cli, open_published, PRICE_MOONSHOT, request, write_csv
 
 PRICE_OTHER_MODEL = {**PRICE_MOONSHOT, "model": "kimi-k3-mini", "cache_miss_input_per_million": "1.00"}
 
 
 def _rows(db: Path, sql: str) -> list[dict]:
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_published(db)
     try:
         cur = con.execute(sql)
         names = [d[0] for d in cur.description]
@@ -97,7 +96,7 @@ def test_published_requests_equal_the_work_files_incremental_table(two_nights):
     """The published view computes from all requests at read time; the work file appended the second day: the
     same rows either way."""
     work = two_nights.with_name(two_nights.name + ".d") / "work.duckdb"
-    con = duckdb.connect(str(work), read_only=True)
+    con = open_published(work)
     try:
         con.execute("ATTACH ? AS pub (READ_ONLY)", [str(two_nights)])
         for a, b in (("intermediate", "pub.intermediate"), ("pub.intermediate", "intermediate")):

@@ -85,7 +85,7 @@ def test_the_plan_and_gate_commands_on_the_demo(demo_db):
     assert res.exit_code == 0, res.output
     assert "the cheapest plan, no cluster (everything on the API), costs $7,979" in " ".join(res.stdout.split())
     res = cli("gate", "--db", demo_db)
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 7, res.output  # the gate failed: a CI job stops here
     assert "drill_queue_growth" in res.stdout and "The deployment gate (k3-gate-2026-10) failed" in res.stdout
     assert cli("plan", "--db", demo_db, "--month", "2026-13").exit_code == 2
 

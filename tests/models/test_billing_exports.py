@@ -219,8 +219,10 @@ def test_a_nightly_names_a_usage_gap_and_exits_4(tmp_path):
     assert {g["token_type"] for g in gaps} == {
         "input_cache_hit", "input_cache_miss", "input_cache_write_5m", "input_cache_write_1h", "output"
     } and {g["status"] for g in gaps} == {"logs_missing"}  # fmt: skip
-    res = cli("nightly", landing, "--db", db)  # nothing new: no month changed, so nothing to name, exit 0
-    assert res.exit_code == 0, res.output
+    # nothing new, but the gap persists: named again, and the same exit code, so a scheduler sees it every night
+    res = cli("nightly", landing, "--db", db, "--json")
+    assert res.exit_code == 4, res.output
+    assert json.loads(res.stdout)["usage_mismatches"] == gaps
 
 
 def test_a_usage_file_whose_settings_entry_names_a_cost_format_is_rejected_naming_the_usage_formats(ledger):

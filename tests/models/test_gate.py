@@ -240,7 +240,7 @@ def test_the_gate_command_prints_the_verdict(ledger):
     load_set(ledger, failed="queue_growth")
     ledger.build(**SMALL_SET)
     res = cli("gate", "--db", ledger.publish())
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 7, res.output  # failed: not 0, so that a CI job stops before the deployment
     # the headline counts what failed; each failed criterion's line says what fell short
     assert "The deployment gate (e1) failed: of " in res.stdout
     assert "drill_queue_growth (failed): the queue growth drill failed on c1" in res.stdout

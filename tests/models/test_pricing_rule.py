@@ -443,3 +443,32 @@ def test_a_litellm_price_list_becomes_per_million_rows_by_tier_and_level(ledger)
         # the level's own miss price
         ("anthropic", "claude-sonnet-4", "standard", 200_000): (D("0.6"), D("6"), D("6"), D("6"), D("22.5")),
     }
+
+
+def test_a_litellm_price_written_as_a_doubles_artefact_is_read_as_its_nearest_15_digit_decimal(ledger, tmp_path):
+    from pipeline.base.fileformats import PriceListMapping
+    from pipeline.ingest.files import IngestOptions, ingest_file
+
+    path = tmp_path / "litellm_prices.json"
+    # as LiteLLM's file has Kimi K2.5 on Novita: 4e-07 per token printed as the double it is, in full (17 digits);
+    # the same text as a JSON string is what someone typed, and is taken as written
+    path.write_text(
+        '{"novita/kimi-k2.5": {"litellm_provider": "novita", "input_cost_per_token": 4.0000000000000003e-07, '
+        '"output_cost_per_token": 2.0000000000000002e-06},'
+        ' "typed/model": {"litellm_provider": "typed", "input_cost_per_token": "4.0000000000000003e-07", '
+        '"output_cost_per_token": 0.000002}}'
+    )
+    options = IngestOptions(price_list_mappings=(PriceListMapping(match="litellm_*", effective_from="2026-07-01"),))
+    result = ingest_file(ledger.con, "prices", path, ledger.store, options=options)
+    assert (result.rows_loaded, result.rows_quarantined) == (1, 1), ledger.rows("SELECT reason FROM meta.quarantine")
+    # the typed text has 17 significant digits: 4.0000000000000003e-07 x 1e6 = 0.40000000000000003 per million, more
+    # places than the ledger keeps (12): quarantined, never rounded silently
+    assert "more decimal places" in ledger.one("SELECT reason FROM meta.quarantine")["reason"]
+    # the doubles: 4e-07 x 1e6 = 0.4 and 2e-06 x 1e6 = 2 per million
+    row = ledger.one("SELECT cache_miss_input_per_million AS miss, output_per_million AS out FROM raw.prices")
+    assert row == {"miss": Decimal("0.4"), "out": Decimal("2")}
+    # the normalisation is said with the file's result and kept in the manifest
+    assert "2 price(s) written as floating-point numbers" in result.message
+    assert "novita/kimi-k2.5.input_cost_per_token: 4.0000000000000003e-07 read as 4e-07" in result.message
+    (notes,) = ledger.one("SELECT notes FROM meta.loaded_files").values()
+    assert notes == result.message

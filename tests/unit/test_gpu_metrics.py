@@ -111,7 +111,7 @@ def test_hostile_scrape_lines_are_quarantined_with_their_line_and_reason(ledger,
     assert sorted(reasons) == [1, 2, 3, 4, 5, 6]
     assert "value is negative" in reasons[3]
     assert "control character" in reasons[5]
-    assert "not Unix seconds" in reasons[6]
+    assert reasons[6] == "time '1e300' is not Unix milliseconds"  # the text format counts milliseconds
 
 
 @pytest.mark.parametrize("name", ["huge.prom", "huge.json"])
@@ -129,3 +129,69 @@ def test_a_50_mb_single_line_metrics_file_loads_nothing_and_says_why(ledger, tmp
         quarantined = ledger.one("SELECT line, reason FROM meta.quarantine")
         assert quarantined["line"] == 1 and "label" in quarantined["reason"]
     assert ledger.one("SELECT count(*) AS n FROM raw.gpu_metrics")["n"] == 0
+
+
+def _reasons(ledger) -> dict[int, str]:
+    return {r["line"]: r["reason"] for r in ledger.rows("SELECT line, reason FROM meta.quarantine")}
+
+
+def test_every_hostile_sample_is_quarantined_with_its_reason_and_the_rest_loads(ledger, tmp_path):
+    path = tmp_path / "hostile.prom"
+    ok = 'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="0"} 700 1783296000\n'
+    path.write_text(
+        ok  # line 1: loads
+        + 'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="1"} 700 1e2000000\n'  # 2: a timestamp past any decimal context
+        + 'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="2",gpu="3"} 700 1783296000\n'  # 3: a label named twice
+        + 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{cluster="k3",gpu="0"} 5.0 1783296000\n'  # 4: a share above 1
+        + 'DCGM_FI_PROF_GR_ENGINE_ACTIVE{cluster="k3",gpu="1"} 1 1783296000\n'  # 5: a share of 1 loads
+        + 'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="4\x0c\u2028"} 700 1783296000\n'  # 6: form feed, U+2028
+        + 'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="5"} 700 1783296060\n'  # 7: loads, named as line 7
+        + "# EOF\n"  # 8: OpenMetrics ends here
+        + 'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="6"} 700 1783296000\n'  # 9: after # EOF
+    )
+    res = _load(ledger, path)
+    assert (res.status, res.rows_in, res.rows_loaded, res.rows_quarantined) == ("loaded", 8, 3, 5)
+    reasons = _reasons(ledger)
+    assert reasons[2] == "time '1e2000000' is not Unix seconds"  # OpenMetrics: the file has # EOF
+    assert reasons[3] == "the label 'gpu' appears twice: an ambiguous sample is not loaded"
+    assert reasons[4] == "value is above 1: DCGM_FI_PROF_GR_ENGINE_ACTIVE is a share of time, from 0 to 1"
+    assert reasons[6] == "label 'gpu' holds a control character"
+    assert reasons[9] == "a line after # EOF, where an OpenMetrics exposition ends"
+    loaded = ledger.rows("SELECT source_line FROM raw.gpu_metrics ORDER BY source_line")
+    assert [r["source_line"] for r in loaded] == [1, 5, 7]
+
+
+def test_a_label_value_holding_quotes_cannot_read_as_another_series(ledger, tmp_path):
+    path = tmp_path / "quotes.prom"
+    path.write_text(
+        'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="x\\",job=\\"y"} 700 1783296000000\n'  # one label: gpu = x",job="y
+        'DCGM_FI_DEV_POWER_USAGE{cluster="k3",gpu="x",job="y"} 710 1783296000000\n'  # two labels: another series
+    )
+    res = _load(ledger, path)
+    assert (res.rows_loaded, res.rows_quarantined) == (2, 0)
+    labels = [r["labels"] for r in ledger.rows("SELECT labels FROM raw.gpu_metrics ORDER BY value")]
+    assert labels == ['gpu="x\\",job=\\"y"', 'gpu="x",job="y"']
+
+
+def test_a_query_range_series_naming_a_label_twice_or_a_list_as_a_value_is_quarantined(ledger, tmp_path):
+    path = tmp_path / "range.json"
+    series = [
+        '{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "cluster": "k3", "gpu": "0"}, '
+        '"values": [[1783296000, "700"]]}',
+        '{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "cluster": "k3", "cluster": "other"}, '
+        '"values": [[1783296000, "700"]]}',
+        '{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "cluster": "k3", "gpu": ["0", "1"]}, '
+        '"values": [[1783296000, "700"]]}',
+        '{"metric": {"__name__": "DCGM_FI_DEV_POWER_USAGE", "cluster": "k3", "gpu": "2"}, '
+        '"values": [[1783296000, "700"]], "values": [[1783296060, "1"]]}',
+    ]
+    path.write_text('{"status": "success", "data": {"resultType": "matrix", "result": [' + ",".join(series) + "]}}")
+    res = _load(ledger, path)
+    assert (res.status, res.rows_in, res.rows_loaded, res.rows_quarantined) == ("loaded", 4, 1, 3)
+    reasons = _reasons(ledger)
+    assert (
+        reasons[2]
+        == "series 2 (DCGM_FI_DEV_POWER_USAGE): the label 'cluster' appears twice: an ambiguous series is not loaded"
+    )
+    assert reasons[3] == "series 3 (DCGM_FI_DEV_POWER_USAGE): label 'gpu' holds a list or an object, not a single value"
+    assert reasons[4] == "series 4: the key 'values' appears twice: an ambiguous series is not loaded"

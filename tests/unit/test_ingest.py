@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from pipeline.ingest.files import ingest_file
-from tests.conftest import request
+from tests.conftest import open_published, request
 
 REQUEST_COLS = list(request("r", "t", "2026-07-01T00:00:00Z"))
 
@@ -292,11 +292,10 @@ def test_key_index_holds_one_hash_per_loaded_row_and_is_rebuilt_for_another_duck
 
 
 def test_run_steps_say_where_the_nightly_time_went(demo_db):
-    import duckdb
 
     from pipeline.transform.build import discover
 
-    con = duckdb.connect(str(demo_db), read_only=True)
+    con = open_published(demo_db)
     first = con.execute("SELECT run_id FROM meta.runs ORDER BY started_at LIMIT 1").fetchall()[0][0]
     steps = dict(
         con.execute("SELECT step, count(*) FROM meta.run_steps WHERE run_id = ? GROUP BY step", [first]).fetchall()
@@ -306,3 +305,26 @@ def test_run_steps_say_where_the_nightly_time_went(demo_db):
     assert (steps["ingest"], steps["build"], steps.get("publish", 0) <= 1) == (35, len(discover()), True)
     assert con.execute("SELECT count(*) FROM meta.run_steps WHERE seconds < 0").fetchall() == [(0,)]
     con.close()
+
+
+def test_a_dictionary_bomb_split_over_many_row_groups_is_rejected_before_it_is_read(ledger, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.ingest.options import IngestOptions
+
+    # limits as a small machine's: a value of 1 KiB, 64 KiB decoded in one row group
+    options = IngestOptions(max_text_bytes=1024, max_line_bytes=64 * 1024)
+    rows = [request(f"r{i}", f"t{i}", "2026-07-10T10:00:00Z", output_tokens=1) for i in range(3000)]
+    table = pa.table({k: pa.array([str(r[k]) for r in rows]) for k in rows[0]})
+    # a 2,000-byte team on every row, dictionary-encoded: one row group of 30 rows decodes to 60,000 bytes (under
+    # 65,536), the file's 100 row groups to 6,000,000
+    table = table.append_column("team", pa.array(["z" * 2000] * 3000))
+    path = tmp_path / "split-bomb.parquet"
+    pq.write_table(table, path, row_group_size=30, use_dictionary=["team"])
+    assert pq.read_metadata(path).num_row_groups == 100
+    res = ingest_file(ledger.con, "requests", path, ledger.store, options=options)
+    assert res.status == "rejected"
+    # two row groups of 60,000 bytes are 120,000 > 65,536: the total passes the bound at the second
+    assert "decode to 120,000 bytes over 2 row groups (up to row group 1)" in res.message
+    assert ledger.rows("SELECT count(*) AS n FROM meta.loaded_files") == [{"n": 0}]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import fields
 from decimal import Decimal
 
-import duckdb
+
+from tests.conftest import open_published
 
 from pipeline.serve.records import RECORDS
 
@@ -35,7 +36,7 @@ def _admits(annotation: str, column_type: str) -> bool:
 
 
 def test_every_field_is_a_column_of_its_mart_with_a_type_it_admits(demo_db):
-    con = duckdb.connect(str(demo_db), read_only=True)
+    con = open_published(demo_db)
     try:
         for record in RECORDS:
             schema, table = record.MART.split(".")

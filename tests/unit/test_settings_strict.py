@@ -172,3 +172,35 @@ def test_a_lake_in_object_storage_loads_without_its_closing_slash(tmp_path):
     assert load_settings(settings_file(tmp_path, '[lake]\nuri = "s3://ledger-lake/team-a/"\n')).lake_uri == (
         "s3://ledger-lake/team-a"
     )
+
+
+def test_a_settings_file_nested_past_any_reading_is_a_settings_error(tmp_path):
+    from tests.conftest import cli
+
+    # 5,000 tables inside tables, written inline: Python's TOML reader recurses once per level
+    path = settings_file(tmp_path, "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n")
+    with pytest.raises(SettingsError) as err:
+        load_settings(path)
+    assert "nested too deeply to read" in str(err.value)
+    res = cli("settings", "--settings", path)
+    assert res.exit_code == 2 and "please report" not in res.output and "RecursionError" not in res.output
+
+
+def test_one_series_mapped_to_two_clusters_is_a_settings_error(tmp_path):
+    text = (
+        '[[metrics_clusters]]\nlabel = "Hostname"\nvalue = "node-1"\ncluster_id = "a"\n\n'
+        '[[metrics_clusters]]\nlabel = "Hostname"\nvalue = "node-1"\ncluster_id = "b"\n'
+    )
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, text))
+    assert "Hostname = 'node-1' is mapped to two clusters, 'a' and 'b'" in str(err.value)
+    # the same mapping twice is no contradiction
+    same = text.replace('cluster_id = "b"', 'cluster_id = "a"')
+    assert len(load_settings(settings_file(tmp_path, same)).metrics_clusters) == 2
+
+
+@pytest.mark.parametrize("text", ["[planning]\nnode_month_usd = 1e30\n", "[review]\nrate_per_hour_usd = 1e13\n"])
+def test_a_money_setting_past_the_money_bound_is_refused(tmp_path, text):
+    with pytest.raises(SettingsError) as err:
+        load_settings(settings_file(tmp_path, text))
+    assert "at most 1,000,000,000,000" in str(err.value)

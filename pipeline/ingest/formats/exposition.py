@@ -5,7 +5,8 @@ exporter's ``/metrics``, one sample a line, each with its timestamp::
     vllm:prompt_tokens_total{cluster_id="k3",instance="node-1:8000"} 1234567 1793577600000
 
 A sample's timestamp is milliseconds since 1970 in the Prometheus text format and seconds in OpenMetrics (a file
-that ends ``# EOF``). A sample without one cannot be placed in time and is quarantined. A scrape holds every metric its
+with a ``# EOF`` line, where it ends: a line after it is quarantined). A sample without one cannot be placed in time
+and is quarantined, as is one naming a label twice. Lines end at a line feed only. A scrape holds every metric its
 exporter publishes; the samples of metrics the kind does not read (the clocks, temperatures, histograms, ...) are not
 rows of the ledger and are passed over, as the content fields of a request log are. ``# HELP``, ``# TYPE`` and other
 comment lines are skipped. A row's ``source_line`` is its line in the file. Clusters are named from labels as in
@@ -15,13 +16,13 @@ a query_range response (``metrics``).
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS
 from pipeline.ingest.formats.metrics import instant, series_labels
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
-from pipeline.ingest.readers import ReadResult, TextColumns, utf8_text
+from pipeline.ingest.readers import ReadResult, TextColumns, finite_decimal, utf8_text
 from schemas.meters import ENGINE_METRICS, GPU_METRICS
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ def _labels(line: str, at: int) -> tuple[dict[str, str], int]:
         m = _LABEL.match(line, pos)
         if m is None:
             raise ValueError(f'column {pos + 1}: a label is not name="value"')
+        if m.group(1) in labels:
+            raise ValueError(f"the label {m.group(1)[:40]!r} appears twice: an ambiguous sample is not loaded")
         labels[m.group(1)] = re.sub(r'\\[\\"n]', lambda e: _ESCAPES[e.group(0)], m.group(2))
         pos = m.end()
         if m.group(3) == "}":
@@ -64,23 +67,30 @@ def _sample(line: str) -> tuple[str, dict[str, str], str, str | None]:
 
 
 def _seconds(stamp: str, openmetrics: bool) -> Decimal:
-    try:
-        value = Decimal(stamp)
-    except InvalidOperation:
-        raise ValueError(f"timestamp {stamp[:40]!r} is not a number") from None
-    return value if openmetrics else value / 1000
+    unit = "seconds" if openmetrics else "milliseconds"
+    try:  # a number past any decimal context's range (1e2000000) is no time either
+        value = finite_decimal(stamp, "time")
+    except ValueError:
+        raise ValueError(f"time {stamp[:40]!r} is not Unix {unit}") from None
+    return value if openmetrics else value.scaleb(-3)
 
 
 def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResult:
     """The samples of the metrics ``kind`` reads, one row each (see the module's text)."""
-    lines = utf8_text(found.path, found.gz).splitlines()
-    openmetrics = any(line.strip() == "# EOF" for line in lines[-3:])
+    # lines end at a line feed alone (the format's own rule): a form feed or U+2028 inside a label does not move the
+    # line numbers the quarantine names
+    lines = [line.removesuffix("\r") for line in utf8_text(found.path, found.gz).split("\n")]
+    eof = next((i for i, line in enumerate(lines) if line.strip() == "# EOF"), None)
+    openmetrics = eof is not None
     wanted = READ_METRICS[kind]
     cols = TextColumns(allowed)
     bad: list[tuple[int, str]] = []
     for number, line in enumerate(lines, start=1):
-        text = line.strip()
+        text = line.strip(" \t")
         if not text or text.startswith("#"):
+            continue
+        if eof is not None and number > eof + 1:
+            bad.append((number, "a line after # EOF, where an OpenMetrics exposition ends"))
             continue
         name = _NAME.match(text)
         if name is None or name.group(0) not in wanted:

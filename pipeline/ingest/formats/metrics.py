@@ -46,17 +46,49 @@ def instant(value: Any) -> str:
         raise ValueError(f"time {str(value)[:40]!r} is not Unix seconds") from None
 
 
+class _Repeated(dict):
+    """A JSON object that named a key twice (``repeated``): kept so that the series it belongs to is quarantined with
+    the reason, where raising would lose the whole response."""
+
+    repeated = ""
+
+
+def _marking_repeats(pairs: list[tuple[str, object]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    marked = _Repeated(obj)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            marked.repeated = key
+            break
+        seen.add(key)
+    return marked
+
+
+def _escaped(value: str) -> str:
+    """A label value as the text exposition writes it: backslash, double quote and newline escaped, so no value can
+    read as the end of its pair and the start of another."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
 def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...]) -> tuple[str, str]:
-    """(cluster, the other labels as sorted name="value" pairs) of a series' labels (``__name__`` left out); raises
-    ValueError for a control character, or for labels that name no cluster (naming them)."""
+    """(cluster, the other labels as sorted name="value" pairs, values escaped) of a series' labels (``__name__`` left
+    out); raises ValueError for a label named twice, a value that is a list or an object, a control character, or for
+    labels that name no cluster (naming them)."""
+    if isinstance(metric, _Repeated):
+        raise ValueError(f"the label {metric.repeated[:40]!r} appears twice: an ambiguous series is not loaded")
     for name, value in metric.items():
+        if isinstance(value, (dict, list)):
+            raise ValueError(f"label {str(name)[:40]!r} holds a list or an object, not a single value")
         text = f"{name}{value}"
-        if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        if any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in text):
             raise ValueError(f"label {str(name)[:40]!r} holds a control character")
     cluster = next((str(metric[k]) for k in CLUSTER_LABELS if metric.get(k) not in (None, "")), None)
     cluster = cluster or next((m.cluster_id for m in clusters if str(metric.get(m.label)) == m.value), None)
     others = sorted((str(k), str(v)) for k, v in metric.items() if k != "__name__" and k not in CLUSTER_LABELS)
-    labels = ",".join(f'{k}="{v}"' for k, v in others) or NO_LABELS
+    labels = ",".join(f'{k}="{_escaped(v)}"' for k, v in others) or NO_LABELS
     if cluster is None:
         raise ValueError(
             f"its labels ({labels[:160]}) name no cluster: no cluster_id or cluster label, and no "
@@ -67,6 +99,9 @@ def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...]) -> tuple[s
 
 def _result(doc: Any, path: Any) -> list:
     """The response's series, or the file rejected naming what it is instead."""
+    for part in (doc, doc.get("data") if isinstance(doc, dict) else None):
+        if isinstance(part, _Repeated):
+            raise FileRejected(f"{path}: the key {part.repeated[:40]!r} appears twice in the response: it is ambiguous")
     if not isinstance(doc, dict) or doc.get("status") != "success":
         status = doc.get("status") if isinstance(doc, dict) else type(doc).__name__
         raise FileRejected(f"{path}: not a successful Prometheus response (status {str(status)[:40]!r})")
@@ -83,7 +118,7 @@ def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
     """A query_range response's samples, one row each (see the module's text)."""
     gz = found.json_gz("a Prometheus query_range response is")
     try:
-        doc = json.loads(utf8_text(found.path, gz), parse_float=str, parse_int=str)
+        doc = json.loads(utf8_text(found.path, gz), parse_float=str, parse_int=str, object_pairs_hook=_marking_repeats)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise FileRejected(f"{found.path}: not JSON ({str(exc)[:80]})") from None
     cols = TextColumns(allowed)
@@ -92,6 +127,12 @@ def read_prometheus_range(found: Detected, allowed: list[str]) -> ReadResult:
     for i, series in enumerate(_result(doc, found.path), start=1):
         metric = series.get("metric") if isinstance(series, dict) else None
         values = series.get("values") if isinstance(series, dict) else None
+        if isinstance(series, _Repeated):
+            line += 1
+            bad.append(
+                (line, f"series {i}: the key {series.repeated[:40]!r} appears twice: an ambiguous series is not loaded")
+            )
+            continue
         if not isinstance(metric, dict) or not isinstance(values, list):
             line += 1
             bad.append((line, f"series {i}: not a metric with values"))

@@ -3,7 +3,8 @@
 Like ``pipeline.ingest.formats.billing``. Many teams already maintain that file; each model entry becomes price
 rows of the canonical ``prices`` kind:
 
-* per-token costs become per-million (exactly: the JSON numbers are read as decimal text, never as floats);
+* per-token costs become per-million (exactly: the JSON numbers are read as decimal text, never as floats; a number
+  with more digits than a double holds is a float's artefact, read as its nearest decimal of 15 and said so);
 * ``input_cost_per_token`` -> cache-miss, ``cache_read_input_token_cost`` -> cache-hit (default: the input
   price), ``cache_creation_input_token_cost`` -> 5-minute cache writes, ``..._above_1hr`` -> 1-hour writes,
   ``output_cost_per_token`` -> output (and reasoning);
@@ -48,15 +49,34 @@ def sniff_price_list(head: bytes) -> str | None:
     return None
 
 
-def _per_million(value: Any, where: str) -> str:
+class _FloatText(str):
+    """A number the JSON file wrote as a number (a double, in the file's maker), kept as its text."""
+
+
+#: the significant digits a double holds: a JSON number with more is a float's artefact, not a price someone typed
+DOUBLE_DIGITS = 15
+
+
+def _per_million(value: Any, where: str, normalised: list[str] | None = None) -> str:
+    """A price per token as a price per million tokens, exactly. A JSON number with more than 15 significant digits
+    (``4.0000000000000003e-07``, a double printed in full) is read as the nearest decimal of 15 (``4e-07``), and the
+    change is added to ``normalised``; a price written as text is taken as written."""
     d = finite_decimal(value, where)
     if d < 0:
         raise ValueError(f"{where} is not a finite, non-negative number: {value}")
+    if isinstance(value, _FloatText) and len(d.as_tuple().digits) > DOUBLE_DIGITS:
+        nearest = Decimal(format(d, f".{DOUBLE_DIGITS}g"))
+        if normalised is not None:
+            normalised.append(f"{where}: {value} read as {float(nearest)!r}")  # as the file writes numbers
+        d = nearest
     return format((d * _MILLION).normalize(), "f")
 
 
-def _rows_of(key: str, entry: dict, effective_from: str, currency: str) -> list[dict[str, str | None]]:
-    """The price rows of one model entry: standard and batch tiers, each base level and long-context level."""
+def _rows_of(
+    key: str, entry: dict, effective_from: str, currency: str, normalised: list[str] | None = None
+) -> list[dict[str, str | None]]:
+    """The price rows of one model entry: standard and batch tiers, each base level and long-context level (a float's
+    artefact normalised is added to ``normalised``)."""
     if entry.get("input_cost_per_token") is None or entry.get("output_cost_per_token") is None:
         return []
     provider = str(entry.get("litellm_provider") or key.split("/")[0])
@@ -74,10 +94,10 @@ def _rows_of(key: str, entry: dict, effective_from: str, currency: str) -> list[
                 names = (f"{name}{above}{suffix}", f"{name}{suffix}{above}") if suffix else (f"{name}{above}",)
                 for candidate in names:
                     if entry.get(candidate) is not None:
-                        return _per_million(entry[candidate], f"{key}.{candidate}")
+                        return _per_million(entry[candidate], f"{key}.{candidate}", normalised)
                 return fallback
 
-            miss = price("input_cost_per_token") or _per_million(entry["input_cost_per_token"], key)
+            miss = price("input_cost_per_token") or _per_million(entry["input_cost_per_token"], key, normalised)
             rows.append({
                 "provider": provider, "model": model, "effective_from": effective_from, "service_tier": tier,
                 "min_input_tokens": str(level), "cache_miss_input_per_million": miss,
@@ -85,7 +105,7 @@ def _rows_of(key: str, entry: dict, effective_from: str, currency: str) -> list[
                 "cache_write_5m_per_million": price("cache_creation_input_token_cost"),
                 "cache_write_1h_per_million": price("cache_creation_input_token_cost_above_1hr"),
                 "output_per_million": price("output_cost_per_token")
-                or _per_million(entry["output_cost_per_token"], key),
+                or _per_million(entry["output_cost_per_token"], key, normalised),
                 "currency": currency,
             })  # fmt: skip
     return rows
@@ -103,7 +123,7 @@ def read_price_list(found: Detected, allowed: list[str]) -> ReadResult:
         )
     text = utf8_text(path, gz)
     try:
-        models = json.loads(text, parse_float=str, parse_int=str)
+        models = json.loads(text, parse_float=_FloatText, parse_int=str)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise FileRejected(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(models, dict):
@@ -112,11 +132,12 @@ def read_price_list(found: Detected, allowed: list[str]) -> ReadResult:
     lines: list[int] = []
     bad: list[tuple[int, str]] = []
     line = 0  # one line per price row (and per unreadable entry): an entry may give several rows
+    normalised: list[str] = []
     for key, entry in models.items():
         if key == "sample_spec" or not isinstance(entry, dict):
             continue
         try:
-            rows = _rows_of(key, entry, mapping.effective_from, mapping.currency or "USD")
+            rows = _rows_of(key, entry, mapping.effective_from, mapping.currency or "USD", normalised)
         except ValueError as exc:
             line += 1
             bad.append((line, f"litellm entry {key}: {exc}"))
@@ -126,7 +147,14 @@ def read_price_list(found: Detected, allowed: list[str]) -> ReadResult:
             lines.append(line)
             for c in allowed:
                 cols[c].append(row.get(c))
-    return mapped_result(cols, lines, allowed, bad)
+    read = mapped_result(cols, lines, allowed, bad)
+    if normalised:
+        shown = ", ".join(normalised[:3]) + (f" and {len(normalised) - 3} more" if len(normalised) > 3 else "")
+        read.notes.append(
+            f"{len(normalised)} price(s) written as floating-point numbers with more digits than a double holds "
+            f"were read as the nearest decimal of {DOUBLE_DIGITS} significant digits ({shown})"
+        )
+    return read
 
 
 for _name in PRICE_LIST_FORMATS:
