@@ -371,7 +371,10 @@ class Bounds:
     amount at most 1e12, a month's token sums are HUGEINT, and no interval runs past 2100."""
 
     max_count: int = 10**12
-    """Tokens per request (each token column) and every other count: web searches, a usage export's quantity."""
+    """Tokens per request (each token column)."""
+    max_other_count: int = 10**12
+    """Every other count: web searches, a usage export's quantity (a provider's tokens in a bucket, so not held to the
+    per-request bound)."""
     max_latency_ms: int = 7 * 24 * 3600 * 1000
     """A request's latency: 7 days (a load test's latencies too)."""
     earliest: dt.date = dt.date(2000, 1, 1)
@@ -402,7 +405,9 @@ METER_KINDS = ("engine-metrics", "gpu-metrics")
 def _bound(c_name: str, t: str, kind: str, b: Bounds) -> int | Decimal | None:
     """The bound of a numeric column (either sign for decimals), or None for a column the bounds do not cover."""
     if t == "BIGINT":
-        return b.max_latency_ms if c_name == "latency_ms" else b.max_count
+        if c_name == "latency_ms":
+            return b.max_latency_ms
+        return b.max_count if c_name.endswith("_tokens") else b.max_other_count
     if c_name == "usd_per_unit":
         return b.max_usd_per_unit
     if t.startswith("DECIMAL(38,"):  # money, quantities and meter samples

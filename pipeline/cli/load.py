@@ -298,6 +298,9 @@ def reprocess(
     from pipeline.storage.remote import UnsupportedScheme, landing_url
 
     s = read_settings(settings, db)
+    if not Store.for_db(s.db).work_db.exists():  # nothing was ever loaded here: no file to load again, nothing made
+        error(f"no ledger at {s.db}: `costledger nightly LANDING_DIR --db {s.db}` loads files first")
+        raise typer.Exit(ExitCode.FAILURE)
     given: list[Path | str] = []
     for f in files:
         try:  # a file of a landing folder in object storage, by its URL: the copy a nightly made of it

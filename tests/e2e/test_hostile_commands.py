@@ -46,11 +46,15 @@ def test_a_ledger_path_written_as_a_url_is_refused_and_no_local_folder_is_made(t
     assert not (tmp_path / "s3:").exists()
     res = cli("nightly", "gs://bucket/landing", "--db", tmp_path / "l.duckdb")
     assert res.exit_code == 2 and "the landing folder" in res.output, res.output
-    # the commands that take files read local files: a URL is refused before anything is made
-    for command in (("ingest", "requests"), ("reprocess",)):
-        res = cli(*command, landing / "requests" / "r.csv", "s3://bucket/requests/r.csv", "--db", tmp_path / "l.duckdb")
-        assert res.exit_code == 2, res.output
-        assert "s3:// locations are not supported" in res.output and "costledger nightly s3://" in res.output
+    # ingest reads local files: a URL is refused before anything is made
+    res = cli(
+        "ingest", "requests", landing / "requests" / "r.csv", "s3://b/requests/r.csv", "--db", tmp_path / "l.duckdb"
+    )
+    assert res.exit_code == 2, res.output
+    assert "s3:// locations are not supported" in res.output and "costledger nightly s3://" in res.output
+    # reprocess takes the URL of a file a nightly copied, but of a ledger that exists: nothing is made without one
+    res = cli("reprocess", "s3://bucket/requests/r.csv", "--db", tmp_path / "l.duckdb")
+    assert res.exit_code == 1 and "no ledger at" in res.output, res.output
     assert sorted(os.listdir(tmp_path)) == ["landing"]
 
 
@@ -58,7 +62,7 @@ def test_a_latency_target_beyond_what_the_models_hold_is_refused_naming_the_key(
     settings = tmp_path / "costledger.toml"
     settings.write_text("[slo]\napi_ms = 100000000000000000\n")
     res = cli("settings", "--settings", settings)
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 2, res.output  # a settings file the command cannot take: a usage error
     # 30 days = 30 x 24 x 3,600 x 1,000 ms = 2,592,000,000 ms
     assert "slo.api_ms" in res.output and "at most 2,592,000,000" in res.output
 

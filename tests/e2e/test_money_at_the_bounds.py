@@ -27,6 +27,7 @@ from schemas.expectations import Bounds
 from schemas.tables import GATE_DRILLS
 from tests.conftest import PRICE_MOONSHOT, Ledger, cli, request
 from tests.e2e.test_fuzz import FUZZ
+from tests.models.test_focus import focus_row
 
 B = Bounds()
 PICO = Decimal("1e-12")
@@ -190,22 +191,16 @@ def world(folder: Path, v: dict[str, Any]) -> Ledger:
     led.load(
         "focus",
         [
-            {
-                "BillingAccountId": "acct",
-                "BillingPeriodStart": f"2026-{m}-01T00:00:00Z",
-                "BillingPeriodEnd": f"2026-{n}-01T00:00:00Z",
-                "ChargePeriodStart": f"2026-{m}-05T00:00:00Z",
-                "ChargePeriodEnd": f"2026-{m}-05T01:00:00Z",
-                "ChargeCategory": "Usage",
-                "ChargeClass": "NULL",
-                "ResourceId": resource,
-                "ServiceName": "Compute",
-                "BilledCost": str(v["focus"]),
-                "EffectiveCost": str(v["focus"]),
-                "BillingCurrency": cur,
-                "Tags": "NULL",
-                "ProviderName": "Cloud",
-            }
+            focus_row(
+                BillingPeriodStart=f"2026-{m}-01T00:00:00Z",
+                BillingPeriodEnd=f"2026-{n}-01T00:00:00Z",
+                ChargePeriodStart=f"2026-{m}-05T00:00:00Z",
+                ChargePeriodEnd=f"2026-{m}-05T01:00:00Z",
+                ResourceId=resource,
+                BilledCost=str(v["focus"]),
+                EffectiveCost=str(v["focus"]),
+                BillingCurrency=cur,
+            )
             for m, n in MONTHS
             for resource in ("gpu-node-1", "storage-1")
         ],  # fmt: skip

@@ -68,6 +68,14 @@ def _put_folder(fs, local: Path, bucket: str, prefix: str) -> int:
     return n
 
 
+def _put_price_list(fs, tmp_path: Path, bucket: str) -> None:
+    """A landing folder of one price list (the demo's), put under ``bucket``/in."""
+    landing = tmp_path / "landing"
+    (landing / "prices").mkdir(parents=True)
+    (landing / "prices" / "p.csv").write_bytes((ROOT / "sample_data" / "prices" / "prices.csv").read_bytes())
+    _put_folder(fs, landing, bucket, "in")
+
+
 def _loaded_paths(db: Path) -> list[str]:
     con = open_published(db)
     try:
@@ -104,10 +112,7 @@ def test_the_demo_from_s3_builds_the_same_marts_as_from_a_local_folder(s3, demo_
 
 def test_an_object_added_or_removed_is_seen_by_the_next_nightly(s3, tmp_path):
     bucket = _bucket(s3, "exports-two")
-    landing = tmp_path / "landing"
-    (landing / "prices").mkdir(parents=True)
-    (landing / "prices" / "p.csv").write_bytes((ROOT / "sample_data" / "prices" / "prices.csv").read_bytes())
-    _put_folder(s3, landing, bucket, "in")
+    _put_price_list(s3, tmp_path, bucket)
     db = tmp_path / "ledger.duckdb"
     res = cli("nightly", "s3://exports-two/in", "--db", db, "--json")
     assert res.exit_code == 0, res.output
@@ -170,10 +175,7 @@ def test_object_keys_that_cannot_be_file_names_are_rejected_one_by_one_and_the_r
 
 def test_a_file_copied_from_object_storage_is_reprocessed_by_its_url(s3, tmp_path):
     bucket = _bucket(s3, "exports-again")
-    landing = tmp_path / "landing"
-    (landing / "prices").mkdir(parents=True)
-    (landing / "prices" / "p.csv").write_bytes((ROOT / "sample_data" / "prices" / "prices.csv").read_bytes())
-    _put_folder(s3, landing, bucket, "in")
+    _put_price_list(s3, tmp_path, bucket)
     db = tmp_path / "ledger.duckdb"
     assert cli("nightly", "s3://exports-again/in", "--db", db).exit_code == 0
     res = cli("reprocess", "s3://exports-again/in/prices/p.csv", "--db", db, "--json")
