@@ -5,8 +5,8 @@
 -- The arithmetic of money and of every other exact figure (docs/reliability.md lists each kind, its type and its
 -- bound). DuckDB's DECIMAL adds the scales of a product's factors: two DECIMAL(38, 12) make a DECIMAL(38, 24), which
 -- holds less than 1e14, so $10,000,001 x $10,000,001 stops a build. A product of two figures that may both carry
--- decimals goes through money_mul, a quotient through money_div, an amount's share through money_share: each exact to
--- 1e-12 (rounded half away from zero) and in range for every result below 1e26, DECIMAL(38, 12)'s limit.
+-- decimals goes through money_mul, a quotient through money_div, an amount's share through money_share: each rounded
+-- half away from zero to 1e-12 and in range for every result below 1e26, DECIMAL(38, 12)'s limit.
 
 -- Exact money division, rounded half away from zero to 1e-12. DuckDB's `/` returns DOUBLE; money_div scales both
 -- sides to integers of 1e-12 (HUGEINT), divides with `//` and scales back to DECIMAL(38,12). The short form,
@@ -38,16 +38,13 @@ WHEN abs(num) < 80000000000000 AND abs(den) < 100000000000000 THEN
            // (2 * abs(CAST(CAST(den AS DECIMAL(38, 12)) * 1000000000000 AS HUGEINT))))
         AS DECIMAL(38, 0)
     ) * CAST(0.000000000001 AS DECIMAL(13, 12))
-WHEN abs(den) < 100000000000000000000 THEN
-    CAST(
-        sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
-        * money_div_units(abs(money_units(num)), abs(money_units(den)))
-        AS DECIMAL(38, 0)
-    ) * CAST(0.000000000001 AS DECIMAL(13, 12))
 ELSE
     CAST(
         sign(CAST(num AS DECIMAL(38, 12))) * sign(CAST(den AS DECIMAL(38, 12)))
-        * money_div_units(abs(money_units(num)) // 1000000, abs(money_units(den)) // 1000000)
+        * money_div_units(
+            abs(money_units(num)) // CASE WHEN abs(den) < 100000000000000000000 THEN 1 ELSE 1000000 END,
+            abs(money_units(den)) // CASE WHEN abs(den) < 100000000000000000000 THEN 1 ELSE 1000000 END
+        )
         AS DECIMAL(38, 0)
     ) * CAST(0.000000000001 AS DECIMAL(13, 12))
 END
@@ -69,14 +66,37 @@ CAST(
 ;
 
 -- amount x part / whole, rounded to 1e-12: the share of an amount that part of a whole carries (a provider's invoice
--- by a team's metered cost of it, a month's fixed cost by tokens). While amount x part stays below 1e25 the product
--- is exact (money_mul) and divided once; past that (figures near the plausibility bounds) the share is amount x
--- (part / whole rounded to 1e-12), off by at most amount x 5e-13. The caller gives one row what the shares leave, so
--- allocations still add up exactly.
+-- by a team's metered cost of it, a month's fixed cost by tokens). While both are under 9e6 their product is exact in
+-- a DECIMAL(38, 24) (under 8.1e13) and is divided once; past that the share is amount x (part / whole rounded to
+-- 1e-12), off by at most amount x 5e-13, its product taken as money_mul takes it (the amount's whole part times the
+-- share, exact at scale 12, plus its fraction times the share, rounded once), so any amount and part whose share
+-- DECIMAL(38, 12) holds. The caller gives one row what the shares leave, so allocations still add up exactly. (The
+-- share is written out here rather than passed to money_mul, which names its arguments six times each: the models'
+-- text, and the time DuckDB and Spark take to plan them, grow with every copy.)
 CREATE OR REPLACE TEMP MACRO money_share(amount, part, whole) AS  -- noqa: CP05
 CASE WHEN whole IS NULL OR whole = 0 OR amount IS NULL OR part IS NULL THEN NULL
-WHEN abs(CAST(amount AS DOUBLE) * CAST(part AS DOUBLE)) < 1e25 THEN money_div(money_mul(amount, part), whole)
-ELSE money_mul(amount, money_div(part, whole))
+WHEN abs(CAST(amount AS DECIMAL(38, 12))) < 9000000 AND abs(CAST(part AS DECIMAL(38, 12))) < 9000000
+    THEN money_div(CAST(amount AS DECIMAL(38, 12)) * CAST(part AS DECIMAL(38, 12)), whole)
+ELSE CAST(
+    CAST(CAST(amount AS DECIMAL(38, 12)) - CAST(amount AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0)) * money_div(part, whole)
+    + CAST((CAST(amount AS DECIMAL(38, 12)) % 1) * money_div(part, whole) AS DECIMAL(38, 12))
+    AS DECIMAL(38, 12)
+)
+END
+;
+
+-- amount x count / whole, rounded to 1e-12, for a count (tokens, seconds, hours: a whole number): the product is
+-- exact at the amount's scale (a count has none) and divided once, as long as it stays below 1e25; past that (figures
+-- near the plausibility bounds) the share is amount x (count / whole rounded to 1e-12), as money_share takes it.
+CREATE OR REPLACE TEMP MACRO money_count_share(amount, count, whole) AS  -- noqa: CP05
+CASE WHEN whole IS NULL OR whole = 0 OR amount IS NULL OR count IS NULL THEN NULL
+WHEN abs(CAST(amount AS DOUBLE) * CAST(count AS DOUBLE)) < 1e25
+    THEN money_div(CAST(amount AS DECIMAL(38, 12)) * CAST(count AS DECIMAL(38, 0)), whole)
+ELSE CAST(
+    CAST(CAST(amount AS DECIMAL(38, 12)) - CAST(amount AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0)) * money_div(count, whole)
+    + CAST((CAST(amount AS DECIMAL(38, 12)) % 1) * money_div(count, whole) AS DECIMAL(38, 12))
+    AS DECIMAL(38, 12)
+)
 END
 ;
 

@@ -203,6 +203,8 @@ def gate(
     except CostledgerError as exc:
         error(str(exc))
         raise typer.Exit(exc.exit_code) from None
+    finally:
+        con.close()
     if g is None:
         error("the ledger has no evaluation set: load eval-tasks (and gate-checks) files first")
         raise typer.Exit(ExitCode.FAILURE)

@@ -62,7 +62,7 @@ def connect_read(
     _session(con)
     # the raw views name the lake relative to the folder that holds the published file: a ledger's folder copied,
     # moved or restored elsewhere reads its own lake
-    con.execute("SET file_search_path = ?", [str(path.absolute().parent)])
+    con.execute("SET GLOBAL file_search_path = ?", [str(path.absolute().parent)])  # every connection of the instance
     if lake is not None:
         con.execute("SET allowed_paths = ?", [lake_paths(con, Path(lake), path.absolute().parent)])
     if limits is not None:

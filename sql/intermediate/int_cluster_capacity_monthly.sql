@@ -11,7 +11,7 @@ months AS (
 ),
 -- nodes running at a constant rate over a period: node-hours per hour
 rates AS (
-    SELECT cluster_id, charge_start AS rate_start, charge_end AS rate_end, money_share(node_hours, 3600, charge_seconds) AS nodes
+    SELECT cluster_id, charge_start AS rate_start, charge_end AS rate_end, money_div(node_hours * 3600, charge_seconds) AS nodes
     FROM intermediate.int_cluster_charge_lines
     WHERE node_hours IS NOT NULL AND charge_seconds > 0
     UNION ALL

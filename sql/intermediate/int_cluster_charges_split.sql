@@ -10,8 +10,8 @@ SELECT
     m.month,
     date_diff('second', greatest(c.charge_start, m.month_start), least(c.charge_end, m.month_end)) AS seconds_in_month,
     CASE WHEN c.charge_seconds > 0 THEN
-        money_share(c.amount_usd, date_diff('second', c.charge_start, least(c.charge_end, m.month_end)), c.charge_seconds)
-        - money_share(c.amount_usd, date_diff('second', c.charge_start, greatest(c.charge_start, m.month_start)), c.charge_seconds)
+        money_div(c.amount_usd * date_diff('second', c.charge_start, least(c.charge_end, m.month_end)), c.charge_seconds)
+        - money_div(c.amount_usd * date_diff('second', c.charge_start, greatest(c.charge_start, m.month_start)), c.charge_seconds)
     ELSE c.amount_usd END AS amount_usd
 FROM intermediate.int_cluster_charge_lines AS c
 JOIN intermediate.int_months_spined AS m

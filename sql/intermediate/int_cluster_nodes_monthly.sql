@@ -23,8 +23,10 @@ pieces AS (
         m.month,
         r.committed,
         r.owned,
-        money_share(r.node_hours, date_diff('second', greatest(m.month_start, r.rate_start), least(m.month_end, r.rate_end)), r.seconds) AS node_hours,
-        money_share(r.amount_usd, date_diff('second', greatest(m.month_start, r.rate_start), least(m.month_end, r.rate_end)), r.seconds) AS amount_usd
+        money_div(r.node_hours * date_diff('second', greatest(m.month_start, r.rate_start), least(m.month_end, r.rate_end)),
+                  r.seconds) AS node_hours,
+        money_div(r.amount_usd * date_diff('second', greatest(m.month_start, r.rate_start), least(m.month_end, r.rate_end)),
+                  r.seconds) AS amount_usd
     FROM sources AS r
     JOIN intermediate.int_months_spined AS m ON r.rate_start < m.month_end AND r.rate_end > m.month_start
     UNION ALL
@@ -34,7 +36,7 @@ pieces AS (
         m.month,
         TRUE,
         TRUE,
-        money_share(h.nodes, date_diff('second', greatest(m.month_start, CAST(h.in_service_date AS TIMESTAMP)),
+        money_div(h.nodes * date_diff('second', greatest(m.month_start, CAST(h.in_service_date AS TIMESTAMP)),
                                       least(m.month_end, coalesce(CAST(h.retired_date AS TIMESTAMP), m.month_end))), 3600),
         NULL
     FROM staging.stg_ledger__hardware AS h

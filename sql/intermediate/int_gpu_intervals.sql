@@ -48,7 +48,7 @@ SELECT
     CASE
         WHEN measure = 'energy_mj'
             THEN money_div(CASE WHEN value >= previous_value THEN value - previous_value ELSE value END, 3600000000)
-        WHEN measure = 'power_w' AND NOT scrape_gap THEN money_share(previous_value, seconds, 3600000)
+        WHEN measure = 'power_w' AND NOT scrape_gap THEN money_div(previous_value * seconds, 3600000)
     END AS energy_kwh,
     CASE WHEN measure = 'engine_active' AND NOT scrape_gap
         THEN CAST(least(previous_value, 1) * seconds AS DECIMAL(38, 6)) END AS active_seconds

@@ -20,7 +20,7 @@ SELECT
     cluster_id,
     month,
     month_index,
-    money_share(amortisable_usd, month_index, life_months) - money_share(amortisable_usd, (month_index - 1), life_months)
+    money_div(amortisable_usd * month_index, life_months) - money_div(amortisable_usd * (month_index - 1), life_months)
         AS amount_usd
 FROM asset_months
 WHERE month_index <= life_months

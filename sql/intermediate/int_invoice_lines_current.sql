@@ -80,7 +80,7 @@ SELECT
     model,
     quantity,
     unit_price_per_million,
-    money_mul(unit_price_per_million, usd_per_unit) AS unit_price_usd_per_million,
+    CAST(unit_price_per_million * usd_per_unit AS DECIMAL(38, 12)) AS unit_price_usd_per_million,
     CASE
         WHEN from_last = 1
             THEN amount_usd - coalesce(sum(share_usd) FILTER (WHERE from_last > 1) OVER line_window, 0)
@@ -88,7 +88,7 @@ SELECT
     END AS amount_usd,
     amount_usd AS line_amount_usd,
     -- quantity x unit price / 1e6, in USD: what the line would be at its own stated price
-    money_mul(money_share(quantity, unit_price_per_million, 1000000), usd_per_unit) AS line_priced_usd,
+    CAST(money_div(quantity * unit_price_per_million, 1000000) * usd_per_unit AS DECIMAL(38, 12)) AS line_priced_usd,
     CAST(months_in_period AS INTEGER) AS months_in_period,
     allocation_basis,
     source_file_hash

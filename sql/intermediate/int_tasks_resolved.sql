@@ -154,7 +154,7 @@ SELECT
     is_latency_violation AS latency_violation,
     is_accepted AS accepted,
     review_minutes,
-    money_share(review_minutes, review_rate_per_hour_usd, 60) AS review_cost_usd,
+    money_div(review_minutes * review_rate_per_hour_usd, 60) AS review_cost_usd,
     -- what the accepted attempt alone costs at the API: its own provider's price (api) or the reference price (self_hosted)
     CASE WHEN is_accepted THEN acc_api_cost END AS accepted_attempt_api_cost_usd,
     single_day,

@@ -479,13 +479,13 @@ final AS (
                 / (CAST(j.monthly_token_capacity AS DOUBLE) / (CAST(j.provisioned_node_hours AS DOUBLE) * 3600))) AS BIGINT)
         END AS break_even_nodes_at_peak,
         -- the fixed cost over the capacity (or what was served, when more): accepted work, failed work, idle
-        money_share(j.fixed_cost_usd, j.accepted_tokens_served, greatest(j.monthly_token_capacity, j.tokens_served))
+        money_count_share(j.fixed_cost_usd, j.accepted_tokens_served, greatest(j.monthly_token_capacity, j.tokens_served))
             AS accepted_work_usd,
         -- at or above the capacity nothing is idle: failed work takes the rest, so no rounding makes idle negative
         CASE WHEN j.tokens_served >= j.monthly_token_capacity
-            THEN CAST(j.fixed_cost_usd - money_share(j.fixed_cost_usd, j.accepted_tokens_served, j.tokens_served)
+            THEN CAST(j.fixed_cost_usd - money_count_share(j.fixed_cost_usd, j.accepted_tokens_served, j.tokens_served)
                 AS DECIMAL(38, 12))
-        ELSE money_share(j.fixed_cost_usd, (j.tokens_served - j.accepted_tokens_served), j.monthly_token_capacity)
+        ELSE money_count_share(j.fixed_cost_usd, (j.tokens_served - j.accepted_tokens_served), j.monthly_token_capacity)
         END AS failed_work_usd,
         CASE WHEN j.monthly_token_capacity > 0 THEN greatest(j.monthly_token_capacity, j.tokens_served) END
             AS cost_basis_tokens

@@ -133,7 +133,7 @@ cluster_shares AS (
         c.cost_class,
         c.class_usd,
         t.team,
-        money_share(c.class_usd, t.tokens, b.basis_tokens) AS share_usd,
+        money_count_share(c.class_usd, t.tokens, b.basis_tokens) AS share_usd,
         row_number() OVER (PARTITION BY c.month, c.cluster_id, c.cost_class ORDER BY t.tokens DESC, t.team ASC) AS n,
         b.basis_tokens,
         s.chargeback_share_idle AS share_idle

@@ -72,7 +72,7 @@ SELECT
         WHEN c.engine_tokens > 0
             THEN CAST(round((c.logged_tokens - c.engine_tokens) * 100.0 / c.engine_tokens, 4) AS DECIMAL(18, 4))
     END AS difference_pct,
-    CAST(money_share(c.engine_tokens, s.reconciliation_tolerance_pct, 100) AS DECIMAL(38, 6)) AS tolerance_tokens,
+    CAST(money_count_share(s.reconciliation_tolerance_pct, c.engine_tokens, 100) AS DECIMAL(38, 6)) AS tolerance_tokens,
     CASE
         WHEN c.engine_tokens IS NULL THEN 'no_metrics'
         WHEN abs(c.logged_tokens - c.engine_tokens) * 100 <= c.engine_tokens * s.reconciliation_tolerance_pct THEN 'ok'

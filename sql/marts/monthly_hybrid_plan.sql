@@ -111,7 +111,7 @@ months AS (
         CASE
             WHEN w.node_month_usd IS NOT NULL THEN w.node_month_usd
             WHEN s.node_month_usd IS NOT NULL THEN s.node_month_usd
-            WHEN b.on_demand_node_hours > 0 THEN money_share(b.on_demand_usd, b.hours_in_month, b.on_demand_node_hours)
+            WHEN b.on_demand_node_hours > 0 THEN money_count_share(b.on_demand_usd, b.hours_in_month, b.on_demand_node_hours)
             ELSE b.committed_node_month_usd
         END AS node_month_usd,
         CASE
@@ -196,7 +196,7 @@ costed AS (
         sum(CASE
             WHEN overflow = 0 THEN CAST(0 AS DECIMAL(38, 12))
             WHEN CAST(overflow AS DOUBLE) * CAST(price_cost_usd AS DOUBLE) < 1e25
-                THEN money_share(CAST(overflow AS DECIMAL(38, 0)), price_cost_usd, price_tokens)
+                THEN money_count_share(price_cost_usd, overflow, price_tokens)
             ELSE CAST(money_div(price_cost_usd, price_tokens) * CAST(overflow AS DECIMAL(38, 0)) AS DECIMAL(38, 12))
         END) AS overflow_at_price_usd,
         bool_or(overflow > 0 AND NOT price_tokens > 0) AS overflow_unpriced

@@ -95,11 +95,11 @@ fixed AS (
 split AS (
     SELECT
         *,
-        money_share(fixed_cost_usd, accepted_tokens, cost_basis_tokens) AS accepted_work_usd,
+        money_count_share(fixed_cost_usd, accepted_tokens, cost_basis_tokens) AS accepted_work_usd,
         -- at or above the capacity nothing is idle: failed work takes the rest, so no rounding makes idle negative
-        CASE WHEN tokens_served >= cost_basis_tokens THEN CAST(fixed_cost_usd - money_share(fixed_cost_usd, accepted_tokens,
+        CASE WHEN tokens_served >= cost_basis_tokens THEN CAST(fixed_cost_usd - money_count_share(fixed_cost_usd, accepted_tokens,
             cost_basis_tokens) AS DECIMAL(38, 12))
-        ELSE money_share(fixed_cost_usd, tokens_served - accepted_tokens, cost_basis_tokens) END AS failed_work_usd
+        ELSE money_count_share(fixed_cost_usd, tokens_served - accepted_tokens, cost_basis_tokens) END AS failed_work_usd
     FROM fixed
 )
 SELECT
@@ -139,7 +139,7 @@ SELECT
     failed_work_usd,
     CASE WHEN cost_basis_tokens IS NOT NULL
         THEN CAST(fixed_cost_usd - accepted_work_usd - failed_work_usd AS DECIMAL(38, 12)) END AS idle_cost_usd,
-    CASE WHEN tokens_served > 0 THEN money_share(fixed_cost_usd, 1000000, tokens_served) END
+    CASE WHEN tokens_served > 0 THEN money_count_share(fixed_cost_usd, 1000000, tokens_served) END
         AS self_hosted_cost_per_million_tokens_served,
     requests,
     peak_hour_requests,

@@ -108,7 +108,7 @@ per_token AS (
         *,
         CAST(saving_per_task_usd * accepted_tasks AS DECIMAL(38, 12)) AS saving_usd,
         CASE WHEN tokens > 0
-            THEN CAST(money_share(saving_per_task_usd, accepted_tasks * 1000000, tokens) AS DECIMAL(38, 12))
+            THEN CAST(money_count_share(saving_per_task_usd, accepted_tasks * 1000000, tokens) AS DECIMAL(38, 12))
         END AS saving_per_million_tokens_usd
     FROM saved
 ),

@@ -12,7 +12,7 @@ SELECT
     t.quantity,
     t.unit,
     t.unit_price,
-    money_mul(t.amount, CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END) AS amount_usd
+    CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd
 FROM raw.cluster_charges AS t
 LEFT JOIN staging.stg_ledger__fx AS fx
     ON

@@ -20,8 +20,8 @@ SELECT
     t.service_category,
     t.consumed_quantity,
     t.consumed_unit,
-    money_mul(t.billed_cost, CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END) AS billed_cost_usd,
-    money_mul(t.effective_cost, CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END) AS effective_cost_usd,
+    CAST(t.billed_cost * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS billed_cost_usd,
+    CAST(t.effective_cost * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS effective_cost_usd,
     t.tags
 FROM raw.focus_charges AS t
 LEFT JOIN staging.stg_ledger__fx AS fx

@@ -5,8 +5,8 @@
 SELECT
     t.asset_id,
     t.cluster_id,
-    money_mul(t.purchase_price, CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END) AS purchase_price_usd,
-    money_mul(coalesce(t.salvage_value, 0), CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END) AS salvage_value_usd,
+    CAST(t.purchase_price * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS purchase_price_usd,
+    CAST(coalesce(t.salvage_value, 0) * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS salvage_value_usd,
     t.in_service_date,
     t.life_months,
     t.retired_date,

@@ -13,7 +13,7 @@ SELECT
     t.model,
     t.quantity,
     t.unit_price_per_million,
-    money_mul(t.amount, CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END) AS amount_usd,
+    CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd,
     t.currency,
     CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS usd_per_unit,
     t.source_file_hash

@@ -6,7 +6,7 @@ SELECT
     t.month,
     nullif(t.cluster_id, '') AS cluster_id,
     t.category,
-    money_mul(t.amount, CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END) AS amount_usd,
+    CAST(t.amount * CASE WHEN t.currency = 'USD' THEN 1 ELSE fx.usd_per_unit END AS DECIMAL(38, 12)) AS amount_usd,
     t.note
 FROM raw.opex AS t
 LEFT JOIN staging.stg_ledger__fx AS fx

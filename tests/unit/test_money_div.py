@@ -125,3 +125,35 @@ def test_money_share_is_amount_times_part_over_whole_and_never_overflows(con, am
         assert abs(got - exact) <= Decimal("5e-13") / whole + Decimal("5e-13")
     else:
         assert abs(got - exact) <= abs(amount) * Decimal("5e-13") + Decimal("5e-13")
+
+
+def mul(con, a: Decimal, b: Decimal) -> Decimal | None:
+    return con.execute(
+        "SELECT money_mul(CAST(? AS DECIMAL(38, 12)), CAST(? AS DECIMAL(38, 12)))", [str(a), str(b)]
+    ).fetchone()[0]
+
+
+# two figures whose product DECIMAL(38, 12) holds (below 1e26), each with up to 12 places: the product of two
+# DECIMAL(38, 12) in DuckDB's own `*` holds less than 1e14
+@settings(max_examples=300, deadline=None)
+@given(
+    a=st.decimals(min_value=-(10**13), max_value=10**13, places=12),
+    b=st.decimals(min_value=-(10**12), max_value=10**12, places=12),
+)
+def test_money_mul_is_the_exact_product_rounded_once_for_any_product_below_1e26(con, a, b):
+    with localcontext() as ctx:
+        ctx.prec = 80
+        exact = (a * b).quantize(Decimal("1e-12"), rounding=ROUND_HALF_UP)
+    assert mul(con, a, b) == exact
+
+
+def test_money_mul_by_hand():
+    c = duckdb.connect()
+    define_macros(c)
+    # $10,000,001 x $10,000,001 = 100,000,020,000,001 (past DuckDB's 1e14 for a DECIMAL(38, 24) product)
+    assert mul(c, Decimal("10000001"), Decimal("10000001")) == Decimal("100000020000001")
+    # -1,000,000,000,000.5 x 99,999,999,999.999999999999 = -100,000,000,000,049,999,999,998.9999999999995, a tie at
+    # the 13th place: away from zero
+    assert mul(c, Decimal("-1000000000000.5"), Decimal("99999999999.999999999999")) == Decimal(
+        "-100000000000049999999999.000000000000"
+    )
