@@ -207,7 +207,9 @@ def open_published(db: Path | str):  # noqa: ANN201 - a duckdb connection
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
-    con.execute("SET file_search_path = ?", [str(Path(db).absolute().parent)])
+    if not con.execute("SELECT current_setting('lock_configuration')").fetchall()[0][0]:
+        # (a costledger command of this process opened it sandboxed: its instance has the search path already)
+        con.execute("SET file_search_path = ?", [str(Path(db).absolute().parent)])
     return con
 
 

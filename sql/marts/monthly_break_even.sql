@@ -197,7 +197,7 @@ inputs AS (
         coalesce(up.api_invoice_uplift, CAST(1 AS DECIMAL(38, 12))) AS api_invoice_uplift,
         coalesce(up.invoice_unreconciled, FALSE) AS invoice_unreconciled,
         coalesce(el.cluster_logs_incomplete, FALSE) AS cluster_logs_incomplete,
-        CAST(coalesce(w.api_waste_factor, 1) * coalesce(up.api_invoice_uplift, 1) AS DECIMAL(38, 12)) AS api_overhead_factor,
+        money_mul(coalesce(w.api_waste_factor, 1), coalesce(up.api_invoice_uplift, 1)) AS api_overhead_factor,
         CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
             THEN money_div(x.sh_accepted_equivalent_usd, r.sh_accepted) END AS sh_accepted_equivalent_per_task,
         money_div(r.api_review_usd, r.api_accepted) AS api_review_per_task,
@@ -217,7 +217,7 @@ inputs AS (
 comparator AS (
     SELECT
         *,
-        CAST(sh_accepted_equivalent_per_task * api_overhead_factor AS DECIMAL(38, 12))
+        money_mul(sh_accepted_equivalent_per_task, api_overhead_factor)
             AS api_equivalent_cost_per_accepted_task_usd,
         money_div(run_rate_usd + api_review_usd, api_accepted) AS api_measured_cost_per_accepted_task_usd,
         coalesce(sh_review_per_task, api_review_per_task, CAST(0 AS DECIMAL(38, 12)))
@@ -327,7 +327,7 @@ moved AS (
         CAST(j.fixed_cost_usd + e.fixed_delta AS DECIMAL(38, 12)) AS f,
         comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
             j.api_review_per_accepted_task_usd, e.equivalent_factor, e.review_factor) AS c,
-        CAST(j.self_hosted_variable_cost_per_accepted_task_usd * e.review_factor AS DECIMAL(38, 12)) AS v
+        money_mul(j.self_hosted_variable_cost_per_accepted_task_usd, e.review_factor) AS v
     FROM ends AS e
     JOIN judged AS j USING (month)
 ),
@@ -433,7 +433,7 @@ joint AS (
         ji.f,
         comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
             j.api_review_per_accepted_task_usd, ji.equivalent_factor, ji.review_factor) AS c,
-        CAST(j.self_hosted_variable_cost_per_accepted_task_usd * ji.review_factor AS DECIMAL(38, 12)) AS v,
+        money_mul(j.self_hosted_variable_cost_per_accepted_task_usd, ji.review_factor) AS v,
         j.sh_accepted
     FROM joint_inputs AS ji
     JOIN judged AS j USING (month)

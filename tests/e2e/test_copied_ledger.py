@@ -7,10 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from tests.conftest import cli
+from tests.conftest import cli, open_published
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +31,7 @@ def test_a_ledger_copied_then_moved_answers_every_reading_command(demo_db, tmp_p
     # the raw requests, read through the lake of the moved folder: the demo's 4 months of requests, as the original
     res = cli("sql", "select count(*) AS n from raw.requests", "--db", db, "--format", "json")
     assert res.exit_code == 0, res.output
-    original = duckdb.connect(str(demo_db), read_only=True)
-    original.execute("SET file_search_path = ?", [str(demo_db.parent)])
+    original = open_published(demo_db)
     try:
         (n,) = original.execute("SELECT count(*) FROM raw.requests").fetchone()
     finally:

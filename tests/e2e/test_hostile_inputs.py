@@ -353,7 +353,7 @@ def test_bad_settings_name_the_file_and_key(tmp_path, toml, key):
     path = tmp_path / "bad.toml"
     path.write_text(toml)
     res = cli("status", "--settings", path, "--db", tmp_path / "x.duckdb")
-    assert res.exit_code == 1 and str(path) in res.output and key in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and str(path) in res.output and key in res.output and "Traceback" not in res.output
 
 
 def test_disk_full_while_publishing_leaves_no_temporary_file_and_exits_6(tmp_path, monkeypatch):
