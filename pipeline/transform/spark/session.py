@@ -29,6 +29,9 @@ FIXED_OPTIONS = {
     "spark.sql.decimalOperations.allowPrecisionLoss": "false",
     "spark.sql.ansi.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
+    # no broadcast joins: the marts' month tables are small, but a mart's plan (the break-even's, with its exact money
+    # arithmetic written out) made Spark broadcast past the driver's memory at 1 M requests
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
     "spark.sql.timestampType": "TIMESTAMP_NTZ",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
