@@ -289,14 +289,20 @@ class RepeatedKey(ValueError):
         self.key = key
 
 
+def repeated_key(pairs: list[tuple[str, object]]) -> str | None:
+    """The first key a JSON object's (key, value) pairs name a second time, or None."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
 def _no_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise RepeatedKey(key[:60])
-            seen.add(key)
+        raise RepeatedKey(str(repeated_key(pairs))[:60])
     return obj
 
 

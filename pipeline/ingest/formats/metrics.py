@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS, MetricsCluster
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
-from pipeline.ingest.readers import FileRejected, ReadResult, TextColumns, utf8_text
+from pipeline.ingest.readers import FileRejected, ReadResult, TextColumns, repeated_key, utf8_text
 
 if TYPE_CHECKING:
     from pipeline.ingest.formats.landed import Detected
@@ -58,12 +58,7 @@ def _marking_repeats(pairs: list[tuple[str, object]]) -> dict:
     if len(obj) == len(pairs):
         return obj
     marked = _Repeated(obj)
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            marked.repeated = key
-            break
-        seen.add(key)
+    marked.repeated = str(repeated_key(pairs))
     return marked
 
 
