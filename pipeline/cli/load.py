@@ -196,25 +196,11 @@ def nightly(
     4 a reconciliation mismatch (invoice or usage export vs logs) in any month (on every run while it lasts);
     5 another process is writing; 6 disk full; 130 interrupted.
     """
-    from pipeline.run.nightly import run_nightly, scan_landing
-    from pipeline.storage.remote import UnsupportedScheme, landing_url
+    from pipeline.run.nightly import run_nightly
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
-    try:
-        url = landing_url(landing_dir)
-    except UnsupportedScheme as exc:
-        error(str(exc))
-        raise typer.Exit(exc.exit_code) from None
-    fetched = writer(_fetch, Store.for_db(s.db), url) if url else None
-    if fetched:
-        landing_dir = fetched.folder
-    if not landing_dir.is_dir():
-        error(f"landing folder {landing_dir} does not exist")
-        raise typer.Exit(ExitCode.FAILURE)
-    found = scan_landing(landing_dir)  # once: its files are the progress bar's total and what the run loads
-    if fetched:
-        found.rejected += fetched.rejected
+    landing_dir, url, found = _landing(s, landing_dir)
     entries = len(found.pairs) + len(found.unknown_folders) + len(found.not_read) + len(found.rejected)
     with Progress(entries, as_json) as progress:
         run = writer(
@@ -235,6 +221,30 @@ def nightly(
         out.print(plain_report(rcon, None))
         rcon.close()
     exit_for(run)
+
+
+def _landing(s, landing_dir: Path):  # noqa: ANN001, ANN202 - settings; (folder, url or None, what was found)
+    """The local folder the nightly walks (an ``s3://`` landing copied into the ledger's folder first), its URL when
+    remote, and its files, scanned once: they are the progress bar's total and what the run loads."""
+    from pipeline.run.nightly import scan_landing
+    from pipeline.storage.remote import UnsupportedScheme, landing_url
+    from pipeline.storage.store import Store
+
+    try:
+        url = landing_url(landing_dir)
+    except UnsupportedScheme as exc:
+        error(str(exc))
+        raise typer.Exit(exc.exit_code) from None
+    fetched = writer(_fetch, Store.for_db(s.db), url) if url else None
+    if fetched:
+        landing_dir = fetched.folder
+    if not landing_dir.is_dir():
+        error(f"landing folder {landing_dir} does not exist")
+        raise typer.Exit(ExitCode.FAILURE)
+    found = scan_landing(landing_dir)
+    if fetched:
+        found.rejected += fetched.rejected
+    return landing_dir, url, found
 
 
 def _local_files(files: list[Path]) -> None:

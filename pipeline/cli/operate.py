@@ -83,6 +83,15 @@ def rollback(
         )
 
 
+def _shown(value: object) -> object:
+    """A setting's value as JSON shows it: text with any URL's credentials masked, numbers as exact text."""
+    from pipeline.base.text import masked_url
+
+    if isinstance(value, str):
+        return masked_url(value)
+    return value if isinstance(value, (int, type(None))) else str(value)
+
+
 @app.command("settings", rich_help_panel=toc.panel("settings"))
 def settings_cmd(
     settings: SettingsOpt = None,
@@ -122,20 +131,7 @@ def settings_cmd(
     docs = FIELD_DOCS()
     if as_json:
         out.print_json(
-            json.dumps(
-                {
-                    k: {
-                        "value": masked_url(v)
-                        if isinstance(v, str)
-                        else v
-                        if isinstance(v, (int, type(None)))
-                        else str(v),
-                        "from": origins[k],
-                    }
-                    for k, v in s.as_dict().items()
-                    if k != "source"
-                }
-            )
+            json.dumps({k: {"value": _shown(v), "from": origins[k]} for k, v in s.as_dict().items() if k != "source"})
         )
         return
     table = Table(title=Text(f"settings (file: {s.source})"))

@@ -39,7 +39,7 @@ def is_data_file(path: Path) -> bool:
     return Path(stem).suffix in SUFFIXES
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Landing:
     """What a landing folder holds: the files to load, and what is not loaded and why."""
 
@@ -124,7 +124,7 @@ def scan_landing(landing: Path) -> Landing:
     if not landing.is_dir():
         raise FileNotFoundError(f"landing folder {landing} does not exist or is not a folder")
     root = landing.resolve()
-    found = Landing([], [], [], [])
+    found = Landing(pairs=[], unknown_folders=[], other_entries=[], outside_links=[])
     for kind in KIND_ORDER:
         folder = landing / kind
         if not folder.is_dir():

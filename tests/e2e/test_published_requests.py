@@ -96,16 +96,16 @@ def test_published_requests_equal_the_work_files_incremental_table(two_nights):
     """The published view computes from all requests at read time; the work file appended the second day: the
     same rows either way."""
     work = two_nights.with_name(two_nights.name + ".d") / "work.duckdb"
-    con = open_published(work)
+    con = open_published(two_nights)
     try:
-        con.execute("ATTACH ? AS pub (READ_ONLY)", [str(two_nights)])
-        for a, b in (("intermediate", "pub.intermediate"), ("pub.intermediate", "intermediate")):
+        con.execute("ATTACH ? AS work (READ_ONLY)", [str(work)])
+        for a, b in (("work.intermediate", "intermediate"), ("intermediate", "work.intermediate")):
             extra = con.execute(
                 f"SELECT count(*) FROM (SELECT * FROM {a}.int_requests_priced "
                 f"EXCEPT ALL SELECT * FROM {b}.int_requests_priced)"
             ).fetchall()[0][0]
             assert extra == 0
-        assert con.execute("SELECT count(*) FROM pub.intermediate.int_requests_priced").fetchall()[0][0] == 5
+        assert con.execute("SELECT count(*) FROM intermediate.int_requests_priced").fetchall()[0][0] == 5
     finally:
         con.close()
 
