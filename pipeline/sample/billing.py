@@ -48,10 +48,13 @@ def _moonshot_days(requests: list[dict], dropped: int) -> dict[datetime, dict[st
         d["out_usd"] += Decimal(out_tokens) * p.out / Decimal(1_000_000)
     ordered = sorted(days)
     if dropped and ordered:
-        last = days[ordered[-1]]
+        # the provider counts and bills them at its list price of that day
+        last, p = days[ordered[-1]], price_at("moonshot", ordered[-1])
         last["miss"] += 10_000 * dropped
         last["out"] += 2_000 * dropped
         last["n"] += dropped
+        last["miss_usd"] += Decimal(10_000 * dropped) * p.miss / Decimal(1_000_000)
+        last["out_usd"] += Decimal(2_000 * dropped) * p.out / Decimal(1_000_000)
 
     return days
 
@@ -59,7 +62,7 @@ def _moonshot_days(requests: list[dict], dropped: int) -> dict[datetime, dict[st
 def write_provider_exports(out: Path, requests: list[dict], month: datetime, dropped: int, costs: bool) -> None:
     """Moonshot's usage export for the month (daily buckets; ``dropped`` requests of 10,000 input and 2,000 output
     tokens on the last day are counted by the provider but were never logged), and if ``costs`` its Costs export
-    (daily amounts per line item, exactly the metered ones: their sum is the month's usage lines)."""
+    (daily amounts per line item at list price: the logged requests' metered cost, and the dropped ones billed too)."""
     days = _moonshot_days(requests, dropped)
 
     def bucket(day: datetime, results: list[dict]) -> dict:

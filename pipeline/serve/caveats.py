@@ -15,8 +15,12 @@ if TYPE_CHECKING:
 
 #: one sentence per caveat the verdict carries (monthly_break_even.verdict_caveats)
 CAVEATS = {
-    "invoice_unreconciled": "The reference provider's invoice does not match its request logs this month, so the "
-    "API price used here carries that gap (see 'How far to trust these numbers').",
+    "invoice_unreconciled": "The reference provider's invoice does not match its request logs this month (see "
+    "'How far to trust these numbers').",
+    "invoice_volume_unknown": "The reference provider's invoice states no quantities and there is no usage export "
+    "for the month, so what it bills beyond the logged requests could be a higher price or requests that were never "
+    "logged; the API price here takes it as price (while the invoice does not reconcile, the verdict is also "
+    "checked with it taken as volume).",
     "api_waste_assumed": "Too few tasks went to the API to measure what it spends on failures and retries; it is "
     "assumed to spend nothing on them, which makes the API look cheaper than it may be.",
     "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "

@@ -449,14 +449,15 @@ def comparator_how(d: "ReportData") -> str:
         else ""
     )
     unreconciled = (
-        " (the reference provider's invoice and logs do not reconcile this month: this figure carries the gap)"
-        if "invoice_unreconciled" in (be.verdict_caveats or [])
+        " (its invoice states no quantities and there is no usage export: this takes all it bills beyond the logs as "
+        "price)"
+        if "invoice_volume_unknown" in (be.verdict_caveats or [])
         else ""
     )
     return (
         "the cluster's own accepted attempts at the reference API price, times the API's spend on failures and "
         f"retries per accepted dollar ({be.api_waste_factor:.3f}x, {waste}{interval}) and times what the "
-        f"reference provider's invoices add to its list prices ({be.api_invoice_uplift:.3f}x{unreconciled}), "
+        f"reference provider's invoices charge beyond its list prices ({be.api_invoice_uplift:.3f}x{unreconciled}), "
         "plus review"
     )
 

@@ -64,7 +64,18 @@ SELECT
             + CAST(b.cache_write_1h_input_tokens AS DECIMAL(38, 0)) * p.cache_write_1h_per_million
         )
         + CAST(b.web_search_calls AS DECIMAL(38, 0)) * p.web_search_per_call
-    ) AS c_not_read_input_usd
+    ) AS c_not_read_input_usd,
+    -- each token type at its own price (what the invoice uplift values a bill's quantities at)
+    sum(per_million(CAST(b.cache_hit_input_tokens AS DECIMAL(38, 0)) * p.cache_hit_input_per_million))
+        AS cache_hit_input_usd,
+    sum(per_million(CAST(b.cache_miss_input_tokens AS DECIMAL(38, 0)) * p.cache_miss_input_per_million))
+        AS cache_miss_input_usd,
+    sum(per_million(CAST(b.cache_write_5m_input_tokens AS DECIMAL(38, 0)) * p.cache_write_5m_per_million))
+        AS cache_write_5m_input_usd,
+    sum(per_million(CAST(b.cache_write_1h_input_tokens AS DECIMAL(38, 0)) * p.cache_write_1h_per_million))
+        AS cache_write_1h_input_usd,
+    sum(per_million(CAST(b.output_tokens + b.reasoning_tokens AS DECIMAL(38, 0)) * p.output_per_million)) AS output_usd,
+    sum(CAST(b.web_search_calls AS DECIMAL(38, 0)) * p.web_search_per_call) AS web_search_usd
 FROM by_band AS b
 -- unpriced requests (no band) find no prices: their a/b/c terms are NULL, which sum() leaves out
 LEFT JOIN intermediate.int_prices_effective AS p ON b.price_band = p.price_band

@@ -2,6 +2,7 @@
 -- materialized: table
 -- unique_key: month, route, provider, cluster_id, team
 -- description: Request volume, tokens and token cost per month, route, provider, cluster and team: the sums every monthly model needs, so none of them reads the request-level table. metered_usd: API rows at their provider's price (priced rows only); api_equivalent_usd: self-hosted rows at the reference API price. The a/b/c sums split the priced rows' cost at the API (own provider for api rows, reference price for self-hosted rows) for the cache-hit sensitivity (cost(h) = A - h x B + C; C is what does not depend on the hit rate: output, cache writes, web searches). The sums of its days (int_requests_daily), rounded once.
+-- column cache_hit_input_usd: The cache-hit input tokens at their price band's cache-hit price (likewise cache_miss_input_usd, cache_write_5m_input_usd, cache_write_1h_input_usd, output_usd for output and reasoning, web_search_usd): each token type's list cost, which the invoice uplift values a bill's quantities by.
 SELECT
     month,
     route,
@@ -22,6 +23,12 @@ SELECT
     CAST(coalesce(sum(api_equivalent_usd), 0) AS DECIMAL(38, 12)) AS api_equivalent_usd,
     CAST(coalesce(sum(a_all_miss_usd), 0) AS DECIMAL(38, 12)) AS a_all_miss_usd,
     CAST(coalesce(sum(b_hit_saving_usd), 0) AS DECIMAL(38, 12)) AS b_hit_saving_usd,
-    CAST(coalesce(sum(c_not_read_input_usd), 0) AS DECIMAL(38, 12)) AS c_not_read_input_usd
+    CAST(coalesce(sum(c_not_read_input_usd), 0) AS DECIMAL(38, 12)) AS c_not_read_input_usd,
+    CAST(coalesce(sum(cache_hit_input_usd), 0) AS DECIMAL(38, 12)) AS cache_hit_input_usd,
+    CAST(coalesce(sum(cache_miss_input_usd), 0) AS DECIMAL(38, 12)) AS cache_miss_input_usd,
+    CAST(coalesce(sum(cache_write_5m_input_usd), 0) AS DECIMAL(38, 12)) AS cache_write_5m_input_usd,
+    CAST(coalesce(sum(cache_write_1h_input_usd), 0) AS DECIMAL(38, 12)) AS cache_write_1h_input_usd,
+    CAST(coalesce(sum(output_usd), 0) AS DECIMAL(38, 12)) AS output_usd,
+    CAST(coalesce(sum(web_search_usd), 0) AS DECIMAL(38, 12)) AS web_search_usd
 FROM intermediate.int_requests_daily
 GROUP BY month, route, provider, cluster_id, team

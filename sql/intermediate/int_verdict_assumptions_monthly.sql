@@ -1,7 +1,7 @@
 -- grain: one row per month x assumption
 -- materialized: table
 -- unique_key: month, assumption
--- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (operating costs, the opex rows and the metered energy line, down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), and reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix: its cost of the cluster's tokens / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band).
+-- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (operating costs, the opex rows and the metered energy line, down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix, each provider at its own waste factor W and invoice uplift U: its cost of the cluster's tokens x its W x its U / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band; a provider with too few accepted tasks for its own W takes the reference's), and invoice_uplift (U at 1 and at the reference provider's invoiced usage / metered cost, when its invoice states no quantities and no usage export says whether what it bills beyond the logs is price or unlogged volume; the break-even mart keeps it only in months whose invoice does not reconcile).
 -- settings: reference_api_model, reference_api_provider, robustness_operating_cost_share
 -- column value_low: The assumption's low value (a factor, a share or a price ratio).
 -- column value_high: Its high value.
@@ -76,15 +76,29 @@ month_prices AS (
         AND p.valid_from < m.month_end AND (p.valid_until IS NULL OR p.valid_until > m.month_start)
     GROUP BY m.month, p.provider
 ),
+-- the cluster's token mix at each provider's price, times that provider's own W (the reference's when it has too few
+-- accepted tasks for one) and its own U: what C's token part would be with that provider as the reference
 mix_cost AS (
     SELECT
         p.month,
         p.provider,
         p.provider = s.reference_api_provider AS is_reference,
-        CAST(t.sh_hit * p.hit_price + t.sh_miss * p.miss_price + t.sh_out * p.output_price AS DECIMAL(38, 12)) AS cost
+        money_mul(money_mul(
+            CAST(t.sh_hit * p.hit_price + t.sh_miss * p.miss_price + t.sh_out * p.output_price AS DECIMAL(38, 12)),
+            coalesce(w.api_waste_factor, rw.api_waste_factor, 1)), coalesce(u.api_invoice_uplift, 1)) AS cost
     FROM month_prices AS p
     CROSS JOIN settings AS s
     JOIN tokens AS t USING (month)
+    LEFT JOIN intermediate.int_api_waste_monthly AS w ON w.month = p.month AND w.provider = p.provider
+    LEFT JOIN intermediate.int_api_waste_monthly AS rw ON rw.month = p.month AND rw.is_break_even_factor
+    LEFT JOIN intermediate.int_api_uplift_monthly AS u ON u.month = p.month AND u.provider = p.provider
+),
+-- the reference provider's uplift when its invoice cannot tell price from unlogged volume
+uplift AS (
+    SELECT u.month, u.api_invoice_uplift, u.naive_uplift
+    FROM intermediate.int_api_uplift_monthly AS u
+    JOIN settings AS s ON u.provider = s.reference_api_provider
+    WHERE u.uplift_basis = 'logged' AND u.api_invoice_uplift <> 1
 ),
 cases AS (
     SELECT
@@ -137,6 +151,20 @@ cases AS (
     FROM mix_cost AS o
     JOIN mix_cost AS r ON r.month = o.month AND r.is_reference
     WHERE NOT o.is_reference AND r.cost > 0
+    UNION ALL
+    -- U at 1 (what the invoice bills beyond the logs is unlogged volume) and at invoiced / metered (it is price)
+    SELECT
+        month,
+        'invoice_uplift',
+        least(1, CAST(naive_uplift AS DOUBLE)),
+        greatest(1, CAST(naive_uplift AS DOUBLE)),
+        0,
+        0,
+        money_div(least(1, naive_uplift), api_invoice_uplift),
+        money_div(greatest(1, naive_uplift), api_invoice_uplift),
+        1,
+        1
+    FROM uplift
     UNION ALL
     -- operating costs (opex) down and up by the operating_cost_share setting
     SELECT

@@ -18,8 +18,8 @@
 -- column api_waste_basis: 'month' (the reference provider's month alone), 'pooled' (with months before it), 'pooled_providers' (every API provider of the month) or 'assumed' (too few accepted API tasks even pooled: W = 1).
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
--- column api_invoice_uplift: U: the reference provider's invoiced run-rate (lines other than credit and tax) / its metered cost that month, when both exist (fees and surcharges its invoices add to list prices); else 1.
--- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month, so U carries the gap), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix), 'sweep_optimistic' (a cluster's accepted attempts ran near the latency SLO while its busiest hour used under half the sweep's capacity: the load test overstates what it serves), 'cluster_logs_incomplete' (a cluster's request log holds fewer tokens than its serving engines counted: marts.monthly_engine_reconciliation is logs_missing).
+-- column api_invoice_uplift: U: what the reference provider's invoices charge beyond list price for the same tokens (intermediate.int_api_uplift_monthly: its invoiced usage over the invoice's own quantities at list, else over its usage export's, else over the metered cost of the logged requests, caveat invoice_volume_unknown); 1 without an invoice. Tokens billed but never logged are volume, not price: they do not raise U.
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month), 'invoice_volume_unknown' (U differs from 1 and neither the invoice's quantities nor a usage export say whether the difference is price or unlogged volume: U is then one of the robustness assumptions, at 1 and at that ratio), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix), 'sweep_optimistic' (a cluster's accepted attempts ran near the latency SLO while its busiest hour used under half the sweep's capacity: the load test overstates what it serves), 'cluster_logs_incomplete' (a cluster's request log holds fewer tokens than its serving engines counted: marts.monthly_engine_reconciliation is logs_missing).
 -- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
 -- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
@@ -105,14 +105,14 @@ api AS (
     GROUP BY month
 ),
 settings AS (SELECT * FROM staging.stg_ledger__settings),
--- the invoice uplift U: the reference provider's invoiced run-rate / its metered cost, when both exist
+-- the invoice uplift U: the reference provider's price beyond list (int_api_uplift_monthly)
 uplift AS (
     SELECT
         p.month,
-        CASE WHEN p.has_invoice AND p.metered_usd > 0 THEN money_div(p.invoiced_usage_usd, p.metered_usd) END
-            AS api_invoice_uplift,
+        p.api_invoice_uplift,
+        p.uplift_basis,
         coalesce(rc.status IN ('mismatch', 'missing_requests'), FALSE) AS invoice_unreconciled
-    FROM intermediate.int_api_provider_monthly AS p
+    FROM intermediate.int_api_uplift_monthly AS p
     JOIN settings AS s ON p.provider = s.reference_api_provider
     LEFT JOIN marts.monthly_reconciliation AS rc USING (month, provider)
 ),
@@ -196,6 +196,7 @@ inputs AS (
         coalesce(w.api_waste_factor_high, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_high,
         coalesce(up.api_invoice_uplift, CAST(1 AS DECIMAL(38, 12))) AS api_invoice_uplift,
         coalesce(up.invoice_unreconciled, FALSE) AS invoice_unreconciled,
+        coalesce(up.uplift_basis = 'logged' AND up.api_invoice_uplift <> 1, FALSE) AS invoice_volume_unknown,
         coalesce(el.cluster_logs_incomplete, FALSE) AS cluster_logs_incomplete,
         money_mul(coalesce(w.api_waste_factor, 1), coalesce(up.api_invoice_uplift, 1)) AS api_overhead_factor,
         CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
@@ -306,6 +307,8 @@ assumed AS MATERIALIZED (
     FROM judged AS j
     JOIN intermediate.int_verdict_assumptions_monthly AS a USING (month)
     WHERE j.verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
+        -- U is in doubt only while the invoice does not reconcile
+        AND (a.assumption <> 'invoice_uplift' OR j.invoice_unreconciled)
 ),
 -- each assumption's two ends, one row each
 ends AS (
@@ -549,6 +552,7 @@ SELECT
     -- what the verdict rests on that the data could not confirm
     list_filter([
         CASE WHEN invoice_unreconciled THEN 'invoice_unreconciled' END,
+        CASE WHEN invoice_volume_unknown AND api_cost_source = 'equivalent' THEN 'invoice_volume_unknown' END,
         CASE WHEN api_waste_basis = 'assumed' AND api_cost_source = 'equivalent' THEN 'api_waste_assumed' END,
         CASE WHEN capacity_mix_warning THEN 'capacity_mix_warning' END,
         CASE WHEN sweep_nodes_assumed THEN 'sweep_nodes_assumed' END,

@@ -208,6 +208,57 @@ def invoiced_usage() -> dict[tuple[dt.date, str], Decimal]:
     return out
 
 
+def uplifts(reqs: list[Request]) -> dict[tuple[dt.date, str], Decimal]:
+    """U per (month, provider): invoiced usage over what the bill says was used, at the list prices the month's logged
+    requests paid for each token type; what was used from the invoice lines' quantities when every usage line states
+    one, else from the provider's usage export, else the logged requests themselves (invoiced / metered)."""
+    tokens: dict[tuple, Decimal] = defaultdict(Decimal)
+    usd: dict[tuple, Decimal] = defaultdict(Decimal)
+    metered: dict[tuple, Decimal] = defaultdict(Decimal)
+    for q in reqs:
+        if q.route == "api":
+            metered[(q.month, q.provider)] += q.cost
+            for kind, n, unit in (("hit", q.hit, q.ref_price.hit), ("miss", q.miss, q.ref_price.miss),
+                                  ("out", q.out, q.ref_price.out)):  # fmt: skip
+                tokens[(q.month, q.provider, kind)] += n
+                usd[(q.month, q.provider, kind)] += n * unit / M
+
+    def at_list(m: dt.date, provider: str, used: dict[str, Decimal]) -> Decimal:
+        return sum(n * usd[(m, provider, k)] / tokens[(m, provider, k)] for k, n in used.items() if n)
+
+    stated: dict[tuple, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    unstated: set[tuple] = set()
+    for r in rows("invoices"):
+        kind = {"input_cache_hit": "hit", "input_cache_miss": "miss", "output": "out"}.get(r["line_type"])
+        key = (month_of(ts(r["period_start"])), r["provider"])
+        if kind and r["quantity"] not in (None, ""):
+            stated[key][kind] += Decimal(r["quantity"])
+        elif kind:
+            unstated.add(key)
+    for path in (SAMPLE / "invoices").glob("moonshot-*.json"):  # a costs export: amounts only
+        for bucket in json.loads(path.read_text())["data"]:
+            day = dt.datetime.fromtimestamp(bucket["start_time"], dt.UTC).replace(tzinfo=None)
+            unstated.add((month_of(day), "moonshot"))
+    exported: dict[tuple, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    for path in (SAMPLE / "usage").glob("moonshot-usage-*.json"):
+        for bucket in json.loads(path.read_text())["data"]:
+            day = dt.datetime.fromtimestamp(bucket["start_time"], dt.UTC).replace(tzinfo=None)
+            for u in bucket["results"]:
+                used = exported[(month_of(day), "moonshot")]
+                used["hit"] += u["input_cached_tokens"]
+                used["miss"] += u["input_tokens"] - u["input_cached_tokens"]
+                used["out"] += u["output_tokens"]
+    out = {}
+    for key, billed in invoiced_usage().items():
+        if key in stated and key not in unstated:
+            out[key] = billed / at_list(*key, stated[key])
+        elif key in exported:
+            out[key] = billed / at_list(*key, exported[key])
+        else:
+            out[key] = billed / metered[key]
+    return out
+
+
 # ---- the cluster: cost classes, node-hours, capacity ----
 
 
@@ -354,7 +405,7 @@ def verdict_of(c: Decimal, v: Decimal, accepted: int, break_even: Decimal | None
     return "self_hosting_cheaper" if accepted > 0 and accepted >= break_even else "api_cheaper"
 
 
-def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
+def month_figures(m: dt.date, reqs, tks, uplift, cl: Cluster, table) -> dict:
     api_req = [q for q in reqs if q.route == "api" and q.month == m]
     sh_req = [q for q in reqs if q.route == "self_hosted" and q.month == m]
     api_t = [t for t in tks.values() if t.route == "api" and t.month == m]
@@ -367,8 +418,13 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
     ref_acc = [t for t in api_acc if t.accepted_attempt.provider == REFERENCE]
     assert len(ref_acc) >= MIN_TASKS  # every demo month measures the reference provider's W on its own
     w = sum(q.cost for q in api_req if q.provider == REFERENCE) / sum(t.accepted_attempt.cost for t in ref_acc)
-    metered_ref = sum(q.cost for q in api_req if q.provider == REFERENCE)
-    u = invoiced[(m, REFERENCE)] / metered_ref
+    u = uplift[(m, REFERENCE)]
+    # each provider's own W (the alternatives of the robustness are priced at it)
+    own_w = {
+        p: sum(q.cost for q in api_req if q.provider == p)
+        / sum(t.accepted_attempt.cost for t in api_acc if t.accepted_attempt.provider == p)
+        for p in table
+    }
     equivalent = sum(t.accepted_attempt.cost for t in sh_acc) / n_sh * w * u
     api_review = sum(t.review_usd for t in api_t) / n_api
     c = equivalent + api_review
@@ -436,6 +492,7 @@ def month_figures(m: dt.date, reqs, tks, invoiced, cl: Cluster, table) -> dict:
         "_p95": p95,
         "_optimistic": optimistic,
         "_parts": (f, equivalent, api_review, v, n_sh, committed, sh_req, api_req, table),
+        "_providers": {p: (own_w[p], uplift[(m, p)]) for p in table},
     }
 
 
@@ -464,13 +521,15 @@ def assumptions(fig: dict, ledger_row: dict, cl: Cluster) -> dict[str, tuple[tup
     h_api = Decimal(sum(q.hit for q in api_req)) / sum(q.hit + q.miss for q in api_req)
     ratio = (a - h_api * b + rest) / (a - h_sh * b + rest)
     out["api_cache_hit_rate"] = ((zero, one, one), (zero, ratio, one))
-    # each other provider's price of the model, at the cluster's token mix, in force at the month's end
+    # each other provider's price of the model, at the cluster's token mix, in force at the month's end, times its own
+    # W and U against the reference's
     end = start(next_month(m)) - dt.timedelta(microseconds=1)
     hit, miss, toks = (sum(getattr(q, k) for q in sh_req) for k in ("hit", "miss", "out"))
-    ref = cost(price_at(table, REFERENCE, end), hit, miss, toks)
+    own = fig["_providers"]
+    ref = cost(price_at(table, REFERENCE, end), hit, miss, toks) * own[REFERENCE][0] * own[REFERENCE][1]
     for provider in table:
         if provider != REFERENCE:
-            r = cost(price_at(table, provider, end), hit, miss, toks) / ref
+            r = cost(price_at(table, provider, end), hit, miss, toks) * own[provider][0] * own[provider][1] / ref
             out[f"reference_provider:{provider}"] = ((zero, r, one), (zero, r, one))
     return out
 
@@ -495,10 +554,10 @@ def close(ours, theirs, rel: str = "1e-9") -> bool:
 def oracle():
     table = prices()
     reqs = requests(table)
-    invoiced = invoiced_usage()
+    uplift = uplifts(reqs)
     cl = cluster()
     tks = tasks(reqs)
-    return {m.isoformat(): month_figures(m, reqs, tks, invoiced, cl, table) for m in MONTHS}, cl, reqs, tks
+    return {m.isoformat(): month_figures(m, reqs, tks, uplift, cl, table) for m in MONTHS}, cl, reqs, tks
 
 
 @pytest.mark.slow
