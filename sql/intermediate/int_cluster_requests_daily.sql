@@ -5,7 +5,7 @@
 -- input requests_near_days: intermediate.int_requests_priced (cluster_id, route, latency_ms, started_at, ended_at, cache_hit_input_tokens, cache_miss_input_tokens, output_tokens, reasoning_tokens), day started_at, lookback ended_at
 -- input accepted_of_days: intermediate.int_tasks_resolved (accepted_day, accepted_cluster_id, accepted_latency_ms, accepted_request_id, route, accepted), day accepted_day
 -- unique_key: cluster_id, day
--- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens), the tokens served and those of accepted attempts (accepted_tokens: the day's requests an accepted task names as its accepted attempt), the histogram of the accepted attempts' known latencies (accepted_latencies: one (latency_ms, n) per distinct latency, for the month's exact p95), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
+-- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens) and the start of every hour that many tokens started in (peak_hours), the tokens served and those of accepted attempts (accepted_tokens: the day's requests an accepted task names as its accepted attempt), the histogram of the accepted attempts' known latencies (accepted_latencies: one (latency_ms, n) per distinct latency, for the month's exact p95), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 -- settings: slo_ms_self_hosted
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
@@ -62,12 +62,22 @@ request_time AS (
     GROUP BY r.cluster_id, r.day, r.month
 ),
 peak AS (
-    -- the busiest clock hour by requests, and by tokens (every attempt, by its start hour): each its own hour
-    SELECT cluster_id, day, month, max(n) AS peak_hour_requests, max(hour_tokens) AS peak_hour_tokens
+    -- the busiest clock hour by requests, and by tokens (every attempt, by its start hour): each its own hour; the
+    -- hours that tie for the most tokens kept (the month's busiest hour is judged by the nodes present then)
+    SELECT
+        cluster_id,
+        day,
+        month,
+        max(n) AS peak_hour_requests,
+        max(hour_tokens) AS peak_hour_tokens,
+        list(hour ORDER BY hour) FILTER (WHERE hour_tokens = day_most) AS peak_hours
     FROM (
-        SELECT cluster_id, day, month, date_trunc('hour', started_at) AS hour, count(*) AS n, sum(tokens) AS hour_tokens
-        FROM requests
-        GROUP BY ALL
+        SELECT *, max(hour_tokens) OVER (PARTITION BY cluster_id, day) AS day_most
+        FROM (
+            SELECT cluster_id, day, month, date_trunc('hour', started_at) AS hour, count(*) AS n, sum(tokens) AS hour_tokens
+            FROM requests
+            GROUP BY ALL
+        ) AS counted
     ) AS hourly
     GROUP BY cluster_id, day, month
 ),
@@ -138,6 +148,7 @@ SELECT
     CAST(coalesce(w.accepted_tokens, 0) AS BIGINT) AS accepted_tokens,
     p.peak_hour_requests,
     CAST(p.peak_hour_tokens AS BIGINT) AS peak_hour_tokens,
+    p.peak_hours,
     o.observed_tokens_per_second,
     a.accepted_latencies
 FROM request_time AS rt

@@ -50,7 +50,7 @@
 -- column break_even_share_of_capacity: break_even_accepted_tasks x tokens per accepted task (all attempts, on the comparator's route) / monthly_token_capacity; NULL when either is unknown.
 -- column break_even_reachable: break_even_nodes_at_peak <= nodes_in_service: the nodes in service can carry the break-even volume at the month's busiest hour (no autoscaling: a cluster is sized for its peak); NULL when either is unknown.
 -- column break_even_nodes_at_peak: ceil(peak_hour_tokens_per_second x break_even_accepted_tasks / self_hosted_accepted_tasks / capacity per node): the nodes the month's hourly profile, scaled to the break-even volume, needs at its busiest hour; NULL without self-hosted accepted tasks, capacity or break-even.
--- column nodes_in_service: The clusters' provisioned node-hours / provisioned hours, each rounded up, summed.
+-- column nodes_in_service: The nodes each cluster had provisioned during its busiest clock hour (committed and on demand present then), rounded up, summed.
 -- column accepted_work_usd: F x accepted attempts' tokens / monthly_token_capacity: the fixed cost that bought accepted work (over tokens served instead when they exceed the capacity); NULL without capacity.
 -- column failed_work_usd: F x the other attempts' tokens / monthly_token_capacity: failed, retried, rejected and too-slow attempts; NULL without capacity.
 -- column idle_cost_usd: F - accepted_work_usd - failed_work_usd: capacity paid for and left unused (the rounding remainder included, so the three add up to F exactly); NULL without capacity.

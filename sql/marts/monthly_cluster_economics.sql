@@ -6,7 +6,7 @@
 -- column month: First day of the month (UTC).
 -- column cluster_id: The self-hosted cluster.
 -- column provisioned_node_hours: Node-hours provisioned in the month.
--- column nodes_in_service: provisioned_node_hours / provisioned hours, rounded up.
+-- column nodes_in_service: The nodes provisioned during the busiest clock hour, rounded up (marts.monthly_utilisation).
 -- column capacity_per_node_tokens_per_second: Tokens per second one node serves within the SLO.
 -- column capacity_source: Where the capacity comes from ('sweep', 'observed', 'mixed').
 -- column tokens_served: Tokens the cluster processed (input, output and reasoning, every attempt).

@@ -37,7 +37,7 @@
 -- column idle_cost_usd: fixed_cost_usd - accepted_work_usd - failed_work_usd: capacity paid for and not used (the rounding remainder included, so the three add up to the fixed cost exactly); 0 when utilisation is above 1.
 -- column self_hosted_cost_per_million_tokens_served: fixed_cost_usd / tokens_served x 1e6: what a million of the cluster's tokens cost this month; NULL without tokens.
 -- column accepted_p95_latency_ms: The 95th percentile latency of the cluster's accepted attempts in the month (the ceil(0.95 x n)-th smallest); NULL without one.
--- column nodes_in_service: provisioned_node_hours / provisioned_hours, rounded up: the nodes the cluster ran; NULL without provisioned time.
+-- column nodes_in_service: The nodes provisioned during the busiest clock hour (committed and on demand present then, intermediate.int_cluster_peak_nodes_monthly), rounded up: a node there for a few hours of the month counts only when those hours hold the peak. Without requests, provisioned_node_hours / provisioned_hours rounded up; NULL without provisioned time.
 -- column peak_hour_share_of_capacity: peak_hour_tokens_per_second / (capacity_per_node_tokens_per_second x nodes_in_service): how much of its nodes' capacity the busiest hour used; NULL without capacity.
 -- column sweep_optimistic: The accepted attempts' p95 latency is above the latency_headroom setting's share (0.90) of the self-hosted SLO while the busiest hour used under half the capacity of the nodes in service (capacity from a sweep): production is near its latency limit far below what the load test says the cluster serves; or queue_pressure. FALSE when neither can be told (no SLO and no engine metrics).
 -- column queue_pressure: The serving engines reported requests waiting in a clock hour in which the cluster's engines counted under half the tokens the capacity of its nodes in service serves in an hour: requests queue far below what the load test says the cluster serves.
@@ -71,11 +71,13 @@ clusters AS (
         coalesce(shared.amount_usd, 0) AS shared_cost_usd,
         coalesce(sum(c.provisioned_node_hours) OVER (PARTITION BY h.month), 0) AS month_node_hours,
         count(*) OVER (PARTITION BY h.month) AS month_clusters,
-        CASE WHEN h.provisioned_ms > 0
-            THEN CAST(ceil(c.provisioned_node_hours / CAST(h.provisioned_ms / 3600000.0 AS DECIMAL(18, 6))) AS BIGINT) END
+        -- the nodes there at the busiest hour; without requests, the month's node-hours over its hours
+        coalesce(pk.nodes_at_peak, CASE WHEN h.provisioned_ms > 0
+            THEN CAST(ceil(c.provisioned_node_hours / CAST(h.provisioned_ms / 3600000.0 AS DECIMAL(18, 6))) AS BIGINT) END)
             AS nodes_in_service
     FROM h
     LEFT JOIN intermediate.int_cluster_capacity_monthly AS c USING (cluster_id, month)
+    LEFT JOIN intermediate.int_cluster_peak_nodes_monthly AS pk USING (cluster_id, month)
     LEFT JOIN intermediate.int_engine_queue_monthly AS q USING (cluster_id, month)
     LEFT JOIN costs AS own ON own.month = h.month AND own.cluster_id = h.cluster_id
     LEFT JOIN costs AS shared ON shared.month = h.month AND shared.cluster_id IS NULL

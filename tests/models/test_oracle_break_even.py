@@ -443,7 +443,10 @@ def month_figures(m: dt.date, reqs, tks, uplift, cl: Cluster, table) -> dict:
     for q in sh_req:
         hourly[q.started.replace(minute=0, second=0, microsecond=0)] += q.tokens
     peak_tps = Decimal(max(hourly.values())) / 3600
-    nodes_in_service = math.ceil(node_hours / cl.provisioned_hours(start(m), start(next_month(m))))
+    # the nodes provisioned during the busiest hour (of hours tying for it, the one with the fewest)
+    nodes_in_service = min(
+        math.ceil(cl.node_hours(h, h + dt.timedelta(hours=1))) for h, n in hourly.items() if n == max(hourly.values())
+    )
     nodes_at_peak = math.ceil(peak_tps * be / n_sh / cl.capacity_per_node(m))
     # production near its latency limit far below the sweep: the accepted attempts' p95 (the ceil(0.95 n)-th smallest)
     # above 90 % of the SLO while the busiest hour used under half of capacity per node x nodes in service
