@@ -37,6 +37,11 @@ CAVEATS = {
     "cluster_logs_incomplete": "The cluster's request log holds fewer tokens than its serving engines counted, so "
     "requests went unlogged: the cluster did more work than these figures show, and its cost per accepted task is "
     "overstated.",
+    "capacity_measured_after": "No load test was in force for this month: the cluster's capacity is taken from the "
+    "first load test after it, measured within 60 days of the month's end.",
+    "capacity_lower_bound": "No load test covers the cluster for this month, so its capacity is the most it was seen "
+    "to serve within the latency target in the request log: a lower bound. Its utilisation is at most, and its idle "
+    "cost at least, the figures shown; load-test the cluster to settle them.",
 }
 
 

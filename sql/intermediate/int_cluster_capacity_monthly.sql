@@ -1,7 +1,8 @@
 -- grain: one row per cluster x month (of int_cluster_hours_monthly)
 -- materialized: table
 -- unique_key: cluster_id, month
--- description: What each cluster can serve at the latency SLO, per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). The part of a month before the cluster's first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node, and left out when that is unknown. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
+-- description: What each cluster can serve at the latency SLO, per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). A month wholly before the cluster's first sweep takes that sweep when it was measured within 60 days after the month's end (capacity_measured_after); otherwise the part of a month before the first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node, and is left out when that is unknown.
+-- column capacity_measured_after: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
 -- settings: slo_ms_self_hosted
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 months AS (
@@ -46,15 +47,30 @@ periods AS (
     FROM sweeps
 ),
 first_sweeps AS (
-    SELECT cluster_id, min(valid_from) AS first_at FROM periods GROUP BY cluster_id
+    SELECT cluster_id, min(valid_from) AS first_at, arg_min(sweep_id, valid_from) AS first_sweep_id
+    FROM periods
+    GROUP BY cluster_id
 ),
--- each month cut where the sweep in force changes; the part before the cluster's first sweep has none
+-- each month cut where the sweep in force changes; the part before the cluster's first sweep has none, except in a
+-- month wholly before it when it was measured within 60 days after the month's end (measured_after)
 segments AS (
-    SELECT m.cluster_id, m.month, p.sweep_id, greatest(m.month_start, p.valid_from) AS seg_start, least(m.month_end, p.valid_to) AS seg_end
+    SELECT
+        m.cluster_id,
+        m.month,
+        p.sweep_id,
+        FALSE AS measured_after,
+        greatest(m.month_start, p.valid_from) AS seg_start,
+        least(m.month_end, p.valid_to) AS seg_end
     FROM months AS m
     JOIN periods AS p ON p.cluster_id = m.cluster_id AND p.valid_from < m.month_end AND p.valid_to > m.month_start
     UNION ALL
-    SELECT m.cluster_id, m.month, NULL, m.month_start, least(m.month_end, coalesce(f.first_at, m.month_end))
+    SELECT
+        m.cluster_id,
+        m.month,
+        CASE WHEN f.first_at >= m.month_end AND f.first_at <= m.month_end + INTERVAL 60 DAY THEN f.first_sweep_id END,
+        coalesce(f.first_at >= m.month_end AND f.first_at <= m.month_end + INTERVAL 60 DAY, FALSE),
+        m.month_start,
+        least(m.month_end, coalesce(f.first_at, m.month_end))
     FROM months AS m
     LEFT JOIN first_sweeps AS f USING (cluster_id)
     WHERE f.first_at IS NULL OR f.first_at > m.month_start
@@ -64,13 +80,14 @@ segment_hours AS (
         s.cluster_id,
         s.month,
         s.sweep_id,
+        s.measured_after,
         date_diff('second', s.seg_start, s.seg_end) AS seg_seconds,
         coalesce(money_div(sum(r.nodes * date_diff('second', greatest(s.seg_start, r.rate_start), least(s.seg_end, r.rate_end))), 3600),
                  0) AS node_hours
     FROM segments AS s
     LEFT JOIN rates AS r ON r.cluster_id = s.cluster_id AND r.rate_start < s.seg_end AND r.rate_end > s.seg_start
     WHERE s.seg_end > s.seg_start
-    GROUP BY s.cluster_id, s.month, s.sweep_id, s.seg_start, s.seg_end
+    GROUP BY s.cluster_id, s.month, s.sweep_id, s.measured_after, s.seg_start, s.seg_end
 ),
 month_hours AS (
     SELECT cluster_id, month, sum(node_hours) AS provisioned_node_hours
@@ -93,6 +110,7 @@ weighed AS (
             ELSE CAST(m.observed_tokens_per_second AS DOUBLE)
         END AS per_node,
         g.sweep_id IS NOT NULL AS from_sweep,
+        g.measured_after,
         p.sweep_nodes_given,
         p.sweep_input_share
     FROM segment_hours AS g
@@ -123,6 +141,7 @@ per_month AS (
         CASE WHEN bool_and(w.from_sweep) THEN 'sweep' WHEN NOT bool_or(w.from_sweep) THEN 'observed' ELSE 'mixed' END
             AS capacity_source,
         bool_or(w.from_sweep AND NOT w.sweep_nodes_given) AS sweep_nodes_missing,
+        bool_or(w.measured_after) AS capacity_measured_after,
         bool_or(w.from_sweep AND abs(w.sweep_input_share - x.production_input_share) > 0.10) AS capacity_mix_warning,
         -- a sweep in force that does not say its output tokens cannot be checked against production's mix
         bool_or(w.from_sweep AND w.sweep_input_share IS NULL) AS sweep_mix_unknown
@@ -150,6 +169,7 @@ judged_capacity AS (
         capacity_mix_warning,
         sweep_mix_unknown,
         sweep_nodes_missing,
+        capacity_measured_after,
         capacity_source IN ('sweep', 'mixed') AND observed_per_node > capacity_per_node AS observed_above_sweep,
         CASE WHEN capacity_source IN ('sweep', 'mixed') AND observed_per_node > capacity_per_node
             THEN observed_per_node ELSE capacity_per_node END AS capacity_per_node,
@@ -182,7 +202,8 @@ SELECT
     coalesce(c.sweep_nodes_missing AND h.provisioned_node_hours > m.provisioned_ms / 3600000.0 + 1e-9, FALSE)
         AS sweep_nodes_assumed,
     coalesce(c.sweep_mix_unknown, FALSE) AS sweep_mix_unknown,
-    coalesce(c.observed_above_sweep, FALSE) AS observed_above_sweep
+    coalesce(c.observed_above_sweep, FALSE) AS observed_above_sweep,
+    coalesce(c.capacity_measured_after, FALSE) AS capacity_measured_after
 FROM months AS m
 LEFT JOIN month_hours AS h USING (cluster_id, month)
 LEFT JOIN judged_capacity AS c USING (cluster_id, month)

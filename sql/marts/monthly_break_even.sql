@@ -19,7 +19,7 @@
 -- column api_waste_factor_low: Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high: High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift: U: what the reference provider's invoices charge beyond list price for the same tokens (intermediate.int_api_uplift_monthly: its invoiced usage over the invoice's own quantities at list, else over its usage export's, else over the metered cost of the logged requests, caveat invoice_volume_unknown); 1 without an invoice. Tokens billed but never logged are volume, not price: they do not raise U.
--- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month), 'invoice_volume_unknown' (U differs from 1 and neither the invoice's quantities nor a usage export say whether the difference is price or unlogged volume: U is then one of the robustness assumptions, at 1 and at that ratio), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix), 'sweep_optimistic' (a cluster's accepted attempts ran near the latency SLO while its busiest hour used under half the sweep's capacity: the load test overstates what it serves), 'cluster_logs_incomplete' (a cluster's request log holds fewer tokens than its serving engines counted: marts.monthly_engine_reconciliation is logs_missing).
+-- column verdict_caveats: What the verdict rests on that the data could not confirm: 'invoice_unreconciled' (the reference provider's invoice and metered cost do not reconcile that month), 'invoice_volume_unknown' (U differs from 1 and neither the invoice's quantities nor a usage export say whether the difference is price or unlogged volume: U is then one of the robustness assumptions, at 1 and at that ratio), 'api_waste_assumed' (too few accepted API tasks for W, taken as 1), 'capacity_mix_warning' (a sweep's token mix is far from production's), 'sweep_nodes_assumed' (a sweep without nodes on a cluster that ran more than one), 'capacity_contradiction' (production contradicts a cluster's capacity figure: it served more than the capacity, or more per node within the SLO than its sweep says), 'sweep_mix_unknown' (a sweep in force does not say its output tokens, so its capacity cannot be checked against production's mix), 'sweep_optimistic' (a cluster's accepted attempts ran near the latency SLO while its busiest hour used under half the sweep's capacity: the load test overstates what it serves), 'cluster_logs_incomplete' (a cluster's request log holds fewer tokens than its serving engines counted: marts.monthly_engine_reconciliation is logs_missing), 'capacity_measured_after' (no load test was in force in the month: a cluster's capacity is its first sweep, measured within 60 days after the month), 'capacity_lower_bound' (a cluster's capacity, for some or all of the month, is the best 5-minute window of its request log: a lower bound, so its utilisation is at most and its idle cost at least the figures shown).
 -- column self_hosted_cost_per_million_tokens_served: F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
 -- column token_utilisation: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours: Node-hours provisioned over all clusters (see marts.monthly_utilisation).
@@ -150,6 +150,8 @@ clusters AS (
         coalesce(bool_or(capacity_mix_warning), FALSE) AS capacity_mix_warning,
         coalesce(bool_or(sweep_nodes_assumed), FALSE) AS sweep_nodes_assumed,
         coalesce(bool_or(sweep_mix_unknown), FALSE) AS sweep_mix_unknown,
+        coalesce(bool_or(capacity_measured_after), FALSE) AS capacity_measured_after,
+        coalesce(bool_or(capacity_source IN ('observed', 'mixed')), FALSE) AS capacity_lower_bound,
         coalesce(bool_or(sweep_optimistic), FALSE) AS sweep_optimistic
     FROM marts.monthly_utilisation
     GROUP BY month
@@ -190,6 +192,8 @@ inputs AS (
         u.sweep_nodes_assumed,
         u.sweep_mix_unknown,
         u.sweep_optimistic,
+        u.capacity_measured_after,
+        u.capacity_lower_bound,
         coalesce(w.api_waste_factor, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor,
         coalesce(w.api_waste_basis, 'assumed') AS api_waste_basis,
         coalesce(w.api_waste_factor_low, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_low,
@@ -559,7 +563,9 @@ SELECT
         CASE WHEN capacity_contradiction THEN 'capacity_contradiction' END,
         CASE WHEN sweep_mix_unknown THEN 'sweep_mix_unknown' END,
         CASE WHEN sweep_optimistic THEN 'sweep_optimistic' END,
-        CASE WHEN cluster_logs_incomplete THEN 'cluster_logs_incomplete' END
+        CASE WHEN cluster_logs_incomplete THEN 'cluster_logs_incomplete' END,
+        CASE WHEN capacity_measured_after THEN 'capacity_measured_after' END,
+        CASE WHEN capacity_lower_bound THEN 'capacity_lower_bound' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,

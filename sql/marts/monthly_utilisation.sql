@@ -30,6 +30,7 @@
 -- column peak_to_average_tokens: That hour's tokens / the mean tokens per provisioned hour: how far the busiest hour is above the average one; NULL without tokens or provisioned hours.
 -- column max_token_utilisation_at_peak: 1 / peak_to_average_tokens: the highest duty cycle a cluster sized for its busiest hour can reach (without autoscaling).
 -- column capacity_contradiction: Production contradicts the capacity figure: the cluster served more tokens than its capacity at the SLO (token_utilisation above 1), or in some 5-minute window within the SLO more tokens per second per node than its sweep says (capacity_source 'observed_above_sweep', the observed figure is then the capacity).
+-- column capacity_measured_after: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end.
 -- column sweep_mix_unknown: A sweep in force does not report output_tokens_per_second, so its capacity cannot be checked against production's mix of input and output tokens.
 -- column fixed_cost_usd: The cluster's fixed cost: its own charges, hardware amortisation and operating costs, and its share of the operating costs booked to no cluster (split by provisioned node-hours; evenly when no cluster has any).
 -- column accepted_work_usd: fixed_cost_usd x productive_utilisation: the fixed cost that bought accepted work (x the accepted share of tokens when utilisation is above 1); NULL without capacity.
@@ -66,6 +67,7 @@ clusters AS (
         c.sweep_nodes_assumed,
         c.sweep_mix_unknown,
         c.observed_above_sweep,
+        c.capacity_measured_after,
         q.least_waiting_hour_tokens,
         coalesce(own.amount_usd, 0) AS own_cost_usd,
         coalesce(shared.amount_usd, 0) AS shared_cost_usd,
@@ -154,6 +156,7 @@ SELECT
     coalesce(tokens_served > monthly_token_capacity, FALSE) OR coalesce(observed_above_sweep, FALSE)
         AS capacity_contradiction,
     sweep_mix_unknown,
+    coalesce(capacity_measured_after, FALSE) AS capacity_measured_after,
     accepted_p95_latency_ms,
     nodes_in_service,
     CASE WHEN capacity_per_node_tokens_per_second > 0 AND nodes_in_service > 0
