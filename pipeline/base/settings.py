@@ -184,6 +184,10 @@ class Settings:
     the API. The plan also marks the cheapest size with one spare node (to survive the loss of a node) whatever
     this says."""
 
+    planning_bursty_ratio: Decimal = setting(Decimal("2.0"), "planning.bursty_ratio", sql=True)
+    """A cluster whose busiest hour carried more than this many times its average hour's tokens had a bursty month:
+    the report's first screen says so, with the share of a peak-sized cluster's capacity that waits for peaks."""
+
     gate_min_cases: int = setting(30, "gate.min_cases", sql=True)
     """Deployment gate: the evaluation set needs at least this many cases, covering every category."""
 
@@ -450,6 +454,9 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "earliest_date": _date,
     "business_monthly_active_users": _whole(0, "a whole number of users"),
     "planning_spare_nodes": _whole(0, "a whole number of nodes, 0 or more", 1000),
+    "planning_bursty_ratio": _bounded_decimal(
+        "a finite, non-negative ratio of the busiest hour to the average", Decimal(10**6)
+    ),
     "planning_node_month_usd": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),
     "gate_required_drills": _drills,
     "business_monthly_revenue_usd": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),

@@ -137,3 +137,21 @@ def idle_cluster_sentences(d: "ReportData") -> list[str]:
         for u in d.utilisation
         if u.get("is_idle")
     ]
+
+
+def bursty_sentence(d: "ReportData") -> str | None:
+    """One line when a cluster's busiest hour carried more than [planning] bursty_ratio times its average hour
+    (marts.monthly_cluster_economics.is_bursty): a cluster is sized for its peak, and the rest of its capacity waits."""
+    bursty = [u for u in d.utilisation if u.get("is_bursty")]
+    if not bursty:
+        return None
+    parts = [
+        f"cluster {u['cluster_id']}'s busiest hour carried {u['peak_to_average_tokens']:.1f} times its average hour's "
+        f"tokens, so sized for that hour it can use at most {pct(u['max_token_utilisation_at_peak'], 0)} of its "
+        "capacity"
+        for u in bursty
+    ]
+    return (
+        f"The month was bursty: {'; '.join(parts)}. A large model takes many minutes to load, so a cluster cannot "
+        "scale up for an hour: the rest of its capacity waits for peaks."
+    )

@@ -226,7 +226,7 @@ def _month_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
         ),
         "utilisation": dict_rows(
             con,
-            "SELECT u.*, e.is_idle FROM marts.monthly_utilisation AS u "
+            "SELECT u.*, e.is_idle, e.is_bursty FROM marts.monthly_utilisation AS u "
             "LEFT JOIN marts.monthly_cluster_economics AS e USING (month, cluster_id) WHERE u.month = ? "
             "ORDER BY u.cluster_id",
             [first],

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from typing import TYPE_CHECKING, Any
 
-from pipeline.serve.caveats import caveat_sentences, control_sentence, idle_cluster_sentences
+from pipeline.serve.caveats import bursty_sentence, caveat_sentences, control_sentence, idle_cluster_sentences
 from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
 from pipeline.base.text import count, pct, usd
 from pipeline.serve.records import BreakEvenMonth
@@ -91,6 +91,7 @@ def headline(d: "ReportData") -> list[str]:
         saving_sentence(d),
         fixed_cost_sentence(d.be),
         *idle_cluster_sentences(d),
+        bursty_sentence(d),
         robustness_sentence(d),
         forecast_sentence(d),
         unpriced_sentence(d),

@@ -2,7 +2,7 @@
 -- materialized: table
 -- unique_key: month, cluster_id
 -- description: Each cluster's month on its own: node-hours, capacity per node, tokens served, token and productive utilisation, the busiest hour, its fixed cost (its own charges, hardware and operating costs, and its share of the operating costs booked to no cluster, by node-hours), what a million of its tokens cost, and its idle cost. The month's verdict stays one, over all clusters (marts.monthly_break_even); a cluster whose token utilisation is under the clusters.idle_warning setting (0.05) is flagged here and named on the report's first screen with its idle dollars.
--- settings: clusters_idle_warning
+-- settings: clusters_idle_warning, planning_bursty_ratio
 -- column month: First day of the month (UTC).
 -- column cluster_id: The self-hosted cluster.
 -- column provisioned_node_hours: Node-hours provisioned in the month.
@@ -22,6 +22,7 @@
 -- column accepted_p95_latency_ms: The 95th percentile latency of the cluster's accepted attempts.
 -- column sweep_optimistic: Production ran near its latency limit (p95 above capacity.latency_headroom x the SLO) while its busiest hour used under half the sweep's capacity of its nodes: the load test overstates what it serves (see marts.monthly_utilisation).
 -- column is_idle: token_utilisation is under the clusters.idle_warning setting: the cluster is mostly paid for doing nothing.
+-- column is_bursty: peak_to_average_tokens is above the planning.bursty_ratio setting (2.0): a cluster sized for its busiest hour (it cannot scale up within the hour) leaves most of its capacity to wait for peaks.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings)
 SELECT
     u.month,
@@ -41,6 +42,7 @@ SELECT
     u.failed_work_usd,
     u.idle_cost_usd,
     coalesce(u.token_utilisation < s.clusters_idle_warning, FALSE) AS is_idle,
+    coalesce(u.peak_to_average_tokens > s.planning_bursty_ratio, FALSE) AS is_bursty,
     u.accepted_p95_latency_ms,
     u.sweep_optimistic
 FROM marts.monthly_utilisation AS u

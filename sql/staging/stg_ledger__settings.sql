@@ -24,6 +24,7 @@ SELECT
     coalesce(max(value) FILTER (WHERE key = 'business_control_requirements'), '') AS business_control_requirements,
     CAST(nullif(max(value) FILTER (WHERE key = 'planning_node_month_usd'), '') AS DECIMAL(38, 12)) AS planning_node_month_usd,
     CAST(coalesce(max(value) FILTER (WHERE key = 'planning_spare_nodes'), '0') AS BIGINT) AS planning_spare_nodes,
+    CAST(coalesce(max(value) FILTER (WHERE key = 'planning_bursty_ratio'), '2.0') AS DECIMAL(18, 6)) AS planning_bursty_ratio,
     CAST(max(value) FILTER (WHERE key = 'gate_min_cases') AS BIGINT) AS gate_min_cases,
     CAST(max(value) FILTER (WHERE key = 'gate_min_hosted_days') AS BIGINT) AS gate_min_hosted_days,
     CAST(coalesce(max(value) FILTER (WHERE key = 'gate_acceptance_margin'), '0.10') AS DECIMAL(18, 6))
