@@ -74,6 +74,8 @@ def scenario(
         return
     names = ["rate / hour", "hours", "monthly cost", "API cost per task", "API tasks (rounded to 100)",
              "API tasks (exact)"]  # fmt: skip
+    # (these rows are the seeds' published figures, where a task adds nothing on the cluster: the API's cost per task
+    # is what each saves; the report's measured row states its saving per task, C - V, as such)
     table = [
         [
             usd(r["rate_per_hour_usd"], 2),
@@ -134,6 +136,7 @@ def plan(
     Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000
     """
     from pipeline.base.errors import CostledgerError
+    from pipeline.serve.bridge import billed_sentences
     from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
     from pipeline.base.query import jsonable, render
     from pipeline.serve.report import resolve_month
@@ -161,12 +164,12 @@ def plan(
             usd(r.api_overflow_cost_usd, 0),
             usd(r.review_usd, 0),
             usd(r.total_usd, 0),
-            f"as billed, {nodes_words(r.nodes)}" if r.scenario == "today" else size_marks(r),
+            f"as run, {nodes_words(r.nodes)}" if r.scenario == "today" else size_marks(r),
         ]
         for r in rows
     ]
     render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
-    for sentence in plan_sentences(rows):
+    for sentence in [*plan_sentences(rows), *billed_sentences(con, m)]:
         out.print(sentence, markup=False, highlight=False)
     plans = plan_rows(rows)
     if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:

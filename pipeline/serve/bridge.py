@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pipeline.base.text import usd
 from pipeline.serve.planning import nodes_words
+
+if TYPE_CHECKING:
+    import duckdb
 
 #: each step of the bridge as the reader reads it
 STEP_WORDS = {
@@ -38,3 +42,19 @@ def bridge_rows(bridge: list[dict[str, Any]]) -> list[dict[str, Any]]:
             words = "the cheapest plan for this demand: no cluster, everything on the API"
         out.append({**r, "words": words})
     return out
+
+
+def billed_sentences(con: "duckdb.DuckDBPyConnection", month: str) -> list[str]:
+    """The month as run (the plan's 'today' row) and as billed, with the step between them (the bridge's first
+    three steps): a plan is compared with the month as run, never labelled as billed."""
+    from pipeline.serve.report import query
+
+    steps = {r["step"]: r for r in query(con, "cost_bridge", {"month": f"{month}-01"})}
+    if "today" not in steps or "cash" not in steps:
+        return []
+    tax_and_credits = -steps["tax_and_credits"]["change_usd"]
+    return [
+        f"The month as run: {usd(steps['today']['total_usd'], 0)} (the cluster's fixed cost, the API's run-rate and "
+        f"review on both routes). As billed: {usd(steps['cash']['total_usd'], 0)}, with the API invoices' tax and "
+        f"one-off credits ({usd(tax_and_credits, 0)})."
+    ]

@@ -197,12 +197,12 @@ HYBRID_PARTS = (
 
 def hybrid_plan(plan: list[PlanRow]) -> alt.LayerChart:
     """The month's cost at each cluster size, in its parts, beside the month as it was (its bar first, named
-    'today, as billed'), the cheapest size and today's named above their bars."""
+    'today, as run'), the cheapest size and today's named above their bars."""
     data = _plain([r.as_row() for r in plan])
     marked = {r.nodes: size_marks(r) for r in plan if r.scenario == "plan"}
 
     def size(r: dict[str, Any]) -> str:
-        return "today, as billed" if r["scenario"] == "today" else str(r["nodes"])
+        return "today, as run" if r["scenario"] == "today" else str(r["nodes"])
 
     order = [size(r) for r in data if r["scenario"] == "today"] + [size(r) for r in data if r["scenario"] == "plan"]
     parts = [

@@ -193,7 +193,7 @@ class ForecastMonth(Record):
 @dataclass(frozen=True, kw_only=True)
 class PlanRow(Record):
     """One row of marts.monthly_hybrid_plan: the month at one cluster size (scenario ``plan``), or the month as it
-    was billed (scenario ``today``)."""
+    ran (scenario ``today``)."""
 
     MART: ClassVar[str] = "marts.monthly_hybrid_plan"
 

@@ -137,6 +137,8 @@ def saving_sentence(d: "ReportData") -> str | None:
     be = d.be
     if be.saving_usd is None or be.verdict in ("no_self_hosted_route", "no_api_price"):
         return None
+    if too_close_to_call(be):  # the first line gave the saving and its range
+        return f"Sending the same accepted tasks to the API would have cost {usd(be.api_would_have_cost_usd, 0)}."
     saved = be.saving_usd
     what = "saved" if saved >= 0 else "cost"
     low, high = be.saving_range_low_usd, be.saving_range_high_usd
@@ -242,10 +244,46 @@ def no_api_price_cause(d: "ReportData") -> str:
     )
 
 
+#: what would settle a verdict that a named assumption turns: the measurement that replaces the assumption
+SETTLES = {
+    "api_waste_factor": "more accepted API tasks, to measure what the API spends on retries",
+    "hardware_life": "the hardware's expected service life",
+    "compute_hour_price": "the node-hour price of the next term",
+    "operating_cost": "the operating costs as billed",
+    "review_rate": "the review time measured on both routes",
+    "api_cache_hit_rate": "the cache-hit rate this traffic would get on the API",
+    "invoice_uplift": "the invoice's token quantities or the provider's usage export",
+}
+
+
+def too_close_to_call(be: BreakEvenMonth) -> bool:
+    """A verdict one named assumption turns, with a saving whose range runs from a cost to a saving: it is not
+    stated as a fact."""
+    low, high = be.saving_range_low_usd, be.saving_range_high_usd
+    return be.verdict_confidence == "fragile" and low is not None and high is not None and low < 0 < high
+
+
+def _too_close(d: "ReportData") -> list[str]:
+    be = d.be
+    what = "saved" if be.saving_usd >= 0 else "cost"
+    settles = list(
+        dict.fromkeys(
+            "which API provider the work would go to" if a.startswith("reference_provider:") else SETTLES.get(a, a)
+            for a in be.verdict_flipped_by or []
+        )
+    )
+    return [
+        f"Too close to call in {d.month}: self-hosting {what} {usd(abs(be.saving_usd), 0)} against the API, but "
+        f"under the named assumptions the figure runs from {_signed(be.saving_range_low_usd)} to "
+        f"{_signed(be.saving_range_high_usd)}.",
+        f"What would settle it: {'; '.join(settles)}.",
+    ]
+
+
 def _headline(d: "ReportData") -> list[str]:
     be, m = d.be, d.month
     v = be.verdict
-    out = [f"{verdict(be)} in {m}."]
+    out = _too_close(d) if too_close_to_call(be) else [f"{verdict(be)} in {m}."]
     if v == "no_self_hosted_route":
         api = next((r for r in d.routes if r.route == "api"), None)
         spent = (

@@ -5,7 +5,7 @@
 -- settings: planning_node_month_usd, planning_spare_nodes
 -- column month: First day of the month (UTC).
 -- column scenario: 'plan' (a cluster size costed) or 'today' (the month as it was).
--- column nodes: n, the cluster size (0 = everything on the API); on the today row, the month's provisioned node-hours / its hours, rounded up.
+-- column nodes: n, the cluster size (0 = everything on the API); on the today row, the nodes in service at the month's busiest hour (marts.monthly_break_even.nodes_in_service).
 -- column self_hosted_token_share: The share of the month's demanded tokens the n nodes serve within their capacity (today: the tokens the cluster did serve).
 -- column committed_nodes: Of the n nodes, those priced as the month's committed nodes (owned hardware and reserved capacity: committed node-hours / the hours in the month, rounded up); 0 under a what-if node price.
 -- column added_nodes: Of the n nodes, those beyond the committed ones, priced at node_month_usd.
@@ -20,7 +20,7 @@
 -- column actual_total_usd: The month's real spend: F (committed + on-demand + operating) + the API route's run-rate + review on both routes; the same on every row, to compare each plan with.
 -- column on_demand_node_hours_released: The on-demand node-hours billed this month that this plan does not use (the billed ones less the added nodes x the hours in the month; 0 on the today row).
 -- column is_current: A plan row whose n is today's node count.
--- column current_nodes: Today's node count (0 without a cluster).
+-- column current_nodes: Today's node count: the nodes in service at the busiest hour (0 without a cluster).
 -- column committed_node_month_usd: The month's committed cost (hardware amortisation, reserved charges) / its committed nodes; NULL without committed nodes.
 -- column node_month_usd: The price of a node beyond the committed ones for the month (of every node under a what-if price).
 -- column node_cost_source: Where node_month_usd comes from: 'setting' (planning.node_month_usd), 'on_demand' (the month's on-demand charges per node-hour x the hours in the month), 'committed' (no on-demand hours and no setting: like the committed nodes) or 'what_if'; NULL without a node price.
@@ -78,9 +78,8 @@ month_nodes AS (
     SELECT
         b.*,
         sp.hours_in_month,
-        -- node-hours / hours, rounded up; the quotient is rounded to 1e-6 first so that node-hours a rounding above a
-        -- whole number of nodes do not count one more
-        coalesce(CAST(ceil(round(b.provisioned_node_hours / sp.hours_in_month, 6)) AS BIGINT), 0) AS current_nodes,
+        -- the nodes in service at the busiest hour (marts.monthly_break_even)
+        coalesce(b.nodes_in_service, 0) AS current_nodes,
         coalesce(CAST(ceil(round(k.committed_node_hours / sp.hours_in_month, 6)) AS BIGINT), 0) AS month_committed_nodes,
         coalesce(k.on_demand_node_hours, 0) AS on_demand_node_hours,
         coalesce(k.on_demand_usd, 0) AS on_demand_usd

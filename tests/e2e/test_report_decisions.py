@@ -19,12 +19,14 @@ def test_the_section_is_on_the_main_page_with_the_curve_the_gate_and_the_forecas
     main, appendix = html.split('<h2 id="appendix">', 1)
     assert '<h2 id="decisions">Decisions ahead</h2>' in main and 'id="chart-hybrid"' in main
     words = " ".join(_words(main).split())
-    # October as billed: the owned node and 88 on-demand node-hours (2 nodes); one node is cheapest. Both carry the
-    # owned server's metered energy: 2,949.99 kWh x 1.3 (PUE) x $0.14 x 744 / (744 + 88) owned node-hours = $480.11,
-    # so $24,696 + $480 = $25,177 and $18,778 + $480 = $19,258; the difference stays $5,919
+    # October as run: the owned node and 88 on-demand node-hours, 1 node in service at the busiest hour (1 October
+    # 09:00, before the on-demand hours); one node is cheapest. Both carry the owned server's metered energy:
+    # 2,949.99 kWh x 1.3 (PUE) x $0.14 x 744 / (744 + 88) owned node-hours = $480.11, so $24,698 + $480 = $25,178
+    # (the API's run-rate includes the $1.85 Moonshot bills for the 37 requests its logs lost: 370,000 x $2.50 / 1e6
+    # + 74,000 x $12.50 / 1e6) and $18,778 + $480 = $19,258; the difference $5,921
     assert (
-        "2026-10 as it was (2 nodes) cost $25,177; the cheapest plan, 1 node, costs $19,258 with 100% of the tokens on "
-        "the cluster, $5,919 less: release 1 node; the 88 node-hours billed on demand are not needed." in words
+        "2026-10 as it was (1 node) cost $25,178; the cheapest plan, 1 node, costs $19,258 with 100% of the tokens on "
+        "the cluster, $5,921 less: the 88 node-hours billed on demand are not needed." in words
     )
     # with a spare node (2 nodes serving as 1) the cluster no longer beats the API alone
     assert "With one node kept spare for node loss, no cluster beats the API alone, $25,569." in words
@@ -38,10 +40,10 @@ def test_the_section_is_on_the_main_page_with_the_curve_the_gate_and_the_forecas
     assert "The cluster already delivers its break-even volume; its volume grew +58% a month" in words
     # the side-by-side and the criteria are in the appendix
     assert 'id="gate-comparison"' in appendix and 'id="gate-criteria"' in appendix
-    # the curve marks the cheapest size, today's size and the month as billed
+    # the curve marks the cheapest size, today's size and the month as run
     svg = html.split('id="chart-hybrid"', 1)[1].split("</svg>", 1)[0]
     assert "cheapest" in svg and ("today's size" in svg or "today&#x27;s size" in svg)
-    assert "today, as billed" in svg
+    assert "today, as run" in svg
 
 
 def test_july_the_api_alone_was_cheapest(demo_db):
@@ -49,12 +51,13 @@ def test_july_the_api_alone_was_cheapest(demo_db):
     words = " ".join(_words(render_html(data)).split())
     cheapest = next(r for r in data.hybrid if r.is_cheapest)
     today = next(r for r in data.hybrid if r.scenario == "today")
-    assert (cheapest.nodes, today.nodes) == (0, 2)
+    # July's busiest hour falls outside its 92 on-demand node-hours: 1 node in service
+    assert (cheapest.nodes, today.nodes) == (0, 1)
     # July as billed carries the owned server's metered energy: 2,020.11 kWh x 1.3 x $0.14 x 744 / (744 + 92) owned
     # node-hours = $327.20, so $22,962 + $327 = $23,289; no cluster has no energy: $7,979, $15,309 less
     assert (
-        "2026-07 as it was (2 nodes) cost $23,289; the cheapest plan, no cluster (everything on the API), costs "
-        "$7,979, $15,309 less: release 2 nodes; the 92 node-hours billed on demand are not needed." in words
+        "2026-07 as it was (1 node) cost $23,289; the cheapest plan, no cluster (everything on the API), costs "
+        "$7,979, $15,309 less: release 1 node; the 92 node-hours billed on demand are not needed." in words
     )
     # the figures in the sentence are the mart's, rounded once for display; today's is the month's real spend
     assert f"${cheapest.total_usd:,.0f}" == "$7,979" and f"${today.total_usd:,.0f}" == "$23,289"
@@ -67,15 +70,16 @@ def test_markdown_text_and_exports_carry_the_section(demo_db):
     md = render_markdown(data)
     section = md.split("## Decisions ahead", 1)[1].split("\n## ", 1)[0]
     # operating costs: $5,200 of opex + $480.11 of metered energy (above) = $5,680
-    assert "| 1 | 100.0% | $10,974 | $5,680 | $0 | $2,604 | $19,258 | cheapest |" in section
-    assert "| today | 97.2% | $16,254 | $5,680 | $639 | $2,604 | $25,177 | as billed, 2 nodes |" in section
+    # the month as run, its 1 node in service at the busiest hour ($639 + the $1.85 billed for the lost requests)
+    assert "| 1 | 100.0% | $10,974 | $5,680 | $0 | $2,604 | $19,258 | cheapest, today's size |" in section
+    assert "| today | 97.2% | $16,254 | $5,680 | $641 | $2,604 | $25,178 | as run, 1 node |" in section
     assert "The deployment gate (k3-gate-2026-10) failed: the cluster's accepted share could be" in section
     assert "the queue growth drill failed" in section
     text = plain_report(connect_read(demo_db), "2026-10")
     assert "Decisions ahead:" in text and "the cheapest plan, 1 node, costs $19,258" in text
     doc = json.loads(as_json(data))["sections"]
     assert [(r["scenario"], r["nodes"]) for r in doc["hybrid_plan"]] == [("plan", 0), ("plan", 1), ("plan", 2),
-                                                                          ("today", 2)]  # fmt: skip
+                                                                          ("today", 1)]  # fmt: skip
     assert {r["criterion"]: r["status"] for r in doc["gate_criteria"]}["drill_queue_growth"] == "failed"
     assert len(doc["gate_comparison"]) == 10  # 2 routes x (4 categories + all categories)
 

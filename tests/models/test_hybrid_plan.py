@@ -140,14 +140,14 @@ def test_an_owned_node_beside_on_demand_hours(ledger):
     # F = $1,000 + $5,280 + $200 = $6,480; the API's run-rate, metered: $1.35 + $0.54 = $1.89; review $7
     assert be["fixed_cost_usd"] == 6480 and be["api_run_rate_usd"] == Decimal("1.89")
     t = today(ledger)
-    # today: (744 + 88) node-hours / 744 hours = 1.12 -> 2 nodes, 1 committed (744 / 744); the month's real spend
-    # $6,480 + $1.89 + $7 = $6,488.89, to the cent
-    assert (t["nodes"], t["committed_nodes"], t["added_nodes"]) == (2, 1, 1)
+    # today: the nodes in service at the busiest hour, 2 July 10:00 (the on-demand hours are 10-14 July): the owned
+    # node alone, 1 committed; the month's real spend $6,480 + $1.89 + $7 = $6,488.89, to the cent
+    assert (t["nodes"], t["committed_nodes"], t["added_nodes"]) == (1, 1, 0)
     assert (t["cluster_cost_usd"], t["operating_cost_usd"], t["api_overflow_cost_usd"], t["review_usd"]) == (
         6280, 200, Decimal("1.89"), 7)  # fmt: skip
     assert t["total_usd"] == t["actual_total_usd"] == Decimal("6488.89")
     rows = plan(ledger)
-    # the busiest hour (330,000 tokens) fits one node; +1 spare, and today's 2: n = 0, 1, 2
+    # the busiest hour (330,000 tokens) fits one node; +1 spare: n = 0, 1, 2
     assert [r["nodes"] for r in rows] == [0, 1, 2]
     # n = 0: every attempt once at its hour's price: $1.35 + $0.54 + $1.35 = $3.24, + review $7 = $10.24
     # n = 1: the committed node $1,000 + operating $200 + review $7 = $1,207
@@ -165,8 +165,8 @@ def test_an_owned_node_beside_on_demand_hours(ledger):
     said = " ".join(res.stdout.split())
     assert res.exit_code == 0, res.output
     assert (
-        "2026-07 as it was (2 nodes) cost $6,489; the cheapest plan, no cluster (everything on the API), costs $10, "
-        "$6,479 less: release 2 nodes; the 88 node-hours billed on demand are not needed." in said
+        "2026-07 as it was (1 node) cost $6,489; the cheapest plan, no cluster (everything on the API), costs $10, "
+        "$6,479 less: release 1 node; the 88 node-hours billed on demand are not needed." in said
     )
 
 
