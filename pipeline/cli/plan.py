@@ -137,6 +137,7 @@ def plan(
     """
     from pipeline.base.errors import CostledgerError
     from pipeline.serve.bridge import billed_sentences
+    from pipeline.serve.decisions import actions, counterfactual_rows
     from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
     from pipeline.base.query import jsonable, render
     from pipeline.serve.report import resolve_month
@@ -171,6 +172,11 @@ def plan(
     render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
     for sentence in [*plan_sentences(rows), *billed_sentences(con, m)]:
         out.print(sentence, markup=False, highlight=False)
+    todo = actions(counterfactual_rows(con, m))
+    if todo:
+        out.print("What to do:", markup=False, highlight=False)
+        for sentence in todo:
+            out.print(f"- {sentence}", markup=False, highlight=False)
     plans = plan_rows(rows)
     if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:
         out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")

@@ -72,7 +72,6 @@ class BreakEvenMonth(Record):
     idle_cost_usd: Decimal | None
     infrastructure_break_even_accepted_tasks: Decimal | None
     infrastructure_cost_usd: Decimal | None
-    marginal_break_even_accepted_tasks: Decimal | None
     monthly_token_capacity: Decimal | None
     nodes_in_service: int | None
     operating_cost_usd: Decimal | None

@@ -19,6 +19,7 @@ import duckdb
 from pipeline.base.models import define_macros
 from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.serve.bridge import bridge_rows
+from pipeline.serve.decisions import counterfactual_rows
 from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, size_marks, workload_name
 from pipeline.serve.records import (
     BreakEvenMonth,
@@ -45,7 +46,7 @@ from pipeline.serve.words import (
     criterion_words,
     decisions,
     headline,
-    marginal_sentence,
+    horizon_sentences,
     robustness_rows,
     steps,
     surcharges,
@@ -177,6 +178,7 @@ def _decision_marts(con: duckdb.DuckDBPyConnection, month: str, first: dt.date) 
     has = {name: table_exists(con, "marts", name) for name in
            ("monthly_hybrid_plan", "monthly_break_even_curve", "monthly_workload_moves", "gate_verdict")}  # fmt: skip
     return {
+        "counterfactual": counterfactual_rows(con, month),
         "hybrid": hybrid_plan(con, month) if has["monthly_hybrid_plan"] else [],
         "curve": CurvePoint.from_rows(
             dict_rows(
@@ -342,7 +344,7 @@ def _env():
         headline=headline,
         views=views,
         steps=steps,
-        marginal_sentence=marginal_sentence,
+        horizon_sentences=horizon_sentences,
         comparator_how=comparator_how,
         surcharges=surcharges,
         robustness_rows=robustness_rows,
@@ -398,13 +400,13 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     lines = [f"costledger report for {d.month}", "=" * 40, *headline(d), ""]
     lines += ["Needs attention:", *(f"  {s}" for s in attention_lines(d)), ""]
     if be.break_even_accepted_tasks is not None:
-        lines.append("Break-even, four questions:")
+        lines.append("Break-even, three questions:")
         for v in views(d):
             lines.append(
                 f"  {v['view']:20} fixed cost {usd(v['cost'], 0):>12}  break-even {count(v['break_even']):>10} "
                 f"accepted tasks  ({v['includes']})"
             )
-        lines += [f"  {marginal_sentence(d)}", ""]
+        lines += [f"  {line}" for line in horizon_sentences(d)] + [""]
     lines += [
         "What an accepted task costs on the API:",
         f"  used ({be.api_cost_source or 'n/a'})      {usd(be.api_cost_per_accepted_task_usd, 4)}",

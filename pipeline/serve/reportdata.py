@@ -63,6 +63,8 @@ class ReportData:
     """The month before's break-even row, when the ledger has it."""
     movements: list[dict[str, Any]] = field(default_factory=list)
     """The three largest cost movements since the month before, with their causes (sql/queries/month_movements.sql)."""
+    counterfactual: list[dict[str, Any]] = field(default_factory=list)
+    """The month's rows of marts.monthly_counterfactual: every decision as a scenario of one month."""
     hybrid: list[PlanRow] = field(default_factory=list)
     """The month's rows of marts.monthly_hybrid_plan: its cost at each cluster size."""
     curve: list[CurvePoint] = field(default_factory=list)

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from typing import TYPE_CHECKING, Any
 
+from pipeline.serve.decisions import actions
 from pipeline.serve.caveats import bursty_sentence, caveat_sentences, control_sentence, idle_cluster_sentences
 from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
 from pipeline.base.text import count, pct, usd
@@ -91,6 +92,7 @@ def headline(d: "ReportData") -> list[str]:
         saving_sentence(d),
         fixed_cost_sentence(d.be),
         *idle_cluster_sentences(d),
+        *actions(d.counterfactual),
         bursty_sentence(d),
         robustness_sentence(d),
         forecast_sentence(d),
@@ -386,12 +388,6 @@ def views(d: "ReportData") -> list[dict[str, Any]]:
             "and reservations committed either way?",
             "break_even": be.shutdown_break_even_accepted_tasks,
         },
-        {
-            "view": "marginal",
-            "cost": be.avoidable_cost_usd,
-            "includes": "cancellable capacity only: does the capacity we can cancel this month pay for itself?",
-            "break_even": be.marginal_break_even_accepted_tasks,
-        },
     ]
 
 
@@ -501,16 +497,12 @@ def comparator_how(d: "ReportData") -> str:
     )
 
 
-def marginal_sentence(d: "ReportData") -> str:
-    be = d.be
-    if be.marginal_break_even_accepted_tasks is None:
-        return "No shutdown or marginal view: there is no break-even this month."
-    return (
-        "With the hardware and reservations committed either way, running the service pays from "
-        f"{count(be.shutdown_break_even_accepted_tasks)} accepted tasks a month; the capacity that can be "
-        f"cancelled this month ({usd(be.avoidable_cost_usd, 0)}) pays for itself from "
-        f"{count(be.marginal_break_even_accepted_tasks)}."
-    )
+def horizon_sentences(d: "ReportData") -> list[str]:
+    """What to do, read off the month's counterfactual rows: at most three actions, each with its horizon."""
+    said = actions(d.counterfactual)
+    if not said and d.be.break_even_accepted_tasks is None:
+        return ["No scenario to compare: there is no API price or no cluster this month."]
+    return said
 
 
 def steps(d: "ReportData") -> list[tuple[str, str, str]]:

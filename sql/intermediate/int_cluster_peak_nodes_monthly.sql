@@ -1,7 +1,7 @@
 -- grain: one row per cluster x month (with self-hosted requests)
 -- materialized: table
 -- unique_key: cluster_id, month
--- description: The nodes each cluster had in service at its busiest clock hour of the month (the hour the most tokens started in, every attempt counted): the node-hours provisioned within that hour (committed, owned hardware in service and every charge that buys node-hours, each at an even rate over its period, as in int_cluster_nodes_monthly), rounded up. Hours that tie for the most tokens: the one with the fewest nodes. A node provisioned for some hours of the month counts only when it was there at that hour.
+-- description: The nodes each cluster had in service at its busiest clock hour of the month (the hour the most tokens started in, every attempt counted): the node-hours provisioned within that hour (int_cluster_nodes_hourly: committed, owned hardware in service and every charge that buys node-hours), rounded up. Hours that tie for the most tokens: the one with the fewest nodes. A node provisioned for some hours of the month counts only when it was there at that hour.
 -- column cluster_id: The cluster.
 -- column month: First day of the month (UTC).
 -- column peak_hour_start: The busiest clock hour's start (UTC).
@@ -24,59 +24,16 @@ busiest AS (
     FROM hours
     WHERE peak_hour_tokens = month_most
 ),
-sources AS (
-    -- node-hours bought over a period, each at an even rate over it (int_cluster_nodes_monthly's sources)
-    SELECT
-        cluster_id,
-        charge_start AS rate_start,
-        charge_end AS rate_end,
-        cost_class = 'committed' AS committed,
-        node_hours,
-        charge_seconds AS seconds
-    FROM intermediate.int_cluster_charge_lines
-    WHERE node_hours > 0 AND charge_seconds > 0
-),
-at_hour AS (
+counted AS (
     SELECT
         b.cluster_id,
         b.month,
         b.hour_start,
         b.peak_hour_tokens,
-        coalesce(sum(money_div(s.node_hours * date_diff('second', greatest(b.hour_start, s.rate_start),
-            least(b.hour_start + INTERVAL 1 HOUR, s.rate_end)), s.seconds)) FILTER (WHERE s.committed), 0)
-            AS committed_charged,
-        coalesce(sum(money_div(s.node_hours * date_diff('second', greatest(b.hour_start, s.rate_start),
-            least(b.hour_start + INTERVAL 1 HOUR, s.rate_end)), s.seconds)) FILTER (WHERE NOT s.committed), 0)
-            AS on_demand
+        coalesce(n.committed_nodes, 0) AS committed_nodes_at_peak,
+        coalesce(n.on_demand_nodes, 0) AS on_demand_nodes_at_peak
     FROM busiest AS b
-    LEFT JOIN sources AS s
-        ON s.cluster_id = b.cluster_id AND s.rate_start < b.hour_start + INTERVAL 1 HOUR AND s.rate_end > b.hour_start
-    GROUP BY b.cluster_id, b.month, b.hour_start, b.peak_hour_tokens
-),
-owned AS (
-    -- owned hardware in service within the hour: its nodes x the part of the hour
-    SELECT
-        b.cluster_id,
-        b.hour_start,
-        sum(money_div(h.nodes * date_diff('second', greatest(b.hour_start, CAST(h.in_service_date AS TIMESTAMP)),
-            least(b.hour_start + INTERVAL 1 HOUR, coalesce(CAST(h.retired_date AS TIMESTAMP), b.hour_start + INTERVAL 1 HOUR))),
-            3600)) AS owned_nodes
-    FROM busiest AS b
-    JOIN staging.stg_ledger__hardware AS h
-        ON h.cluster_id = b.cluster_id AND CAST(h.in_service_date AS TIMESTAMP) < b.hour_start + INTERVAL 1 HOUR
-        AND coalesce(CAST(h.retired_date AS TIMESTAMP), b.hour_start + INTERVAL 1 HOUR) > b.hour_start
-    GROUP BY b.cluster_id, b.hour_start
-),
-counted AS (
-    SELECT
-        a.cluster_id,
-        a.month,
-        a.hour_start,
-        a.peak_hour_tokens,
-        CAST(a.committed_charged + coalesce(o.owned_nodes, 0) AS DECIMAL(38, 6)) AS committed_nodes_at_peak,
-        CAST(a.on_demand AS DECIMAL(38, 6)) AS on_demand_nodes_at_peak
-    FROM at_hour AS a
-    LEFT JOIN owned AS o USING (cluster_id, hour_start)
+    LEFT JOIN intermediate.int_cluster_nodes_hourly AS n ON n.cluster_id = b.cluster_id AND n.hour = b.hour_start
 ),
 ranked AS (
     SELECT

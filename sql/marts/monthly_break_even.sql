@@ -37,7 +37,6 @@
 -- column verdict_sensitivity: Break-even, the saving and the verdict under each named assumption at its low and high value (one struct per assumption; marts.monthly_verdict_sensitivity has them as rows).
 -- column self_hosted_variable_cost_per_accepted_task_usd: V = self-hosted review cost / self-hosted accepted tasks (the API route's review per task when the cluster accepted nothing; 0 with neither).
 -- column break_even_accepted_tasks: F / (C - V): accepted tasks a month at which the cluster costs no more than the API; NULL when C <= V or C is unknown.
--- column marginal_break_even_accepted_tasks: avoidable_cost_usd / (C - V): the answer to "does the capacity we can cancel this month pay for itself?" (hardware, reservations and operating costs are spent either way this month); NULL when break_even_accepted_tasks is.
 -- column shutdown_break_even_accepted_tasks: (avoidable_cost_usd + operating_cost_usd) / (C - V): the answer to "with the hardware and reservations committed either way, does running the service pay?"; NULL when break_even_accepted_tasks is.
 -- column self_hosted_accepted_tasks: Accepted tasks the self-hosted route delivered.
 -- column verdict: 'no_self_hosted_route' (no self-hosted cost and no self-hosted requests), 'no_api_price' (C unknown), 'never_breaks_even' (C <= V), 'self_hosting_cheaper' (accepted tasks >= break-even, and at least one), else 'api_cheaper'.
@@ -259,9 +258,6 @@ broken_even AS (
         CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
             THEN money_div(fixed_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
         END AS break_even_accepted_tasks,
-        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
-            THEN money_div(avoidable_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
-        END AS marginal_break_even_accepted_tasks,
         CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
             THEN money_div(avoidable_cost_usd + operating_cost_usd,
                            api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
@@ -513,7 +509,6 @@ SELECT
     api_overhead_factor,
     self_hosted_variable_cost_per_accepted_task_usd,
     break_even_accepted_tasks,
-    marginal_break_even_accepted_tasks,
     sh_accepted AS self_hosted_accepted_tasks,
     verdict,
     CASE WHEN verdict IN ('no_self_hosted_route', 'no_api_price') THEN NULL ELSE verdict = 'self_hosting_cheaper' END

@@ -68,7 +68,6 @@ def test_equivalent_comparator_break_even_and_observed_capacity(ledger):
     # break-even = $945 / ($0.945 - $0) = 1,000 accepted tasks; delivered 2 -> the API was cheaper
     assert be["break_even_accepted_tasks"] == 1000 and be["self_hosted_accepted_tasks"] == 2
     assert (be["verdict"], be["self_hosting_cheaper"]) == ("api_cheaper", False)
-    assert be["marginal_break_even_accepted_tasks"] == 0  # nothing avoidable: $0 / $0.945
     # capacity, observed (no sweep, no SLO): each request's 330,000 tokens spread over its hour, so a 5-minute window
     # holds 330,000 x 300 / 3,600 = 27,500 of them: 27,500 / 300 s = 91.666... tokens/s, stored as 91.667
     assert (be["capacity_source"], be["capacity_tokens_per_second"]) == ("observed", Decimal("91.667"))
@@ -132,8 +131,8 @@ def test_review_is_variable_and_the_api_overhead_scales_the_equivalent(ledger):
     # V = $1 review / 1 task; F = $132.40 + $132.40 = $264.80 -> break-even $264.80 / ($3.648 - $1) = 100 tasks
     assert be["self_hosted_variable_cost_per_accepted_task_usd"] == 1
     assert be["break_even_accepted_tasks"] == 100
-    # marginal: the avoidable $132.40 / $2.648 = 50 tasks; the route's cost includes review: $264.80 + $1
-    assert be["marginal_break_even_accepted_tasks"] == 50 and be["self_hosted_cost_usd"] == Decimal("265.8")
+    # the route's cost includes review: $264.80 + $1
+    assert be["self_hosted_cost_usd"] == Decimal("265.8")
     assert be["verdict"] == "api_cheaper"
 
 

@@ -70,18 +70,15 @@ def test_operating_is_its_own_cost_class_and_f_adds_all_three(ledger):
 
 
 @pytest.mark.slow
-def test_shutdown_and_marginal_break_even_saving_and_margin(ledger):
+def test_shutdown_break_even_saving_and_margin(ledger):
     be = _classes_month(ledger)
     # API: one task, one attempt at $1.35, accepted -> waste factor 1; no invoice -> uplift 1
     # C = the cluster's accepted attempts at the reference price, $1.35 x 3 / 3 = $1.35 per task; V = $0 (no review)
     assert be["api_cost_per_accepted_task_usd"] == Decimal("1.35")
-    # break-even = $600 / $1.35 = 444.44...; shutdown = ($200 + $100) / $1.35 = 222.22...; marginal = $200 / $1.35
+    # break-even = $600 / $1.35 = 444.44...; shutdown = ($200 + $100) / $1.35 = 222.22...
     assert be["break_even_accepted_tasks"] == pytest.approx(Decimal(600) / Decimal("1.35"), abs=Decimal("1e-9"))
     assert be["shutdown_break_even_accepted_tasks"] == pytest.approx(
         Decimal(300) / Decimal("1.35"), abs=Decimal("1e-9")
-    )
-    assert be["marginal_break_even_accepted_tasks"] == pytest.approx(
-        Decimal(200) / Decimal("1.35"), abs=Decimal("1e-9")
     )
     # the API would have charged 3 x $1.35 = $4.05 for the 3 accepted tasks; saving = $4.05 - ($600 + 0) = -$595.95
     assert be["api_would_have_cost_usd"] == Decimal("4.05")
@@ -531,9 +528,13 @@ def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
     test_the_verdict_under_each_named_assumption(ledger)
     text = " ".join(plain_report(ledger.con, "2026-07").split())
     # saving = $1.35 x 10 - ($10 + 0) = $3.50; the API would have charged $13.50 (whole dollars on the first screen)
-    # with the range under the named assumptions together: -$1.50 to $15 (whole dollars)
-    assert "Self-hosting saved $4 this month (between -$2 and +$15 under the named assumptions taken together)" in text
-    assert "would have charged $14 for them" in text
+    # with the range under the named assumptions together: -$1.50 to $15 (whole dollars). One assumption alone turns
+    # it: the headline says it is too close to call, and what would settle it
+    assert (
+        "Too close to call in 2026-07: self-hosting saved $4 against the API, but under the named assumptions the "
+        "figure runs from -$2 to +$15. What would settle it: the hardware's expected service life."
+    ) in text
+    assert "Sending the same accepted tasks to the API would have cost $14." in text
     # margin 0.35 -> 35.0 % above break-even; hardware_life alone flips it
     assert "The month is 35.0% above break-even: a fragile verdict." in text
     assert "It turns with hardware lasting two thirds or four thirds as long." in text

@@ -1,0 +1,74 @@
+"""What to do, read off the month's counterfactual rows (marts.monthly_counterfactual): at most three actions, each
+with its horizon and its dollars against the month as run. The dollars are the mart's; this module only words them,
+so no sentence of the report or of `costledger plan` can price a decision another way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.base.text import count, usd
+
+SQL = "SELECT * FROM marts.monthly_counterfactual WHERE month = CAST(? AS DATE) ORDER BY horizon, scenario"
+
+
+def counterfactual_rows(con: Any, month: str) -> list[dict[str, Any]]:
+    """The month's rows (``month`` as YYYY-MM); none when the ledger predates the mart."""
+    from pipeline.base.query import dict_rows, table_exists
+
+    return dict_rows(con, SQL, [f"{month}-01"]) if table_exists(con, "marts", "monthly_counterfactual") else []
+
+
+def _row(rows: list[dict[str, Any]], horizon: str, scenario: str) -> dict[str, Any] | None:
+    return next((r for r in rows if r["horizon"] == horizon and r["scenario"] == scenario), None)
+
+
+def _on_demand(row: dict[str, Any]) -> str | None:
+    """Cancel the on-demand node-hours when the month without them costs less."""
+    change = row["versus_as_run_usd"]
+    if change is None or change >= 0:
+        return None
+    hours, idle = row["on_demand_node_hours"], row["on_demand_node_hours_enabling_nothing"]
+    enabled = (
+        f"none of its {count(hours)} on-demand node-hours enabled a task: the committed nodes could serve every hour"
+        if idle is not None and idle >= hours
+        else f"its {count(hours)} on-demand node-hours enabled {count(row['tasks_moved_to_api'])} accepted tasks, "
+        f"worth less on the API than the {usd(row['on_demand_cost_usd'], 0)} they cost"
+    )
+    return f"This month: cancel the on-demand capacity, {usd(-change, 0)} less ({enabled})."
+
+
+def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None) -> str | None:
+    """Keep the cluster or not, on both horizons, in one sentence when they disagree."""
+    a = now["versus_as_run_usd"] if now else None
+    b = later["versus_as_run_usd"] if later else None
+    if a is None or b is None:
+        return None
+    if a >= 0 and b >= 0:
+        return (
+            f"Keep the cluster: without it this month would have cost {usd(a, 0)} more (its hardware and reservations "
+            f"paid either way), and {usd(b, 0)} more a month when they come up for renewal."
+        )
+    if a < 0 and b < 0:
+        return (
+            f"Send the work to the API: shutting the service down saves {usd(-a, 0)} this month, with its hardware "
+            f"and reservations paid either way, and running no cluster {usd(-b, 0)} a month once they end."
+        )
+    if a >= 0:
+        return (
+            f"This month, running the cluster saves {usd(a, 0)} against shutting it down (its hardware and "
+            f"reservations are paid either way); when they end, no cluster saves {usd(-b, 0)} a month."
+        )
+    return (
+        f"This month, shutting the service down saves {usd(-a, 0)} even with its hardware and reservations paid; "
+        f"renewing them is still worth {usd(b, 0)} a month against no cluster."
+    )
+
+
+def actions(rows: list[dict[str, Any]]) -> list[str]:
+    """At most three actions, each with its horizon and dollars against the month as run."""
+    said = []
+    cancel = _row(rows, "this_month", "without_on_demand")
+    if cancel is not None:
+        said.append(_on_demand(cancel))
+    said.append(_cluster(_row(rows, "this_month", "all_api"), _row(rows, "at_renewal", "all_api")))
+    return [s for s in said if s][:3]

@@ -1,0 +1,182 @@
+-- grain: one row per month x horizon x scenario
+-- materialized: table
+-- unique_key: month, horizon, scenario
+-- description: What the month would have cost had its work been split otherwise, every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
+-- column month: First day of the month (UTC).
+-- column horizon: 'this_month' (commitments sunk) or 'at_renewal' (every cost can change).
+-- column scenario: 'as_run', 'all_api' or 'without_on_demand' (see the description).
+-- column cluster_cost_usd: Hardware amortisation and cluster charges the scenario pays (committed + avoidable as run; the committed part alone this month without the cluster; nothing at renewal without it).
+-- column operating_cost_usd: Operating costs (opex, metered energy) the scenario pays: all of them while the service runs, none without it.
+-- column api_cost_usd: The API route's run-rate, plus C's token part (C less the API's review per accepted task) for every accepted task moved to the API.
+-- column review_usd: Human review: the API route's, plus the cluster's for the tasks it keeps, plus the API's review per accepted task for those moved.
+-- column total_usd: cluster_cost_usd + operating_cost_usd + api_cost_usd + review_usd; NULL when the month has no API price (C).
+-- column versus_as_run_usd: total_usd - the as_run total: what the scenario would have cost more (positive) or less (negative) than the month as it ran.
+-- column tasks_moved_to_api: Accepted tasks of the cluster the scenario sends to the API (a fraction where an hour's tokens above capacity are a part of a task).
+-- column on_demand_node_hours: without_on_demand only: the on-demand node-hours the month was billed.
+-- column on_demand_node_hours_enabling_nothing: without_on_demand only: of them, those in hours when the committed nodes could serve every token started (or no request started): they enabled no task, so cancelling them costs nothing.
+-- column on_demand_cost_usd: without_on_demand only: what the on-demand node-hours cost.
+-- column caveats: What the scenario's figures rest on that the data could not confirm: the break-even's verdict_caveats (the same C, capacity and invoices).
+WITH reviews AS (
+    SELECT
+        month,
+        CAST(coalesce(sum(review_cost_usd) FILTER (WHERE route = 'api'), 0) AS DECIMAL(38, 12)) AS api_review_usd,
+        CAST(coalesce(sum(review_cost_usd) FILTER (WHERE route = 'self_hosted'), 0) AS DECIMAL(38, 12)) AS sh_review_usd
+    FROM marts.monthly_route_cost
+    GROUP BY month
+),
+inputs AS (
+    SELECT
+        b.month,
+        coalesce(b.committed_cost_usd, 0) AS committed_usd,
+        coalesce(b.operating_cost_usd, 0) AS operating_usd,
+        coalesce(b.avoidable_cost_usd, 0) AS avoidable_usd,
+        b.api_run_rate_usd AS run_rate_usd,
+        b.api_cost_per_accepted_task_usd AS c,
+        coalesce(b.api_review_per_accepted_task_usd, 0) AS c_review,
+        b.self_hosted_variable_cost_per_accepted_task_usd AS v,
+        coalesce(b.self_hosted_accepted_tasks, 0) AS n,
+        b.verdict_caveats,
+        coalesce(r.api_review_usd, 0) AS api_review_usd,
+        coalesce(r.sh_review_usd, 0) AS sh_review_usd
+    FROM marts.monthly_break_even AS b
+    LEFT JOIN reviews AS r USING (month)
+),
+-- each hour's tokens above what the committed nodes serve: the work the on-demand nodes enabled
+hours AS (
+    SELECT
+        h.month,
+        h.tokens,
+        h.on_demand_nodes,
+        greatest(h.tokens - coalesce(CAST(floor(CAST(h.committed_nodes AS DOUBLE)
+            * CAST(k.capacity_per_node_tokens_per_second AS DOUBLE) * 3600) AS HUGEINT), 0), 0) AS above_committed,
+        k.capacity_per_node_tokens_per_second > 0 AS capacity_known
+    FROM intermediate.int_cluster_nodes_hourly AS h
+    LEFT JOIN intermediate.int_cluster_capacity_monthly AS k USING (cluster_id, month)
+),
+enabled AS (
+    SELECT
+        month,
+        sum(tokens) AS sh_tokens,
+        sum(above_committed) AS enabled_tokens,
+        coalesce(sum(on_demand_nodes) FILTER (WHERE above_committed > 0), 0) AS enabling_node_hours,
+        bool_and(coalesce(capacity_known, FALSE)) AS capacity_known
+    FROM hours
+    GROUP BY month
+),
+on_demand AS (
+    SELECT month, sum(on_demand_node_hours) AS node_hours, sum(on_demand_usd) AS usd
+    FROM intermediate.int_cluster_nodes_monthly
+    GROUP BY month
+),
+-- the cluster's accepted tasks those tokens carried, at its tokens per accepted task (every attempt): C's token part
+-- and the review they move, x n x enabled tokens / the cluster's tokens
+moved AS (
+    SELECT
+        i.month,
+        coalesce(o.node_hours, 0) AS on_demand_node_hours,
+        CAST(coalesce(o.usd, 0) AS DECIMAL(38, 12)) AS on_demand_usd,
+        coalesce(e.enabling_node_hours, 0) AS enabling_node_hours,
+        CASE
+            WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
+            WHEN e.capacity_known THEN money_count_share(i.n, e.enabled_tokens, e.sh_tokens)
+        END AS tasks_moved,
+        CASE
+            WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
+            WHEN e.capacity_known THEN money_count_share(money_mul(i.c - i.c_review, i.n), e.enabled_tokens, e.sh_tokens)
+        END AS moved_api_usd,
+        CASE
+            WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
+            WHEN e.capacity_known THEN money_count_share(money_mul(i.c_review - i.v, i.n), e.enabled_tokens, e.sh_tokens)
+        END AS moved_review_usd
+    FROM inputs AS i
+    LEFT JOIN enabled AS e USING (month)
+    LEFT JOIN on_demand AS o USING (month)
+),
+horizons AS (SELECT 'this_month' AS horizon UNION ALL SELECT 'at_renewal' AS horizon),
+scenarios AS (
+    SELECT
+        i.month,
+        hz.horizon,
+        'as_run' AS scenario,
+        i.committed_usd + i.avoidable_usd AS cluster_cost_usd,
+        i.operating_usd AS operating_cost_usd,
+        i.run_rate_usd AS api_cost_usd,
+        i.api_review_usd + i.sh_review_usd AS review_usd,
+        CAST(0 AS DECIMAL(38, 12)) AS tasks_moved_to_api,
+        CAST(NULL AS DECIMAL(38, 6)) AS on_demand_node_hours,
+        CAST(NULL AS DECIMAL(38, 6)) AS on_demand_node_hours_enabling_nothing,
+        CAST(NULL AS DECIMAL(38, 12)) AS on_demand_cost_usd
+    FROM inputs AS i
+    CROSS JOIN horizons AS hz
+    UNION ALL
+    SELECT
+        month,
+        'at_renewal',
+        'all_api',
+        0,
+        0,
+        run_rate_usd + money_mul(c - c_review, n),
+        api_review_usd + money_mul(c_review, n),
+        n,
+        NULL,
+        NULL,
+        NULL
+    FROM inputs
+    UNION ALL
+    SELECT
+        month,
+        'this_month',
+        'all_api',
+        committed_usd,
+        0,
+        run_rate_usd + money_mul(c - c_review, n),
+        api_review_usd + money_mul(c_review, n),
+        n,
+        NULL,
+        NULL,
+        NULL
+    FROM inputs
+    UNION ALL
+    SELECT
+        i.month,
+        'this_month',
+        'without_on_demand',
+        i.committed_usd + i.avoidable_usd - m.on_demand_usd,
+        i.operating_usd,
+        i.run_rate_usd + m.moved_api_usd,
+        i.api_review_usd + i.sh_review_usd + m.moved_review_usd,
+        m.tasks_moved,
+        m.on_demand_node_hours,
+        greatest(m.on_demand_node_hours - m.enabling_node_hours, 0),
+        m.on_demand_usd
+    FROM inputs AS i
+    JOIN moved AS m USING (month)
+    WHERE m.on_demand_node_hours > 0
+),
+totals AS (
+    SELECT
+        s.*,
+        CASE WHEN i.c IS NOT NULL OR s.scenario = 'as_run'
+            THEN s.cluster_cost_usd + s.operating_cost_usd + s.api_cost_usd + s.review_usd END AS total_usd,
+        i.verdict_caveats
+    FROM scenarios AS s
+    JOIN inputs AS i USING (month)
+),
+as_run AS (SELECT month, horizon, total_usd AS as_run_usd FROM totals WHERE scenario = 'as_run')
+SELECT
+    t.month,
+    t.horizon,
+    t.scenario,
+    CAST(t.cluster_cost_usd AS DECIMAL(38, 12)) AS cluster_cost_usd,
+    CAST(t.operating_cost_usd AS DECIMAL(38, 12)) AS operating_cost_usd,
+    CAST(t.api_cost_usd AS DECIMAL(38, 12)) AS api_cost_usd,
+    CAST(t.review_usd AS DECIMAL(38, 12)) AS review_usd,
+    CAST(t.total_usd AS DECIMAL(38, 12)) AS total_usd,
+    CAST(t.total_usd - a.as_run_usd AS DECIMAL(38, 12)) AS versus_as_run_usd,
+    CAST(t.tasks_moved_to_api AS DECIMAL(38, 12)) AS tasks_moved_to_api,
+    t.on_demand_node_hours,
+    t.on_demand_node_hours_enabling_nothing,
+    t.on_demand_cost_usd,
+    t.verdict_caveats AS caveats
+FROM totals AS t
+JOIN as_run AS a USING (month, horizon)

@@ -1,0 +1,145 @@
+"""The counterfactual month (docs/definitions.md): every decision a scenario of one month, priced from the
+break-even's inputs, so that no two recommendations can disagree.
+
+Every expected figure is worked by hand in the comments. Prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per
+1M; a task of 300,000 cache-miss input and 30,000 output tokens is $1.35 (330,000 tokens).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import PRICE_MOONSHOT, Ledger, request
+from tests.models.test_break_even import BIG, accepted
+from tests.models.test_economics_v3 import _classes_month
+from tests.models.test_economics_v4 import reserved, sweep
+from pipeline.base.settings import Settings
+
+
+def rows(ledger) -> dict[tuple[str, str], dict]:
+    return {
+        (r["horizon"], r["scenario"]): r
+        for r in ledger.rows("SELECT * FROM marts.monthly_counterfactual WHERE month = DATE '2026-07-01'")
+    }
+
+
+@pytest.mark.slow
+def test_each_scenario_of_a_month_with_every_cost_class(ledger):
+    """July: reserved $300 (committed), on-demand $200 (avoidable, one node all month), opex $100 (operating). API:
+    one accepted task ($1.35). Cluster: three accepted tasks; C = $1.35, V = $0."""
+    be = _classes_month(ledger)
+    got = rows(ledger)
+    # as run: $300 + $200 + $100 + the API's $1.35 = $601.35, on both horizons
+    assert got[("at_renewal", "as_run")]["total_usd"] == got[("this_month", "as_run")]["total_usd"] == Decimal("601.35")
+    # at renewal, everything on the API: the API's $1.35 + 3 x $1.35 = $5.40; $5.40 - $601.35 = -$595.95, the saving
+    assert got[("at_renewal", "all_api")]["total_usd"] == Decimal("5.40")
+    assert got[("at_renewal", "all_api")]["versus_as_run_usd"] == be["saving_usd"] == Decimal("-595.95")
+    # this month the reservation stays ($300) and the operating cost stops with the service: $305.40, -$295.95,
+    # the shutdown question's answer: 3 x $1.35 - ($200 + $100)
+    this_month = got[("this_month", "all_api")]
+    assert (this_month["cluster_cost_usd"], this_month["operating_cost_usd"]) == (300, 0)
+    assert (this_month["total_usd"], this_month["versus_as_run_usd"]) == (Decimal("305.40"), Decimal("-295.95"))
+    # without the on-demand node: the reserved node serves every hour's 330,000 tokens, so its 744 node-hours enabled
+    # nothing; the month costs $200 less
+    cancel = got[("this_month", "without_on_demand")]
+    assert (cancel["total_usd"], cancel["versus_as_run_usd"]) == (Decimal("401.35"), -200)
+    assert cancel["on_demand_node_hours"] == cancel["on_demand_node_hours_enabling_nothing"] == 744
+    assert cancel["tasks_moved_to_api"] == 0
+
+
+@pytest.mark.slow
+def test_on_demand_hours_are_worth_the_tasks_they_enabled(ledger):
+    """July: a reserved node ($744) and an on-demand node ($744), 744 node-hours each; a sweep of 100 tokens/s per
+    node (360,000 tokens a node-hour). The cluster: one task of 330,000 tokens on 5 July 10:00 and two on 10 July
+    00:00, each running the whole hour; the API: one task. All accepted."""
+    on_demand = {**reserved("od", "744", "744"), "kind": "on_demand"}
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [reserved("r", "744", "744"), on_demand])
+    ledger.load("load-tests", [sweep("100")])
+    ledger.load(
+        "requests",
+        [request("a1", "t1", "2026-07-01T10:00:00Z", **BIG)]
+        + [
+            request(f"s{i}", f"sh{i}", at, route="self_hosted", latency_ms=3_600_000, **BIG)
+            for i, at in enumerate(("2026-07-05T10:00:00Z", "2026-07-10T00:00:00Z", "2026-07-10T00:00:00Z"))
+        ],
+    )
+    ledger.load("outcomes", accepted("t1", "sh0", "sh1", "sh2"))
+    ledger.build(min_tasks_for_factor=1)
+    cancel = rows(ledger)[("this_month", "without_on_demand")]
+    # 10 July 00:00 started 660,000 tokens; the reserved node serves 360,000: 300,000 go to the API, of the cluster's
+    # 990,000 tokens for 3 accepted tasks: 3 x 300,000 / 990,000 = 0.909090909091 tasks, at C = $1.35:
+    # $4.05 x 300,000 / 990,000 = $1.227272727273
+    assert cancel["tasks_moved_to_api"] == Decimal("0.909090909091")
+    assert cancel["api_cost_usd"] == Decimal("1.35") + Decimal("1.227272727273")
+    # the month: $744 reserved + the API's $2.577272727273 = $746.577272727273, against $1,488 + $1.35 as run
+    assert cancel["total_usd"] == Decimal("746.577272727273")
+    assert cancel["versus_as_run_usd"] == Decimal("746.577272727273") - Decimal("1489.35")
+    # of the 744 on-demand node-hours, the one in 10 July 00:00 enabled work; 743 enabled nothing
+    assert (cancel["on_demand_node_hours"], cancel["on_demand_node_hours_enabling_nothing"]) == (744, 743)
+
+
+def _random_month(ledger: Ledger, api: list[tuple[int, int]], cluster: list[tuple[int, int]], od: int, rs: int) -> None:
+    """``api`` and ``cluster``: (failed attempts, review minutes) per task, every task accepted in the end; on-demand
+    and reserved dollars for July."""
+    rows_ = []
+    for i, (failed, _) in enumerate(api):
+        rows_ += [request(f"a{i}-{k}", f"t{i}", "2026-07-01T10:00:00Z", status="error", attempt=k + 1, **BIG)
+                  for k in range(failed)]  # fmt: skip
+        rows_.append(request(f"a{i}", f"t{i}", "2026-07-01T11:00:00Z", attempt=failed + 1, **BIG))
+    for i, (failed, _) in enumerate(cluster):
+        rows_ += [request(f"s{i}-{k}", f"u{i}", "2026-07-02T10:00:00Z", route="self_hosted", status="error",
+                          attempt=k + 1, **BIG) for k in range(failed)]  # fmt: skip
+        rows_.append(request(f"s{i}", f"u{i}", "2026-07-02T11:00:00Z", route="self_hosted", attempt=failed + 1, **BIG))
+    ledger.load("prices", [PRICE_MOONSHOT])
+    charges = [reserved("r", str(rs), "744")] + (
+        [{**reserved("od", str(od), "744"), "kind": "on_demand"}] if od else []
+    )
+    ledger.load("cluster-charges", charges)
+    ledger.load("load-tests", [sweep("100000")])
+    ledger.load("requests", rows_)
+    outcomes = [{"task_id": f"t{i}", "accepted": "true", "decided_at": "2026-07-20", "review_minutes": str(m)}
+                for i, (_, m) in enumerate(api)]  # fmt: skip
+    outcomes += [{"task_id": f"u{i}", "accepted": "true", "decided_at": "2026-07-20", "review_minutes": str(m)}
+                 for i, (_, m) in enumerate(cluster)]  # fmt: skip
+    ledger.load("outcomes", outcomes)
+    ledger.build(min_tasks_for_factor=1, review_rate_per_hour_usd=Decimal(60))
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    api=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 30)), min_size=1, max_size=4),
+    cluster=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 30)), min_size=1, max_size=4),
+    od=st.integers(0, 500),
+    rs=st.integers(1, 500),
+)
+def test_the_scenarios_agree_with_the_verdict_for_any_month(tmp_path_factory, api, cluster, od, rs):
+    """Any month: at renewal everything on the API less the month as run is the verdict's saving to the cent; the
+    cluster's failed attempts never reach the API's cost (it grows by C for each of its accepted tasks only); with a
+    committed node that serves every hour, cancelling the on-demand capacity saves exactly its price."""
+    ledger = Ledger(tmp_path_factory.mktemp("cf"), Settings())
+    try:
+        _random_month(ledger, api, cluster, od, rs)
+        be = ledger.one("SELECT * FROM marts.monthly_break_even")
+        got = rows(ledger)
+        renewal = got[("at_renewal", "all_api")]
+        assert abs(renewal["versus_as_run_usd"] - be["saving_usd"]) < Decimal("0.01")
+        # the API's cost with every accepted task on it: its own run-rate + C's token part for each cluster task,
+        # whatever the cluster's failed attempts: each task is $1.35 at the API x the API's own W
+        api_attempts = sum(f + 1 for f, _ in api)
+        w = Decimal(api_attempts) / len(api)  # every attempt of the same tokens: W = attempts / accepted tasks
+        # (W and C are each rounded once to 1e-12 dollars: within 1e-9 of the exact figure)
+        expected = Decimal("1.35") * api_attempts + Decimal("1.35") * w * len(cluster)
+        assert abs(renewal["api_cost_usd"] - expected) < Decimal("1e-9")
+        cancel = got.get(("this_month", "without_on_demand"))
+        if od:
+            assert cancel["versus_as_run_usd"] == -od and cancel["tasks_moved_to_api"] == 0
+        else:
+            assert cancel is None
+    finally:
+        ledger.con.close()
