@@ -137,7 +137,11 @@ def plan(
     """
     from pipeline.base.errors import CostledgerError
     from pipeline.serve.bridge import billed_sentences
+    from types import SimpleNamespace
+
+    from pipeline.base.query import dict_rows
     from pipeline.serve.decisions import actions, counterfactual_rows
+    from pipeline.serve.words import too_close_to_call
     from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
     from pipeline.base.query import jsonable, render
     from pipeline.serve.report import resolve_month
@@ -172,7 +176,14 @@ def plan(
     render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
     for sentence in [*plan_sentences(rows), *billed_sentences(con, m)]:
         out.print(sentence, markup=False, highlight=False)
-    todo = actions(counterfactual_rows(con, m))
+    verdict = dict_rows(
+        con,
+        "SELECT verdict_confidence, saving_range_low_usd, saving_range_high_usd FROM marts.monthly_break_even "
+        "WHERE month = CAST(? AS DATE)",
+        [f"{m}-01"],
+    )
+    close = bool(verdict) and too_close_to_call(SimpleNamespace(**verdict[0]))
+    todo = actions(counterfactual_rows(con, m), close)
     if todo:
         out.print("What to do:", markup=False, highlight=False)
         for sentence in todo:

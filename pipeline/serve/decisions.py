@@ -37,12 +37,24 @@ def _on_demand(row: dict[str, Any]) -> str | None:
     return f"This month: cancel the on-demand capacity, {usd(-change, 0)} less ({enabled})."
 
 
-def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None) -> str | None:
-    """Keep the cluster or not, on both horizons, in one sentence when they disagree."""
+def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool) -> str | None:
+    """Keep the cluster or not, on both horizons, in one sentence when they disagree; at renewal, a verdict too
+    close to call is said to be so, never turned into an action."""
     a = now["versus_as_run_usd"] if now else None
     b = later["versus_as_run_usd"] if later else None
     if a is None or b is None:
         return None
+    if close:
+        this_month = (
+            f"This month, keep the cluster running: shutting it down would have cost {usd(a, 0)} more"
+            if a >= 0
+            else f"This month, shutting the service down saves {usd(-a, 0)}"
+        )
+        return (
+            f"{this_month} (its hardware and reservations are paid either way). At renewal it is too close to call: "
+            f"the cluster {'saved' if b >= 0 else 'cost'} {usd(abs(b), 0)} against none, within what the named "
+            "assumptions move."
+        )
     if a >= 0 and b >= 0:
         return (
             f"Keep the cluster: without it this month would have cost {usd(a, 0)} more (its hardware and reservations "
@@ -64,11 +76,12 @@ def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None) -> str | 
     )
 
 
-def actions(rows: list[dict[str, Any]]) -> list[str]:
-    """At most three actions, each with its horizon and dollars against the month as run."""
+def actions(rows: list[dict[str, Any]], close: bool = False) -> list[str]:
+    """At most three actions, each with its horizon and dollars against the month as run; ``close``: the month's
+    verdict is too close to call."""
     said = []
     cancel = _row(rows, "this_month", "without_on_demand")
     if cancel is not None:
         said.append(_on_demand(cancel))
-    said.append(_cluster(_row(rows, "this_month", "all_api"), _row(rows, "at_renewal", "all_api")))
+    said.append(_cluster(_row(rows, "this_month", "all_api"), _row(rows, "at_renewal", "all_api"), close))
     return [s for s in said if s][:3]

@@ -92,7 +92,7 @@ def headline(d: "ReportData") -> list[str]:
         saving_sentence(d),
         fixed_cost_sentence(d.be),
         *idle_cluster_sentences(d),
-        *actions(d.counterfactual),
+        *actions(d.counterfactual, too_close_to_call(d.be)),
         bursty_sentence(d),
         robustness_sentence(d),
         forecast_sentence(d),
@@ -258,7 +258,7 @@ SETTLES = {
 }
 
 
-def too_close_to_call(be: BreakEvenMonth) -> bool:
+def too_close_to_call(be: Any) -> bool:
     """A verdict one named assumption turns, with a saving whose range runs from a cost to a saving: it is not
     stated as a fact."""
     low, high = be.saving_range_low_usd, be.saving_range_high_usd
@@ -499,7 +499,7 @@ def comparator_how(d: "ReportData") -> str:
 
 def horizon_sentences(d: "ReportData") -> list[str]:
     """What to do, read off the month's counterfactual rows: at most three actions, each with its horizon."""
-    said = actions(d.counterfactual)
+    said = actions(d.counterfactual, too_close_to_call(d.be))
     if not said and d.be.break_even_accepted_tasks is None:
         return ["No scenario to compare: there is no API price or no cluster this month."]
     return said
