@@ -65,7 +65,12 @@ def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bo
             f"Send the work to the API: shutting the service down saves {usd(-a, 0)} this month, with its hardware "
             f"and reservations paid either way, and running no cluster {usd(-b, 0)} a month once they end."
         )
-    if a >= 0:
+    if a == 0:
+        return (
+            "This month the cluster costs nothing more to keep than to shut down (its hardware and reservations are "
+            f"paid either way); when they end, no cluster saves {usd(-b, 0)} a month."
+        )
+    if a > 0:
         return (
             f"This month, running the cluster saves {usd(a, 0)} against shutting it down (its hardware and "
             f"reservations are paid either way); when they end, no cluster saves {usd(-b, 0)} a month."

@@ -143,3 +143,29 @@ def test_the_scenarios_agree_with_the_verdict_for_any_month(tmp_path_factory, ap
             assert cancel is None
     finally:
         ledger.con.close()
+
+
+@pytest.mark.slow
+def test_an_owned_idle_cluster_is_sunk_this_month_and_not_at_renewal(ledger):
+    """July: an owned server ($36,000 over 36 months: $1,000 a month, committed) with no requests; the API carries
+    the work: two accepted tasks at $1.35."""
+    from pipeline.serve.report import plain_report
+
+    ledger.load("prices", [PRICE_MOONSHOT])
+    owned = {"asset_id": "srv", "cluster_id": "c1", "purchase_price": "36000", "in_service_date": "2026-01-01",
+             "life_months": "36", "currency": "USD"}  # fmt: skip
+    ledger.load("hardware", [owned])
+    ledger.load("requests", [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in (1, 2)])
+    ledger.load("outcomes", accepted("t1", "t2"))
+    ledger.build(min_tasks_for_factor=1)
+    got = rows(ledger)
+    # as run: $1,000 + $2.70; this month the server is paid whatever happens: everything on the API is the same
+    # $1,002.70; at renewal it is not: $2.70, $1,000 less
+    assert got[("this_month", "as_run")]["total_usd"] == Decimal("1002.70")
+    assert got[("this_month", "all_api")]["versus_as_run_usd"] == 0
+    assert got[("at_renewal", "all_api")]["versus_as_run_usd"] == -1000
+    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    assert (
+        "This month the cluster costs nothing more to keep than to shut down (its hardware and reservations are paid "
+        "either way); when they end, no cluster saves $1,000 a month."
+    ) in text
