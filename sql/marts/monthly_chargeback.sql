@@ -8,7 +8,7 @@
 -- column team: The team ((unassigned): requests without a team; (idle): capacity no team used; (unallocated): self-hosted cost of no cluster with capacity).
 -- column cost_class: usage (API tokens, invoice difference included), review (human review), or the cluster's committed, operating or avoidable cost.
 -- column exact_usd: The allocation, exact to 1e-12.
--- column amount_usd: exact_usd rounded to cents so that the month's rows add up to its spend rounded to the cent (largest remainders).
+-- column amount_usd: exact_usd rounded to cents by largest remainders, so that each route's rows add up to the route's cost rounded to the cent (marts.monthly_route_cost.cost_usd as the report shows it); the month's rows add up to the sum of its routes' rounded costs.
 -- column share_of_month: exact_usd / the month's spend (NULL when the month's spend is 0).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 api_teams AS (
@@ -203,20 +203,32 @@ allocated AS (
     GROUP BY ALL
     HAVING sum(exact_usd) <> 0
 ),
+-- whole cents: each route's cost rounded to the cent (as the route's own figures show it), its rows by largest
+-- remainders so that they add up to it; the month is the sum of its routes
+route_cents AS (
+    SELECT
+        month,
+        route,
+        CAST(round(sum(exact_usd) * 100) AS HUGEINT) AS route_cents,
+        sum(sum(exact_usd)) OVER (PARTITION BY month) AS month_usd
+    FROM allocated
+    GROUP BY month, route
+),
 cents AS (
     SELECT
-        *,
-        CAST(floor(exact_usd * 100) AS HUGEINT) AS floor_cents,
-        exact_usd * 100 - floor(exact_usd * 100) AS remainder,
-        CAST(round(sum(exact_usd) OVER (PARTITION BY month) * 100) AS HUGEINT) AS month_cents,
-        sum(exact_usd) OVER (PARTITION BY month) AS month_usd
-    FROM allocated
+        a.*,
+        r.route_cents,
+        r.month_usd,
+        CAST(floor(a.exact_usd * 100) AS HUGEINT) AS floor_cents,
+        a.exact_usd * 100 - floor(a.exact_usd * 100) AS remainder
+    FROM allocated AS a
+    JOIN route_cents AS r USING (month, route)
 ),
 ranked AS (
     SELECT
         *,
-        month_cents - sum(floor_cents) OVER (PARTITION BY month) AS cents_left,
-        row_number() OVER (PARTITION BY month ORDER BY remainder DESC, route ASC, team ASC, cost_class ASC) AS remainder_rank
+        route_cents - sum(floor_cents) OVER (PARTITION BY month, route) AS cents_left,
+        row_number() OVER (PARTITION BY month, route ORDER BY remainder DESC, team ASC, cost_class ASC) AS remainder_rank
     FROM cents
 )
 SELECT

@@ -302,8 +302,17 @@ def test_the_chargeback_of_a_demo_month_adds_up_to_its_spend_to_the_cent(demo_db
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
     spend = sum(Decimal(r["cost_usd"]) for r in sql_json(demo_db, "select cost_usd from marts.monthly_route_cost "
                                                                    "where month = '2026-10-01'"))  # fmt: skip
-    # the rows' cents add up to the month's spend on both routes, rounded once to the cent
-    assert sum(Decimal(r["amount_usd"]) for r in rows) == spend.quantize(Decimal("0.01"), rounding="ROUND_HALF_UP")
+    # the rows' cents add up to the month's spend on both routes within a cent (each route's rounded, below)
+    assert abs(sum(Decimal(r["amount_usd"]) for r in rows) - spend) <= Decimal("0.01")
+    # every demo month: each route's cents are its cost rounded to the cent (its rows' exact sum is the cost)
+    for m in ("2026-07-01", "2026-08-01", "2026-09-01", "2026-10-01"):
+        for r in sql_json(
+            demo_db,
+            "select c.route, sum(c.amount_usd) as cents, min(r.cost_usd) as cost from marts.monthly_chargeback as c "
+            f"join marts.monthly_route_cost as r using (month, route) where c.month = '{m}' group by c.route",
+        ):
+            cost = Decimal(str(r["cost"]))
+            assert Decimal(str(r["cents"])) == cost.quantize(Decimal("0.01"), rounding="ROUND_HALF_UP"), (m, r)
     # the demo's cluster is mostly idle: its idle capacity is shown as a team of its own, on the cluster's route
     assert {r["route"] for r in rows if r["team"] == "(idle)"} == {"self_hosted"}
     table = cli("chargeback", "--db", str(demo_db), "--month", "2026-10")

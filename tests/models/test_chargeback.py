@@ -128,6 +128,14 @@ def test_for_any_month_the_rows_add_up_to_its_spend(ledger_factory, api, hosted,
     ledger.build(chargeback_share_idle=share_idle)
     spend = ledger.one("SELECT sum(cost_usd) AS t FROM marts.monthly_route_cost")["t"]
     got = ledger.one("SELECT sum(exact_usd) AS e, sum(amount_usd) AS c FROM marts.monthly_chargeback")
-    # exact to 1e-12, and to the cent once rounded (DuckDB rounds half away from zero, as ROUND_HALF_UP does)
+    # exact to 1e-12 (DuckDB rounds half away from zero, as ROUND_HALF_UP does)
     assert got["e"] == spend
-    assert got["c"] == spend.quantize(D("0.01"), rounding="ROUND_HALF_UP")
+    # each route's rows add up to its cost rounded to the cent, and the month's to the sum of those
+    rounded = D(0)
+    for r in ledger.rows(
+        "SELECT route, sum(exact_usd) AS e, sum(amount_usd) AS c FROM marts.monthly_chargeback GROUP BY route"
+    ):
+        cost = ledger.one("SELECT sum(cost_usd) AS t FROM marts.monthly_route_cost WHERE route = ?", [r["route"]])["t"]
+        assert r["e"] == cost and r["c"] == cost.quantize(D("0.01"), rounding="ROUND_HALF_UP"), r
+        rounded += r["c"]
+    assert got["c"] == rounded and abs(got["c"] - spend) <= D("0.01")
