@@ -90,11 +90,17 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     # C, its source, the measured figure beside it ($1.89 / 2 = $0.9450) and the gap ($0)
     assert "used for break-even (priced from the cluster's own tasks) $0.9450" in text
     assert "measured on the API route $0.9450" in text
-    # four views: fully loaded $945 -> 1,000; infrastructure only (no opex) $945 -> 1,000; shutdown and marginal
-    # (nothing cancellable, no opex) $0 -> 0
+    # three views: fully loaded $945 -> 1,000; infrastructure only (no opex) $945 -> 1,000; shutdown (nothing
+    # cancellable, no opex) $0 -> 0
     assert "fully loaded hardware, cluster charges, operating costs $945 1,000" in text
-    assert "does the capacity we can cancel this month pay for itself? $0 0" in text
     assert "the hardware and reservations committed either way? $0 0" in text
+    # what to do: as run $945 + the API's $1.89 = $946.89; this month the reservation stays, and the cluster's two
+    # accepted tasks at C = $0.945 on the API add $1.89: +$1.89; at renewal everything on the API is $1.89 + $1.89 =
+    # $3.78, $943.11 less
+    assert (
+        "This month, running the cluster saves $2 against shutting it down (its hardware and reservations are paid "
+        "either way); when they end, no cluster saves $943 a month."
+    ) in text
     assert "paid for" not in text
     # step 1: observed 330,000 tokens / 300 s = 1,100 tokens/s
     assert "1. Capacity at the latency target 1,100 tokens/s" in text
