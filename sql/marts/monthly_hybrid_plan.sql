@@ -212,7 +212,7 @@ priced AS (
         coalesce(c.overflow_hours, 0) AS overflow_hours,
         CASE
             WHEN c.demanded_tokens IS NULL THEN CAST(0 AS DECIMAL(38, 12))
-            WHEN NOT c.overflow_unpriced THEN CAST(c.overflow_at_price_usd * s.api_invoice_uplift AS DECIMAL(38, 12))
+            WHEN NOT c.overflow_unpriced THEN money_mul(c.overflow_at_price_usd, s.api_invoice_uplift)
         END AS api_usd
     FROM sizes AS s
     LEFT JOIN costed AS c ON s.month = c.month AND s.nodes = c.serving
