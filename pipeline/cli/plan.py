@@ -137,11 +137,7 @@ def plan(
     """
     from pipeline.base.errors import CostledgerError
     from pipeline.serve.bridge import billed_sentences
-    from types import SimpleNamespace
-
-    from pipeline.base.query import dict_rows
-    from pipeline.serve.decisions import actions, counterfactual_rows
-    from pipeline.serve.words import too_close_to_call
+    from pipeline.serve.report import query
     from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
     from pipeline.base.query import jsonable, render
     from pipeline.serve.report import resolve_month
@@ -174,23 +170,35 @@ def plan(
         for r in rows
     ]
     render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
-    for sentence in [*plan_sentences(rows), *billed_sentences(con, m)]:
+    for sentence in [*plan_sentences(rows), *billed_sentences(query(con, "cost_bridge", {"month": f"{m}-01"}))]:
         out.print(sentence, markup=False, highlight=False)
+    _what_to_do(con, m)
+    plans = plan_rows(rows)
+    if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:
+        out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
+
+
+def _what_to_do(con, month: str) -> None:  # noqa: ANN001 - a duckdb connection
+    """At most three actions read off the month's counterfactual rows; at renewal a verdict too close to call is
+    said to be so."""
+    from types import SimpleNamespace
+
+    from pipeline.base.query import dict_rows
+    from pipeline.serve.decisions import actions, counterfactual_rows
+    from pipeline.serve.words import too_close_to_call
+
     verdict = dict_rows(
         con,
         "SELECT verdict_confidence, saving_range_low_usd, saving_range_high_usd FROM marts.monthly_break_even "
         "WHERE month = CAST(? AS DATE)",
-        [f"{m}-01"],
+        [f"{month}-01"],
     )
     close = bool(verdict) and too_close_to_call(SimpleNamespace(**verdict[0]))
-    todo = actions(counterfactual_rows(con, m), close)
+    todo = actions(counterfactual_rows(con, month), close)
     if todo:
         out.print("What to do:", markup=False, highlight=False)
         for sentence in todo:
             out.print(f"- {sentence}", markup=False, highlight=False)
-    plans = plan_rows(rows)
-    if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:
-        out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
 
 
 @app.command(rich_help_panel=toc.panel("gate"))

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipeline.base.text import usd
 from pipeline.serve.planning import nodes_words
-
-if TYPE_CHECKING:
-    import duckdb
 
 #: each step of the bridge as the reader reads it
 STEP_WORDS = {
@@ -44,12 +41,10 @@ def bridge_rows(bridge: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def billed_sentences(con: "duckdb.DuckDBPyConnection", month: str) -> list[str]:
+def billed_sentences(bridge: list[dict[str, Any]]) -> list[str]:
     """The month as run (the plan's 'today' row) and as billed, with the step between them (the bridge's first
-    three steps): a plan is compared with the month as run, never labelled as billed."""
-    from pipeline.serve.report import query
-
-    steps = {r["step"]: r for r in query(con, "cost_bridge", {"month": f"{month}-01"})}
+    three steps, sql/queries/cost_bridge.sql): a plan is compared with the month as run, never labelled as billed."""
+    steps = {r["step"]: r for r in bridge}
     if "today" not in steps or "cash" not in steps:
         return []
     tax_and_credits = -steps["tax_and_credits"]["change_usd"]
