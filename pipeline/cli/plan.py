@@ -137,10 +137,9 @@ def plan(
     """
     from pipeline.base.errors import CostledgerError
     from pipeline.serve.bridge import billed_sentences
-    from pipeline.serve.report import query
     from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
     from pipeline.base.query import jsonable, render
-    from pipeline.serve.report import resolve_month
+    from pipeline.serve.report import query, resolve_month
     from pipeline.base.text import pct
 
     node_price = _what_if(node_month_usd, "--node-month-usd")

@@ -109,33 +109,21 @@ scenarios AS (
     FROM inputs AS i
     CROSS JOIN horizons AS hz
     UNION ALL
+    -- everything on the API: this month the committed cost stays, at renewal it goes
     SELECT
-        month,
-        'at_renewal',
+        i.month,
+        hz.horizon,
         'all_api',
+        CASE WHEN hz.horizon = 'this_month' THEN i.committed_usd ELSE 0 END,
         0,
-        0,
-        run_rate_usd + money_mul(c - c_review, n),
-        api_review_usd + money_mul(c_review, n),
-        n,
+        i.run_rate_usd + money_mul(i.c - i.c_review, i.n),
+        i.api_review_usd + money_mul(i.c_review, i.n),
+        i.n,
         NULL,
         NULL,
         NULL
-    FROM inputs
-    UNION ALL
-    SELECT
-        month,
-        'this_month',
-        'all_api',
-        committed_usd,
-        0,
-        run_rate_usd + money_mul(c - c_review, n),
-        api_review_usd + money_mul(c_review, n),
-        n,
-        NULL,
-        NULL,
-        NULL
-    FROM inputs
+    FROM inputs AS i
+    CROSS JOIN horizons AS hz
     UNION ALL
     SELECT
         i.month,

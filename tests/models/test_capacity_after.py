@@ -11,21 +11,12 @@ from decimal import Decimal
 import pytest
 
 from tests.conftest import request
-from tests.models.test_economics_v4 import accepted, reserved
+from tests.models.test_economics_v4 import accepted, reserved, sweep
 
 
 def _july(ledger, sweep_at: str) -> dict:
     ledger.load("cluster-charges", [reserved("jul", "7440", "744")])
-    sweep = {
-        "sweep_id": "s1",
-        "cluster_id": "c1",
-        "measured_at": sweep_at,
-        "concurrency": 8,
-        "tokens_per_second": "5000",
-        "p95_latency_ms": "1000",
-        "nodes": 1,
-    }
-    ledger.load("load-tests", [sweep])
+    ledger.load("load-tests", [{**sweep("5000"), "measured_at": sweep_at}])
     ledger.load(
         "requests",
         [request("s1", "t1", "2026-07-10T10:00:00Z", route="self_hosted",

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import PRICE_MOONSHOT, request
 from tests.models.test_break_even import BIG, accepted, charge, month
+from tests.models.test_economics_v3 import moonshot_line
 
 PRICE_COMETAPI = {
     **PRICE_MOONSHOT,
@@ -25,20 +26,8 @@ PRICE_COMETAPI = {
 
 
 def _line(line_id: str, line_type: str, amount: str, quantity: int | None = None, unit: str | None = None) -> dict:
-    row = {
-        "provider": "moonshot",
-        "invoice_id": "m-07",
-        "line_id": line_id,
-        "period_start": "2026-07-01",
-        "period_end": "2026-08-01",
-        "line_type": line_type,
-        "model": "kimi-k3",
-        "amount": amount,
-        "currency": "USD",
-    }
-    if quantity is not None:
-        row.update(quantity=quantity, unit_price_per_million=unit)
-    return row
+    stated = {} if quantity is None else {"quantity": quantity, "unit_price_per_million": unit}
+    return moonshot_line(line_id, amount, line_type=line_type, model="kimi-k3", **stated)
 
 
 def _usage(token_type: str, quantity: int) -> dict:
