@@ -25,6 +25,13 @@ from pipeline.storage.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# CI machines are loaded: no property test may fail on the wall clock (a test's own @settings keeps this unless it
+# names a deadline)
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("costledger", deadline=None)
+_hypothesis_settings.load_profile("costledger")
+
 
 _UNGROUPED = pytest.StashKey[str]()
 

@@ -154,14 +154,14 @@ def plan(
     if as_json:
         out.print_json(json.dumps([{k: jsonable(v) for k, v in r.as_row().items()} for r in rows]))
         return
-    names = ["nodes", "tokens on the cluster", "cluster", "operating", "API", "review", "total", ""]
+    names = ["nodes", "cluster's tokens served", "cluster", "operating", "API", "review", "total", ""]
     table = [
         [
             "today" if r.scenario == "today" else str(r.nodes),
             pct(r.self_hosted_token_share),
             usd(r.cluster_cost_usd, 0),
             usd(r.operating_cost_usd, 0),
-            usd(r.api_overflow_cost_usd, 0),
+            usd(r.api_cost_usd, 0),
             usd(r.review_usd, 0),
             usd(r.total_usd, 0),
             f"as run, {nodes_words(r.nodes)}" if r.scenario == "today" else size_marks(r),
@@ -188,12 +188,13 @@ def _what_to_do(con, month: str) -> None:  # noqa: ANN001 - a duckdb connection
 
     verdict = dict_rows(
         con,
-        "SELECT verdict_confidence, saving_range_low_usd, saving_range_high_usd FROM marts.monthly_break_even "
+        "SELECT verdict_confidence, saving_range_low_usd, saving_range_high_usd, nodes_in_service "
+        "FROM marts.monthly_break_even "
         "WHERE month = CAST(? AS DATE)",
         [f"{month}-01"],
     )
     close = bool(verdict) and too_close_to_call(SimpleNamespace(**verdict[0]))
-    todo = actions(counterfactual_rows(con, month), close)
+    todo = actions(counterfactual_rows(con, month), close, verdict[0]["nodes_in_service"] if verdict else None)
     if todo:
         out.print("What to do:", markup=False, highlight=False)
         for sentence in todo:

@@ -13,13 +13,8 @@ STEP_WORDS = {
     "tax_and_credits": "less the API's tax and one-off credits (recoverable, or not recurring)",
     "today": "= the month as it ran: the cluster's fixed cost, the API's run-rate and review on both routes",
     "all_api": "everything on the API, no cluster",
-    "saving": "The break-even's saving: the API's price for the cluster's accepted tasks, less the cluster's fixed "
-    "cost and review",
-    "review": "review: the cluster's own, where the break-even counts the API's review per task",
-    "pricing": "pricing: the plan prices every attempt at the API as it ran (retries included, no waste factor; the "
-    "API's own attempts at list price times the invoice uplift), the break-even the accepted attempts times the "
-    "waste factor",
-    "all_api_minus_today": "= everything on the API, less the month as it ran",
+    "saving": "The break-even's saving: everything on the API less the month as it ran (the API's price C for the "
+    "cluster's accepted tasks, less the cluster's fixed cost and review)",
 }
 
 

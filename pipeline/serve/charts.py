@@ -190,7 +190,8 @@ def latency(rows: list[dict[str, Any]], slo_ms: dict[str, int | None] | None = N
 HYBRID_PARTS = (
     ("cluster_cost_usd", "nodes"),
     ("operating_cost_usd", "operating cost"),
-    ("api_overflow_cost_usd", "API"),
+    ("api_run_rate_usd", "the API's own work"),
+    ("api_overflow_cost_usd", "the cluster's tasks on the API"),
     ("review_usd", "human review"),
 )
 

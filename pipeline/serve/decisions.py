@@ -37,18 +37,21 @@ def _on_demand(row: dict[str, Any]) -> str | None:
     return f"This month: cancel the on-demand capacity, {usd(-change, 0)} less ({enabled})."
 
 
-def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool) -> str | None:
+def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool, cancel: Any = 0) -> str | None:
     """Keep the cluster or not, on both horizons, in one sentence when they disagree; at renewal, a verdict too
-    close to call is said to be so, never turned into an action."""
-    a = now["versus_as_run_usd"] if now else None
+    close to call is said to be so, never turned into an action. ``cancel``: what cancelling the on-demand hours
+    saves this month (negative): shutting down is then weighed against the cluster run without them."""
+    a = now["versus_as_run_usd"] - cancel if now and now["versus_as_run_usd"] is not None else None
     b = later["versus_as_run_usd"] if later else None
     if a is None or b is None:
         return None
+    run = " without its on-demand hours" if cancel else ""
+    more = " more than cancelling the on-demand hours alone" if cancel else ""
     if close:
         this_month = (
-            f"This month, keep the cluster running: shutting it down would have cost {usd(a, 0)} more"
+            f"This month, keep the cluster running{run}: shutting it down would have cost {usd(a, 0)} more"
             if a >= 0
-            else f"This month, shutting the service down saves {usd(-a, 0)}"
+            else f"This month, shutting the service down saves {usd(-a, 0)}{more}"
         )
         return (
             f"{this_month} (its hardware and reservations are paid either way). At renewal it is too close to call: "
@@ -57,36 +60,74 @@ def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bo
         )
     if a >= 0 and b >= 0:
         return (
-            f"Keep the cluster: without it this month would have cost {usd(a, 0)} more (its hardware and reservations "
-            f"paid either way), and {usd(b, 0)} more a month when they come up for renewal."
+            f"Keep the cluster{run}: without it this month would have cost {usd(a, 0)} more (its hardware and "
+            f"reservations paid either way), and {usd(b, 0)} more a month when they come up for renewal."
         )
     if a < 0 and b < 0:
         return (
-            f"Send the work to the API: shutting the service down saves {usd(-a, 0)} this month, with its hardware "
-            f"and reservations paid either way, and running no cluster {usd(-b, 0)} a month once they end."
+            f"Send the work to the API: shutting the service down saves {usd(-a, 0)}{more} this month, with its "
+            f"hardware and reservations paid either way, and running no cluster {usd(-b, 0)} a month once they end."
         )
     if a == 0:
         return (
-            "This month the cluster costs nothing more to keep than to shut down (its hardware and reservations are "
-            f"paid either way); when they end, no cluster saves {usd(-b, 0)} a month."
+            f"This month the cluster{run} costs nothing more to keep than to shut down (its hardware and reservations "
+            f"are paid either way); when they end, no cluster saves {usd(-b, 0)} a month."
         )
     if a > 0:
         return (
-            f"This month, running the cluster saves {usd(a, 0)} against shutting it down (its hardware and "
+            f"This month, running the cluster{run} saves {usd(a, 0)} against shutting it down (its hardware and "
             f"reservations are paid either way); when they end, no cluster saves {usd(-b, 0)} a month."
         )
     return (
-        f"This month, shutting the service down saves {usd(-a, 0)} even with its hardware and reservations paid; "
+        f"This month, shutting the service down saves {usd(-a, 0)}{more} even with its hardware and reservations paid; "
         f"renewing them is still worth {usd(b, 0)} a month against no cluster."
     )
 
 
-def actions(rows: list[dict[str, Any]], close: bool = False) -> list[str]:
+def _moves(
+    row: dict[str, Any], now: dict[str, Any] | None, later: dict[str, Any] | None, cancel: Any = 0
+) -> str | None:
+    """Move API work into the committed nodes' spare capacity, when that beats shutting the service down this month
+    (a move keeps the cluster running); when no cluster is cheaper at renewal, that is said in the same sentence."""
+    change = row["versus_as_run_usd"]
+    shutdown = now["versus_as_run_usd"] - cancel if now and now["versus_as_run_usd"] is not None else None
+    if change is None or change >= 0 or (shutdown is not None and shutdown <= change):
+        return None
+    said = (
+        f"This month, moving {count(-row['tasks_moved_to_api'])} accepted API tasks into the cluster's spare "
+        f"capacity saves {usd(-change, 0)} (the workloads that fit at the busiest hour)"
+    )
+    renewal = later["versus_as_run_usd"] if later else None
+    if renewal is not None and renewal < 0:
+        said += f"; when the hardware's term ends, no cluster saves {usd(-renewal, 0)} a month"
+    return said + "."
+
+
+def _size(rows: list[dict[str, Any]], current: int | None) -> str | None:
+    """At renewal, keep the cheapest size when it is neither no cluster (the cluster sentence says that) nor
+    today's size."""
+    best = next((r for r in rows if r["scenario"] == "nodes_n" and r["is_cheapest"]), None)
+    if best is None or not best["nodes"] or best["nodes"] == current or best["versus_as_run_usd"] is None:
+        return None
+    change = best["versus_as_run_usd"]
+    word = "node" if best["nodes"] == 1 else "nodes"
+    dollars = f"{usd(-change, 0)} a month less" if change < 0 else f"{usd(change, 0)} a month more"
+    return f"At renewal: keep {best['nodes']} {word}, the cheapest size for the cluster's work, {dollars} than as run."
+
+
+def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int | None = None) -> list[str]:
     """At most three actions, each with its horizon and dollars against the month as run; ``close``: the month's
-    verdict is too close to call."""
+    verdict is too close to call; ``current_nodes``: the nodes in service at the busiest hour."""
     said = []
     cancel = _row(rows, "this_month", "without_on_demand")
+    saves = 0
     if cancel is not None:
         said.append(_on_demand(cancel))
-    said.append(_cluster(_row(rows, "this_month", "all_api"), _row(rows, "at_renewal", "all_api"), close))
+        saves = min(cancel["versus_as_run_usd"] or 0, 0)
+    now, later = _row(rows, "this_month", "all_api"), _row(rows, "at_renewal", "all_api")
+    said.append(_cluster(now, later, close, saves))
+    move = _row(rows, "this_month", "moves")
+    if move is not None:
+        said.append(_moves(move, now, later, saves))
+    said.append(_size(rows, current_nodes))
     return [s for s in said if s][:3]

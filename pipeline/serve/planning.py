@@ -145,9 +145,10 @@ def _hours(value: Any) -> str:
 
 def _inputs_sentence(first: PlanRow, month: str) -> str:
     said = (
-        f"At {month}'s demand (busiest hour {count(first.peak_tokens_per_second)} tokens/s, both routes, every "
-        f"attempt priced once), one node serves {count(first.capacity_per_node_tokens_per_second)} tokens/s within "
-        f"the latency target ({CAPACITY_WORDS.get(first.capacity_source or '', 'measured')})."
+        f"For the cluster's work in {month} (busiest hour {count(first.peak_tokens_per_second)} tokens/s, every "
+        f"attempt; the accepted tasks above a size's capacity go to the API at its price per accepted task), one "
+        f"node serves {count(first.capacity_per_node_tokens_per_second)} tokens/s within the latency target "
+        f"({CAPACITY_WORDS.get(first.capacity_source or '', 'measured')})."
     )
     if first.committed_node_month_usd is not None and first.node_cost_source != "what_if":
         said += f" A committed node (owned or reserved) costs {usd(first.committed_node_month_usd, 0)} a month;"
@@ -165,7 +166,7 @@ def change_sentence(today: PlanRow, best: PlanRow) -> str:
         f"plan, {nodes_words(best.nodes)}, costs {usd(best.total_usd, 0)}"
     )
     if best.nodes:
-        said += f" with {pct(best.self_hosted_token_share, 0)} of the tokens on the cluster"
+        said += f" serving {pct(best.self_hosted_token_share, 0)} of the cluster's tokens"
     gap = today.actual_total_usd - best.total_usd
     said += f", {usd(gap, 0)} less" if gap > 0 else f", {usd(-gap, 0)} more" if gap < 0 else ", the same"
     moves = []
@@ -178,6 +179,25 @@ def change_sentence(today: PlanRow, best: PlanRow) -> str:
     return said + (": " + "; ".join(moves) + "." if moves else ".")
 
 
+def _single_size_sentence(first: PlanRow, month: str) -> str:
+    """Why the plan has no size but the API alone."""
+    said = f"Everything on the API would have cost {usd(first.total_usd, 0)} in {month}."
+    if first.peak_tokens_per_second == 0 and first.capacity_per_node_tokens_per_second and first.node_month_usd:
+        return said + (
+            " The cluster served no work this month, so there is none to size it for: which API workloads a "
+            "cluster would take, and what they would save, is the workload moves' question."
+        )
+    missing = (
+        "no capacity per node was measured (no load test and no self-hosted requests)"
+        if first.capacity_per_node_tokens_per_second is None
+        else "there is no price for a node (no cluster this month and no planning.node_month_usd setting)"
+    )
+    return said + (
+        f" No cluster size can be costed: {missing}. `costledger plan --month {month} --node-month-usd X "
+        "--capacity-tps Y` prices one."
+    )
+
+
 def plan_sentences(rows: list[PlanRow]) -> list[str]:
     """What the plan says: its inputs, the cheapest size against the month as it was, the cheapest with a spare
     node, and the all-API cost."""
@@ -187,15 +207,7 @@ def plan_sentences(rows: list[PlanRow]) -> list[str]:
     first = plans[0]
     month = str(first.month)[:7]
     if len(plans) == 1:
-        missing = (
-            "no capacity per node was measured (no load test and no self-hosted requests)"
-            if first.capacity_per_node_tokens_per_second is None
-            else "there is no price for a node (no cluster this month and no planning.node_month_usd setting)"
-        )
-        return [
-            f"Everything on the API would have cost {usd(first.total_usd, 0)} in {month}. No cluster size can be "
-            f"costed: {missing}. `costledger plan --month {month} --node-month-usd X --capacity-tps Y` prices one."
-        ]
+        return [_single_size_sentence(first, month)]
     said = [_inputs_sentence(first, month)]
     cheapest = next((r for r in plans if r.is_cheapest), None)
     if cheapest is None:

@@ -201,10 +201,15 @@ class PlanRow(Record):
     nodes: int
     self_hosted_token_share: Decimal | None
     committed_nodes: int | None
+    owned_nodes: int | None
+    reserved_nodes: int | None
     added_nodes: int | None
     cluster_cost_usd: Decimal | None
     operating_cost_usd: Decimal | None
+    api_run_rate_usd: Decimal | None
     api_overflow_cost_usd: Decimal | None
+    tasks_moved_to_api: Decimal | None
+    api_cost_usd: Decimal | None
     review_usd: Decimal | None
     total_usd: Decimal | None
     is_cheapest: bool | None

@@ -92,7 +92,7 @@ def headline(d: "ReportData") -> list[str]:
         saving_sentence(d),
         fixed_cost_sentence(d.be),
         *idle_cluster_sentences(d),
-        *actions(d.counterfactual, too_close_to_call(d.be)),
+        *actions(d.counterfactual, too_close_to_call(d.be), d.be.nodes_in_service),
         bursty_sentence(d),
         robustness_sentence(d),
         forecast_sentence(d),
@@ -499,7 +499,7 @@ def comparator_how(d: "ReportData") -> str:
 
 def horizon_sentences(d: "ReportData") -> list[str]:
     """What to do, read off the month's counterfactual rows: at most three actions, each with its horizon."""
-    said = actions(d.counterfactual, too_close_to_call(d.be))
+    said = actions(d.counterfactual, too_close_to_call(d.be), d.be.nodes_in_service)
     if not said and d.be.break_even_accepted_tasks is None:
         return ["No scenario to compare: there is no API price or no cluster this month."]
     return said

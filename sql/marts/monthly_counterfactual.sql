@@ -1,21 +1,23 @@
 -- grain: one row per month x horizon x scenario
 -- materialized: table
--- unique_key: month, horizon, scenario
--- description: What the month would have cost had its work been split otherwise, every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
+-- unique_key: month, horizon, scenario, nodes
+-- description: What the month would have cost had its work been split otherwise, every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task), 'moves' (this month: the API workloads that fit the committed nodes' spare capacity at the busiest hour, marts.monthly_workload_moves' rows that fit, moved onto the cluster: their API cost and review go, the cluster's review per task comes; the month's total falls by their cumulative_saving_usd), 'nodes_n' (at renewal: n nodes kept for the cluster's work, each priced by what it is, cheapest first, each hour's tokens above their capacity sent to the API as accepted tasks at C: the plan rows of marts.monthly_hybrid_plan, n = 0 being all_api). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
 -- column month: First day of the month (UTC).
 -- column horizon: 'this_month' (commitments sunk) or 'at_renewal' (every cost can change).
--- column scenario: 'as_run', 'all_api' or 'without_on_demand' (see the description).
+-- column scenario: 'as_run', 'all_api', 'without_on_demand', 'moves' or 'nodes_n' (see the description).
 -- column cluster_cost_usd: Hardware amortisation and cluster charges the scenario pays (committed + avoidable as run; the committed part alone this month without the cluster; nothing at renewal without it).
 -- column operating_cost_usd: Operating costs (opex, metered energy) the scenario pays: all of them while the service runs, none without it.
 -- column api_cost_usd: The API route's run-rate, plus C's token part (C less the API's review per accepted task) for every accepted task moved to the API.
 -- column review_usd: Human review: the API route's, plus the cluster's for the tasks it keeps, plus the API's review per accepted task for those moved.
 -- column total_usd: cluster_cost_usd + operating_cost_usd + api_cost_usd + review_usd; NULL when the month has no API price (C).
 -- column versus_as_run_usd: total_usd - the as_run total: what the scenario would have cost more (positive) or less (negative) than the month as it ran.
--- column tasks_moved_to_api: Accepted tasks of the cluster the scenario sends to the API (a fraction where an hour's tokens above capacity are a part of a task).
+-- column tasks_moved_to_api: Accepted tasks of the cluster the scenario sends to the API (a fraction where an hour's tokens above capacity are a part of a task); on the moves row, negative: the API's accepted tasks moved onto the cluster.
 -- column on_demand_node_hours: without_on_demand only: the on-demand node-hours the month was billed.
 -- column on_demand_node_hours_enabling_nothing: without_on_demand only: of them, those in hours when the committed nodes could serve every token started (or no request started): they enabled no task, so cancelling them costs nothing.
 -- column on_demand_cost_usd: without_on_demand only: what the on-demand node-hours cost.
 -- column caveats: What the scenario's figures rest on that the data could not confirm: the break-even's verdict_caveats (the same C, capacity and invoices).
+-- column nodes: nodes_n only: n, the nodes kept (0 = no cluster); NULL on the other scenarios.
+-- column is_cheapest: nodes_n only: the cheapest n of the month (the fewest nodes among equal totals).
 WITH reviews AS (
     SELECT
         month,
@@ -92,6 +94,19 @@ moved AS (
     LEFT JOIN enabled AS e USING (month)
     LEFT JOIN on_demand AS o USING (month)
 ),
+-- the API workloads that fit the committed nodes' spare capacity (marts.monthly_workload_moves): their API cost and
+-- review go, the cluster's review per task (V) for each of their accepted tasks comes
+moves AS (
+    SELECT
+        month,
+        sum(money_mul(api_cost_per_accepted_task_usd, accepted_tasks) - review_cost_usd) AS api_usd,
+        sum(review_cost_usd) AS api_review_usd,
+        sum(money_mul(self_hosted_variable_cost_per_accepted_task_usd, accepted_tasks)) AS sh_review_usd,
+        sum(accepted_tasks) AS tasks
+    FROM marts.monthly_workload_moves
+    WHERE fits
+    GROUP BY month
+),
 horizons AS (SELECT 'this_month' AS horizon UNION ALL SELECT 'at_renewal' AS horizon),
 scenarios AS (
     SELECT
@@ -105,7 +120,9 @@ scenarios AS (
         CAST(0 AS DECIMAL(38, 12)) AS tasks_moved_to_api,
         CAST(NULL AS DECIMAL(38, 6)) AS on_demand_node_hours,
         CAST(NULL AS DECIMAL(38, 6)) AS on_demand_node_hours_enabling_nothing,
-        CAST(NULL AS DECIMAL(38, 12)) AS on_demand_cost_usd
+        CAST(NULL AS DECIMAL(38, 12)) AS on_demand_cost_usd,
+        CAST(NULL AS BIGINT) AS nodes,
+        CAST(NULL AS BOOLEAN) AS is_cheapest
     FROM inputs AS i
     CROSS JOIN horizons AS hz
     UNION ALL
@@ -119,6 +136,8 @@ scenarios AS (
         i.run_rate_usd + money_mul(i.c - i.c_review, i.n),
         i.api_review_usd + money_mul(i.c_review, i.n),
         i.n,
+        NULL,
+        NULL,
         NULL,
         NULL,
         NULL
@@ -136,15 +155,52 @@ scenarios AS (
         m.tasks_moved,
         m.on_demand_node_hours,
         greatest(m.on_demand_node_hours - m.enabling_node_hours, 0),
-        m.on_demand_usd
+        m.on_demand_usd,
+        NULL,
+        NULL
     FROM inputs AS i
     JOIN moved AS m USING (month)
     WHERE m.on_demand_node_hours > 0
+    UNION ALL
+    SELECT
+        i.month,
+        'this_month',
+        'moves',
+        i.committed_usd + i.avoidable_usd,
+        i.operating_usd,
+        i.run_rate_usd - v.api_usd,
+        i.api_review_usd - v.api_review_usd + i.sh_review_usd + v.sh_review_usd,
+        -v.tasks,
+        NULL,
+        NULL,
+        NULL,
+        NULL,
+        NULL
+    FROM inputs AS i
+    JOIN moves AS v USING (month)
+    UNION ALL
+    -- n nodes kept at renewal, priced by what they are: the hybrid plan's rows (its SQL also runs what-ifs)
+    SELECT
+        p.month,
+        'at_renewal',
+        'nodes_n',
+        p.cluster_cost_usd,
+        p.operating_cost_usd,
+        p.api_run_rate_usd + p.api_overflow_cost_usd,
+        p.review_usd,
+        p.tasks_moved_to_api,
+        NULL,
+        NULL,
+        NULL,
+        p.nodes,
+        p.is_cheapest
+    FROM marts.monthly_hybrid_plan AS p
+    WHERE p.scenario = 'plan'
 ),
 totals AS (
     SELECT
         s.*,
-        CASE WHEN i.c IS NOT NULL OR s.scenario = 'as_run'
+        CASE WHEN i.c IS NOT NULL OR s.scenario IN ('as_run', 'nodes_n', 'moves')
             THEN s.cluster_cost_usd + s.operating_cost_usd + s.api_cost_usd + s.review_usd END AS total_usd,
         i.verdict_caveats
     FROM scenarios AS s
@@ -165,6 +221,8 @@ SELECT
     t.on_demand_node_hours,
     t.on_demand_node_hours_enabling_nothing,
     t.on_demand_cost_usd,
-    t.verdict_caveats AS caveats
+    t.verdict_caveats AS caveats,
+    t.nodes,
+    t.is_cheapest
 FROM totals AS t
 JOIN as_run AS a USING (month, horizon)

@@ -1,14 +1,14 @@
 -- grain: one row per month x team x workload (with accepted tasks on the API)
 -- materialized: table
 -- unique_key: month, team, workload
--- description: Which API traffic to move to the cluster first. A workload is the request log's team and workload ('(none)' when not logged). For each workload on the API: its accepted tasks, tokens per accepted task (every attempt), cache-hit share, and what one accepted task costs there (its own attempts' metered cost, each provider's x that provider's invoice uplift, plus its review, per accepted task: its own retries and failures, its own waste); the saving per task if the cluster served it (that cost - V, the cluster's variable cost per accepted task) and per million tokens. The cluster's spare capacity at its busiest hour (nodes in service x capacity per node - the busiest hour's tokens per second) is filled by saving per token, highest first, each workload taking its own busiest hour's tokens per second; a workload fits while the running total fits, and the first that does not stops the filling (traffic moves in order). Cache-heavy work is cheap on the API and saves little per token: it moves last. Workloads that save nothing never move.
+-- description: Which API traffic to move to the cluster first. A workload is the request log's team and workload ('(none)' when not logged). For each workload on the API: its accepted tasks, tokens per accepted task (every attempt), cache-hit share, and what one accepted task costs there (its own attempts' metered cost, each provider's x that provider's invoice uplift U, its price beyond list, plus its review, per accepted task: its own retries and failures, its own waste); the saving per task if the cluster served it (that cost - V, the cluster's variable cost per accepted task) and per million tokens. The cluster's spare capacity at its busiest hour (nodes in service x capacity per node - the busiest hour's tokens per second) is filled by saving per token, highest first, each workload taking its own busiest hour's tokens per second; a workload fits while the running total fits, and the first that does not stops the filling (traffic moves in order). Cache-heavy work is cheap on the API and saves little per token: it moves last. Workloads that save nothing never move.
 -- column month: First day of the month (UTC).
 -- column team: The team that sent the work ('(none)': not logged).
 -- column workload: The kind of work (coding, long_context, ...; '(none)': not logged).
 -- column accepted_tasks: The workload's tasks accepted on the API this month.
 -- column tokens_per_accepted_task: The workload's API tokens (input including cache hits and writes, output, reasoning; every attempt) per accepted task.
 -- column cache_hit_share: Cache-hit input tokens / all input tokens of the workload's API attempts.
--- column api_cost_per_accepted_task_usd: (the metered cost of the workload's API attempts, each provider's x its invoice uplift (invoiced run-rate / metered cost, 1 without an invoice), + its review cost) / its accepted tasks.
+-- column api_cost_per_accepted_task_usd: (the metered cost of the workload's API attempts, each provider's x its invoice uplift U (its price beyond list, intermediate.int_api_uplift_monthly; 1 without an invoice), + its review cost) / its accepted tasks.
 -- column self_hosted_variable_cost_per_accepted_task_usd: V, what an accepted task adds on the cluster (review), from marts.monthly_break_even.
 -- column saving_per_task_usd: api_cost_per_accepted_task_usd - V: what each task saves once the cluster serves it (its fixed cost is paid either way).
 -- column saving_per_million_tokens_usd: The saving per task / tokens per accepted task x 1,000,000: the order in which spare capacity is filled.
@@ -21,14 +21,12 @@
 -- column fits: The workload and every one ranked before it fit in the spare capacity at the busiest hour, and it saves money.
 -- column cumulative_saving_usd: The month's saving from moving this workload and the ones before it that fit (the saving of the moves so far).
 -- column reason: Why the workload moves or not, in words.
+-- column review_cost_usd: The workload's review on the API this month (inside api_cost_per_accepted_task_usd): what moving it stops paying there, as the cluster's review per task (V) takes its place.
 WITH uplift AS (
-    -- each provider's invoice uplift: its invoiced run-rate / its metered cost, when both exist; else 1
-    SELECT
-        month,
-        provider,
-        coalesce(CASE WHEN has_invoice AND metered_usd > 0 THEN money_div(invoiced_usage_usd, metered_usd) END,
-            CAST(1 AS DECIMAL(38, 12))) AS uplift
-    FROM intermediate.int_api_provider_monthly
+    -- each provider's invoice uplift U: its price beyond list (intermediate.int_api_uplift_monthly), never unlogged
+    -- volume
+    SELECT month, provider, api_invoice_uplift AS uplift
+    FROM intermediate.int_api_uplift_monthly
 ),
 hours AS (
     -- a workload's hours over its providers
@@ -50,7 +48,7 @@ usage AS (
         sum(h.tokens) AS tokens,
         sum(h.cache_hit_input_tokens) AS cache_hit_input_tokens,
         sum(h.input_tokens) AS input_tokens,
-        CAST(sum(h.metered_cost_usd * coalesce(u.uplift, 1)) AS DECIMAL(38, 12)) AS invoiced_cost_usd,
+        CAST(sum(money_mul(h.metered_cost_usd, coalesce(u.uplift, 1))) AS DECIMAL(38, 12)) AS invoiced_cost_usd,
         sum(h.unpriced_requests) AS unpriced_requests
     FROM intermediate.int_workload_usage_hourly AS h
     LEFT JOIN uplift AS u ON h.month = u.month AND h.provider = u.provider
@@ -91,6 +89,7 @@ costed AS (
         w.tokens,
         CAST(w.peak_hour_tokens AS DOUBLE) / 3600 AS peak_tokens_per_second,
         w.unpriced_requests,
+        w.review_cost_usd,
         CAST(b.nodes_in_service AS DOUBLE) * b.capacity_per_node_tokens_per_second
         - coalesce(b.peak_hour_tokens_per_second, 0) AS spare_capacity_tokens_per_second
     FROM workloads AS w
@@ -179,6 +178,7 @@ SELECT
             CAST(round(peak_tokens_per_second) AS BIGINT), CAST(round(spare_capacity_tokens_per_second) AS BIGINT)
         )
         ELSE 'does not fit after the workloads before it: together they would pass the spare capacity'
-    END AS reason
+    END AS reason,
+    review_cost_usd
 FROM judged
 ORDER BY month ASC, move_rank ASC NULLS LAST, team ASC, workload ASC

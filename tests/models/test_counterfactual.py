@@ -23,8 +23,18 @@ from pipeline.base.settings import Settings
 def rows(ledger) -> dict[tuple[str, str], dict]:
     return {
         (r["horizon"], r["scenario"]): r
-        for r in ledger.rows("SELECT * FROM marts.monthly_counterfactual WHERE month = DATE '2026-07-01'")
+        for r in ledger.rows(
+            "SELECT * FROM marts.monthly_counterfactual WHERE month = DATE '2026-07-01' AND scenario <> 'nodes_n'"
+        )
     }
+
+
+def sizes(ledger) -> list[dict]:
+    """The month's nodes_n rows (at renewal), by n."""
+    return ledger.rows(
+        "SELECT * FROM marts.monthly_counterfactual WHERE month = DATE '2026-07-01' AND scenario = 'nodes_n' "
+        "ORDER BY nodes"
+    )
 
 
 @pytest.mark.slow
@@ -141,6 +151,14 @@ def test_the_scenarios_agree_with_the_verdict_for_any_month(tmp_path_factory, ap
             assert cancel["versus_as_run_usd"] == -od and cancel["tasks_moved_to_api"] == 0
         else:
             assert cancel is None
+        # n nodes at renewal: n = 0 is everything on the API, to the cent; the cheapest size is never above it nor
+        # above the month as run (the reserved node serves every hour here); a node more never raises the API's cost
+        n = sizes(ledger)
+        assert n[0]["nodes"] == 0 and n[0]["total_usd"] == renewal["total_usd"]
+        (cheapest,) = [r for r in n if r["is_cheapest"]]
+        assert cheapest["total_usd"] <= renewal["total_usd"]
+        assert cheapest["total_usd"] <= got[("at_renewal", "as_run")]["total_usd"]
+        assert all(b["api_cost_usd"] <= a["api_cost_usd"] for a, b in zip(n, n[1:]))
     finally:
         ledger.con.close()
 

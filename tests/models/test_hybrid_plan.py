@@ -1,20 +1,21 @@
-"""The hybrid plan (docs/decisions.md): the month's cost at n = 0, 1, 2, ... nodes, each hour's demand above
-n x capacity sent to the API, every attempt priced once, beside the month as it was. Every expected figure is worked
-by hand in the comments.
+"""The hybrid plan (docs/decisions.md): the month at renewal with n = 0, 1, 2, ... nodes kept for the cluster's work,
+each node priced by what it is (cheapest first), each hour's tokens above n x capacity sent to the API as the
+cluster's accepted tasks at the break-even's own price C, beside the month as it was. n = 0 is the counterfactual
+month's everything-on-the-API. Every expected figure is worked by hand in the comments.
 
 Prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per 1M, so a request of 300,000 cache-miss input and 30,000
-output tokens (330,000 tokens) costs $1.35: $1.35 / 330,000 per token.
+output tokens (330,000 tokens) costs $1.35. In every ledger below one API task is accepted at its one attempt of that
+size: the API's waste factor W = 1, U = 1, so C (the API's price of an accepted task) is $1.35 plus the API's review
+per accepted task.
 """
 
-import pytest
+import json
 from decimal import Decimal
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+import pytest
 
 from tests.conftest import PRICE_MOONSHOT, cli, request
-from tests.models.test_break_even import BIG, SMALL, accepted, charge
-
-Q12 = Decimal("1e-12")
+from tests.models.test_break_even import BIG, accepted, charge
 
 
 def sweep(tps: str) -> dict:
@@ -42,186 +43,168 @@ def today(ledger, m: str = "2026-07-01") -> dict:
     return ledger.one("SELECT * FROM marts.monthly_hybrid_plan WHERE month = ? AND scenario = 'today'", [m])
 
 
+def cluster(rid: str, task: str, at: str, **kw) -> dict:
+    """A self-hosted request of 330,000 tokens ($1.35 at the reference price)."""
+    return request(rid, task, at, route="self_hosted", **{**BIG, **kw})
+
+
+def api_task(ledger) -> list[dict]:
+    """The API's one task, accepted at its one attempt on 1 July 09:00 ($1.35)."""
+    return [request("a1", "t-api", "2026-07-01T09:00:00Z", **BIG)]
+
+
 @pytest.mark.slow
-def test_flat_demand_the_api_alone_is_cheapest_and_every_attempt_is_priced_once(ledger):
-    """July: one reserved node all month, $744 (a charge without quantity is one node over its period: 744
-    node-hours, one committed node at $744). A sweep: 100 tokens/s per node = 360,000 tokens an hour. Demand: one API
-    request of 330,000 tokens at 10:00, 11:00 and 12:00 on 1 July (flat). t3 is rejected."""
+def test_a_cluster_busy_but_mostly_failing_plans_no_cluster(ledger):
+    """July: one reserved node all month, $10 (a charge without quantity is one node over its period). A sweep of
+    100 tokens/s (360,000 tokens an hour). The cluster ran 8 attempts, each in its own hour: task k1 failed three
+    times and was accepted at its fourth, task k2 ran four times and was rejected: 4 attempts a task, 1 task in 2
+    accepted. The API: one task, accepted at its one attempt."""
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
+    ledger.load("cluster-charges", [charge("r", "reserved", "10")])
     ledger.load("load-tests", [sweep("100")])
-    ledger.load("requests", [request(f"a{h}", f"t{h}", f"2026-07-01T1{h}:00:00Z", **BIG) for h in (1, 2, 3)])
-    ledger.load("outcomes", accepted("t1", "t2") + [{"task_id": "t3", "accepted": "false", "decided_at": "2026-07-20"}])
+    reqs = [
+        cluster(f"k1-{i}", "k1", f"2026-07-02T1{i}:00:00Z", attempt=i, status="ok" if i == 4 else "error")
+        for i in (1, 2, 3, 4)
+    ] + [cluster(f"k2-{i}", "k2", f"2026-07-03T1{i}:00:00Z", attempt=i) for i in (1, 2, 3, 4)]
+    ledger.load("requests", api_task(ledger) + reqs)
+    ledger.load(
+        "outcomes", accepted("t-api", "k1") + [{"task_id": "k2", "accepted": "false", "decided_at": "2026-07-20"}]
+    )
     ledger.build(min_tasks_for_factor=1)
     rows = plan(ledger)
-    # the busiest hour, 330,000 tokens, fits one node (360,000); one more for a spare: n = 0, 1, 2
+    # the busiest hour (330,000 tokens) fits one node; one more for a spare: n = 0, 1, 2
     assert [r["nodes"] for r in rows] == [0, 1, 2]
     zero, one, two = rows
-    # W = $4.05 / $2.70 = 1.5 in the break-even, but the plan prices each attempt once: n = 0 is the three requests
-    # at $1.35 each, $4.05 (x U = 1)
-    assert ledger.one("SELECT api_waste_factor FROM marts.monthly_break_even")["api_waste_factor"] == Decimal("1.5")
-    assert zero["api_overflow_cost_usd"] == Decimal("4.05") and zero["total_usd"] == Decimal("4.05")
-    assert zero["cluster_cost_usd"] == 0 and zero["operating_cost_usd"] == 0 and zero["self_hosted_token_share"] == 0
-    # n = 1: every hour fits; the committed node costs $744
-    assert one["api_overflow_cost_usd"] == 0 and one["cluster_cost_usd"] == 744 and one["total_usd"] == 744
-    assert (one["committed_nodes"], one["added_nodes"]) == (1, 0)
-    # n = 2: a node beyond the committed one; no on-demand hours and no setting: priced like the committed one
-    assert (two["committed_nodes"], two["added_nodes"], two["cluster_cost_usd"]) == (1, 1, 1488)
-    assert two["node_cost_source"] == "committed" and two["node_month_usd"] == 744
-    assert one["self_hosted_token_share"] == 1 and one["overflow_hours"] == 0 and zero["overflow_hours"] == 3
-    # today's size: 744 node-hours / 744 hours = 1 node; the cheapest: the API alone
-    assert [(r["is_cheapest"], r["is_current"]) for r in rows] == [(True, False), (False, True), (False, False)]
-    assert one["capacity_source"] == "sweep"
-    assert one["peak_tokens_per_second"] == Decimal("91.667")  # 330,000 / 3,600
-    # the month as it was: the node ($744) + the API run-rate (metered, no invoice: $4.05) + no review
-    t = today(ledger)
-    assert (t["nodes"], t["cluster_cost_usd"], t["api_overflow_cost_usd"]) == (1, 744, Decimal("4.05"))
-    assert t["total_usd"] == Decimal("748.05")
-    assert t["actual_total_usd"] == t["total_usd"] and all(r["actual_total_usd"] == Decimal("748.05") for r in rows)
+    # n = 0: the API's own run-rate $1.35 + the cluster's one accepted task at C = $1.35: $2.70. Its seven other
+    # attempts are the cluster's waste and never reach the API (at every attempt's price it would be $12.15)
+    assert (zero["api_run_rate_usd"], zero["api_overflow_cost_usd"], zero["tasks_moved_to_api"]) == (
+        Decimal("1.35"), Decimal("1.35"), 1)  # fmt: skip
+    assert zero["total_usd"] == Decimal("2.70") and zero["cluster_cost_usd"] == 0
+    # n = 1: the reserved node $10 + the API's run-rate $1.35 = $11.35, nothing moved
+    assert (one["total_usd"], one["tasks_moved_to_api"], one["reserved_nodes"]) == (Decimal("11.35"), 0, 1)
+    # n = 2: a node beyond it, priced like the committed one (no on-demand hours, no setting): $21.35
+    assert (two["total_usd"], two["added_nodes"], two["node_cost_source"]) == (Decimal("21.35"), 1, "committed")
+    assert [r["is_cheapest"] for r in rows] == [True, False, False]
+    # the month as it was: $10 + $1.35; the verdict's saving C x 1 - F = $1.35 - $10 = -$8.65 = n = 0 less today
+    assert today(ledger)["total_usd"] == Decimal("11.35")
+    be = ledger.one("SELECT saving_usd FROM marts.monthly_break_even")
+    assert be["saving_usd"] == Decimal("-8.65") == zero["total_usd"] - today(ledger)["total_usd"]
 
 
 @pytest.mark.slow
-def test_one_retry_per_api_task_is_priced_once(ledger):
-    """July, API only: two tasks, each failing once ($1.35) and accepted on its second attempt ($1.35): four attempts.
-    All-API is the list price of every attempt once, 4 x $1.35 = $5.40, not x W (W = $5.40 / $2.70 = 2: $10.80)."""
+def test_review_follows_the_route_that_serves_the_task(ledger):
+    """July: one reserved node ($10), 100 tokens/s. Review at $60 an hour: the cluster's one accepted task took 60
+    minutes ($60), the API's one task 10 ($10)."""
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load(
-        "requests",
-        [
-            request(f"{t}{n}", t, f"2026-07-01T1{i}:0{n}:00Z", attempt=n, status="error" if n == 1 else "ok", **BIG)
-            for i, t in enumerate(("t1", "t2"))
-            for n in (1, 2)
-        ],
+    ledger.load("cluster-charges", [charge("r", "reserved", "10")])
+    ledger.load("load-tests", [sweep("100")])
+    ledger.load("requests", api_task(ledger) + [cluster("s1", "k1", "2026-07-02T10:00:00Z")])
+    ledger.load("outcomes", accepted("t-api", review_minutes="10") + accepted("k1", review_minutes="60"))
+    ledger.build(min_tasks_for_factor=1, review_rate_per_hour_usd=Decimal(60))
+    zero, one, _ = plan(ledger)
+    # C = $1.35 + the API's $10 review = $11.35. n = 0: run-rate $1.35 + C's token part $1.35 = $2.70; review: the
+    # API's $10 + the API's $10 for the moved task = $20 (the cluster's $60 goes with the cluster): $22.70
+    assert (zero["review_usd"], zero["total_usd"]) == (20, Decimal("22.70"))
+    # n = 1: $10 + $1.35 + review $10 + $60 = $81.35, the month as it was
+    assert (one["review_usd"], one["total_usd"]) == (70, Decimal("81.35")) and today(ledger)["total_usd"] == Decimal(
+        "81.35"
     )
-    ledger.load("outcomes", accepted("t1", "t2"))
-    ledger.build(min_tasks_for_factor=1)
-    assert ledger.one("SELECT api_waste_factor FROM marts.monthly_break_even")["api_waste_factor"] == 2
-    (zero,) = plan(ledger)
-    assert (zero["nodes"], zero["total_usd"]) == (0, Decimal("5.40"))
-    # the month as it was: the API's run-rate, the same four attempts metered
-    assert today(ledger)["total_usd"] == Decimal("5.40")
+    assert zero["is_cheapest"]
+    # the verdict: C x 1 - (F + V x 1) = $11.35 - $10 - $60 = -$58.65 = $22.70 - $81.35
+    assert ledger.one("SELECT saving_usd FROM marts.monthly_break_even")["saving_usd"] == Decimal("-58.65")
 
 
 @pytest.mark.slow
-def test_an_owned_node_beside_on_demand_hours(ledger):
-    """July: an owned server (1 node all month: $36,000 over 36 months = $1,000 a month, committed) and 88 on-demand
-    node-hours on 10-14 July billed $5,280 ($60 a node-hour); operating costs $200. A sweep: 1,000 tokens/s per node
-    (3,600,000 an hour). Requests, each in its own hour: API a1 $1.35 and a2 $0.54, self-hosted s1 (330,000 tokens,
-    $1.35 at the reference price). Review at $60 an hour: 6 minutes on t1 and 1 on t3 ($7)."""
+def test_nodes_are_priced_as_what_they_are_cheapest_first(ledger):
+    """July: an owned server (1 node: $36,000 over 36 months, $1,000 a month), a reserved node all month ($744) and
+    40 on-demand node-hours billed $2,400 on 20 July ($60 a node-hour; 2 nodes from 00:00 to 20:00, no request
+    then). 100 tokens/s per node. The cluster: two accepted tasks of 330,000 tokens, both at 2 July 10:00 running the
+    whole hour (660,000 tokens in the hour: two nodes' worth)."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load(
         "hardware",
-        [
-            {
-                "asset_id": "srv",
-                "cluster_id": "c1",
-                "purchase_price": "36000",
-                "in_service_date": "2026-01-01",
-                "life_months": "36",
-                "currency": "USD",
-            }
-        ],
-    )
-    od = charge("od", "on_demand", "5280", "2026-07-10T00:00:00Z", "2026-07-14T00:00:00Z")
-    ledger.load("cluster-charges", [{**od, "quantity": "88", "unit": "node_hour"}])
-    ledger.load("opex", [{"month": "2026-07", "category": "platform_engineering", "amount": "200", "currency": "USD"}])
-    ledger.load("load-tests", [sweep("1000")])
-    ledger.load(
-        "requests",
-        [
-            request("a1", "t1", "2026-07-01T10:00:00Z", **BIG),
-            request("a2", "t2", "2026-07-01T11:00:00Z", **SMALL),
-            request("s1", "t3", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=60_000, **BIG),
-        ],
-    )
-    ledger.load("outcomes", accepted("t1", review_minutes="6") + accepted("t2") + accepted("t3", review_minutes="1"))
-    ledger.build(review_rate_per_hour_usd=Decimal(60), min_tasks_for_factor=1)
-    be = ledger.one("SELECT * FROM marts.monthly_break_even")
-    # F = $1,000 + $5,280 + $200 = $6,480; the API's run-rate, metered: $1.35 + $0.54 = $1.89; review $7
-    assert be["fixed_cost_usd"] == 6480 and be["api_run_rate_usd"] == Decimal("1.89")
-    t = today(ledger)
-    # today: the nodes in service at the busiest hour, 2 July 10:00 (the on-demand hours are 10-14 July): the owned
-    # node alone, 1 committed; the month's real spend $6,480 + $1.89 + $7 = $6,488.89, to the cent
-    assert (t["nodes"], t["committed_nodes"], t["added_nodes"]) == (1, 1, 0)
-    assert (t["cluster_cost_usd"], t["operating_cost_usd"], t["api_overflow_cost_usd"], t["review_usd"]) == (
-        6280, 200, Decimal("1.89"), 7)  # fmt: skip
-    assert t["total_usd"] == t["actual_total_usd"] == Decimal("6488.89")
-    rows = plan(ledger)
-    # the busiest hour (330,000 tokens) fits one node; +1 spare: n = 0, 1, 2
-    assert [r["nodes"] for r in rows] == [0, 1, 2]
-    # n = 0: every attempt once at its hour's price: $1.35 + $0.54 + $1.35 = $3.24, + review $7 = $10.24
-    # n = 1: the committed node $1,000 + operating $200 + review $7 = $1,207
-    # n = 2: + a node beyond it at the on-demand price for the whole month, $5,280 / 88 x 744 = $44,640: $45,847
-    assert [r["total_usd"] for r in rows] == [Decimal("10.24"), 1207, 45847]
-    assert rows[2]["node_cost_source"] == "on_demand" and rows[2]["node_month_usd"] == 44640
-    assert rows[1]["committed_node_month_usd"] == 1000
-    # the 88 on-demand node-hours are not used by n = 0 or 1; n = 2 pays a whole on-demand month (744 >= 88)
-    assert [r["on_demand_node_hours_released"] for r in rows] == [88, 88, 0]
-    # with a spare node, n = 1 serves as 0: $1,207 + $3.24 = $1,210.24; the API alone stays cheapest
-    assert [r["total_with_spare_usd"] for r in rows] == [Decimal("10.24"), Decimal("1210.24"), 45847]
-    assert [(r["is_cheapest"], r["is_cheapest_with_spare"]) for r in rows] == [(True, True), (False, False),
-                                                                               (False, False)]  # fmt: skip
-    res = cli("plan", "--db", ledger.publish(), "--month", "2026-07")
-    said = " ".join(res.stdout.split())
-    assert res.exit_code == 0, res.output
-    assert (
-        "2026-07 as it was (1 node) cost $6,489; the cheapest plan, no cluster (everything on the API), costs $10, "
-        "$6,479 less: release 1 node; the 88 node-hours billed on demand are not needed." in said
-    )
-
-
-def _burst(ledger, node_cost: str = "1.40") -> list[dict]:
-    """July: one reserved node all month for $1.40 (a node-month costs $1.40); 100 tokens/s per node (360,000 an
-    hour). Demand on 1 July: one request of 330,000 tokens at 10:00, then a burst of three (990,000) at 11:00."""
-    ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("r", "reserved", node_cost)])
+        [{"asset_id": "srv", "cluster_id": "c1", "purchase_price": "36000", "in_service_date": "2026-01-01",
+          "life_months": "36", "currency": "USD"}],
+    )  # fmt: skip
+    od = charge("od", "on_demand", "2400", "2026-07-20T00:00:00Z", "2026-07-20T20:00:00Z")
+    ledger.load("cluster-charges", [charge("r", "reserved", "744"), {**od, "quantity": "40", "unit": "node_hour"}])
     ledger.load("load-tests", [sweep("100")])
-    ledger.load(
-        "requests",
-        [request("a0", "t0", "2026-07-01T10:00:00Z", **BIG)]
-        + [request(f"b{i}", f"u{i}", f"2026-07-01T11:{10 * i:02d}:00Z", **BIG) for i in (1, 2, 3)],
+    reqs = [cluster(f"s{i}", f"k{i}", "2026-07-02T10:00:00Z", latency_ms=3_600_000) for i in (1, 2)]
+    ledger.load("requests", api_task(ledger) + reqs)
+    ledger.load("outcomes", accepted("t-api", "k1", "k2"))
+    ledger.build(min_tasks_for_factor=1)
+    rows = plan(ledger)
+    # the busiest hour needs ceil(660,000 / 360,000) = 2 nodes, one spare: n = 0 .. 3; today's nodes at that hour:
+    # the owned and the reserved one
+    assert [r["nodes"] for r in rows] == [0, 1, 2, 3] and today(ledger)["nodes"] == 2
+    # the reserved node ($744) is cheaper than the owned one ($1,000): it is kept first; then the owned one; then a
+    # node at the on-demand price for the whole month, $2,400 / 40 x 744 = $44,640
+    assert [(r["reserved_nodes"], r["owned_nodes"], r["added_nodes"]) for r in rows] == [
+        (0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 1, 1)]  # fmt: skip
+    assert [r["cluster_cost_usd"] for r in rows] == [0, 744, 1744, 46384]
+    # n = 0: $1.35 + 2 x $1.35 = $4.05. n = 1: 300,000 of the cluster's 660,000 tokens overflow: 2 x 300,000 /
+    # 660,000 = 0.909090909090.. tasks -> 0.909090909091, at $2.70 x 300,000 / 660,000 = $1.227272727272.. ->
+    # $1.227272727273: $744 + $1.35 + $1.227272727273. n = 2: $1,744 + $1.35. n = 3: $46,384 + $1.35
+    assert rows[1]["tasks_moved_to_api"] == Decimal("0.909090909091")
+    assert [r["total_usd"] for r in rows] == [
+        Decimal("4.05"), Decimal("746.577272727273"), Decimal("1745.35"), Decimal("46385.35")]  # fmt: skip
+    # the on-demand hours are used by no plan below a whole on-demand month
+    assert [r["on_demand_node_hours_released"] for r in rows] == [40, 40, 40, 0]
+    # this month the 40 on-demand node-hours enabled no task: cancelling them saves their $2,400
+    cancel = ledger.one(
+        "SELECT * FROM marts.monthly_counterfactual WHERE horizon = 'this_month' AND scenario = 'without_on_demand'"
     )
-    ledger.load("outcomes", accepted("t0", "u1", "u2", "u3"))
+    assert (cancel["on_demand_node_hours_enabling_nothing"], cancel["versus_as_run_usd"]) == (40, -2400)
+
+
+def _burst(ledger) -> list[dict]:
+    """July: one reserved node all month for $0.50, and two on-demand nodes for the hour of 1 July 11:00 (2
+    node-hours billed $0.002: $0.001 a node-hour, $0.744 for a whole month); 100 tokens/s per node (360,000 an hour).
+    The cluster's four accepted tasks on 1 July: one of 330,000 tokens at 06:00, then a burst of three (990,000) at
+    11:00, served by the three nodes then; each runs three hours, so that the request log's best 5-minute window
+    (990,000 / 10,800 s = 91.7 tokens/s) stays under the load test's 100."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    od = charge("od", "on_demand", "0.002", "2026-07-01T11:00:00Z", "2026-07-01T12:00:00Z")
+    ledger.load("cluster-charges", [charge("r", "reserved", "0.50"), {**od, "quantity": "2", "unit": "node_hour"}])
+    ledger.load("load-tests", [sweep("100")])
+    reqs = [cluster("s0", "u0", "2026-07-01T06:00:00Z", latency_ms=10_800_000)] + [
+        cluster(f"s{i}", f"u{i}", "2026-07-01T11:00:00Z", latency_ms=10_800_000) for i in (1, 2, 3)
+    ]
+    ledger.load("requests", api_task(ledger) + reqs)
+    ledger.load("outcomes", accepted("t-api", "u0", "u1", "u2", "u3"))
     ledger.build(min_tasks_for_factor=1)
     return plan(ledger)
 
 
 @pytest.mark.slow
-def test_a_burst_hour_overflows_to_the_api_and_two_nodes_are_cheapest(ledger):
+def test_a_burst_hour_overflows_to_the_api_until_the_cluster_holds_it(ledger):
     rows = _burst(ledger)
-    # the burst hour needs ceil(990,000 / 360,000) = 3 nodes, and one spare: n = 0 .. 4
-    assert [r["nodes"] for r in rows] == [0, 1, 2, 3, 4]
-    # W = 1 (every API task accepted at its one attempt), U = 1; each hour's price: $1.35 / 330,000 a token
-    # n = 0: $1.35 + $4.05 = $5.40
-    # n = 1: 10:00 fits; 11:00 overflows 990,000 - 360,000 = 630,000 tokens x $4.05 / 990,000 = $2.577272727272727...
-    #        -> $2.577272727273 (one rounding at 1e-12); + $1.40 = $3.977272727273
-    # n = 2: 11:00 overflows 270,000 x $4.05 / 990,000 = $1.104545454545...; + $2.80 = $3.904545454545
-    # n = 3: nothing overflows; $4.20. n = 4: $5.60
-    expected_overflow = [Decimal("5.40"), Decimal("2.577272727273"), Decimal("1.104545454545"), 0, 0]
-    assert [r["api_overflow_cost_usd"] for r in rows] == expected_overflow
-    assert [r["total_usd"] for r in rows] == [
-        Decimal("5.40"),
-        Decimal("3.977272727273"),
-        Decimal("3.904545454545"),
-        Decimal("4.20"),
-        Decimal("5.60"),
-    ]
-    assert [r["is_cheapest"] for r in rows] == [False, False, True, False, False]
-    assert [r["is_current"] for r in rows] == [False, True, False, False, False]
-    # keeping one node spare, n serve as n - 1: $5.40, $1.40 + $5.40 = $6.80, $2.80 + $2.577272727273,
-    # $4.20 + $1.104545454545 = $5.304545454545 (the cheapest N+1), $5.60
-    assert [r["total_with_spare_usd"] for r in rows] == [
-        Decimal("5.40"),
-        Decimal("6.80"),
-        Decimal("5.377272727273"),
-        Decimal("5.304545454545"),
-        Decimal("5.60"),
-    ]
-    assert [r["is_cheapest_with_spare"] for r in rows] == [False, False, False, True, False]
-    # tokens on the cluster: n = 1 serves 330,000 + 360,000 of 1,320,000 = 0.522727...; n = 2: 1,050,000 / 1,320,000
-    assert rows[1]["self_hosted_token_share"] == Decimal("0.522727")
-    assert rows[2]["self_hosted_token_share"] == Decimal("0.795455")
+    # the burst hour needs ceil(990,000 / 360,000) = 3 nodes, and one spare: n = 0 .. 4; today: 3 nodes then
+    assert [r["nodes"] for r in rows] == [0, 1, 2, 3, 4] and today(ledger)["nodes"] == 3
+    # the cluster's 4 accepted tasks at C's $1.35: $5.40 for all its 1,320,000 tokens
+    # n = 1: 11:00 overflows 990,000 - 360,000 = 630,000: $5.40 x 630,000 / 1,320,000 = $2.577272727272.. ->
+    #        $2.577272727273 (one rounding at 1e-12), 4 x 630,000 / 1,320,000 = 1.909090909091 tasks
+    # n = 2: 270,000 overflow: $5.40 x 270,000 / 1,320,000 = $1.104545454545..; n = 3, 4: nothing
+    assert [r["api_overflow_cost_usd"] for r in rows] == [
+        Decimal("5.40"), Decimal("2.577272727273"), Decimal("1.104545454545"), 0, 0]  # fmt: skip
+    assert rows[1]["tasks_moved_to_api"] == Decimal("1.909090909091")
+    # the reserved node first ($0.50), then on-demand nodes for a whole month ($0.744 each); each total adds the API's
+    # own $1.35: $6.75; $0.50 + $1.35 + $2.577272727273; $1.244 + $1.35 + $1.104545454545; $1.988 + $1.35;
+    # $2.732 + $1.35
+    totals = ["6.75", "4.427272727273", "3.698545454545", "3.338", "4.082"]
+    assert [r["total_usd"] for r in rows] == [Decimal(t) for t in totals]
+    assert [r["is_cheapest"] for r in rows] == [False, False, False, True, False]
+    assert [r["is_current"] for r in rows] == [False, False, False, True, False]
+    # keeping one node spare, n serve as n - 1: $6.75; $0.50 + $1.35 + $5.40 = $7.25; $1.244 + $1.35 + $2.577272727273;
+    # $1.988 + $1.35 + $1.104545454545 = $4.442545454545; $2.732 + $1.35 = $4.082 (the cheapest N+1)
+    spare = ["6.75", "7.25", "5.171272727273", "4.442545454545", "4.082"]
+    assert [r["total_with_spare_usd"] for r in rows] == [Decimal(t) for t in spare]
+    assert [r["is_cheapest_with_spare"] for r in rows] == [False, False, False, False, True]
+    # the cluster's tokens served: n = 1: 330,000 + 360,000 of 1,320,000 = 0.522727...; n = 2: 1,050,000 / 1,320,000
+    assert [r["self_hosted_token_share"] for r in rows[:3]] == [0, Decimal("0.522727"), Decimal("0.795455")]
     assert [r["overflow_hours"] for r in rows] == [2, 1, 1, 0, 0]
+    assert rows[0]["peak_tokens_per_second"] == Decimal("275.000")  # 990,000 / 3,600
+    assert rows[4]["node_cost_source"] == "on_demand" and rows[4]["node_month_usd"] == Decimal("0.744")
 
 
 @pytest.mark.slow
@@ -233,15 +216,12 @@ def test_what_if_price_and_capacity_change_nothing_in_the_ledger(ledger):
         "plan", "--db", published, "--month", "2026-07", "--node-month-usd", "3", "--capacity-tps", "400", "--json"
     )
     assert res.exit_code == 0, res.output
-    import json
-
     rows = [r for r in json.loads(res.stdout) if r["scenario"] == "plan"]
-    # one node now holds the burst (990,000 < 1,440,000), one more spare: n = 0 ($5.40, all on the API), n = 1 ($3:
-    # no overflow; a what-if price prices every node, the committed one too) and n = 2 ($6)
-    assert [(r["nodes"], Decimal(r["total_usd"])) for r in rows] == [(0, Decimal("5.40")), (1, 3), (2, 6)]
-    assert (
-        rows[1]["is_cheapest"] and rows[1]["node_cost_source"] == "what_if" and rows[1]["capacity_source"] == "what_if"
-    )
+    # one node now holds the burst (990,000 < 1,440,000), one more spare, and today's 3: n = 0 ($6.75), n = 1 ($3 +
+    # $1.35: a what-if price prices every node, the committed one too), n = 2 ($6 + $1.35) and n = 3 ($9 + $1.35)
+    assert [(r["nodes"], Decimal(r["total_usd"])) for r in rows] == [
+        (0, Decimal("6.75")), (1, Decimal("4.35")), (2, Decimal("7.35")), (3, Decimal("10.35"))]  # fmt: skip
+    assert rows[1]["is_cheapest"] and rows[1]["node_cost_source"] == rows[1]["capacity_source"] == "what_if"
     # the ledger's own plan is as built
     assert plan(ledger) == built
     bad = cli("plan", "--db", published, "--month", "2026-07", "--capacity-tps", "-5")
@@ -249,31 +229,19 @@ def test_what_if_price_and_capacity_change_nothing_in_the_ledger(ledger):
 
 
 @pytest.mark.slow
-def test_n_zero_only_without_a_cluster_and_what_ifs_then_price_one(ledger):
-    """July, API only: two requests of 330,000 tokens at 10:00 (one hour), no cluster, no node price setting."""
+def test_an_api_only_month_plans_no_cluster(ledger):
+    """July, API only: two requests of 330,000 tokens at 10:00, no cluster. The plan sizes a cluster for the work a
+    cluster did: none here, so n = 0 alone, whatever node price is set (which API work would fill a cluster is the
+    workload moves' question)."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in (1, 2)])
     ledger.load("outcomes", accepted("t1", "t2"))
-    ledger.build(min_tasks_for_factor=1)
-    (row,) = plan(ledger)
-    # n = 0: $2.70 on the API; today's size is 0 nodes, which is the cheapest (the only) size
-    assert (row["nodes"], row["total_usd"], row["is_cheapest"], row["is_current"]) == (0, Decimal("2.70"), True, True)
-    # the month as it was: no cluster, the API's run-rate $2.70
-    assert (today(ledger)["nodes"], today(ledger)["total_usd"]) == (0, Decimal("2.70"))
-    assert row["node_month_usd"] is None and row["capacity_per_node_tokens_per_second"] is None
-    # the settings' node price alone is not enough: no capacity per node
     ledger.build(min_tasks_for_factor=1, planning_node_month_usd=Decimal(1))
     (row,) = plan(ledger)
+    # n = 0: the API's run-rate $2.70; today's size is 0 nodes, the cheapest (the only) size
+    assert (row["nodes"], row["total_usd"], row["is_cheapest"], row["is_current"]) == (0, Decimal("2.70"), True, True)
+    assert (today(ledger)["nodes"], today(ledger)["total_usd"]) == (0, Decimal("2.70"))
     assert row["node_month_usd"] == 1 and row["node_cost_source"] == "setting"
-    # with a what-if capacity of 100 tokens/s (360,000 an hour) the setting's $1 node is costed:
-    # n = 1: 660,000 - 360,000 = 300,000 overflow x $2.70 / 660,000 = $1.227272727273 + $1 = $2.227272727273
-    # n = 2: everything served: $2; n = 3 (one spare): $3
-    res = cli("plan", "--db", ledger.publish(), "--capacity-tps", "100", "--month", "2026-07", "--json")
-    import json
-
-    rows = [r for r in json.loads(res.stdout) if r["scenario"] == "plan"]
-    assert [Decimal(r["total_usd"]) for r in rows] == [Decimal("2.70"), Decimal("2.227272727273"), 2, 3]
-    assert [r["is_cheapest"] for r in rows] == [False, False, True, False]
 
 
 @pytest.mark.slow
@@ -282,101 +250,16 @@ def test_a_month_without_a_sweep_uses_the_observed_capacity(ledger):
     July lasting 60 s: the request log shows 330,000 / 300 s = 1,100 tokens/s in its 5-minute window."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("r", "reserved", "744")])
-    ledger.load(
-        "requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=60_000, **BIG)]
-    )
+    ledger.load("requests", [cluster("s1", "t1", "2026-07-02T10:00:00Z", latency_ms=60_000)])
     ledger.load("outcomes", accepted("t1"))
     ledger.build()
     rows = plan(ledger)
     assert rows[1]["capacity_source"] == "observed"
     assert rows[1]["capacity_per_node_tokens_per_second"] == 1100
-    # 330,000 tokens < 1,100 x 3,600: one node serves it all, one more spare. n = 0: the request at the reference
-    # price, $1.35; n = 1: $744; n = 2: $1,488 (a second node priced like the committed one)
+    # no API task: C is the reference price of the accepted attempt ($1.35, W = 1). 330,000 tokens < 1,100 x 3,600:
+    # one node serves it all, one more spare. n = 0: $1.35; n = 1: $744; n = 2: $1,488 (priced like the committed one)
     assert [(r["nodes"], r["total_usd"], r["is_cheapest"], r["is_current"]) for r in rows] == [
         (0, Decimal("1.35"), True, False),
         (1, 744, False, True),
         (2, 1488, False, False),
     ]
-
-
-# ------------------------------------------------------------------ property: the cheapest n against brute force
-
-PRICE = {"hit": Decimal("0.30"), "miss": Decimal("3.00"), "out": Decimal("15.00")}
-
-hours_strategy = st.lists(
-    st.lists(  # the requests of an hour: (cache-hit, cache-miss, output) tokens, and whether its task is accepted
-        st.tuples(st.integers(0, 400_000), st.integers(0, 400_000), st.integers(1, 60_000), st.booleans()),
-        min_size=1,
-        max_size=3,
-    ),
-    min_size=1,
-    max_size=5,
-)
-
-
-def oracle(hours: list[list[tuple[int, int, int]]], node: Decimal, capacity_tps: Decimal) -> dict[int, Decimal]:
-    """Cost(n) by brute force in Decimal: n x node + each hour's tokens above n x capacity x 3,600 at that hour's
-    price per token, every attempt once whatever its outcome (U = 1, no review, no operating cost). n runs to the
-    nodes the busiest hour needs plus one spare (at least today's one node)."""
-    per_hour = [
-        (
-            sum(h + m + o for h, m, o, _ in reqs),
-            sum(h * PRICE["hit"] + m * PRICE["miss"] + o * PRICE["out"] for h, m, o, _ in reqs) / 10**6,
-        )
-        for reqs in hours
-    ]
-    top = max(1, -(-max(t for t, _ in per_hour) // int(capacity_tps * 3600)) + 1)
-    costs = {}
-    for n in range(top + 1):
-        overflow = sum(max(Decimal(0), t - n * capacity_tps * 3600) * cost / t for t, cost in per_hour)
-        costs[n] = n * node + overflow
-    return costs
-
-
-@pytest.mark.slow
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    hours=hours_strategy,
-    capacity=st.integers(20, 300),
-    node=st.decimals(min_value=Decimal("0.01"), max_value=Decimal("5"), places=2),
-)
-def test_the_plan_against_a_brute_force_oracle(ledger_factory, hours, capacity, node):
-    """Random hourly demand on the API (some tasks rejected, so the break-even's waste factor W is above 1), one
-    reserved node whose month costs ``node``, a sweep of ``capacity`` tokens/s per node (integers, so that n x
-    capacity x 3,600 is exact). Whatever the demand: n = 0 is the list price of every attempt; each n costs what the
-    oracle says; a node more never lowers the cluster cost nor raises the API's; the cheapest is never above n = 0;
-    the month as it was is F + the API run-rate + review, to the cent."""
-    led = ledger_factory()
-    led.load("prices", [PRICE_MOONSHOT])
-    led.load("cluster-charges", [charge("r", "reserved", str(node))])
-    led.load("load-tests", [sweep(str(capacity))])
-    reqs = [
-        request(f"r{h}-{i}", f"t{h}-{i}", f"2026-07-01T{h:02d}:{i:02d}:00Z", cache_hit_input_tokens=a,
-                cache_miss_input_tokens=b, output_tokens=c)
-        for h, hour in enumerate(hours)
-        for i, (a, b, c, _) in enumerate(hour)
-    ]  # fmt: skip
-    ok = [(h, i) for h, hour in enumerate(hours) for i, (*_, good) in enumerate(hour) if good] or [(0, 0)]
-    led.load("requests", reqs)
-    led.load("outcomes", accepted(*[f"t{h}-{i}" for h, i in ok]))
-    led.build(min_tasks_for_factor=1)
-    rows = {r["nodes"]: r for r in plan(led)}
-    want = oracle(hours, node, Decimal(capacity))
-    assert set(rows) == set(want)
-    for n, cost in want.items():
-        # one rounding at 1e-12 per hour in the ledger
-        assert abs(rows[n]["total_usd"] - cost) <= len(hours) * Q12, (n, rows[n]["total_usd"], cost)
-    best = min(want.values())
-    (cheapest,) = [n for n, r in rows.items() if r["is_cheapest"]]
-    assert abs(want[cheapest] - best) <= len(hours) * Q12
-    # the fewest nodes among equal totals, never above the API alone
-    assert cheapest == min(n for n, c in want.items() if abs(c - best) <= len(hours) * Q12)
-    assert rows[cheapest]["total_usd"] <= rows[0]["total_usd"]
-    for n in range(1, len(rows)):
-        assert rows[n]["cluster_cost_usd"] >= rows[n - 1]["cluster_cost_usd"]
-        assert rows[n]["api_overflow_cost_usd"] <= rows[n - 1]["api_overflow_cost_usd"]
-    # the month as it was: the node + every API attempt metered (no invoice) + no review
-    metered = sum(
-        (h * PRICE["hit"] + m * PRICE["miss"] + o * PRICE["out"]) / 10**6 for hour in hours for h, m, o, _ in hour
-    )
-    assert today(led)["total_usd"] == today(led)["actual_total_usd"] == node + metered

@@ -90,6 +90,15 @@ def test_the_cache_heavy_workload_moves_after_the_one_that_saves_more_per_token(
     # the month's saving from the moves so far: $3.85, then $3.85 + $0.88 = $4.73
     assert (coding["cumulative_saving_usd"], cached["cumulative_saving_usd"]) == (Decimal("3.85"), Decimal("4.73"))
     assert cached["reason"] == "fits in the spare capacity at the busiest hour"
+    # the counterfactual month's 'moves' row (this month): both workloads' 4 accepted tasks onto the cluster; the API
+    # pays $4.05 + $1.08 less and the cluster's review adds 4 x $0.10: $4.73 less than the month as run
+    (row,) = ledger.rows("SELECT * FROM marts.monthly_counterfactual WHERE scenario = 'moves'")
+    assert (row["horizon"], row["versus_as_run_usd"], row["tasks_moved_to_api"]) == ("this_month", Decimal("-4.73"), -4)
+    as_run = ledger.one(
+        "SELECT * FROM marts.monthly_counterfactual WHERE scenario = 'as_run' AND horizon = 'this_month'"
+    )
+    assert as_run["api_cost_usd"] - row["api_cost_usd"] == Decimal("5.13")
+    assert row["review_usd"] - as_run["review_usd"] == Decimal("0.40")
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@ the DuckDB engine counts them (``generate_series(first, greatest(first, coalesce
 
 import datetime as dt
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.transform.spark.incremental import touched_days
@@ -27,6 +27,7 @@ def test_the_days_new_rows_touch_hand_worked():
 _DAY = st.dates(min_value=D(2020, 1, 1), max_value=D(2030, 12, 31))
 
 
+@settings(deadline=None)  # a loaded machine must not fail it on time
 @given(st.lists(st.tuples(_DAY, st.one_of(st.none(), _DAY)), max_size=20))
 def test_every_touched_day_lies_within_a_row_and_every_rows_first_day_is_touched(rows):
     days = touched_days(rows)

@@ -1,0 +1,82 @@
+"""What to do, worded from counterfactual rows built by hand: at most three actions, each with its horizon, and no
+two that recommend opposite things (docs/decisions.md)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pipeline.serve.decisions import actions
+
+
+def row(horizon: str, scenario: str, versus: str, **kw) -> dict:
+    base = {
+        "horizon": horizon,
+        "scenario": scenario,
+        "versus_as_run_usd": Decimal(versus),
+        "tasks_moved_to_api": Decimal(0),
+        "on_demand_node_hours": None,
+        "on_demand_node_hours_enabling_nothing": None,
+        "on_demand_cost_usd": None,
+        "nodes": None,
+        "is_cheapest": None,
+    }
+    return {**base, **kw}
+
+
+def month(cancel: str | None, shutdown: str, renewal: str, moves: str | None = None) -> list[dict]:
+    rows = [row("this_month", "all_api", shutdown), row("at_renewal", "all_api", renewal)]
+    if cancel is not None:
+        rows.append(
+            row(
+                "this_month", "without_on_demand", cancel, on_demand_node_hours=Decimal(40),
+                on_demand_node_hours_enabling_nothing=Decimal(40), on_demand_cost_usd=-Decimal(cancel),
+            )
+        )  # fmt: skip
+    if moves is not None:
+        rows.append(row("this_month", "moves", moves, tasks_moved_to_api=Decimal(-12)))
+    return rows
+
+
+def test_shutting_down_is_weighed_against_the_cluster_without_its_idle_on_demand_hours():
+    # cancelling the on-demand hours saves $100; shutting down saves $40 against the month as run, so $60 less than
+    # cancelling alone saves: keeping the cluster without them is $60 better this month
+    said = actions(month(cancel="-100", shutdown="-40", renewal="-500", moves="-30"))
+    assert said[0].startswith("This month: cancel the on-demand capacity, $100 less")
+    assert said[1] == (
+        "This month, running the cluster without its on-demand hours saves $60 against shutting it down (its "
+        "hardware and reservations are paid either way); when they end, no cluster saves $500 a month."
+    )
+    # the move keeps the cluster running, worth it while shutting down is worse; at renewal no cluster is cheaper,
+    # said in the same sentence
+    assert said[2] == (
+        "This month, moving 12 accepted API tasks into the cluster's spare capacity saves $30 (the workloads that fit "
+        "at the busiest hour); when the hardware's term ends, no cluster saves $500 a month."
+    )
+
+
+def test_a_move_is_not_offered_when_shutting_down_saves_more():
+    # no on-demand hours; shutting down saves $200, moving API work onto the cluster $30: only the shutdown is said
+    said = actions(month(cancel=None, shutdown="-200", renewal="-500", moves="-30"))
+    assert said == [
+        "Send the work to the API: shutting the service down saves $200 this month, with its hardware and "
+        "reservations paid either way, and running no cluster $500 a month once they end."
+    ]
+
+
+def test_at_most_three_actions_and_the_renewal_size_when_it_is_not_today_s():
+    rows = month(cancel=None, shutdown="50", renewal="20") + [
+        row("at_renewal", "nodes_n", "20", nodes=0, is_cheapest=False),
+        row("at_renewal", "nodes_n", "-300", nodes=2, is_cheapest=True),
+        row("at_renewal", "nodes_n", "0", nodes=1, is_cheapest=False),
+    ]
+    said = actions(rows, current_nodes=1)
+    # keep: $50 more this month without it, $20 more a month at renewal; and at renewal 2 nodes, $300 less
+    assert said == [
+        "Keep the cluster: without it this month would have cost $50 more (its hardware and reservations paid either "
+        "way), and $20 more a month when they come up for renewal.",
+        "At renewal: keep 2 nodes, the cheapest size for the cluster's work, $300 a month less than as run.",
+    ]
+    # today's size is the cheapest: nothing to change
+    assert len(actions(rows, current_nodes=2)) == 1
+    crowded = month(cancel="-100", shutdown="-40", renewal="-500", moves="-30") + rows[2:]
+    assert len(actions(crowded, current_nodes=1)) == 3
