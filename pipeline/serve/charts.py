@@ -12,7 +12,7 @@ from typing import Any
 
 import altair as alt
 
-from pipeline.serve.planning import size_marks
+from pipeline.serve.planning import nodes_words, size_marks
 from pipeline.serve.records import PlanRow
 
 WIDTH, HEIGHT = 460, 220
@@ -216,7 +216,7 @@ def hybrid_plan(plan: list[PlanRow]) -> alt.LayerChart:
         {
             "nodes": size(r),
             "total": r["total_usd"],
-            "mark": f"{r['nodes']} nodes" if r["scenario"] == "today" else marked[r["nodes"]],
+            "mark": nodes_words(r["nodes"]) if r["scenario"] == "today" else marked[r["nodes"]],
         }
         for r in data
         if r["total_usd"] is not None
@@ -230,7 +230,8 @@ def hybrid_plan(plan: list[PlanRow]) -> alt.LayerChart:
             color=alt.Color(
                 "part:N",
                 scale=alt.Scale(
-                    domain=[label for _, label in HYBRID_PARTS], range=["#d62728", "#ff9896", "#1f77b4", "#c7c7c7"]
+                    domain=[label for _, label in HYBRID_PARTS],
+                    range=["#d62728", "#ff9896", "#1f77b4", "#aec7e8", "#c7c7c7"],
                 ),
                 title=None,
             ),

@@ -298,9 +298,11 @@ def _listed(names: list[str]) -> str:
 CACHE_HEAVY = Decimal("0.25")
 
 
-def moves_sentence(moves: list[WorkloadMove]) -> str | None:
+def moves_sentence(moves: list[WorkloadMove], no_cluster_saves: Decimal | None = None) -> str | None:
     """Which API traffic to move first, in words: the workloads that fit the cluster's spare capacity at its busiest
-    hour and the month's saving from moving them, or why none does; the cache-heavy work named as moving last."""
+    hour and the month's saving from moving them, or why none does; the cache-heavy work named as moving last.
+    ``no_cluster_saves``: what no cluster saves a month at renewal, said beside a move's saving (a move is a
+    this-month answer)."""
     if not moves:
         return None
     month = str(moves[0].month)[:7]
@@ -320,6 +322,10 @@ def moves_sentence(moves: list[WorkloadMove]) -> str | None:
     said += " the cluster's spare capacity at its busiest hour"
     said += f": moving {'it' if len(fitted) == 1 else 'them'} would have saved "
     said += f"{usd(fitted[-1].cumulative_saving_usd, 0)} in {month}"
+    if no_cluster_saves is not None:
+        said += (
+            f" (this month only: when the hardware's term ends, no cluster saves {usd(no_cluster_saves, 0)} a month)"
+        )
     heavy = [r for r in ranked if (r.cache_hit_share or 0) >= CACHE_HEAVY]
     light = [r for r in ranked if (r.cache_hit_share or 0) < CACHE_HEAVY]
     if heavy and light and min(r.move_rank for r in heavy) > max(r.move_rank for r in light):

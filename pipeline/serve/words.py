@@ -442,7 +442,8 @@ def changes(d: "ReportData") -> list[str]:
             f"{count(before.self_hosted_accepted_tasks)}, then {count(be.self_hosted_accepted_tasks)}."
         )
     if be.verdict != before.verdict:
-        out.append(f"The verdict changed: {VERDICT_NOUNS[before.verdict]} before, {VERDICT_NOUNS[be.verdict]} now.")
+        now = "too close to call now" if too_close_to_call(be) else f"{VERDICT_NOUNS[be.verdict]} now"
+        out.append(f"The verdict changed: {VERDICT_NOUNS[before.verdict]} before, {now}.")
     for m in d.movements:
         name = category_label(m["item"]) if m["kind"] == "self-hosted" else f"the API at {m['item']}"
         out.append(
@@ -498,11 +499,12 @@ def comparator_how(d: "ReportData") -> str:
 
 
 def horizon_sentences(d: "ReportData") -> list[str]:
-    """What to do, read off the month's counterfactual rows: at most three actions, each with its horizon."""
+    """Beside the break-even's three views: why there is nothing to do when no scenario can be compared. The
+    actions themselves are on the first screen (headline), said once."""
     said = actions(d.counterfactual, too_close_to_call(d.be), d.be.nodes_in_service)
     if not said and d.be.break_even_accepted_tasks is None:
         return ["No scenario to compare: there is no API price or no cluster this month."]
-    return said
+    return []
 
 
 def steps(d: "ReportData") -> list[tuple[str, str, str]]:
@@ -572,12 +574,19 @@ def criterion_words(name: str) -> str:
     return CRITERION_WORDS.get(name, name)
 
 
+def _no_cluster_saves(d: "ReportData") -> Any:
+    """What no cluster saves a month at renewal (the counterfactual's everything on the API), when it does."""
+    later = next((r for r in d.counterfactual if r["horizon"] == "at_renewal" and r["scenario"] == "all_api"), None)
+    change = later["versus_as_run_usd"] if later else None
+    return -change if change is not None and change < 0 else None
+
+
 def decisions(d: "ReportData") -> dict[str, Any]:
     """The "Decisions ahead" section: the plan in sentences, the gate verdict and what it lacks, the forecast."""
     return {
         "plan": plan_sentences(d.hybrid),
         "curve": curve_sentence(d.be, d.curve),
-        "moves": moves_sentence(d.moves),
+        "moves": moves_sentence(d.moves, _no_cluster_saves(d)),
         "gate": gate_sentence(d.gate) if d.gate else None,
         "gate_headline": gate_headline(d.gate) if d.gate else None,
         "gate_open": [c for c in d.gate.criteria if c.status != "passed"] if d.gate else [],
