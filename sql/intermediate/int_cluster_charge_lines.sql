@@ -1,7 +1,7 @@
 -- grain: one row per cluster charge (canonical cluster charges and FOCUS rows allocated to a cluster)
 -- materialized: table
 -- unique_key: charge_id
--- description: Every charge that pays for a cluster, from both sources, with its cost category: cluster_on_demand / cluster_reserved / cluster_other (canonical charges) and focus_<charge category> or focus_correction (FOCUS BilledCost); its cost class: 'committed' (reserved charges, FOCUS PricingCategory 'committed') or 'avoidable' (on-demand and other charges: capacity that could be stopped); and whether it buys compute (buys_compute: every canonical cluster charge, and FOCUS rows of ServiceCategory Compute or AI and Machine Learning, or without a ServiceCategory; storage, networking and other services are cost, never provisioned time); and the node-hours it buys (node_hours: a canonical on-demand or reserved charge's quantity in node_hour, or in gpu_hour / the gpus_per_node setting, else one node over its period; a FOCUS usage row that buys compute: its ConsumedQuantity when ConsumedUnit is hours, one node over its period without a ConsumedUnit, none in another unit (GB of a compute service is data, not time); NULL for charges that buy no compute time).
+-- description: Every charge that pays for a cluster, from both sources, with its cost category: cluster_on_demand / cluster_reserved / cluster_other (canonical charges) and focus_<charge category> or focus_correction (FOCUS EffectiveCost, the amortised cost; BilledCost when a row has none); its cost class: 'committed' (reserved charges, FOCUS PricingCategory 'committed') or 'avoidable' (on-demand and other charges: capacity that could be stopped); and whether it buys compute (buys_compute: every canonical cluster charge, and FOCUS rows of ServiceCategory Compute or AI and Machine Learning, or without a ServiceCategory; storage, networking and other services are cost, never provisioned time); and the node-hours it buys (node_hours: a canonical on-demand or reserved charge's quantity in node_hour, or in gpu_hour / the gpus_per_node setting, else one node over its period; a FOCUS usage row that buys compute: its ConsumedQuantity when ConsumedUnit is hours, one node over its period without a ConsumedUnit, none in another unit (GB of a compute service is data, not time); NULL for charges that buy no compute time).
 -- settings: gpus_per_node
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings)
 SELECT
@@ -31,7 +31,9 @@ SELECT
     charge_period_start,
     charge_period_end,
     charge_seconds,
-    billed_cost_usd,
+    -- FOCUS's amortised cost: an all-upfront purchase spread over the term it pays for (its own row's EffectiveCost
+    -- is 0); BilledCost where a file leaves EffectiveCost out
+    coalesce(effective_cost_usd, billed_cost_usd),
     service_category IS NULL OR lower(service_category) IN ('compute', 'ai and machine learning'),
     CASE WHEN (service_category IS NULL OR lower(service_category) IN ('compute', 'ai and machine learning'))
             AND charge_category = 'usage' AND NOT is_correction

@@ -1,7 +1,7 @@
 -- grain: one row per month x cluster x cost category x cost class
 -- materialized: table
 -- unique_key: month, cluster_id, category, cost_class
--- description: What self-hosting cost each month, by cluster, category and cost class: cluster charges split by hours (cluster_on_demand, cluster_reserved, cluster_other; FOCUS BilledCost of rows allocated to the cluster as focus_usage, focus_purchase, ..., focus_correction), straight-line hardware amortisation (hardware_amortisation) and operating costs (the opex categories, and energy: the owned hardware's GPUs' metered energy priced by the energy settings when the month's opex has no energy row).
+-- description: What self-hosting cost each month, by cluster, category and cost class: cluster charges split by hours (cluster_on_demand, cluster_reserved, cluster_other; FOCUS EffectiveCost (amortised: an upfront purchase over its term) of rows allocated to the cluster as focus_usage, focus_purchase, ..., focus_correction), straight-line hardware amortisation (hardware_amortisation) and operating costs (the opex categories, and energy: the owned hardware's GPUs' metered energy priced by the energy settings when the month's opex has no energy row).
 -- column month: First day of the month (UTC).
 -- column cluster_id: Cluster the cost belongs to; NULL = an operating cost shared by all clusters.
 -- column category: cluster_on_demand, cluster_reserved, cluster_other, focus_<charge category>, focus_correction, hardware_amortisation, or an opex category (platform_engineering, inference_operations, networking, storage, observability, security, on_call, energy, other).

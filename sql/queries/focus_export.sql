@@ -3,17 +3,20 @@
 -- $month (the month's first day), $tag_key (the settings' focus.cluster_tag_key: a cluster row's Tags names its cluster
 -- under it, so the ledger's own FOCUS reader allocates it back to that cluster).
 --
--- Every row's BilledCost = EffectiveCost = ContractedCost = ListCost = the ledger's cost of it, and the month's rows add
--- up to marts.monthly_route_cost's cost_usd on both routes exactly:
+-- Each row on FOCUS's own bases (x_CostBasis says which): EffectiveCost is the ledger's cost of it, and the month's
+-- rows' EffectiveCost adds up to marts.monthly_route_cost's cost_usd less review on both routes exactly; BilledCost is
+-- what was billed in the month:
 --   * API usage per day, provider, model, team and token class, each price band a row of its own: the tokens x the
 --     catalogue's price per million (ConsumedQuantity in tokens; PricingQuantity in millions of tokens, so that
---     PricingQuantity x ListUnitPrice = ListCost exactly);
+--     PricingQuantity x ListUnitPrice = ListCost exactly); billed as incurred;
 --   * per provider whose invoice is loaded: its tax and credit lines, and the rest of the invoice's difference from the
 --     metered cost as an Adjustment (the API route is costed at the invoice's total);
---   * each cluster's costs by category and cost class (marts.monthly_self_hosted_cost): charges, the owned hardware's
---     straight-line write-off, operating costs and energy, a month's worth each (PricingQuantity 1, PricingUnit Month);
---     the write-off is a charge of the team's own ledger, so it is in BilledCost as in EffectiveCost;
---   * review, per route, at the review rate.
+--   * each cluster's costs by category and cost class (marts.monthly_self_hosted_cost): charges and operating costs,
+--     billed as incurred, a month's worth each (PricingQuantity 1, PricingUnit Month); the owned hardware's
+--     straight-line write-off as usage of its node-hours, 'amortised' (BilledCost 0: the purchase was billed once,
+--     in its in-service month, as a Purchase row whose EffectiveCost is 0); the energy the ledger estimates from the
+--     GPUs' meters (no opex row), 'estimated' (BilledCost 0);
+--   * review is the team's own time, no provider's charge: it is not exported (marts.monthly_route_cost has it).
 WITH months AS (
     SELECT
         CAST($month AS DATE) AS month,
@@ -182,21 +185,28 @@ cluster_hours AS (
     JOIN months AS m ON s.month = m.month
     GROUP BY s.cluster_id, s.category, s.cost_class
 ),
+owned_hours AS (
+    -- the owned hardware's node-hours in the month: what its write-off is usage of
+    SELECT n.cluster_id, n.owned_node_hours AS hours
+    FROM intermediate.int_cluster_nodes_monthly AS n
+    JOIN months AS m ON n.month = m.month
+),
 cluster_costs AS (
     SELECT
         c.*,
         CASE
-            WHEN c.category IN ('cluster_on_demand', 'focus_usage') THEN 'Usage'
+            WHEN c.category IN ('cluster_on_demand', 'focus_usage', 'hardware_amortisation') THEN 'Usage'
             WHEN c.category = 'focus_tax' THEN 'Tax'
             WHEN c.category = 'focus_credit' THEN 'Credit'
             WHEN c.category IN ('focus_adjustment', 'focus_correction') THEN 'Adjustment'
             ELSE 'Purchase'
         END AS charge_category,
-        h.hours
+        CASE WHEN c.category = 'hardware_amortisation' THEN o.hours ELSE h.hours END AS hours
     FROM marts.monthly_self_hosted_cost AS c
     JOIN months AS m ON c.month = m.month
     LEFT JOIN cluster_hours AS h
         ON c.cluster_id = h.cluster_id AND c.category = h.category AND c.cost_class = h.cost_class
+    LEFT JOIN owned_hours AS o ON c.cluster_id = o.cluster_id
     WHERE c.amount_usd <> 0
 ),
 self_hosted AS (
@@ -251,35 +261,44 @@ self_hosted AS (
     FROM cluster_costs AS c
     CROSS JOIN months AS m
 ),
-review AS (
+purchases AS (
+    -- owned hardware put in service this month: bought once, billed in full now, its cost effective over its life
     SELECT
         'Purchase' AS charge_category,
-        'Recurring' AS charge_frequency,
+        'One-Time' AS charge_frequency,
         'Standard' AS pricing_category,
         m.month_start AS charge_period_start,
         m.month_end AS charge_period_end,
         'self-hosted' AS provider_name,
-        'Human review' AS service_name,
-        'Other' AS service_category,
-        'Other (Other)' AS service_subcategory,
-        format('review of the {} route''s tasks at the review rate', replace(r.route, '_', '-')) AS charge_description,
-        CAST(NULL AS VARCHAR) AS resource_id,
+        'Owned hardware' AS service_name,
+        'Compute' AS service_category,
+        'Other (Compute)' AS service_subcategory,
+        format('{}: {} bought, in service from {} for {} months', h.cluster_id, h.asset_id,
+            CAST(CAST(h.in_service_date AS DATE) AS VARCHAR), CAST(h.life_months AS VARCHAR)) AS charge_description,
+        h.cluster_id AS resource_id,
         CAST(NULL AS DECIMAL(38, 6)) AS consumed_quantity,
         CAST(NULL AS VARCHAR) AS consumed_unit,
         CAST(1 AS DECIMAL(38, 6)) AS pricing_quantity,
-        'Month' AS pricing_unit,
-        CAST(r.review_cost_usd AS DECIMAL(38, 18)) AS unit_price,
-        r.review_cost_usd AS cost,
+        'Units' AS pricing_unit,
+        CAST(h.purchase_price_usd AS DECIMAL(38, 18)) AS unit_price,
+        h.purchase_price_usd AS cost,
         CAST(NULL AS VARCHAR) AS token_class,
         CAST(NULL AS VARCHAR) AS team,
-        r.route,
-        'review' AS cost_class,
+        'self_hosted' AS route,
+        'committed' AS cost_class,
         CAST(NULL AS VARCHAR) AS invoice_id,
-        'self-hosted/review' AS sku_id,
-        'self-hosted/review' AS sku_price_id
-    FROM marts.monthly_route_cost AS r
-    JOIN months AS m ON r.month = m.month
-    WHERE r.review_cost_usd <> 0
+        'self-hosted/hardware_purchase' AS sku_id,
+        format('self-hosted/hardware_purchase/{}', h.asset_id) AS sku_price_id
+    FROM staging.stg_ledger__hardware AS h
+    JOIN months AS m ON CAST(date_trunc('month', CAST(h.in_service_date AS DATE)) AS DATE) = m.month
+    WHERE h.purchase_price_usd <> 0
+),
+estimated AS (
+    -- the clusters whose energy line is the ledger's estimate from the GPUs' meters, not a bill
+    SELECT e.cluster_id
+    FROM intermediate.int_cluster_energy_monthly AS e
+    JOIN months AS m ON e.month = m.month
+    WHERE e.energy_line = 'added'
 ),
 charges AS (
     SELECT * FROM api_usage
@@ -288,12 +307,24 @@ charges AS (
     UNION ALL
     SELECT * FROM self_hosted
     UNION ALL
-    SELECT * FROM review
+    SELECT * FROM purchases
+),
+based AS (
+    SELECT
+        c.*,
+        CASE
+            WHEN c.sku_id = 'self-hosted/hardware_purchase' THEN 'purchase'
+            WHEN c.sku_id = 'self-hosted/hardware_amortisation' THEN 'amortised'
+            WHEN c.sku_id = 'self-hosted/energy' AND e.cluster_id IS NOT NULL THEN 'estimated'
+            ELSE 'billed'
+        END AS basis
+    FROM charges AS c
+    LEFT JOIN estimated AS e ON c.resource_id = e.cluster_id
 )
 -- FOCUS's column names are CamelCase: quoted, so that sqlfluff's lower-case rule leaves them as FOCUS has them
 -- noqa: disable=RF06
 SELECT
-    CAST(c.cost AS DECIMAL(38, 12)) AS "BilledCost",
+    CAST(CASE WHEN c.basis IN ('amortised', 'estimated') THEN 0 ELSE c.cost END AS DECIMAL(38, 12)) AS "BilledCost",
     c.provider_name AS "BillingAccountId",
     c.provider_name AS "BillingAccountName",
     'USD' AS "BillingCurrency",
@@ -315,7 +346,7 @@ SELECT
     c.consumed_unit AS "ConsumedUnit",
     CAST(c.cost AS DECIMAL(38, 12)) AS "ContractedCost",
     CAST(c.unit_price AS DECIMAL(38, 12)) AS "ContractedUnitPrice",
-    CAST(c.cost AS DECIMAL(38, 12)) AS "EffectiveCost",
+    CAST(CASE WHEN c.basis = 'purchase' THEN 0 ELSE c.cost END AS DECIMAL(38, 12)) AS "EffectiveCost",
     c.invoice_id AS "InvoiceId",
     c.provider_name AS "InvoiceIssuerName",
     CAST(c.cost AS DECIMAL(38, 12)) AS "ListCost",
@@ -342,8 +373,9 @@ SELECT
     c.route AS "x_Route",
     c.team AS "x_Team",
     c.token_class AS "x_TokenClass",
-    c.cost_class AS "x_CostClass"
-FROM charges AS c
+    c.cost_class AS "x_CostClass",
+    c.basis AS "x_CostBasis"
+FROM based AS c
 CROSS JOIN months AS m
 ORDER BY
     "ChargePeriodStart" ASC, c.route ASC, "ProviderName" ASC, "ServiceName" ASC, c.team ASC NULLS FIRST,

@@ -57,12 +57,14 @@ def october(demo_db, tmp_path_factory) -> tuple[Path, list[dict[str, str]]]:
         return out, list(csv.DictReader(f))
 
 
-def _spend(db: Path, month: str) -> dict[str, Decimal]:
+def _spend(db: Path, month: str, column: str = "cost_usd") -> dict[str, Decimal]:
     con = open_published(db)
     try:
-        return dict(
-            con.execute("SELECT route, cost_usd FROM marts.monthly_route_cost WHERE month = ?", [month]).fetchall()
-        )
+        query = {
+            "cost_usd": "SELECT route, cost_usd FROM marts.monthly_route_cost WHERE month = ?",
+            "review_cost_usd": "SELECT route, review_cost_usd FROM marts.monthly_route_cost WHERE month = ?",
+        }[column]
+        return dict(con.execute(query, [month]).fetchall())
     finally:
         con.close()
 
@@ -70,7 +72,8 @@ def _spend(db: Path, month: str) -> dict[str, Decimal]:
 def test_the_export_has_the_mandatory_columns_their_types_and_allowed_values(october):
     _, rows = october
     assert rows and set(MANDATORY) <= set(rows[0])
-    assert [c for c in rows[0] if c.startswith("x_")] == ["x_Route", "x_Team", "x_TokenClass", "x_CostClass"]
+    assert [c for c in rows[0] if c.startswith("x_")] == [
+        "x_Route", "x_Team", "x_TokenClass", "x_CostClass", "x_CostBasis"]  # fmt: skip
     for r in rows:
         assert all(r[c] != "" for c in NOT_NULL), r
         for c in DECIMALS:
@@ -92,23 +95,57 @@ def test_the_export_has_the_mandatory_columns_their_types_and_allowed_values(oct
             assert Decimal(r["ContractedUnitPrice"]) * Decimal(r["PricingQuantity"]) == Decimal(r["ContractedCost"])
         if r["ChargeCategory"] == "Tax":
             assert r["PricingQuantity"] == r["ListUnitPrice"] == r["SkuId"] == r["PricingCategory"] == ""
-        # no amortised purchase: every cost is billed as it is incurred
-        assert r["BilledCost"] == r["EffectiveCost"] == r["ListCost"] == r["ContractedCost"]
+        # FOCUS's bases: a billed row is billed as incurred; the owned hardware's write-off is amortised and the
+        # energy the ledger estimates from meters is no bill: both effective only; ListCost is the row's price
+        assert r["ListCost"] == r["ContractedCost"]
+        if r["x_CostBasis"] == "billed":
+            assert r["BilledCost"] == r["EffectiveCost"] == r["ListCost"]
+        else:
+            assert r["x_CostBasis"] in ("amortised", "estimated"), r  # October buys no hardware
+            assert Decimal(r["BilledCost"]) == 0 and r["EffectiveCost"] == r["ListCost"]
         assert (r["ResourceId"] != "") == (r["ResourceType"] != "")
         assert r["ChargePeriodStart"] < r["ChargePeriodEnd"] and r["BillingPeriodStart"] < r["BillingPeriodEnd"]
 
 
-def test_billed_cost_adds_up_to_the_months_spend_on_each_route(october, demo_db):
+def test_effective_cost_adds_up_to_the_months_spend_on_each_route_less_review(october, demo_db):
     _, rows = october
     spend = _spend(demo_db, "2026-10-01")
-    by_route = {route: sum(Decimal(r["BilledCost"]) for r in rows if r["x_Route"] == route) for route in spend}
-    assert by_route == spend  # exactly, route by route
+    review = _spend(demo_db, "2026-10-01", "review_cost_usd")
+    by_route = {route: sum(Decimal(r["EffectiveCost"]) for r in rows if r["x_Route"] == route) for route in spend}
+    assert by_route == {route: spend[route] - review[route] for route in spend}  # exactly, route by route
+    # billed: all of it but the owned server's write-off ($395,048 / 36 = $10,973.555555555556 a month, rounded by
+    # telescoping) and the energy estimated from its meters ($480.11, see tests/e2e/test_report_decisions.py)
+    amortised = [r for r in rows if r["x_CostBasis"] == "amortised"]
+    estimated = [r for r in rows if r["x_CostBasis"] == "estimated"]
+    assert [r["ServiceName"] for r in amortised] == ["Owned hardware"] and round(
+        Decimal(amortised[0]["EffectiveCost"]), 2) == Decimal("10973.56")  # fmt: skip
+    assert [r["ChargeDescription"] for r in estimated] == ["k3-b200-01: energy (operating cost)"]
+    assert round(Decimal(estimated[0]["EffectiveCost"]), 2) == Decimal("480.11")
+    billed = sum(Decimal(r["BilledCost"]) for r in rows)
+    assert billed == sum(Decimal(r["EffectiveCost"]) for r in rows) - Decimal(amortised[0]["EffectiveCost"]) - Decimal(
+        estimated[0]["EffectiveCost"])  # fmt: skip
     tokens = [r for r in rows if r["x_TokenClass"] not in ("", "web_search")]
     # a token row's ConsumedQuantity is in tokens, its PricingQuantity in millions of them
     assert all(Decimal(r["ConsumedQuantity"]) == Decimal(r["PricingQuantity"]) * 1_000_000 for r in tokens)
     assert {r["PricingUnit"] for r in tokens} == {"1000000 Tokens"} and {r["ConsumedUnit"] for r in tokens} == {
         "Tokens"
     }
+
+
+def test_the_owned_server_is_billed_once_in_its_in_service_month(demo_db, tmp_path):
+    """July: the demo's server goes into service on 1 July for $395,048 (sample_data/hardware): one Purchase row
+    bills it whole, effective 0; its month's write-off is effective only."""
+    out = tmp_path / "focus-2026-07.csv"
+    assert cli("export", "focus", "--month", "2026-07", "--db", demo_db, "--out", out).exit_code == 0
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    (bought,) = [r for r in rows if r["x_CostBasis"] == "purchase"]
+    assert (bought["ChargeCategory"], bought["ChargeFrequency"], bought["ResourceId"]) == (
+        "Purchase", "One-Time", "k3-b200-01")  # fmt: skip
+    assert (Decimal(bought["BilledCost"]), Decimal(bought["EffectiveCost"])) == (Decimal("395048"), 0)
+    (written_off,) = [r for r in rows if r["x_CostBasis"] == "amortised"]
+    assert Decimal(written_off["BilledCost"]) == 0 and round(Decimal(written_off["EffectiveCost"]), 2) == Decimal(
+        "10973.56")  # fmt: skip
 
 
 def test_the_parquet_export_holds_the_same_rows_typed(october, demo_db, tmp_path):

@@ -43,9 +43,22 @@ def test_the_sample_files_load_every_row_allocated_unallocated_or_quarantined(le
     shown = ledger.one(
         "SELECT sum(rows) AS rows, sum(billed_cost_usd) AS billed FROM marts.monthly_unallocated_cloud_cost"
     )
-    allocated = ledger.one("SELECT sum(amount_usd) AS billed FROM marts.monthly_self_hosted_cost")
+    allocated = ledger.one("SELECT sum(amount_usd) AS usd FROM marts.monthly_self_hosted_cost")
     assert shown["rows"] == got["unallocated"]
-    assert shown["billed"] + allocated["billed"] == total
+    # the clusters' cost is FOCUS's amortised cost: each allocated row's EffectiveCost (its BilledCost without one)
+    blank = ("", "NULL", "null")
+    effective = sum(
+        Decimal(r["EffectiveCost"] if r.get("EffectiveCost") not in blank else r["BilledCost"])
+        for r in official + spec
+        if r.get("ResourceId", "").startswith("i-0")
+    )
+    assert allocated["usd"] == effective
+    unallocated_billed = sum(
+        Decimal(r["BilledCost"])
+        for r in official + spec
+        if not r.get("ResourceId", "").startswith("i-0") and r["BilledCost"] not in blank
+    )
+    assert shown["billed"] == unallocated_billed
     # 'Usage-Based' and 'Usage-based' are one frequency; literal NULL strings are NULL
     freqs = {r["f"] for r in ledger.rows("SELECT DISTINCT charge_frequency AS f FROM raw.focus_charges")}
     assert freqs == {"usage-based", "one-time", "recurring"}
@@ -95,6 +108,7 @@ def test_tag_allocation_split_by_hours_and_provisioned_hours(ledger):
                 ChargePeriodStart="2024-09-30T22:00:00Z",
                 ChargePeriodEnd="2024-10-01T02:00:00Z",
                 BilledCost="40",
+                EffectiveCost="40",
                 Tags='{"cluster": "k3-gcp", "team": "ml"}',
             ),
             focus_row(BilledCost="5", Tags='{"team": "web"}'),  # no cluster tag, no pattern: unallocated
@@ -123,9 +137,9 @@ def test_tag_allocation_split_by_hours_and_provisioned_hours(ledger):
 @pytest.mark.slow
 def test_corrections_restate_their_own_period_and_newer_exports_replace(ledger):
     tag = '{"cluster": "c1"}'
-    ledger.load("focus", [focus_row(BilledCost="100", Tags=tag)])
+    ledger.load("focus", [focus_row(BilledCost="100", EffectiveCost="100", Tags=tag)])
     # the September export again, restated: 100 -> 90 (a snapshot of the open period replaces, not adds)
-    ledger.load("focus", [focus_row(BilledCost="90", Tags=tag)])
+    ledger.load("focus", [focus_row(BilledCost="90", EffectiveCost="90", Tags=tag)])
     # October's export carries a correction of a September charge: -15, counted in September as a correction
     ledger.load(
         "focus",
@@ -136,6 +150,7 @@ def test_corrections_restate_their_own_period_and_newer_exports_replace(ledger):
                 ChargePeriodStart="2024-10-05T00:00:00Z",
                 ChargePeriodEnd="2024-10-05T01:00:00Z",
                 BilledCost="30",
+                EffectiveCost="30",
                 Tags=tag,
             ),
             focus_row(
@@ -144,6 +159,7 @@ def test_corrections_restate_their_own_period_and_newer_exports_replace(ledger):
                 ChargeClass="Correction",
                 ChargeCategory="Adjustment",
                 BilledCost="-15",
+                EffectiveCost="-15",
                 Tags=tag,
             ),
         ],
@@ -160,3 +176,30 @@ def test_corrections_restate_their_own_period_and_newer_exports_replace(ledger):
         ("2024-10-01", "focus_usage"): Decimal("30"),
     }
     assert ledger.one("SELECT count(*) AS n FROM raw.focus_charges")["n"] == 4  # history kept
+
+
+@pytest.mark.slow
+def test_an_upfront_purchase_counts_over_its_term_at_effective_cost(ledger):
+    """An all-upfront reservation for c1: its Purchase row bills $1,200 on 1 September with EffectiveCost 0 (FOCUS:
+    a purchase that covers future usage is effective as that usage happens); the usage it covers, 1 September 00:00
+    to 02:00, bills $0 with EffectiveCost $100. The cluster's September costs $100, not $1,300."""
+    tag = '{"cluster": "c1"}'
+    ledger.load(
+        "focus",
+        [
+            focus_row(ChargeCategory="Purchase", BilledCost="1200", EffectiveCost="0", Tags=tag),
+            focus_row(
+                ChargePeriodStart="2024-09-01T00:00:00Z",
+                ChargePeriodEnd="2024-09-01T02:00:00Z",
+                BilledCost="0",
+                EffectiveCost="100",
+                Tags=tag,
+            ),
+        ],
+    )
+    ledger.build()
+    cost = {
+        r["category"]: r["amount_usd"]
+        for r in ledger.rows("SELECT category, amount_usd FROM marts.monthly_self_hosted_cost WHERE cluster_id = 'c1'")
+    }
+    assert sum(cost.values()) == 100 and cost["focus_usage"] == 100
