@@ -748,14 +748,13 @@ def test_every_v4_figure_of_the_demos_utilisation_matches_the_oracle(demo_db, or
 
 @pytest.mark.slow
 def test_the_counterfactual_month_matches_the_oracle(demo_db, oracle):
-    """Each scenario's total from the raw files: the month as run, everything on the API at both horizons, and the
-    month without its on-demand node-hours."""
+    """Each scenario's total from the raw files: the month as run, everything on the API at both horizons, the month
+    without its on-demand node-hours, and n nodes kept at renewal."""
     figures, cl, reqs, tks = oracle
     billed = invoiced_usage()
-    got = {
-        (r["month"], r["horizon"], r["scenario"]): r
-        for r in sql_json(demo_db, "select * from marts.monthly_counterfactual order by month")
-    }
+    rows = sql_json(demo_db, "select * from marts.monthly_counterfactual order by month")
+    got = {(r["month"], r["horizon"], r["scenario"]): r for r in rows if r["scenario"] != "nodes_n"}
+    sizes = {(r["month"], r["nodes"]): r for r in rows if r["scenario"] == "nodes_n"}
     for m, fig in figures.items():
         d = dt.date.fromisoformat(m)
         # every demo provider-month has an invoice: the run-rate is its usage lines
@@ -789,6 +788,19 @@ def test_the_counterfactual_month_matches_the_oracle(demo_db, oracle):
             assert close(expected[key], got[(m, horizon, scenario)]["total_usd"]), (m, horizon, scenario)
         # at renewal, everything on the API less the month as run is the break-even's saving
         assert close(all_api - as_run, fig["saving_usd"], "1e-9")
+        # n nodes at renewal: no cluster is everything on the API; the owned server alone serves every hour (above),
+        # at its write-off with the operating costs and nothing moved; a second node is an on-demand one for the whole
+        # month, at the month's on-demand price per node-hour (the server is the only other node: its hours are the
+        # month's)
+        hours = Decimal((start(next_month(d)) - start(d)).total_seconds()) / 3600
+        on_demand_node_hours = cl.node_hours(start(d), start(next_month(d))) - hours
+        one = fig["committed_cost_usd"] + fig["operating_cost_usd"] + run_rate + api_review + sh_review
+        expected_sizes = {0: all_api, 1: one, 2: one + cl.on_demand[d] / on_demand_node_hours * hours}
+        assert {n for (month, n) in sizes if month == m} == set(expected_sizes)
+        for n, total in expected_sizes.items():
+            assert close(total, sizes[(m, n)]["total_usd"]), (m, n)
+        cheapest = min(expected_sizes, key=lambda n: expected_sizes[n])
+        assert [n for (month, n), r in sizes.items() if month == m and r["is_cheapest"]] == [cheapest]
         assert (
             got[(m, "this_month", "without_on_demand")]["on_demand_node_hours_enabling_nothing"]
             == (got[(m, "this_month", "without_on_demand")]["on_demand_node_hours"])
