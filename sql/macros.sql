@@ -118,6 +118,19 @@ CASE
 END
 ;
 
+-- Break-even accepted tasks, F / (C - V): the fixed cost over what each accepted task saves on the cluster; NULL when
+-- a task saves nothing (C <= V: the cluster never breaks even). One definition for the month's break-even, its three
+-- views, the robustness ends and the planning scenarios.
+CREATE OR REPLACE TEMP MACRO break_even_tasks(f, c, v) AS  -- noqa: CP05
+CASE WHEN c > v THEN money_div(f, c - v) END
+;
+
+-- The month's saving from self-hosting at C, V, F and n accepted tasks on the cluster: C x n - (F + V x n), what the
+-- API would have charged for the cluster's accepted tasks less what the cluster cost
+CREATE OR REPLACE TEMP MACRO break_even_saving(f, c, v, n) AS  -- noqa: CP05
+CAST(c * n - (f + v * n) AS DECIMAL(38, 12))
+;
+
 -- The comparator C with its token part and its review part moved by factors (a robustness end): the token part is
 -- scaled on the equivalent basis only (the measured basis has none to scale), the review part on both
 CREATE OR REPLACE TEMP MACRO comparator_at(source, equivalent, c, review, equivalent_factor, review_factor) AS  -- noqa: CP05

@@ -2,7 +2,6 @@
 -- materialized: table
 -- unique_key: month
 -- description: Does self-hosting pay that month? Break-even accepted tasks = F / (C - V): the fixed self-hosted cost F (committed + operating + avoidable) over what each accepted task saves, the API cost per accepted equivalent task C less the self-hosted variable cost per accepted task V (human review, paid on both routes). C is like-for-like when the cluster accepted tasks (its own accepted attempts priced at the reference API, times the reference provider's waste factor W (its spend on failures and retries per dollar of accepted work) and the reference provider's invoice uplift U, plus the API route's review per task: 'equivalent'), else the API route's run-rate (invoiced usage without credits and tax, or metered) plus review per accepted task ('measured'). The capacity columns say whether break-even fits the cluster's measured capacity at the SLO.
--- settings: business_control_requirements, reference_api_provider
 -- column month: First day of the month (UTC).
 -- column self_hosted_cost_usd: The self_hosted route's cost_usd, fully loaded: fixed cost F + human review.
 -- column fixed_cost_usd: F = committed_cost_usd + operating_cost_usd + avoidable_cost_usd: self-hosted cost that does not grow with tasks (review excluded).
@@ -69,213 +68,27 @@
 -- column api_would_have_cost_usd: C x self_hosted_accepted_tasks: what the API would have charged for the cluster's accepted tasks (review included).
 -- column saving_usd: api_would_have_cost_usd - (F + V x self_hosted_accepted_tasks): the dollars self-hosting saved that month (positive) or cost (negative) against sending the same accepted work to the API; NULL when C is unknown or there is no self-hosted route.
 -- column verdict_margin: (self_hosted_accepted_tasks - break_even_accepted_tasks) / break_even_accepted_tasks: how far the month's volume is above (positive) or below (negative) break-even, as a share of it; NULL when break-even is unknown or zero.
-WITH routes AS (
-    SELECT
-        month,
-        max(cost_usd) FILTER (WHERE route = 'self_hosted') AS self_hosted_cost_usd,
-        max(accepted_tasks) FILTER (WHERE route = 'self_hosted') AS sh_accepted,
-        max(requests) FILTER (WHERE route = 'self_hosted') AS sh_requests,
-        max(review_cost_usd) FILTER (WHERE route = 'self_hosted') AS sh_review_usd,
-        max(cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens)
-            FILTER (WHERE route = 'self_hosted') AS sh_tokens,
-        max(accepted_tasks) FILTER (WHERE route = 'api') AS api_accepted,
-        max(review_cost_usd) FILTER (WHERE route = 'api') AS api_review_usd,
-        max(cache_hit_input_tokens + cache_miss_input_tokens + output_tokens + reasoning_tokens)
-            FILTER (WHERE route = 'api') AS api_tokens
-    FROM marts.monthly_route_cost
-    GROUP BY month
-),
-classes AS (
-    SELECT
-        month,
-        CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'committed'), 0) AS DECIMAL(38, 12)) AS committed_cost_usd,
-        CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'avoidable'), 0) AS DECIMAL(38, 12)) AS avoidable_cost_usd,
-        CAST(coalesce(sum(amount_usd) FILTER (WHERE cost_class = 'operating'), 0) AS DECIMAL(38, 12)) AS operating_cost_usd
-    FROM marts.monthly_self_hosted_cost
-    GROUP BY month
-),
-api AS (
-    SELECT
-        month,
-        CAST(sum(CASE WHEN has_invoice THEN invoiced_usage_usd ELSE metered_usd END) AS DECIMAL(38, 12)) AS run_rate_usd,
-        CAST(coalesce(sum(credits_usd), 0) AS DECIMAL(38, 12)) AS credits_usd,
-        CAST(coalesce(sum(tax_usd), 0) AS DECIMAL(38, 12)) AS tax_usd
-    FROM intermediate.int_api_provider_monthly
-    GROUP BY month
-),
-settings AS (SELECT * FROM staging.stg_ledger__settings),
--- the invoice uplift U: the reference provider's price beyond list (int_api_uplift_monthly)
-uplift AS (
-    SELECT
-        p.month,
-        p.api_invoice_uplift,
-        p.uplift_basis,
-        coalesce(rc.status IN ('mismatch', 'missing_requests'), FALSE) AS invoice_unreconciled
-    FROM intermediate.int_api_uplift_monthly AS p
-    JOIN settings AS s ON p.provider = s.reference_api_provider
-    LEFT JOIN marts.monthly_reconciliation AS rc USING (month, provider)
-),
-accepted_attempts AS (
-    SELECT
-        month,
-        max(accepted_attempt_api_cost_usd) FILTER (WHERE route = 'self_hosted') AS sh_accepted_equivalent_usd,
-        max(accepted_attempts_priced) FILTER (WHERE route = 'self_hosted') AS sh_accepted_priced,
-        max(accepted_latency_unknown) FILTER (WHERE route = 'api') AS api_latency_unknown
-    FROM intermediate.int_task_outcomes_monthly
-    GROUP BY month
-),
-equivalent AS (
-    SELECT month, CAST(sum(api_equivalent_usd) AS DECIMAL(38, 12)) AS api_equivalent_cost_usd
-    FROM intermediate.int_requests_monthly
-    WHERE route = 'self_hosted'
-    GROUP BY month
-),
-clusters AS (
-    SELECT
-        month,
-        sum(accepted_tokens) AS accepted_tokens_served,
-        -- each cluster is sized for its own busiest hour (its nodes serve only it): the sum of their peaks
-        sum(peak_hour_tokens_per_second) AS peak_hour_tokens_per_second,
-        coalesce(bool_or(capacity_contradiction), FALSE) AS capacity_contradiction,
-        CAST(sum(nodes_in_service) AS BIGINT) AS nodes_in_service,
-        CASE WHEN bool_and(capacity_tokens_per_second IS NOT NULL OR provisioned_hours = 0)
-            THEN sum(capacity_tokens_per_second) END AS capacity_tokens_per_second,
-        CASE WHEN count(DISTINCT capacity_source) = 1 THEN min(capacity_source)
-            WHEN count(DISTINCT capacity_source) > 1 THEN 'mixed' END AS capacity_source,
-        CASE WHEN bool_and(monthly_token_capacity IS NOT NULL OR provisioned_hours = 0)
-            THEN sum(monthly_token_capacity) END AS monthly_token_capacity,
-        sum(provisioned_node_hours) AS provisioned_node_hours,
-        sum(tokens_served) AS tokens_served,
-        coalesce(bool_or(capacity_mix_warning), FALSE) AS capacity_mix_warning,
-        coalesce(bool_or(sweep_nodes_assumed), FALSE) AS sweep_nodes_assumed,
-        coalesce(bool_or(sweep_mix_unknown), FALSE) AS sweep_mix_unknown,
-        coalesce(bool_or(capacity_measured_after), FALSE) AS capacity_measured_after,
-        coalesce(bool_or(capacity_source IN ('observed', 'mixed')), FALSE) AS capacity_lower_bound,
-        coalesce(bool_or(sweep_optimistic), FALSE) AS sweep_optimistic
-    FROM marts.monthly_utilisation
-    GROUP BY month
-),
--- a cluster whose request log lost requests its engines counted
-engine_logs AS (
-    SELECT
-        month,
-        bool_or(status = 'logs_missing') AS cluster_logs_incomplete
-    FROM marts.monthly_engine_reconciliation
-    GROUP BY month
-),
--- the waste factor break-even uses: the reference provider's own, else the month's providers pooled
-break_even_waste AS (SELECT * FROM intermediate.int_api_waste_monthly WHERE is_break_even_factor),
-inputs AS (
-    SELECT
-        r.*,
-        c.committed_cost_usd,
-        c.avoidable_cost_usd,
-        c.operating_cost_usd,
-        CAST(coalesce(c.committed_cost_usd, 0) + coalesce(c.operating_cost_usd, 0) + coalesce(c.avoidable_cost_usd, 0)
-            AS DECIMAL(38, 12)) AS fixed_cost_usd,
-        coalesce(a.run_rate_usd, 0) AS run_rate_usd,
-        coalesce(a.credits_usd, 0) AS credits_usd,
-        coalesce(a.tax_usd, 0) AS tax_usd,
-        e.api_equivalent_cost_usd,
-        x.api_latency_unknown,
-        u.accepted_tokens_served,
-        u.capacity_contradiction,
-        u.nodes_in_service,
-        u.peak_hour_tokens_per_second,
-        u.capacity_tokens_per_second,
-        u.capacity_source,
-        u.monthly_token_capacity,
-        u.provisioned_node_hours,
-        u.tokens_served,
-        u.capacity_mix_warning,
-        u.sweep_nodes_assumed,
-        u.sweep_mix_unknown,
-        u.sweep_optimistic,
-        u.capacity_measured_after,
-        u.capacity_lower_bound,
-        coalesce(w.api_waste_factor, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor,
-        coalesce(w.api_waste_basis, 'assumed') AS api_waste_basis,
-        coalesce(w.api_waste_factor_low, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_low,
-        coalesce(w.api_waste_factor_high, CAST(1 AS DECIMAL(38, 12))) AS api_waste_factor_high,
-        coalesce(up.api_invoice_uplift, CAST(1 AS DECIMAL(38, 12))) AS api_invoice_uplift,
-        coalesce(up.invoice_unreconciled, FALSE) AS invoice_unreconciled,
-        coalesce(up.uplift_basis = 'logged' AND up.api_invoice_uplift <> 1, FALSE) AS invoice_volume_unknown,
-        coalesce(el.cluster_logs_incomplete, FALSE) AS cluster_logs_incomplete,
-        money_mul(coalesce(w.api_waste_factor, 1), coalesce(up.api_invoice_uplift, 1)) AS api_overhead_factor,
-        CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
-            THEN money_div(x.sh_accepted_equivalent_usd, r.sh_accepted) END AS sh_accepted_equivalent_per_task,
-        money_div(r.api_review_usd, r.api_accepted) AS api_review_per_task,
-        money_div(r.sh_review_usd, r.sh_accepted) AS sh_review_per_task,
-        st.business_control_requirements
-    FROM routes AS r
-    CROSS JOIN settings AS st
-    LEFT JOIN classes AS c USING (month)
-    LEFT JOIN api AS a USING (month)
-    LEFT JOIN accepted_attempts AS x USING (month)
-    LEFT JOIN equivalent AS e USING (month)
-    LEFT JOIN clusters AS u USING (month)
-    LEFT JOIN break_even_waste AS w USING (month)
-    LEFT JOIN uplift AS up USING (month)
-    LEFT JOIN engine_logs AS el USING (month)
-),
-comparator AS (
-    SELECT
-        *,
-        money_mul(sh_accepted_equivalent_per_task, api_overhead_factor)
-            AS api_equivalent_cost_per_accepted_task_usd,
-        money_div(run_rate_usd + api_review_usd, api_accepted) AS api_measured_cost_per_accepted_task_usd,
-        coalesce(sh_review_per_task, api_review_per_task, CAST(0 AS DECIMAL(38, 12)))
-            AS self_hosted_variable_cost_per_accepted_task_usd
-    FROM inputs
-),
-chosen AS (
-    SELECT
-        *,
-        (coalesce(self_hosted_cost_usd, 0) <> 0 OR coalesce(sh_requests, 0) <> 0) AS has_self_hosted_route,
-        -- the review part of C: on the equivalent basis the API route's review per task (the cluster's when the API
-        -- accepted nothing); on the measured basis the API route's (inside the measured figure)
-        CASE
-            WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL
-                THEN coalesce(api_review_per_task, sh_review_per_task, CAST(0 AS DECIMAL(38, 12)))
-            WHEN api_measured_cost_per_accepted_task_usd IS NOT NULL THEN api_review_per_task
-        END AS api_review_per_accepted_task_usd,
-        CASE
-            WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL
-                THEN CAST(api_equivalent_cost_per_accepted_task_usd + api_review_per_accepted_task_usd AS DECIMAL(38, 12))
-            ELSE api_measured_cost_per_accepted_task_usd
-        END AS api_cost_per_accepted_task_usd,
-        CASE
-            WHEN api_equivalent_cost_per_accepted_task_usd IS NOT NULL THEN 'equivalent'
-            WHEN api_measured_cost_per_accepted_task_usd IS NOT NULL THEN 'measured'
-        END AS api_cost_source
-    FROM comparator
-),
-broken_even AS (
+WITH broken_even AS (
     SELECT
         *,
         CAST(api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd AS DECIMAL(38, 12))
             AS saving_per_task,
-        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
-            THEN money_div(fixed_cost_usd, api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
-        END AS break_even_accepted_tasks,
-        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
-            THEN money_div(avoidable_cost_usd + operating_cost_usd,
-                           api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
-        END AS shutdown_break_even_accepted_tasks,
-        CASE WHEN has_self_hosted_route AND api_cost_per_accepted_task_usd > self_hosted_variable_cost_per_accepted_task_usd
-            THEN money_div(fixed_cost_usd - operating_cost_usd,
-                           api_cost_per_accepted_task_usd - self_hosted_variable_cost_per_accepted_task_usd)
-        END AS infrastructure_break_even_accepted_tasks,
+        CASE WHEN has_self_hosted_route THEN break_even_tasks(fixed_cost_usd, api_cost_per_accepted_task_usd,
+            self_hosted_variable_cost_per_accepted_task_usd) END AS break_even_accepted_tasks,
+        CASE WHEN has_self_hosted_route THEN break_even_tasks(avoidable_cost_usd + operating_cost_usd,
+            api_cost_per_accepted_task_usd, self_hosted_variable_cost_per_accepted_task_usd) END
+            AS shutdown_break_even_accepted_tasks,
+        CASE WHEN has_self_hosted_route THEN break_even_tasks(fixed_cost_usd - operating_cost_usd,
+            api_cost_per_accepted_task_usd, self_hosted_variable_cost_per_accepted_task_usd) END
+            AS infrastructure_break_even_accepted_tasks,
         -- tokens per accepted task on the comparator's route (all its attempts)
         CASE api_cost_source
             WHEN 'equivalent' THEN CAST(sh_tokens AS DOUBLE) / sh_accepted
             WHEN 'measured' THEN CAST(api_tokens AS DOUBLE) / api_accepted
         END AS tokens_per_accepted_task
-    FROM chosen
+    FROM marts.monthly_break_even_inputs
 ),
--- MATERIALIZED, here and in assumed: judged is read twice below, and both hold a few rows per month; computed once,
--- they spare DuckDB's planner copies of their queries (it plans the whole mart about a third faster)
-judged AS MATERIALIZED (
+judged AS (
     SELECT
         *,
         CASE
@@ -289,185 +102,11 @@ judged AS MATERIALIZED (
         END AS break_even_share_of_capacity
     FROM broken_even
 ),
--- the verdict again under each named assumption at its low and high value (int_verdict_assumptions_monthly)
-assumed AS MATERIALIZED (
-    SELECT
-        j.month,
-        a.assumption,
-        a.value_low,
-        a.value_high,
-        j.verdict,
-        j.sh_accepted,
-        a.fixed_delta_low,
-        a.fixed_delta_high,
-        a.equivalent_factor_low,
-        a.equivalent_factor_high,
-        a.review_factor_low,
-        a.review_factor_high
-    FROM judged AS j
-    JOIN intermediate.int_verdict_assumptions_monthly AS a USING (month)
-    WHERE j.verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
-        -- U is in doubt only while the invoice does not reconcile
-        AND (a.assumption <> 'invoice_uplift' OR j.invoice_unreconciled)
-),
--- each assumption's two ends, one row each
-ends AS (
-    SELECT month, assumption, 'low' AS side, fixed_delta_low AS fixed_delta, equivalent_factor_low AS equivalent_factor,
-        review_factor_low AS review_factor
-    FROM assumed
-    UNION ALL
-    SELECT month, assumption, 'high', fixed_delta_high, equivalent_factor_high, review_factor_high
-    FROM assumed
-),
--- F, C and V at an end: F moved by the end's delta; C's token part (equivalent basis only) and its review part, and V,
--- scaled by the end's factors
-moved AS (
-    SELECT
-        e.*,
-        j.sh_accepted,
-        j.verdict,
-        j.break_even_accepted_tasks AS base_break_even,
-        CAST(j.fixed_cost_usd + e.fixed_delta AS DECIMAL(38, 12)) AS f,
-        comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
-            j.api_review_per_accepted_task_usd, e.equivalent_factor, e.review_factor) AS c,
-        money_mul(j.self_hosted_variable_cost_per_accepted_task_usd, e.review_factor) AS v
-    FROM ends AS e
-    JOIN judged AS j USING (month)
-),
-end_figures AS (
-    SELECT
-        *,
-        CASE WHEN c > v THEN money_div(f, c - v) END AS break_even,
-        CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12)) AS saving
-    FROM moved
-),
-end_verdicts AS (
-    SELECT
-        *,
-        break_even_verdict(c, v, sh_accepted, break_even) AS end_verdict,
-        -- does this end raise break-even (never breaking even is the highest) or lower it, against the month's?
-        (break_even IS NULL AND base_break_even IS NOT NULL) OR break_even > base_break_even AS raises,
-        (break_even IS NOT NULL AND base_break_even IS NULL) OR break_even < base_break_even AS lowers,
-        -- the other providers' prices are alternatives to one another, not separate assumptions: one at a time
-        CASE WHEN assumption LIKE 'reference_provider:%' THEN 'reference_provider' ELSE assumption END AS assumption_group
-    FROM end_figures
-),
-sensitivity AS (
-    SELECT
-        month,
-        list(struct_pack(
-            assumption := assumption, value_low := value_low, value_high := value_high,
-            break_even_at_low_value := break_even_at_low_value, break_even_at_high_value := break_even_at_high_value,
-            saving_at_low_value_usd := saving_at_low_value_usd, saving_at_high_value_usd := saving_at_high_value_usd,
-            verdict_at_low_value := verdict_at_low_value, verdict_at_high_value := verdict_at_high_value,
-            flips := verdict_at_low_value <> verdict OR verdict_at_high_value <> verdict
-        ) ORDER BY assumption) AS verdict_sensitivity,
-        list(assumption ORDER BY assumption)
-            FILTER (WHERE verdict_at_low_value <> verdict OR verdict_at_high_value <> verdict) AS verdict_flipped_by
-    FROM (
-        SELECT
-            a.month,
-            a.assumption,
-            a.value_low,
-            a.value_high,
-            a.verdict,
-            lo.break_even AS break_even_at_low_value,
-            hi.break_even AS break_even_at_high_value,
-            lo.saving AS saving_at_low_value_usd,
-            hi.saving AS saving_at_high_value_usd,
-            lo.end_verdict AS verdict_at_low_value,
-            hi.end_verdict AS verdict_at_high_value
-        FROM assumed AS a
-        JOIN end_verdicts AS lo ON lo.month = a.month AND lo.assumption = a.assumption AND lo.side = 'low'
-        JOIN end_verdicts AS hi ON hi.month = a.month AND hi.assumption = a.assumption AND hi.side = 'high'
-    ) AS by_assumption
-    GROUP BY month
-),
--- the joint range: of each assumption, the end that raises break-even most, all together (and the end that lowers
--- it most, all together): F moved by their deltas summed, C and V by their factors multiplied
-picked AS (
-    SELECT
-        month,
-        'raising' AS direction,
-        arg_max(struct_pack(fixed_delta, equivalent_factor, review_factor), coalesce(CAST(break_even AS DOUBLE), 1e300))
-            AS pick
-    FROM end_verdicts
-    WHERE raises
-    GROUP BY month, assumption_group
-    UNION ALL
-    SELECT
-        month,
-        'lowering' AS direction,
-        arg_min(struct_pack(fixed_delta, equivalent_factor, review_factor), coalesce(CAST(break_even AS DOUBLE), 1e300))
-            AS pick
-    FROM end_verdicts
-    WHERE lowers
-    GROUP BY month, assumption_group
-),
-joint_picks AS (
-    SELECT
-        p.month,
-        p.direction,
-        p.pick.fixed_delta,
-        p.pick.equivalent_factor,
-        p.pick.review_factor
-    FROM picked AS p
-),
-directions AS (SELECT 'raising' AS direction UNION ALL SELECT 'lowering' AS direction),
-joint_inputs AS (
-    SELECT
-        j.month,
-        d.direction,
-        CAST(j.fixed_cost_usd + coalesce(sum(p.fixed_delta), 0) AS DECIMAL(38, 12)) AS f,
-        -- a product of factors near 1, each exact to 1e-12: as DOUBLE (15 significant digits), cast back
-        CAST(coalesce(exp(sum(ln(CAST(p.equivalent_factor AS DOUBLE)))), 1) AS DECIMAL(38, 12)) AS equivalent_factor,
-        CAST(coalesce(exp(sum(ln(CAST(p.review_factor AS DOUBLE)))), 1) AS DECIMAL(38, 12)) AS review_factor
-    FROM judged AS j
-    CROSS JOIN directions AS d
-    LEFT JOIN joint_picks AS p ON p.month = j.month AND p.direction = d.direction
-        AND p.equivalent_factor > 0 AND p.review_factor > 0
-    WHERE j.verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
-    GROUP BY j.month, d.direction, j.fixed_cost_usd
-),
-joint AS (
-    SELECT
-        ji.month,
-        ji.direction,
-        ji.f,
-        comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
-            j.api_review_per_accepted_task_usd, ji.equivalent_factor, ji.review_factor) AS c,
-        money_mul(j.self_hosted_variable_cost_per_accepted_task_usd, ji.review_factor) AS v,
-        j.sh_accepted
-    FROM joint_inputs AS ji
-    JOIN judged AS j USING (month)
-),
-joint_figures AS (
-    -- the same break-even, saving and verdict as end_figures and end_verdicts, at the two joint ends
-    SELECT
-        *,
-        CASE WHEN c > v THEN money_div(f, c - v) END AS break_even,
-        CAST(c * sh_accepted - (f + v * sh_accepted) AS DECIMAL(38, 12)) AS saving
-    FROM joint
-),
-joint_range AS (
-    SELECT
-        month,
-        max(break_even) FILTER (WHERE direction = 'lowering') AS break_even_range_low,
-        max(break_even) FILTER (WHERE direction = 'raising') AS break_even_range_high,
-        max(saving) FILTER (WHERE direction = 'raising') AS saving_range_low_usd,
-        max(saving) FILTER (WHERE direction = 'lowering') AS saving_range_high_usd,
-        max(break_even_verdict(c, v, sh_accepted, break_even)) FILTER (WHERE direction = 'lowering')
-            AS joint_verdict_low,
-        max(break_even_verdict(c, v, sh_accepted, break_even)) FILTER (WHERE direction = 'raising')
-            AS joint_verdict_high
-    FROM joint_figures
-    GROUP BY month
-),
 final AS (
     SELECT
         j.*,
-        s.verdict_sensitivity,
-        coalesce(s.verdict_flipped_by, []) AS verdict_flipped_by,
+        r.verdict_sensitivity,
+        coalesce(r.verdict_flipped_by, []) AS verdict_flipped_by,
         r.break_even_range_low,
         r.break_even_range_high,
         r.saving_range_low_usd,
@@ -493,8 +132,7 @@ final AS (
         CASE WHEN j.monthly_token_capacity > 0 THEN greatest(j.monthly_token_capacity, j.tokens_served) END
             AS cost_basis_tokens
     FROM judged AS j
-    LEFT JOIN sensitivity AS s USING (month)
-    LEFT JOIN joint_range AS r USING (month)
+    LEFT JOIN marts.monthly_break_even_robustness AS r USING (month)
 )
 SELECT
     month,
@@ -542,9 +180,8 @@ SELECT
     api_equivalent_cost_usd,
     CASE WHEN has_self_hosted_route THEN CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) END
         AS api_would_have_cost_usd,
-    CASE WHEN has_self_hosted_route THEN CAST(api_cost_per_accepted_task_usd * sh_accepted
-        - (fixed_cost_usd + self_hosted_variable_cost_per_accepted_task_usd * sh_accepted) AS DECIMAL(38, 12)) END
-        AS saving_usd,
+    CASE WHEN has_self_hosted_route THEN break_even_saving(fixed_cost_usd, api_cost_per_accepted_task_usd,
+        self_hosted_variable_cost_per_accepted_task_usd, sh_accepted) END AS saving_usd,
     CASE WHEN break_even_accepted_tasks > 0
         THEN (CAST(sh_accepted AS DOUBLE) - CAST(break_even_accepted_tasks AS DOUBLE)) / CAST(break_even_accepted_tasks AS DOUBLE)
     END AS verdict_margin,
@@ -601,5 +238,5 @@ SELECT
     saving_range_high_usd,
     joint_verdict_low AS verdict_at_break_even_range_low,
     joint_verdict_high AS verdict_at_break_even_range_high,
-    list_filter(string_split(business_control_requirements, ','), LAMBDA r: r <> '') AS control_requirements
+    control_requirements
 FROM final

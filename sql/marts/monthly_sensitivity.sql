@@ -131,8 +131,7 @@ cache_rows AS (
         fixed_cost_usd,
         self_hosted_variable_cost_per_accepted_task_usd AS v_usd,
         CAST(c_h_usd AS DECIMAL(38, 12)) AS api_cost_per_accepted_task_usd,
-        CASE WHEN c_h_usd > self_hosted_variable_cost_per_accepted_task_usd
-            THEN money_div(fixed_cost_usd, c_h_usd - self_hosted_variable_cost_per_accepted_task_usd) END
+        break_even_tasks(fixed_cost_usd, c_h_usd, self_hosted_variable_cost_per_accepted_task_usd)
             AS break_even_accepted_tasks
     FROM cache_priced
     WHERE c_h_usd IS NOT NULL

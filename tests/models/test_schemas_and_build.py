@@ -209,7 +209,8 @@ def test_every_model_states_grain_and_marts_are_audited():
         assert m.path.stem == m.name
     marts = [m for m in models if m.layer == "marts"]
     # the contract's marts and the verdict's sensitivity and forecast, plus the report's sensitivity and team usage
-    # marts, unallocated FOCUS cost, the usage-export and the engine-counter reconciliations, the cluster's telemetry
+    # marts, unallocated FOCUS cost, the usage-export and the engine-counter reconciliations, the cluster's telemetry,
+    # and the break-even's inputs and robustness
     assert sorted(m.name for m in marts) == sorted(
         [
             *CONTRACT,
@@ -227,6 +228,8 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_chargeback",
             "budget_status",
             "daily_anomalies",
+            "monthly_break_even_inputs",
+            "monthly_break_even_robustness",
         ]
     )
     assert all(m.unique_key for m in marts)
