@@ -111,6 +111,10 @@ class Settings:
     reference_api_model: str = setting("kimi-k3", "reference_api.model", sql=True)
     """Model whose price prices self-hosted requests for the API-equivalent cost."""
 
+    api_tax_recoverable: bool = setting(True, "api.tax_recoverable", sql=True)
+    """Whether the tax on API invoices is recovered (VAT reclaimed): then it is left out of the API's run-rate and C;
+    false puts it in, as a cost the team bears."""
+
     slo_ms_api: int | None = setting(None, "slo.api_ms", sql=True, example="120000")
     """Latency SLO of the api route in ms: an accepted attempt slower than this counts as not accepted. None = no
     SLO."""
@@ -438,6 +442,7 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "energy_pue": _pue,
     "capacity_latency_headroom": _share,
     "business_model_as_a_service": _flag,
+    "api_tax_recoverable": _flag,
     "chargeback_share_idle": _flag,
     "anomalies_threshold": _bounded_decimal("a finite, non-negative robust score", Decimal(1000)),
     "anomalies_min_usd": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),

@@ -55,11 +55,11 @@
 -- column peak_hour_tokens_per_second: The clusters' busiest clock hours of the month, summed (each cluster is sized for its own): the tokens of every attempt started in that hour (input + output + reasoning) / 3,600.
 -- column self_hosted_cost_per_million_tokens_at_capacity: F / monthly token capacity x 1e6: what a million tokens would cost if the clusters ran at full capacity all month (not what they cost: see self_hosted_cost_per_million_tokens_served).
 -- column api_cost_per_million_tokens_at_mix: The API's price per million tokens at the cluster's own token mix: the API-equivalent cost of all its requests x W x U / their tokens (equivalent basis); the API route's run-rate / its tokens (measured basis).
--- column api_credits_usd: Credit lines of the month's API invoices (negative): one-off, left out of the run-rate.
--- column api_tax_usd: Tax lines of the month's API invoices: recoverable, left out of the run-rate.
+-- column api_credits_usd: Credit lines of the month's API invoices (negative) that are one-off, left out of the run-rate (a provider's credits recur, and count in its run-rate, when its invoices carried credit lines the month before too).
+-- column api_tax_usd: Tax lines of the month's API invoices left out of the run-rate: recovered (api.tax_recoverable, true by default; false puts the tax in the run-rate).
 -- column api_review_per_accepted_task_usd: The review part of C (C less it is the comparator's token cost).
 -- column tokens_per_accepted_task: Tokens (all four columns, every attempt) per accepted task on the comparator's route: the self-hosted route on the equivalent basis, the API route on the measured one.
--- column api_run_rate_usd: The API route's run-rate: invoiced usage (lines other than credit and tax) where an invoice is loaded, else metered.
+-- column api_run_rate_usd: The API route's run-rate: invoiced usage (lines other than credit and tax) where an invoice is loaded, else metered; plus credits that recur and tax that is not recovered.
 -- column operating_cost_usd: Operating costs (opex: platform engineering, operations, networking, ...), a cost class of its own within F: they stop when the service is shut down, though not at once.
 -- column infrastructure_cost_usd: F less operating costs: hardware and cluster charges only.
 -- column infrastructure_break_even_accepted_tasks: (F - operating costs) / (C - V): break-even with operating costs left out, as published planning tables do.

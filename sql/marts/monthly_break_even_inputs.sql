@@ -1,7 +1,7 @@
 -- grain: one row per month
 -- materialized: table
 -- unique_key: month
--- settings: business_control_requirements, reference_api_provider
+-- settings: api_tax_recoverable, business_control_requirements, reference_api_provider
 -- description: What the month's break-even is computed from, derived once: the fixed cost F and its classes (committed, operating, avoidable), the API's price per accepted task C on its basis (the cluster's accepted attempts priced at the reference API x the reference provider's waste factor W x its invoice uplift U, plus the API's review per task: 'equivalent'; else the API route's run-rate and review per accepted task: 'measured'), the cluster's variable cost per accepted task V (review), each route's volumes and the clusters' capacity. The month's break-even and its robustness read it; the break-even itself is the macro break_even_tasks(F, C, V).
 WITH routes AS (
     SELECT
@@ -28,20 +28,37 @@ classes AS (
     FROM marts.monthly_self_hosted_cost
     GROUP BY month
 ),
-api AS (
-    SELECT
-        month,
-        CAST(sum(CASE WHEN has_invoice THEN invoiced_usage_usd ELSE metered_usd END) AS DECIMAL(38, 12)) AS run_rate_usd,
-        CAST(coalesce(sum(credits_usd), 0) AS DECIMAL(38, 12)) AS credits_usd,
-        CAST(coalesce(sum(tax_usd), 0) AS DECIMAL(38, 12)) AS tax_usd
-    FROM intermediate.int_api_provider_monthly
-    GROUP BY month
-),
 settings AS (
     SELECT
         *,
         list_filter(string_split(business_control_requirements, ','), LAMBDA r: r <> '') AS control_requirements
     FROM staging.stg_ledger__settings
+),
+-- each provider's credits that recur (its invoices carried credit lines the month before too: a committed-use
+-- discount, not a one-off) and its tax the team does not recover (api.tax_recoverable = false) are part of what the
+-- API costs to run; one-off credits and recovered tax are left out
+providers AS (
+    SELECT
+        p.month,
+        CASE WHEN p.has_invoice THEN p.invoiced_usage_usd ELSE p.metered_usd END AS usage_usd,
+        coalesce(p.credits_usd, 0) AS credits_usd,
+        coalesce(p.tax_usd, 0) AS tax_usd,
+        coalesce(p.credits_usd <> 0 AND before.credits_usd <> 0, FALSE) AS credits_recur,
+        NOT s.api_tax_recoverable AS tax_borne
+    FROM intermediate.int_api_provider_monthly AS p
+    CROSS JOIN settings AS s
+    LEFT JOIN intermediate.int_api_provider_monthly AS before
+        ON p.provider = before.provider AND CAST(before.month + INTERVAL 1 MONTH AS DATE) = p.month
+),
+api AS (
+    SELECT
+        month,
+        CAST(sum(usage_usd + CASE WHEN credits_recur THEN credits_usd ELSE 0 END
+            + CASE WHEN tax_borne THEN tax_usd ELSE 0 END) AS DECIMAL(38, 12)) AS run_rate_usd,
+        CAST(coalesce(sum(credits_usd) FILTER (WHERE NOT credits_recur), 0) AS DECIMAL(38, 12)) AS credits_usd,
+        CAST(coalesce(sum(tax_usd) FILTER (WHERE NOT tax_borne), 0) AS DECIMAL(38, 12)) AS tax_usd
+    FROM providers
+    GROUP BY month
 ),
 -- the invoice uplift U: the reference provider's price beyond list (int_api_uplift_monthly)
 uplift AS (

@@ -21,6 +21,7 @@ SELECT
         AS capacity_latency_headroom,
     coalesce(lower(max(value) FILTER (WHERE key = 'business_model_as_a_service')) = 'true', FALSE)
         AS business_model_as_a_service,
+    coalesce(lower(max(value) FILTER (WHERE key = 'api_tax_recoverable')) <> 'false', TRUE) AS api_tax_recoverable,
     coalesce(max(value) FILTER (WHERE key = 'business_control_requirements'), '') AS business_control_requirements,
     CAST(nullif(max(value) FILTER (WHERE key = 'planning_node_month_usd'), '') AS DECIMAL(38, 12)) AS planning_node_month_usd,
     CAST(coalesce(max(value) FILTER (WHERE key = 'planning_spare_nodes'), '0') AS BIGINT) AS planning_spare_nodes,
