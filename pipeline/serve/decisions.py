@@ -37,6 +37,12 @@ def _on_demand(row: dict[str, Any]) -> str | None:
     return f"This month: cancel the on-demand capacity, {usd(-change, 0)} less ({enabled})."
 
 
+def _from(later: dict[str, Any] | None) -> str:
+    """' (from YYYY-MM)': when the month's commitments end, so that a renewal can start; '' when unknown."""
+    month = later.get("renewal_from") if later else None
+    return f" (from {str(month)[:7]})" if month else ""
+
+
 def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool, cancel: Any = 0) -> str | None:
     """Keep the cluster or not, on both horizons, in one sentence when they disagree; at renewal, a verdict too
     close to call is said to be so, never turned into an action. ``cancel``: what cancelling the on-demand hours
@@ -46,6 +52,7 @@ def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bo
     if a is None or b is None:
         return None
     run = " without its on-demand hours" if cancel else ""
+    when = _from(later)
     more = " more than cancelling the on-demand hours alone" if cancel else ""
     if close:
         this_month = (
@@ -61,22 +68,23 @@ def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bo
     if a >= 0 and b >= 0:
         return (
             f"Keep the cluster{run}: without it this month would have cost {usd(a, 0)} more (its hardware and "
-            f"reservations paid either way), and {usd(b, 0)} more a month when they come up for renewal."
+            f"reservations paid either way), and {usd(b, 0)} more a month when they come up for renewal{when}."
         )
     if a < 0 and b < 0:
         return (
             f"Send the work to the API: shutting the service down saves {usd(-a, 0)}{more} this month, with its "
-            f"hardware and reservations paid either way, and running no cluster {usd(-b, 0)} a month once they end."
+            f"hardware and reservations paid either way, and running no cluster {usd(-b, 0)} a month once they "
+            f"end{when}."
         )
     if a == 0:
         return (
             f"This month the cluster{run} costs nothing more to keep than to shut down (its hardware and reservations "
-            f"are paid either way); when they end, no cluster saves {usd(-b, 0)} a month."
+            f"are paid either way); when they end{when}, no cluster saves {usd(-b, 0)} a month."
         )
     if a > 0:
         return (
             f"This month, running the cluster{run} saves {usd(a, 0)} against shutting it down (its hardware and "
-            f"reservations are paid either way); when they end, no cluster saves {usd(-b, 0)} a month."
+            f"reservations are paid either way); when they end{when}, no cluster saves {usd(-b, 0)} a month."
         )
     return (
         f"This month, shutting the service down saves {usd(-a, 0)}{more} even with its hardware and reservations paid; "
@@ -99,7 +107,7 @@ def _moves(
     )
     renewal = later["versus_as_run_usd"] if later else None
     if renewal is not None and renewal < 0:
-        said += f"; when the hardware's term ends, no cluster saves {usd(-renewal, 0)} a month"
+        said += f"; when the hardware's term ends{_from(later)}, no cluster saves {usd(-renewal, 0)} a month"
     return said + "."
 
 

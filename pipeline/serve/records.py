@@ -227,6 +227,7 @@ class PlanRow(Record):
     overflow_hours: int | None
     peak_tokens_per_second: Decimal | None
     api_invoice_uplift: Decimal | None
+    renewal_from: dt.date | None
 
 
 @dataclass(frozen=True, kw_only=True)

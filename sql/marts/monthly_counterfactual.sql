@@ -18,6 +18,7 @@
 -- column caveats: What the scenario's figures rest on that the data could not confirm: the break-even's verdict_caveats (the same C, capacity and invoices).
 -- column nodes: nodes_n only: n, the nodes kept (0 = no cluster); NULL on the other scenarios.
 -- column is_cheapest: nodes_n only: the cheapest n of the month (the fewest nodes among equal totals).
+-- column renewal_from: At renewal only: the first month the month's commitments no longer bind (marts.monthly_hybrid_plan.renewal_from); NULL this month and without commitments.
 WITH reviews AS (
     SELECT
         month,
@@ -206,7 +207,8 @@ totals AS (
     FROM scenarios AS s
     JOIN inputs AS i USING (month)
 ),
-as_run AS (SELECT month, horizon, total_usd AS as_run_usd FROM totals WHERE scenario = 'as_run')
+as_run AS (SELECT month, horizon, total_usd AS as_run_usd FROM totals WHERE scenario = 'as_run'),
+renewals AS (SELECT DISTINCT month, renewal_from FROM marts.monthly_hybrid_plan)
 SELECT
     t.month,
     t.horizon,
@@ -223,6 +225,8 @@ SELECT
     t.on_demand_cost_usd,
     t.verdict_caveats AS caveats,
     t.nodes,
-    t.is_cheapest
+    t.is_cheapest,
+    CASE WHEN t.horizon = 'at_renewal' THEN rn.renewal_from END AS renewal_from
 FROM totals AS t
 JOIN as_run AS a USING (month, horizon)
+LEFT JOIN renewals AS rn USING (month)

@@ -34,6 +34,7 @@
 -- column api_run_rate_usd: The API route's run-rate (its own work, the same at every n).
 -- column tasks_moved_to_api: The cluster's accepted tasks sent to the API: its accepted tasks x the tokens above the n nodes' capacity / its tokens (a fraction where an hour's overflow is part of a task).
 -- column api_cost_usd: api_run_rate_usd + api_overflow_cost_usd: what the API is paid at this size.
+-- column renewal_from: The first month the month's commitments no longer bind: after the last write-off of the owned hardware in service and the last month of a committed charge running in the month (the latest of them); NULL without commitments. A plan at renewal can start then.
 WITH settings AS (
     SELECT planning_node_month_usd AS node_month_usd, planning_spare_nodes AS spare_nodes
     FROM staging.stg_ledger__settings
@@ -82,6 +83,21 @@ kinds_hours AS (
     FROM intermediate.int_cluster_nodes_monthly
     GROUP BY month
 ),
+-- when the month's commitments end, so that a plan at renewal can start: the month after the last write-off of the
+-- owned hardware in service, and after the last month of a committed charge running in the month; the latest of them
+commitments AS (
+    SELECT a.month, max(CAST(a.month + to_months(CAST(h.life_months - a.month_index + 1 AS INTEGER)) AS DATE)) AS ends
+    FROM intermediate.int_hardware_amortised AS a
+    JOIN staging.stg_ledger__hardware AS h ON a.asset_id = h.asset_id
+    GROUP BY a.month
+    UNION ALL
+    SELECT m.month, max(CAST(date_trunc('month', c.charge_end - INTERVAL 1 MICROSECOND) + INTERVAL 1 MONTH AS DATE))
+    FROM intermediate.int_cluster_charge_lines AS c
+    JOIN intermediate.int_months_spined AS m ON c.charge_start < m.month_end AND c.charge_end > m.month_start
+    WHERE c.cost_class = 'committed'
+    GROUP BY m.month
+),
+renewals AS (SELECT month, max(ends) AS renewal_from FROM commitments GROUP BY month),
 counted AS (
     -- each committed kind's whole nodes (node-hours / hours in the month, rounded up); none under a what-if price
     SELECT
@@ -97,13 +113,15 @@ counted AS (
         w.node_month_usd AS what_if_node_usd,
         w.capacity_tps AS what_if_capacity,
         s.node_month_usd AS setting_node_usd,
-        s.spare_nodes
+        s.spare_nodes,
+        rn.renewal_from
     FROM marts.monthly_break_even AS b
     JOIN intermediate.int_months_spined AS sp ON b.month = sp.month
     CROSS JOIN what_if AS w
     CROSS JOIN settings AS s
     LEFT JOIN kinds_hours AS k ON b.month = k.month
     LEFT JOIN kinds_cost AS c ON b.month = c.month
+    LEFT JOIN renewals AS rn ON b.month = rn.month
 ),
 priced_kinds AS (
     SELECT
@@ -317,7 +335,8 @@ SELECT
     plan_reserved AS reserved_nodes,
     run_rate_usd AS api_run_rate_usd,
     CAST(tasks_moved AS DECIMAL(38, 12)) AS tasks_moved_to_api,
-    CAST(run_rate_usd + api_moved_usd AS DECIMAL(38, 12)) AS api_cost_usd
+    CAST(run_rate_usd + api_moved_usd AS DECIMAL(38, 12)) AS api_cost_usd,
+    renewal_from
 FROM totals
 UNION ALL
 SELECT
@@ -352,5 +371,6 @@ SELECT
     least(greatest(current_nodes - owned_count, 0), reserved_count) AS reserved_nodes,
     run_rate_usd AS api_run_rate_usd,
     CAST(0 AS DECIMAL(38, 12)) AS tasks_moved_to_api,
-    run_rate_usd AS api_cost_usd
+    run_rate_usd AS api_cost_usd,
+    renewal_from
 FROM ordered

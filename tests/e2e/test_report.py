@@ -96,10 +96,10 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     assert "the hardware and reservations committed either way? $0 0" in text
     # what to do: as run $945 + the API's $1.89 = $946.89; this month the reservation stays, and the cluster's two
     # accepted tasks at C = $0.945 on the API add $1.89: +$1.89; at renewal everything on the API is $1.89 + $1.89 =
-    # $3.78, $943.11 less
+    # $3.78, $943.11 less; the reservation's last month is July: a renewal can start in August
     assert (
         "This month, running the cluster saves $2 against shutting it down (its hardware and reservations are paid "
-        "either way); when they end, no cluster saves $943 a month."
+        "either way); when they end (from 2026-08), no cluster saves $943 a month."
     ) in text
     assert "paid for" not in text
     # step 1: observed 330,000 tokens / 300 s = 1,100 tokens/s

@@ -9,6 +9,7 @@ size: the API's waste factor W = 1, U = 1, so C (the API's price of an accepted 
 per accepted task.
 """
 
+import datetime as dt
 import json
 from decimal import Decimal
 
@@ -150,6 +151,9 @@ def test_nodes_are_priced_as_what_they_are_cheapest_first(ledger):
         Decimal("4.05"), Decimal("746.577272727273"), Decimal("1745.35"), Decimal("46385.35")]  # fmt: skip
     # the on-demand hours are used by no plan below a whole on-demand month
     assert [r["on_demand_node_hours_released"] for r in rows] == [40, 40, 40, 0]
+    # a renewal can start when the commitments end: the server's write-off runs 36 months from January 2026 (July is
+    # its 7th: 36 - 7 + 1 = 30 more, to December 2028), the reservation's last month is July: from January 2029
+    assert {r["renewal_from"] for r in rows} == {dt.date(2029, 1, 1)} == {today(ledger)["renewal_from"]}
     # this month the 40 on-demand node-hours enabled no task: cancelling them saves their $2,400
     cancel = ledger.one(
         "SELECT * FROM marts.monthly_counterfactual WHERE horizon = 'this_month' AND scenario = 'without_on_demand'"

@@ -3,6 +3,7 @@ two that recommend opposite things (docs/decisions.md)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 from pipeline.serve.decisions import actions
@@ -52,6 +53,15 @@ def test_shutting_down_is_weighed_against_the_cluster_without_its_idle_on_demand
         "This month, moving 12 accepted API tasks into the cluster's spare capacity saves $30 (the workloads that fit "
         "at the busiest hour); when the hardware's term ends, no cluster saves $500 a month."
     )
+
+
+def test_the_renewal_names_the_month_the_commitments_end():
+    rows = month(cancel=None, shutdown="-200", renewal="-500")
+    rows[1]["renewal_from"] = dt.date(2029, 7, 1)
+    assert actions(rows) == [
+        "Send the work to the API: shutting the service down saves $200 this month, with its hardware and "
+        "reservations paid either way, and running no cluster $500 a month once they end (from 2029-07)."
+    ]
 
 
 def test_a_move_is_not_offered_when_shutting_down_saves_more():
