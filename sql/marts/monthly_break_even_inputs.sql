@@ -29,8 +29,10 @@ classes AS (
     GROUP BY month
 ),
 settings AS (
+    -- the three settings read here, not every column of the settings view
     SELECT
-        *,
+        reference_api_provider,
+        api_tax_recoverable,
         list_filter(string_split(business_control_requirements, ','), LAMBDA r: r <> '') AS control_requirements
     FROM staging.stg_ledger__settings
 ),

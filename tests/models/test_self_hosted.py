@@ -230,6 +230,7 @@ def test_a_focus_storage_volume_tagged_with_the_cluster_is_cost_not_provisioned_
                 ServiceName="Block storage",
                 ResourceId="vol-1",
                 BilledCost="50",
+                EffectiveCost="50",
                 Tags='{"cluster": "c1"}',
             ),
             # a GPU instance of another cluster for 10 h: provisioned time, as before
@@ -239,6 +240,7 @@ def test_a_focus_storage_volume_tagged_with_the_cluster_is_cost_not_provisioned_
                 ChargePeriodEnd="2026-07-20T10:00:00Z",
                 ServiceCategory="Compute",
                 BilledCost="80",
+                EffectiveCost="80",
                 Tags='{"cluster": "c2"}',
             ),
         ],  # fmt: skip
