@@ -18,7 +18,8 @@ def counterfactual_rows(con: Any, month: str) -> list[dict[str, Any]]:
     return dict_rows(con, SQL, [f"{month}-01"]) if table_exists(con, "marts", "monthly_counterfactual") else []
 
 
-def _row(rows: list[dict[str, Any]], horizon: str, scenario: str) -> dict[str, Any] | None:
+def scenario_row(rows: list[dict[str, Any]], horizon: str, scenario: str) -> dict[str, Any] | None:
+    """The month's row of a scenario at a horizon (nodes_n has several: not for it)."""
     return next((r for r in rows if r["horizon"] == horizon and r["scenario"] == scenario), None)
 
 
@@ -43,11 +44,17 @@ def _from(later: dict[str, Any] | None) -> str:
     return f" (from {str(month)[:7]})" if month else ""
 
 
+def _shutdown(now: dict[str, Any] | None, cancel: Any) -> Any:
+    """Shutting down this month against the month as run less what cancelling the on-demand hours saves (``cancel``,
+    0 or negative); None without the figure."""
+    return now["versus_as_run_usd"] - cancel if now and now["versus_as_run_usd"] is not None else None
+
+
 def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool, cancel: Any = 0) -> str | None:
     """Keep the cluster or not, on both horizons, in one sentence when they disagree; at renewal, a verdict too
     close to call is said to be so, never turned into an action. ``cancel``: what cancelling the on-demand hours
     saves this month (negative): shutting down is then weighed against the cluster run without them."""
-    a = now["versus_as_run_usd"] - cancel if now and now["versus_as_run_usd"] is not None else None
+    a = _shutdown(now, cancel)
     b = later["versus_as_run_usd"] if later else None
     if a is None or b is None:
         return None
@@ -98,7 +105,7 @@ def _moves(
     """Move API work into the committed nodes' spare capacity, when that beats shutting the service down this month
     (a move keeps the cluster running); when no cluster is cheaper at renewal, that is said in the same sentence."""
     change = row["versus_as_run_usd"]
-    shutdown = now["versus_as_run_usd"] - cancel if now and now["versus_as_run_usd"] is not None else None
+    shutdown = _shutdown(now, cancel)
     if change is None or change >= 0 or (shutdown is not None and shutdown <= change):
         return None
     said = (
@@ -127,14 +134,14 @@ def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int 
     """At most three actions, each with its horizon and dollars against the month as run; ``close``: the month's
     verdict is too close to call; ``current_nodes``: the nodes in service at the busiest hour."""
     said = []
-    cancel = _row(rows, "this_month", "without_on_demand")
+    cancel = scenario_row(rows, "this_month", "without_on_demand")
     saves = 0
     if cancel is not None:
         said.append(_on_demand(cancel))
         saves = min(cancel["versus_as_run_usd"] or 0, 0)
-    now, later = _row(rows, "this_month", "all_api"), _row(rows, "at_renewal", "all_api")
+    now, later = scenario_row(rows, "this_month", "all_api"), scenario_row(rows, "at_renewal", "all_api")
     said.append(_cluster(now, later, close, saves))
-    move = _row(rows, "this_month", "moves")
+    move = scenario_row(rows, "this_month", "moves")
     if move is not None:
         said.append(_moves(move, now, later, saves))
     said.append(_size(rows, current_nodes))

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from typing import TYPE_CHECKING, Any
 
-from pipeline.serve.decisions import actions
+from pipeline.serve.decisions import actions, scenario_row
 from pipeline.serve.caveats import bursty_sentence, caveat_sentences, control_sentence, idle_cluster_sentences
 from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
 from pipeline.base.text import count, pct, usd
@@ -576,7 +576,7 @@ def criterion_words(name: str) -> str:
 
 def _no_cluster_saves(d: "ReportData") -> Any:
     """What no cluster saves a month at renewal (the counterfactual's everything on the API), when it does."""
-    later = next((r for r in d.counterfactual if r["horizon"] == "at_renewal" and r["scenario"] == "all_api"), None)
+    later = scenario_row(d.counterfactual, "at_renewal", "all_api")
     change = later["versus_as_run_usd"] if later else None
     return -change if change is not None and change < 0 else None
 
