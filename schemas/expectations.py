@@ -28,7 +28,7 @@ from typing import Any
 
 from schemas.ddl import sql_string
 from schemas.focus import FOCUS_CHARGE_CATEGORIES
-from schemas.meters import ENGINE_METRICS, GPU_METRICS, GPU_SHARE_METRICS
+from schemas.meters import ENGINE_METRICS, GPU_METRICS, GPU_PERCENT_METRICS, GPU_SHARE_METRICS
 from schemas.tables import (
     KINDS,
     CHARGE_KINDS,
@@ -310,13 +310,17 @@ SUITES: dict[str, list[Check]] = {
         *_non_negative("value"),
         *(
             Check(
-                name=f"share_{metric}",
+                name=f"{name}_{metric}",
                 expectation="ExpectColumnValuesToBeBetween",
-                kwargs={"column": "value", "max_value": 1},
-                message=f"value is above 1: {metric} is a share of time, from 0 to 1",
+                kwargs={"column": "value", "max_value": top},
+                message=f"value is above {top}: {metric} is a {what} of time, from 0 to {top}",
                 when=("metric", metric),
             )
-            for metric in GPU_SHARE_METRICS
+            for name, top, what, metrics in (
+                ("share", 1, "share", GPU_SHARE_METRICS),
+                ("percent", 100, "percentage", GPU_PERCENT_METRICS),
+            )
+            for metric in metrics
         ),
         _not_future("sampled_at"),
     ],

@@ -24,15 +24,19 @@ ENGINE_METRICS: tuple[str, ...] = (
     "sglang:num_running_reqs",
 )
 #: The GPU telemetry the ledger reads (``gpu-metrics``), by the names NVIDIA's DCGM exporter gives them: the share of
-#: time the graphics engine was active (a 0-1 gauge), the energy drawn since the driver loaded (a counter, mJ) and the
-#: power drawn (a gauge, W).
+#: time the graphics engine was active (a 0-1 gauge, a profiling field), the share of time a kernel ran (a 0-100
+#: gauge, one of the exporter's default fields: how busy the GPU was where the profiling fields are not collected),
+#: the energy drawn since the driver loaded (a counter, mJ) and the power drawn (a gauge, W).
 GPU_METRICS: tuple[str, ...] = (
     "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "DCGM_FI_DEV_GPU_UTIL",
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
     "DCGM_FI_DEV_POWER_USAGE",
 )
 #: The GPU metrics that are a share of time, from 0 to 1 (a sample above 1 is quarantined)
 GPU_SHARE_METRICS: tuple[str, ...] = ("DCGM_FI_PROF_GR_ENGINE_ACTIVE",)
+#: The GPU metrics that are a percentage of time, from 0 to 100 (a sample above 100 is quarantined)
+GPU_PERCENT_METRICS: tuple[str, ...] = ("DCGM_FI_DEV_GPU_UTIL",)
 
 
 class EngineSample(Provenance, table=True):
@@ -75,7 +79,8 @@ class GpuSample(Provenance, table=True):
     metric: str = Field(
         primary_key=True,
         description="The field's name as the DCGM exporter publishes it: DCGM_FI_PROF_GR_ENGINE_ACTIVE (share of "
-        "time the graphics engine was active, 0-1), DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ since the driver "
+        "time the graphics engine was active, 0-1), DCGM_FI_DEV_GPU_UTIL (percentage of time a kernel ran, 0-100), "
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ since the driver "
         "loaded, a counter) or DCGM_FI_DEV_POWER_USAGE (W, a gauge).",
     )
     labels: str = Field(

@@ -76,8 +76,10 @@ class BillingMapping(FileMapping):
 PRICE_LIST_FORMATS = ("litellm",)
 
 #: A serving engine's or a GPU's metrics: the long CSV, a Prometheus HTTP API query_range response (JSON, resultType
-#: matrix), or Prometheus text exposition / OpenMetrics with a timestamp on every sample (.prom, .txt)
-METRIC_FORMATS = ("canonical", "prometheus_range", "prometheus_text")
+#: matrix), Prometheus text exposition / OpenMetrics (.prom, .txt), or (GPUs only) nvidia-smi's --query-gpu CSV
+METRIC_FORMATS = ("canonical", "prometheus_range", "prometheus_text", "nvidia_smi")
+#: The formats of a serving engine's metrics (nvidia-smi measures GPUs only)
+ENGINE_METRIC_FORMATS = METRIC_FORMATS[:3]
 #: The kinds read in the metric formats
 METRIC_KINDS = ("engine-metrics", "gpu-metrics")
 

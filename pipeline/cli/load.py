@@ -15,6 +15,7 @@ from pipeline.base.errors import ExitCode
 from pipeline.base.fileformats import (
     BILLING_FORMATS,
     LOG_FORMATS,
+    ENGINE_METRIC_FORMATS,
     METRIC_FORMATS,
     PRICE_LIST_FORMATS,
     USAGE_FORMATS,
@@ -59,9 +60,10 @@ _IngestLogFormat = Annotated[
     typer.Option(
         "--format",
         help=f"requests: {_one_of(LOG_FORMATS)}; invoices: {_one_of(('canonical', *BILLING_FORMATS))}; usage: "
-        f"{_one_of(USAGE_FORMATS)}; prices: {_one_of(PRICE_LIST_FORMATS)}; engine-metrics and "
-        f"gpu-metrics: {_one_of(METRIC_FORMATS)}. Default: the settings' entry for the file "
-        "(\\[\\[request_logs]], \\[\\[billing_exports]], \\[\\[price_lists]]), else detected from the content.",
+        f"{_one_of(USAGE_FORMATS)}; prices: {_one_of(PRICE_LIST_FORMATS)}; engine-metrics: "
+        f"{_one_of(ENGINE_METRIC_FORMATS)}; gpu-metrics: {_one_of(METRIC_FORMATS)}. Default: the settings' "
+        "entry for the file (\\[\\[request_logs]], \\[\\[billing_exports]], \\[\\[price_lists]]), else detected "
+        "from the content.",
         show_default=False,
     ),
 ]
@@ -105,14 +107,14 @@ def ingest(
         "invoices": ("canonical", *BILLING_FORMATS),
         "usage": ("canonical", *USAGE_FORMATS),
         "prices": ("canonical", *PRICE_LIST_FORMATS),
-        "engine-metrics": METRIC_FORMATS,
+        "engine-metrics": ENGINE_METRIC_FORMATS,
         "gpu-metrics": METRIC_FORMATS,
     }
     if log_format is not None and log_format not in formats.get(kind, ()):
         error(
             f"--format applies to requests ({', '.join(LOG_FORMATS)}), invoices ({', '.join(formats['invoices'])}), "
-            f"usage ({', '.join(formats['usage'])}), prices ({', '.join(formats['prices'])}) and engine-metrics "
-            f"and gpu-metrics ({', '.join(METRIC_FORMATS)}) only"
+            f"usage ({', '.join(formats['usage'])}), prices ({', '.join(formats['prices'])}), engine-metrics "
+            f"({', '.join(ENGINE_METRIC_FORMATS)}) and gpu-metrics ({', '.join(METRIC_FORMATS)}) only"
         )
         raise typer.Exit(ExitCode.USAGE)
     s = read_settings(settings, db)

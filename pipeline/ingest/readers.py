@@ -48,6 +48,9 @@ class ReadResult:
     notes: list[str] = field(default_factory=list)
     """What the reader did to a value on the way in that a reader of the ledger should know (a float's artefact
     normalised): said with the file's result and kept in the manifest."""
+    nothing_read: str | None = None
+    """Why a file that holds records gave no row, where its reader knows (a scrape of none of the metrics the ledger
+    reads): the file is then loaded as nothing, with this reason, rather than rejected as holding no rows."""
 
     @property
     def rows_in(self) -> int:

@@ -68,6 +68,26 @@ export_usage AS (
     WHERE token_type <> 'requests'
 ),
 billed AS (SELECT * FROM invoice_usage UNION ALL SELECT * FROM export_usage),
+-- the list price in force at each quantity's start, per million of its type (per call for a tool)
+listed AS (
+    SELECT
+        b.*,
+        p.web_search_per_call,
+        CASE b.token_type
+            WHEN 'input_cache_hit' THEN p.cache_hit_input_per_million
+            WHEN 'input_cache_miss' THEN p.cache_miss_input_per_million
+            WHEN 'input_cache_write' THEN p.cache_write_5m_per_million
+            WHEN 'input_cache_write_5m' THEN p.cache_write_5m_per_million
+            WHEN 'input_cache_write_1h' THEN p.cache_write_1h_per_million
+            WHEN 'output' THEN p.output_per_million
+        END AS list_per_million
+    FROM billed AS b
+    CROSS JOIN settings AS s
+    LEFT JOIN intermediate.int_prices_effective AS p
+        ON p.provider = b.provider AND p.model = coalesce(b.model, s.reference_api_model)
+        AND p.service_tier = 'standard' AND p.min_input_tokens = 0
+        AND p.valid_from <= b.priced_at AND (p.valid_until IS NULL OR p.valid_until > b.priced_at)
+),
 -- a quantity at list: the logs' own price for its type, else the list price in force at its start
 valued AS (
     SELECT
@@ -92,23 +112,11 @@ valued AS (
                 THEN money_count_share(l.output_usd, b.quantity, l.output_tokens)
             WHEN b.token_type = 'tool' AND l.search_calls > 0
                 THEN money_count_share(l.search_usd, b.quantity, l.search_calls)
-            WHEN b.token_type = 'tool' THEN money_mul(b.quantity, p.web_search_per_call)
-            ELSE money_div(money_mul(b.quantity, CASE b.token_type
-                WHEN 'input_cache_hit' THEN p.cache_hit_input_per_million
-                WHEN 'input_cache_miss' THEN p.cache_miss_input_per_million
-                WHEN 'input_cache_write' THEN p.cache_write_5m_per_million
-                WHEN 'input_cache_write_5m' THEN p.cache_write_5m_per_million
-                WHEN 'input_cache_write_1h' THEN p.cache_write_1h_per_million
-                WHEN 'output' THEN p.output_per_million
-            END), 1000000)
+            WHEN b.token_type = 'tool' THEN money_mul(b.quantity, b.web_search_per_call)
+            ELSE money_div(money_mul(b.quantity, b.list_per_million), 1000000)
         END AS list_usd
-    FROM billed AS b
-    CROSS JOIN settings AS s
+    FROM listed AS b
     LEFT JOIN logged AS l ON l.month = b.month AND l.provider = b.provider
-    LEFT JOIN intermediate.int_prices_effective AS p
-        ON p.provider = b.provider AND p.model = coalesce(b.model, s.reference_api_model)
-        AND p.service_tier = 'standard' AND p.min_input_tokens = 0
-        AND p.valid_from <= b.priced_at AND (p.valid_until IS NULL OR p.valid_until > b.priced_at)
 ),
 -- each source's list value, when every one of its quantities could be valued
 sources AS (

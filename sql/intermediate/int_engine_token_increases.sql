@@ -1,13 +1,13 @@
--- grain: one row per token counter sample after its series' first (cluster x measure x series x instant)
+-- grain: one row per token counter sample after its series' first and month of its interval (cluster x measure x series x instant x month)
 -- materialized: table
--- unique_key: cluster_id, measure, labels, interval_end
--- description: What each engine's token counters counted between two samples of a series (one engine of one instance): the rise of the counter, or, where it fell (the engine restarted and its counter began again at 0), its value at the later sample. Nothing is interpolated: the tokens an engine counted between its last sample before a restart and the restart are not known and not added. An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step: a query_range export at one sample an hour has no gap every hour) is marked a scrape gap: its counter rise is exact, but a restart inside it loses what the engine counted before it. Each interval belongs to the month of its later sample.
+-- unique_key: cluster_id, measure, labels, interval_end, month
+-- description: What each engine's token counters counted between two samples of a series (one engine of one instance): the rise of the counter, or, where it fell (the engine restarted and its counter began again at 0), its value at the later sample. Nothing is interpolated: the tokens an engine counted between its last sample before a restart and the restart are not known and not added. An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step: a query_range export at one sample an hour has no gap every hour) is marked a scrape gap: its counter rise is exact, but a restart inside it loses what the engine counted before it. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, its rise shared between the pieces by time (to the millisecond, each piece to 1e-6 tokens; the last piece takes what the others leave, so the pieces add up to the rise exactly).
 -- column interval_start: The series' sample before (UTC).
 -- column interval_end: This sample (UTC).
--- column month: The month of interval_end (first day).
+-- column month: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
 -- column counter_reset: The counter fell: the engine restarted within the interval.
 -- column scrape_gap: More than 5 minutes, and more than twice the series' shortest interval, between the two samples.
--- column increase: Tokens the engine counted in the interval (see the description).
+-- column increase: Tokens the engine counted in the interval's piece (see the description).
 WITH counters AS (
     SELECT
         cluster_id,
@@ -22,16 +22,49 @@ WITH counters AS (
 ),
 intervals AS (
     SELECT
-        *,
-        date_diff('second', previous_at, sampled_at) AS seconds
+        cluster_id,
+        measure,
+        labels,
+        previous_at,
+        sampled_at,
+        value < previous_value AS counter_reset,
+        CAST(CASE WHEN value >= previous_value THEN value - previous_value ELSE value END AS DECIMAL(38, 6)) AS rise,
+        date_diff('second', previous_at, sampled_at) AS seconds,
+        date_trunc('month', previous_at) AS first_month,
+        date_trunc('month', greatest(previous_at, sampled_at - INTERVAL 1 MICROSECOND)) AS last_month
     FROM counters
     WHERE previous_value IS NOT NULL
 ),
 stepped AS (
     SELECT
         *,
-        min(seconds) OVER (PARTITION BY cluster_id, measure, labels) AS step_seconds
+        seconds > greatest(300, 2 * min(seconds) OVER (PARTITION BY cluster_id, measure, labels)) AS scrape_gap
     FROM intervals
+),
+pieces AS (
+    -- an interval within one month stays whole; one across the start of a month is cut into its months
+    SELECT
+        cluster_id, measure, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
+        first_month AS month_start, sampled_at AS piece_end, CAST(NULL AS DECIMAL(38, 6)) AS share
+    FROM stepped
+    WHERE first_month = last_month
+    UNION ALL
+    SELECT
+        cluster_id, measure, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
+        month_start,
+        least(sampled_at, month_start + INTERVAL 1 MONTH) AS piece_end,
+        CASE WHEN month_start + INTERVAL 1 MONTH < sampled_at THEN CAST(money_count_share(
+            rise,
+            date_diff('millisecond', greatest(previous_at, month_start), month_start + INTERVAL 1 MONTH),
+            date_diff('millisecond', previous_at, sampled_at)
+        ) AS DECIMAL(38, 6)) END AS share
+    FROM (
+        SELECT
+            cluster_id, measure, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
+            unnest(generate_series(first_month, last_month, INTERVAL 1 MONTH)) AS month_start
+        FROM stepped
+        WHERE first_month < last_month
+    ) AS months_of_interval
 )
 
 SELECT
@@ -40,8 +73,10 @@ SELECT
     labels,
     previous_at AS interval_start,
     sampled_at AS interval_end,
-    CAST(date_trunc('month', sampled_at) AS DATE) AS month,
-    value < previous_value AS counter_reset,
-    seconds > greatest(300, 2 * step_seconds) AS scrape_gap,
-    CAST(CASE WHEN value >= previous_value THEN value - previous_value ELSE value END AS DECIMAL(38, 6)) AS increase
-FROM stepped
+    CAST(month_start AS DATE) AS month,
+    counter_reset,
+    scrape_gap,
+    CAST(CASE WHEN piece_end < sampled_at THEN share
+        ELSE rise - coalesce(sum(share) OVER (PARTITION BY cluster_id, measure, labels, sampled_at), 0)
+    END AS DECIMAL(38, 6)) AS increase
+FROM pieces

@@ -1,15 +1,15 @@
--- grain: one row per GPU metric sample after its series' first (cluster x measure x series x instant)
+-- grain: one row per GPU metric sample after its series' first and month of its interval (cluster x measure x series x instant x month)
 -- materialized: table
--- unique_key: cluster_id, measure, labels, interval_end
--- description: What each GPU's meters say of the interval between two samples of a series (one field of one GPU). The energy counter's rise in kWh (mJ / 3,600,000,000), or, where it fell (the driver reloaded and the counter began again at 0), its value at the later sample: nothing is interpolated across the reload. The power gauge integrated over the interval at the earlier sample's draw (W x seconds / 3,600,000 = kWh), and the engine-active gauge likewise (share, at most 1, x seconds = the seconds the engine was busy). An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step) is a scrape gap: a gauge says nothing of it (no kWh, no busy seconds), while a counter's rise across it stays exact. Each interval belongs to the month of its later sample.
+-- unique_key: cluster_id, measure, labels, interval_end, month
+-- description: What each GPU's meters say of the interval between two samples of a series (one field of one GPU). The energy counter's rise in kWh (mJ / 3,600,000,000), or, where it fell (the driver reloaded and the counter began again at 0), its value at the later sample: nothing is interpolated across the reload. The power gauge integrated over the interval at the earlier sample's draw (W x seconds / 3,600,000 = kWh), and the engine-active gauge likewise (share, at most 1, x seconds = the seconds the engine was busy), or where the profiling fields are not collected the GPU-utilisation gauge (percentage, at most 100, / 100 x seconds = the seconds a kernel ran). An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step) is a scrape gap: a gauge says nothing of it (no kWh, no busy seconds), while a counter's rise across it stays exact. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, a counter's rise shared between its pieces by time (to the millisecond; the last piece takes what the others leave, so the pieces add up to the rise exactly) and a gauge integrated over each piece.
 -- column interval_start: The series' sample before (UTC).
 -- column interval_end: This sample (UTC).
--- column month: The month of interval_end (first day).
--- column seconds: Length of the interval.
+-- column month: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
+-- column seconds: Length of the interval's piece in the month.
 -- column scrape_gap: More than 5 minutes, and more than twice the series' shortest interval, between the two samples.
 -- column counter_reset: The energy counter fell: the driver reloaded within the interval (FALSE for gauges).
--- column energy_kwh: Energy drawn in the interval (the counter's rise, or the power gauge x time; NULL for the engine-active gauge and for a gauge's scrape gap).
--- column active_seconds: Seconds the graphics engine was busy (engine-active gauge x seconds; NULL for other fields and for a scrape gap).
+-- column energy_kwh: Energy drawn in the interval's piece (the counter's rise, or the power gauge x time; NULL for the engine-active gauge and for a gauge's scrape gap).
+-- column active_seconds: Seconds the GPU was busy: the engine-active gauge x seconds, or the GPU-utilisation gauge / 100 x seconds (NULL for other fields and for a scrape gap).
 WITH samples AS (
     SELECT
         cluster_id,
@@ -24,15 +24,60 @@ WITH samples AS (
 intervals AS (
     SELECT
         *,
-        date_diff('second', previous_at, sampled_at) AS seconds
+        date_diff('second', previous_at, sampled_at) AS whole_seconds,
+        date_trunc('month', previous_at) AS first_month,
+        date_trunc('month', greatest(previous_at, sampled_at - INTERVAL 1 MICROSECOND)) AS last_month
     FROM samples
     WHERE previous_value IS NOT NULL
 ),
-stepped AS (
+measured AS (
+    SELECT
+        cluster_id,
+        measure,
+        labels,
+        previous_at,
+        sampled_at,
+        previous_value,
+        first_month,
+        last_month,
+        whole_seconds > greatest(300, 2 * min(whole_seconds) OVER (PARTITION BY cluster_id, measure, labels))
+            AS scrape_gap,
+        measure = 'energy_mj' AND value < previous_value AS counter_reset,
+        CASE WHEN measure = 'energy_mj'
+            THEN money_div(CASE WHEN value >= previous_value THEN value - previous_value ELSE value END, 3600000000)
+        END AS counter_kwh
+    FROM intervals
+),
+pieces AS (
+    -- an interval within one month stays whole; one across the start of a month is cut into its months
+    SELECT
+        cluster_id, measure, labels, previous_at, sampled_at, previous_value, scrape_gap, counter_reset, counter_kwh,
+        first_month AS month_start, previous_at AS piece_start, sampled_at AS piece_end
+    FROM measured
+    WHERE first_month = last_month
+    UNION ALL
+    SELECT
+        cluster_id, measure, labels, previous_at, sampled_at, previous_value, scrape_gap, counter_reset, counter_kwh,
+        month_start,
+        greatest(previous_at, month_start) AS piece_start,
+        least(sampled_at, month_start + INTERVAL 1 MONTH) AS piece_end
+    FROM (
+        SELECT
+            cluster_id, measure, labels, previous_at, sampled_at, previous_value, scrape_gap, counter_reset, counter_kwh,
+            unnest(generate_series(first_month, last_month, INTERVAL 1 MONTH)) AS month_start
+        FROM measured
+        WHERE first_month < last_month
+    ) AS months_of_interval
+),
+shares AS (
+    -- a counter's rise over an interval cut in pieces: each piece but the last its share by time
     SELECT
         *,
-        seconds > greatest(300, 2 * min(seconds) OVER (PARTITION BY cluster_id, measure, labels)) AS scrape_gap
-    FROM intervals
+        date_diff('second', piece_start, piece_end) AS seconds,
+        CASE WHEN piece_end < sampled_at THEN money_count_share(
+            counter_kwh, date_diff('millisecond', piece_start, piece_end), date_diff('millisecond', previous_at, sampled_at)
+        ) END AS counter_share_kwh
+    FROM pieces
 )
 
 SELECT
@@ -41,15 +86,19 @@ SELECT
     labels,
     previous_at AS interval_start,
     sampled_at AS interval_end,
-    CAST(date_trunc('month', sampled_at) AS DATE) AS month,
+    CAST(month_start AS DATE) AS month,
     seconds,
     scrape_gap,
-    measure = 'energy_mj' AND value < previous_value AS counter_reset,
+    counter_reset,
     CASE
-        WHEN measure = 'energy_mj'
-            THEN money_div(CASE WHEN value >= previous_value THEN value - previous_value ELSE value END, 3600000000)
+        WHEN measure = 'energy_mj' AND piece_end < sampled_at THEN counter_share_kwh
+        WHEN measure = 'energy_mj' THEN counter_kwh
+            - coalesce(sum(counter_share_kwh) OVER (PARTITION BY cluster_id, measure, labels, sampled_at), 0)
         WHEN measure = 'power_w' AND NOT scrape_gap THEN money_div(previous_value * seconds, 3600000)
     END AS energy_kwh,
-    CASE WHEN measure = 'engine_active' AND NOT scrape_gap
-        THEN CAST(least(previous_value, 1) * seconds AS DECIMAL(38, 6)) END AS active_seconds
-FROM stepped
+    CASE
+        WHEN scrape_gap THEN NULL
+        WHEN measure = 'engine_active' THEN CAST(least(previous_value, 1) * seconds AS DECIMAL(38, 12))
+        WHEN measure = 'gpu_util' THEN money_div(least(previous_value, 100) * seconds, 100)
+    END AS active_seconds
+FROM shares

@@ -68,17 +68,27 @@ activity AS (
         AND (s.team = '*' OR u.team = s.team) AND (s.route = 'both' OR u.route = s.route)
     GROUP BY s.month, s.team, s.route, s.days_passed
 ),
-projected AS (
+windowed AS (
+    -- the spend's share of the last days' usage, one step before it is divided by the days (a macro inside a macro
+    -- writes the inner one out in every place the outer names its argument)
     SELECT
         s.*,
-        CASE
-            WHEN s.days_passed >= s.days_in_month THEN NULL
-            WHEN a.month_usage_usd > 0
-                THEN money_div(money_share(s.spent_usd, a.window_usage_usd, a.month_usage_usd), a.window_days)
-            ELSE money_div(s.spent_usd, s.days_passed)
-        END AS run_rate_usd_per_day
+        a.month_usage_usd > 0 AS has_usage,
+        a.window_days,
+        CASE WHEN a.month_usage_usd > 0 THEN money_share(s.spent_usd, a.window_usage_usd, a.month_usage_usd) END
+            AS window_spent_usd
     FROM spent AS s
     JOIN activity AS a USING (month, team, route)
+),
+projected AS (
+    SELECT
+        *,
+        CASE
+            WHEN days_passed >= days_in_month THEN NULL
+            WHEN has_usage THEN money_div(window_spent_usd, window_days)
+            ELSE money_div(spent_usd, days_passed)
+        END AS run_rate_usd_per_day
+    FROM windowed
 )
 SELECT
     month,

@@ -5,10 +5,10 @@
 -- settings: gpus_per_node
 -- column month: First day of the month (UTC).
 -- column cluster_id: The cluster.
--- column gpus_metered: GPUs with engine-active samples in the month.
+-- column gpus_metered: GPUs with engine-active or GPU-utilisation samples in the month.
 -- column provisioned_gpu_hours: The month's provisioned node-hours x the gpus_per_node setting.
--- column metered_gpu_hours: GPU-hours covered by engine-active samples (scrape gaps left out).
--- column engine_active_gpu_hours: GPU-hours the graphics engines were active (the DCGM engine-active share x time).
+-- column metered_gpu_hours: GPU-hours covered by the samples engine_active_gpu_hours rests on (scrape gaps left out).
+-- column engine_active_gpu_hours: GPU-hours the GPUs were busy: the DCGM engine-active share x time, or where a GPU has no engine-active field its utilisation / 100 x time (busy_source).
 -- column engine_active_share: engine_active_gpu_hours / provisioned_gpu_hours: a second busy measure, from the hardware, beside token_utilisation. NULL without engine-active samples or provisioned hours.
 -- column token_utilisation: The month's tokens served / its token capacity (marts.monthly_utilisation).
 -- column energy_kwh: kWh the GPUs drew (NULL: no energy or power samples).
@@ -19,16 +19,34 @@
 -- column least_waiting_hour_tokens_per_second: The fewest tokens per second served in an hour with requests waiting.
 -- column capacity_tokens_per_second: What the nodes in service serve within the SLO (capacity per node x nodes in service).
 -- column queue_pressure: Requests waited in an hour served under half of capacity_tokens_per_second (see marts.monthly_utilisation).
+-- column busy_source: What engine_active_gpu_hours rests on: engine_active (DCGM's profiling field DCGM_FI_PROF_GR_ENGINE_ACTIVE on every GPU), gpu_util (its default DCGM_FI_DEV_GPU_UTIL, the share of time a kernel ran, which counts a GPU busy with one small kernel as fully busy), or mixed (GPUs differ; each GPU's engine-active field where it has one). NULL without either.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
+per_gpu AS (
+    -- a GPU's busy time from its engine-active field where the month has it, else from its utilisation field
+    SELECT
+        cluster_id,
+        month,
+        labels,
+        bool_or(measure = 'engine_active') AS has_engine_active,
+        sum(seconds) FILTER (WHERE measure = 'engine_active' AND active_seconds IS NOT NULL) AS active_metered_s,
+        sum(active_seconds) FILTER (WHERE measure = 'engine_active') AS active_s,
+        sum(seconds) FILTER (WHERE measure = 'gpu_util' AND active_seconds IS NOT NULL) AS util_metered_s,
+        sum(active_seconds) FILTER (WHERE measure = 'gpu_util') AS util_s
+    FROM intermediate.int_gpu_intervals
+    WHERE measure IN ('engine_active', 'gpu_util')
+    GROUP BY cluster_id, month, labels
+),
 active AS (
     SELECT
         cluster_id,
         month,
-        count(DISTINCT labels) AS gpus_metered,
-        money_div(sum(seconds) FILTER (WHERE active_seconds IS NOT NULL), 3600) AS metered_gpu_hours,
-        money_div(sum(active_seconds), 3600) AS engine_active_gpu_hours
-    FROM intermediate.int_gpu_intervals
-    WHERE measure = 'engine_active'
+        count(*) AS gpus_metered,
+        money_div(sum(CASE WHEN has_engine_active THEN active_metered_s ELSE util_metered_s END), 3600)
+            AS metered_gpu_hours,
+        money_div(sum(CASE WHEN has_engine_active THEN active_s ELSE util_s END), 3600) AS engine_active_gpu_hours,
+        CASE WHEN bool_and(has_engine_active) THEN 'engine_active' WHEN bool_or(has_engine_active) THEN 'mixed'
+            ELSE 'gpu_util' END AS busy_source
+    FROM per_gpu
     GROUP BY cluster_id, month
 ),
 keys AS (
@@ -56,7 +74,8 @@ SELECT
     coalesce(q.waiting_hours, 0) AS waiting_hours,
     CAST(q.least_waiting_hour_tokens / 3600 AS DECIMAL(38, 3)) AS least_waiting_hour_tokens_per_second,
     CAST(u.capacity_per_node_tokens_per_second * u.nodes_in_service AS DECIMAL(38, 3)) AS capacity_tokens_per_second,
-    coalesce(u.queue_pressure, FALSE) AS queue_pressure
+    coalesce(u.queue_pressure, FALSE) AS queue_pressure,
+    a.busy_source
 FROM keys AS k
 CROSS JOIN settings AS s
 LEFT JOIN active AS a ON a.cluster_id = k.cluster_id AND a.month = k.month

@@ -158,3 +158,44 @@ def test_an_hourly_export_is_continuous_and_a_longer_silence_is_a_gap(ledger):
     assert (c1["energy_kwh"], c1["energy_source"]) == (Decimal("1.5"), "power")
     gaps = ledger.rows("SELECT scrape_gap FROM intermediate.int_gpu_intervals ORDER BY interval_end")
     assert [r["scrape_gap"] for r in gaps] == [False, False, True]
+
+
+@pytest.mark.slow
+def test_an_interval_belongs_to_the_month_it_was_used_in(ledger):
+    # the energy counter rises 1 kWh (3,600,000,000 mJ) an hour, sampled on the hour from 1 October 00:00 to
+    # 1 November 00:00: 745 samples, 744 hourly intervals, every one of them used in October (the last ends at
+    # midnight on the 1st): 744 kWh. c1 owns its one node and rents nothing: owned share 1;
+    # 744 kWh x PUE 1 x $0.15 = $111.60.
+    from datetime import datetime, timedelta, timezone
+
+    start = datetime(2026, 10, 1, tzinfo=timezone.utc)
+    hourly = [{"timestamp": (start + timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%SZ"), "cluster_id": "c1",
+               "metric": ENERGY, "labels": GPU0, "value": str(3_600_000_000 * h)} for h in range(745)]  # fmt: skip
+    # GPU 1's counter across two boundaries: 30 Sep 12:00 -> 1 Nov 12:00 is 32 days (half a day in September, 31 in
+    # October, half a day in November); it rose 32 kWh: 0.5 kWh in September, 31 in October, 0.5 in November
+    risen = str(32 * 3_600_000_000)
+    across = [{"timestamp": t, "cluster_id": "c1", "metric": ENERGY, "labels": GPU1, "value": v}
+              for t, v in (("2026-09-30T12:00:00Z", "0"), ("2026-11-01T12:00:00Z", risen))]  # fmt: skip
+    # the site's network bill in September and November makes them months of the ledger (no energy row: no opex_row)
+    network = [{"month": m, "cluster_id": "c1", "category": "networking", "amount": "10", "currency": "USD",
+                "note": ""} for m in ("2026-09", "2026-11")]  # fmt: skip
+    for kind, rows in (("hardware", HARDWARE), ("opex", network), ("gpu-metrics", hourly + across)):
+        res = ledger.load(kind, rows)
+        assert (res.status, res.rows_quarantined) == ("loaded", 0), res.message
+    ledger.build(energy_usd_per_kwh=Decimal("0.15"), energy_pue=Decimal("1"))
+    by_month = {
+        (r["month"].isoformat(), r["labels"]): r["kwh"]
+        for r in ledger.rows(
+            "SELECT month, labels, sum(energy_kwh) AS kwh FROM intermediate.int_gpu_intervals GROUP BY month, labels"
+        )  # fmt: skip
+    }
+    assert by_month == {
+        ("2026-10-01", GPU0): Decimal("744"),
+        ("2026-09-01", GPU1): Decimal("0.5"),
+        ("2026-10-01", GPU1): Decimal("31"),
+        ("2026-11-01", GPU1): Decimal("0.5"),
+    }
+    months = {r["month"].isoformat(): r for r in ledger.rows("SELECT * FROM marts.monthly_cluster_telemetry")}
+    assert months["2026-10-01"]["energy_kwh"] == Decimal("775")  # 744 + 31
+    assert months["2026-10-01"]["energy_usd"] == Decimal("116.25")  # 775 x $0.15 (GPU 0 alone: 744 x 0.15 = $111.60)
+    assert months["2026-11-01"]["energy_usd"] == Decimal("0.075")  # 0.5 kWh x $0.15

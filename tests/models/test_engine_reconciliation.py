@@ -114,3 +114,26 @@ def test_a_log_that_agrees_with_the_engines_puts_no_caveat(ledger):
     ledger.build()
     caveats = ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")["verdict_caveats"]
     assert "cluster_logs_incomplete" not in caveats
+
+
+@pytest.mark.slow
+def test_a_counter_s_rise_across_a_month_s_start_is_shared_by_time(ledger):
+    # 31 Oct 23:40 -> 1 Nov 00:10: 20 minutes in October, 10 in November. 1,000 tokens: 1,000 x 1,200,000 ms /
+    # 1,800,000 ms = 666.6666...; to 1e-6: 666.666667 in October; November takes the rest, 333.333333: 1,000 exactly.
+    # The next interval (00:10 -> 00:40, +600) lies in November alone.
+    samples = [{"timestamp": t, "cluster_id": "c1", "metric": "vllm:prompt_tokens_total", "labels": N1, "value": v}
+               for t, v in (("2026-10-31T23:40:00Z", 5000), ("2026-11-01T00:10:00Z", 6000),
+                            ("2026-11-01T00:40:00Z", 6600))]  # fmt: skip
+    res = ledger.load("engine-metrics", samples)
+    assert (res.status, res.rows_quarantined) == ("loaded", 0), res.message
+    ledger.build()
+    got = ledger.rows("SELECT month, interval_end, increase FROM intermediate.int_engine_token_increases "
+                      "ORDER BY interval_end, month")  # fmt: skip
+    assert [(r["month"].isoformat(), r["increase"]) for r in got] == [
+        ("2026-10-01", Decimal("666.666667")),
+        ("2026-11-01", Decimal("333.333333")),
+        ("2026-11-01", Decimal("600")),
+    ]
+    recon = ledger.rows("SELECT * FROM marts.monthly_engine_reconciliation")
+    months = {r["month"].isoformat(): r["engine_prompt_tokens"] for r in recon}
+    assert months == {"2026-10-01": Decimal("666.666667"), "2026-11-01": Decimal("933.333333")}

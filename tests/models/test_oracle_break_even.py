@@ -378,12 +378,19 @@ def metric_samples(kind: str, names: tuple[str, ...]) -> dict[tuple[str, ...], l
 
 def counted(kind: str, names: tuple[str, ...]) -> dict[dt.date, Decimal]:
     """What the counters ``names`` counted by month: each series' rise between two samples (its value where it fell:
-    the engine or the driver restarted), in the month of the later sample."""
+    the engine or the driver restarted), in the month the interval was used in; an interval across the start of a
+    month shared between its months by time (exactly here; the ledger rounds each piece to 1e-12 kWh or 1e-6 tokens)."""
     total: dict[dt.date, Decimal] = defaultdict(Decimal)
     for samples in metric_samples(kind, names).values():
         samples.sort()
-        for (_, before), (at, value) in zip(samples, samples[1:]):
-            total[month_of(at)] += value - before if value >= before else value
+        for (was, before), (at, value) in zip(samples, samples[1:]):
+            rise = value - before if value >= before else value
+            m = month_of(was)
+            while start(m) < at:
+                piece = min(at, start(next_month(m))) - max(was, start(m))
+                us = dt.timedelta(microseconds=1)
+                total[m] += rise * (piece // us) / ((at - was) // us)
+                m = next_month(m)
     return total
 
 

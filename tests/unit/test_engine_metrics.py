@@ -102,3 +102,18 @@ def test_a_response_that_is_no_query_range_matrix_is_rejected_whole(ledger, tmp_
     res = _load(ledger, vector, IngestOptions(log_format="prometheus_range"))
     assert res.status == "rejected" and "resultType 'vector'" in res.message
     assert ledger.one("SELECT count(*) AS n FROM raw.engine_metrics")["n"] == 0
+
+
+def test_a_series_with_two_problems_names_both_at_once(ledger, tmp_path):
+    # no cluster label and no [[metrics_clusters]] entry, and a metric the ledger does not read: one reprocess, once
+    # both are fixed, settles the file
+    path = tmp_path / "range.json"
+    series = {
+        "metric": {"__name__": "vllm:cache_config_info", "instance": "node-1:8000"},
+        "values": [[1783296000, "1"]],
+    }
+    path.write_text(json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [series]}}))
+    res = _load(ledger, path)
+    assert (res.status, res.rows_quarantined) == ("loaded", 1)
+    reason = ledger.one("SELECT reason FROM meta.quarantine")["reason"]
+    assert "name no cluster" in reason and "vllm:cache_config_info is not a metric the ledger reads" in reason

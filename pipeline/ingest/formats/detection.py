@@ -54,7 +54,8 @@ def detect(kind: str, path: Path, options: IngestOptions) -> Detected:
 
 def _told(kind: str, path: Path, box: Container, gz: bool, formats: list[FileFormat]) -> str:
     """The format the file's first bytes tell: a request log by its first record that shows one (a CSV by its
-    header), another kind's JSON file by the first of its registered ``formats`` whose test its head passes."""
+    header), another kind's JSON or CSV file by the first of its registered ``formats`` of that container whose test
+    its head passes."""
     if box == "parquet":
         return "canonical"
     if box == "text":
@@ -65,10 +66,11 @@ def _told(kind: str, path: Path, box: Container, gz: bool, formats: list[FileFor
             header = head.split("\n", 1)[0]
             return "litellm" if "startTime" in header and ("spend" in header or "call_type" in header) else "canonical"
         return first_log_format(head)
-    if box != "jsonl":
+    sniffed = [f for f in formats if f.container == box]
+    if not sniffed:
         return "canonical"
-    head_bytes = _head(path, gz, max(f.head_bytes for f in formats))
-    return next((f.name for f in formats if f.sniff(head_bytes[: f.head_bytes])), "canonical")
+    head_bytes = _head(path, gz, max(f.head_bytes for f in sniffed))
+    return next((f.name for f in sniffed if f.sniff(head_bytes[: f.head_bytes])), "canonical")
 
 
 def _head(path: Path, gz: bool, size: int) -> bytes:

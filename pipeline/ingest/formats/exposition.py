@@ -5,31 +5,32 @@ exporter's ``/metrics``, one sample a line, each with its timestamp::
     vllm:prompt_tokens_total{cluster_id="k3",instance="node-1:8000"} 1234567 1793577600000
 
 A sample's timestamp is milliseconds since 1970 in the Prometheus text format and seconds in OpenMetrics (a file
-with a ``# EOF`` line, where it ends: a line after it is quarantined). A sample without one cannot be placed in time
-and is quarantined, as is one naming a label twice. Lines end at a line feed only. A scrape holds every metric its
-exporter publishes; the samples of metrics the kind does not read (the clocks, temperatures, histograms, ...) are not
-rows of the ledger and are passed over, as the content fields of a request log are. ``# HELP``, ``# TYPE`` and other
-comment lines are skipped. A row's ``source_line`` is its line in the file. Clusters are named from labels as in
-a query_range response (``metrics``).
+with a ``# EOF`` line, where it ends: a line after it is quarantined). A scrape saved as ``curl`` writes it has no
+timestamps: its samples take the scrape's time from the file's name or a ``# scraped_at`` line
+(``pipeline.ingest.formats.scrapetime``); a sample with neither is quarantined, as is one naming a label twice.
+Lines end at a line feed only. A scrape holds every metric its exporter publishes; the samples of metrics the kind
+does not read (the clocks, temperatures, histograms, ...) are not rows of the ledger and are passed over, as the
+content fields of a request log are, and a file with none of a metric the kind reads says so (``nothing_read``).
+``# HELP``, ``# TYPE`` and other comment lines are skipped. A row's ``source_line`` is its line in the file. Clusters
+are named from labels as in a query_range response (``metrics``).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS
-from pipeline.ingest.formats.metrics import instant, series_labels
+from pipeline.ingest.formats.metrics import READ_METRICS, instant, series_labels
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
+from pipeline.ingest.formats.scrapetime import from_comment, from_name, is_scraped_at
 from pipeline.ingest.readers import ReadResult, TextColumns, finite_decimal, utf8_text
-from schemas.meters import ENGINE_METRICS, GPU_METRICS
 
 if TYPE_CHECKING:
     from pipeline.ingest.formats.landed import Detected
 
-#: The metrics each kind reads from a scrape
-READ_METRICS = {"engine-metrics": frozenset(ENGINE_METRICS), "gpu-metrics": frozenset(GPU_METRICS)}
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 #: name="value", the value's escapes unrolled and possessive (no backtracking): linear on a long value
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"([^"\\]*+(?:\\.[^"\\]*+)*+)"\s*(,|\})')
@@ -75,6 +76,29 @@ def _seconds(stamp: str, openmetrics: bool) -> Decimal:
     return value if openmetrics else value.scaleb(-3)
 
 
+def _scrape_time(name: str, lines: list[str], bad: list[tuple[int, str]]) -> Decimal | None:
+    """The scrape's Unix seconds from the file's name, else its first ``# scraped_at`` line (a malformed one is a bad
+    line); None when neither gives one."""
+    named = from_name(name)
+    if named is not None:
+        return named
+    for number, line in enumerate(lines, start=1):
+        text = line.strip(" \t")
+        if is_scraped_at(text):
+            try:
+                return from_comment(text)
+            except ValueError as exc:
+                bad.append((number, str(exc)))
+    return None
+
+
+NO_TIME = (
+    "the sample has no timestamp, and neither the file's name nor a '# scraped_at' line says when it was scraped: "
+    "name the file by the scrape's time in UTC (vllm-2026-10-05T10-00-00Z.prom) or add a line "
+    "'# scraped_at 2026-10-05T10:00:00Z'"
+)
+
+
 def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResult:
     """The samples of the metrics ``kind`` reads, one row each (see the module's text)."""
     # lines end at a line feed alone (the format's own rule): a form feed or U+2028 inside a label does not move the
@@ -85,6 +109,8 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
     wanted = READ_METRICS[kind]
     cols = TextColumns(allowed)
     bad: list[tuple[int, str]] = []
+    scraped = _scrape_time(found.path.name, lines, bad)
+    passed_over: Counter[str] = Counter()
     for number, line in enumerate(lines, start=1):
         text = line.strip(" \t")
         if not text or text.startswith("#"):
@@ -93,17 +119,19 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
             bad.append((number, "a line after # EOF, where an OpenMetrics exposition ends"))
             continue
         name = _NAME.match(text)
-        if name is None or name.group(0) not in wanted:
-            if name is None:
-                bad.append((number, "not a sample line (metric{labels} value timestamp)"))
+        if name is None:
+            bad.append((number, "not a sample line (metric{labels} value timestamp)"))
+            continue
+        if name.group(0) not in wanted:
+            passed_over[name.group(0)] += 1
             continue
         try:
             metric, labels, value, stamp = _sample(text)
-            if stamp is None:
-                raise ValueError("the sample has no timestamp: a scrape saved without them cannot be placed in time")
+            if stamp is None and scraped is None:
+                raise ValueError(NO_TIME)
             cluster, series = series_labels(labels, found.metrics_clusters)
             row = {
-                "sampled_at": instant(_seconds(stamp, openmetrics)),
+                "sampled_at": instant(_seconds(stamp, openmetrics) if stamp is not None else scraped),
                 "cluster_id": cluster,
                 "metric": metric,
                 "labels": series,
@@ -113,7 +141,21 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
             bad.append((number, str(exc)))
             continue
         cols.append(number, row)
-    return ReadResult(table=cols.table(), present=list(allowed), bad_lines=bad)
+    result = ReadResult(table=cols.table(), present=list(allowed), bad_lines=bad)
+    if result.rows_in == 0 and passed_over:
+        result.nothing_read = _nothing_read(passed_over, wanted)
+    return result
+
+
+def _nothing_read(passed_over: Counter[str], wanted: frozenset[str]) -> str:
+    """Why a scrape gave no row: its samples, and the metrics it holds and the ledger reads."""
+    samples = sum(passed_over.values())
+    names = sorted(passed_over)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (
+        f"{samples} sample{'s' if samples != 1 else ''}, none of a metric the ledger reads: {shown} "
+        f"(it reads {', '.join(sorted(wanted))})"
+    )
 
 
 def _reader(kind: str):  # noqa: ANN202 - a FileFormat reader

@@ -90,10 +90,12 @@ class FileFormat:
     kind: str
     """The kind its files are loaded as (invoices, usage, prices, load-tests)."""
     sniff: Callable[[bytes], bool]
-    """Whether the first bytes of a JSON file (``head_bytes`` of them) are one of this format's."""
+    """Whether the first bytes of a file (``head_bytes`` of them) in its ``container`` are one of this format's."""
     read: Callable[["Detected", list[str]], "ReadResult"]
     """(the file and what it is, the canonical columns) -> its rows."""
     head_bytes: int = 1 << 16
+    container: str = "jsonl"
+    """The container its files come in and its ``sniff`` is asked of: jsonl (JSON, JSON lines) or csv."""
 
 
 _FILE_FORMATS: dict[tuple[str, str], FileFormat] = {}

@@ -39,6 +39,16 @@ FIXED_OPTIONS = {
     "spark.sql.legacy.timeParserPolicy": "CORRECTED",
 }
 
+#: bounds on what Spark keeps between statements, set on every session (the settings file may change them).
+#: Spark's SQL parser (ANTLR) caches what it learnt from every statement it parsed and never lets go; a model's
+#: statement, long with exact money arithmetic written out, can add gigabytes to it, and what it holds the
+#: aggregations of later models cannot use. Flushed once it passes a tenth of the driver's memory; parsing is a small
+#: part of a model's time.
+MEMORY_OPTIONS = {
+    "spark.sql.parser.manageParserCaches": "true",
+    "spark.sql.parser.parserDfaCacheFlushRatio": "10",
+}
+
 #: defaults for a small local session (the settings file may change these)
 DEFAULT_OPTIONS = {
     "spark.ui.enabled": "false",
@@ -121,6 +131,7 @@ def _local(session_class: Any, settings: "Settings", folder: Path, own: dict[str
     )
     options = {
         **DEFAULT_OPTIONS,
+        **MEMORY_OPTIONS,
         "spark.sql.warehouse.dir": str(folder / "warehouse"),
         **own,
         "spark.driver.extraJavaOptions": java_options.strip(),
@@ -160,6 +171,12 @@ def _connect(url: str, own: dict[str, str]) -> Any:
         spark.conf.set("spark.sql.session.timeZone", "UTC")  # the first round trip: a server that is not there
     except Exception as exc:  # grpc and pyspark raise many kinds; the first line says which
         raise SparkUnavailable(f"Spark Connect server {url} did not answer: {first_line(exc)}") from exc
+    for key, value in MEMORY_OPTIONS.items():
+        if key not in own:
+            try:
+                spark.conf.set(key, value)
+            except Exception:  # a server of a Spark without the setting: it keeps its own parser caches
+                pass
     for key, value in {**own, **FIXED_OPTIONS}.items():
         try:
             spark.conf.set(key, value)
