@@ -57,6 +57,16 @@ def meter_sentences(d: ReportData) -> list[str]:
     return out
 
 
+#: what the GPUs' busy share rests on (marts.monthly_cluster_telemetry.busy_source)
+BUSY_SOURCE_WORDS = {
+    "engine_active": "the time their graphics engines were active, as NVIDIA's DCGM exporter reports it",
+    "gpu_util": "the time a kernel ran, DCGM's GPU utilisation, which counts a GPU running one small kernel as busy: "
+    "an upper bound",
+    "mixed": "the time their graphics engines were active where DCGM reports it, else the time a kernel ran (DCGM's "
+    "GPU utilisation, an upper bound)",
+}
+
+
 def _busy(t: ClusterTelemetry) -> str | None:
     if t.engine_active_share is None:
         return None
@@ -68,8 +78,8 @@ def _busy(t: ClusterTelemetry) -> str | None:
     )
     return (
         f"{t.cluster_id}'s GPUs were busy {pct(t.engine_active_share)} of their {count(t.provisioned_gpu_hours)} "
-        f"provisioned GPU-hours by their own meters (the time their graphics engines were active, as NVIDIA's DCGM "
-        f"exporter reports it){beside}."
+        f"provisioned GPU-hours by their own meters ({BUSY_SOURCE_WORDS.get(t.busy_source or '', t.busy_source)})"
+        f"{beside}."
     )
 
 

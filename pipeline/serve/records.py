@@ -333,6 +333,7 @@ class ClusterTelemetry(Record):
     least_waiting_hour_tokens_per_second: Decimal | None
     capacity_tokens_per_second: Decimal | None
     queue_pressure: bool
+    busy_source: str | None
 
 
 #: every typed record, for the test that holds them to their marts

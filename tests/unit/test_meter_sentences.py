@@ -1,0 +1,33 @@
+"""What the report says of a cluster's GPU meters, from hand-made rows of marts.monthly_cluster_telemetry: which
+DCGM field the busy share rests on is said."""
+
+import datetime as dt
+from decimal import Decimal
+from types import SimpleNamespace
+
+from pipeline.serve.meters import meter_sentences
+from pipeline.serve.records import ClusterTelemetry
+
+
+def _row(busy_source: str) -> ClusterTelemetry:
+    return ClusterTelemetry(
+        month=dt.date(2026, 10, 1), cluster_id="k3", gpus_metered=8, provisioned_gpu_hours=Decimal("5952"),
+        metered_gpu_hours=Decimal("5952"), engine_active_gpu_hours=Decimal("1488"), engine_active_share=0.25,
+        token_utilisation=None, energy_kwh=None, energy_source=None, energy_usd=None, energy_line=None,
+        waiting_hours=0, least_waiting_hour_tokens_per_second=None, capacity_tokens_per_second=None,
+        queue_pressure=False, busy_source=busy_source,
+    )  # fmt: skip
+
+
+def _said(busy_source: str) -> str:
+    return " ".join(meter_sentences(SimpleNamespace(telemetry=[_row(busy_source)])))
+
+
+def test_the_busy_share_says_which_dcgm_field_it_rests_on():
+    # 1,488 busy GPU-hours of 5,952 provisioned (8 GPUs x 744 hours) = 25.0%
+    assert _said("engine_active") == (
+        "k3's GPUs were busy 25.0% of their 5,952 provisioned GPU-hours by their own meters (the time their graphics "
+        "engines were active, as NVIDIA's DCGM exporter reports it)."
+    )
+    assert "the time a kernel ran, DCGM's GPU utilisation" in _said("gpu_util") and "upper bound" in _said("gpu_util")
+    assert "where DCGM reports it, else the time a kernel ran" in _said("mixed")
