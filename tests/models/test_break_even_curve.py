@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.models.test_economics_v4 import _one_hour_month
+from tests.models.test_capacity_and_idle import _one_hour_month
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import datetime as dt
 import pytest
 
 from tests.conftest import request
-from tests.models.test_economics_v4 import accepted, reserved
+from tests.models.test_capacity_and_idle import accepted, reserved
 
 
 def _first_screen(ledger, peak: int, others: int) -> str:

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from tests.conftest import request
-from tests.models.test_economics_v4 import accepted, reserved, sweep
+from tests.models.test_capacity_and_idle import accepted, reserved, sweep
 
 
 def _july(ledger, sweep_at: str) -> dict:

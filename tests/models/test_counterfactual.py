@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import PRICE_MOONSHOT, Ledger, request
 from tests.models.test_break_even import BIG, accepted
-from tests.models.test_economics_v3 import _classes_month
-from tests.models.test_economics_v4 import reserved, sweep
+from tests.models.test_cost_classes_and_saving import _classes_month
+from tests.models.test_capacity_and_idle import reserved, sweep
 from pipeline.base.settings import Settings
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import PRICE_MOONSHOT, request
 from tests.models.test_break_even import BIG, accepted, charge, month
-from tests.models.test_economics_v3 import moonshot_line
+from tests.models.test_cost_classes_and_saving import moonshot_line
 
 PRICE_COMETAPI = {
     **PRICE_MOONSHOT,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import request
-from tests.models.test_economics_v4 import accepted
+from tests.models.test_capacity_and_idle import accepted
 
 OWNED = {
     "asset_id": "srv1",

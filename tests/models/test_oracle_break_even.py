@@ -444,7 +444,7 @@ def month_figures(m: dt.date, reqs, tks, uplift, cl: Cluster, table) -> dict:
     served = sum(q.tokens for q in sh_req)
     # the engines' token counters against the cluster's logged tokens: the log short by more than the tolerance
     engine = counted("engine-metrics", ENGINE_TOKENS)
-    # v4: capacity used by accepted attempts, the fixed cost split over the capacity, the busiest clock hour
+    # capacity used by accepted attempts, the fixed cost split over the capacity, the busiest clock hour
     accepted_tokens = sum(t.accepted_attempt.tokens for t in sh_acc)
     hourly: dict[dt.datetime, int] = defaultdict(int)
     for q in sh_req:

@@ -13,7 +13,7 @@ import pytest
 from pipeline.serve.report import query
 from tests.conftest import PRICE_MOONSHOT, request
 from tests.models.test_break_even import BIG, accepted
-from tests.models.test_economics_v3 import moonshot_line
+from tests.models.test_cost_classes_and_saving import moonshot_line
 
 
 def _month(m: str) -> list[dict]:

@@ -14,7 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from tests.conftest import PRICE_MOONSHOT, request
 from tests.models.test_break_even import BIG, accepted, month
-from tests.models.test_economics_v3 import SERVER
+from tests.models.test_cost_classes_and_saving import SERVER
 
 
 def q12(x: Decimal) -> Decimal:

@@ -1,5 +1,4 @@
-"""Economics v3 (docs/definitions.md): cost classes, the shutdown break-even, the saving in dollars and the
-verdict's margin.
+"""Cost classes, the shutdown break-even, the saving in dollars and the verdict's margin (docs/definitions.md).
 
 Every expected figure is worked by hand in the comments. Prices: Moonshot $0.30 hit / $3.00 miss / $15.00 output per
 1M, so 300k miss + 30k output = $1.35 and 300k hit + 30k output = $0.54.
