@@ -12,12 +12,15 @@ from sqlmodel import Field
 from schemas.provenance import Provenance
 
 #: The serving engines' metrics the ledger reads (``engine-metrics``), by their names as vLLM and SGLang export them:
-#: the tokens each engine processed (counters) and the requests queued and running (gauges).
+#: the tokens each engine processed (counters), the requests queued and running (gauges), and the prompt tokens its
+#: prefix cache was asked for and found (vLLM's counters).
 ENGINE_METRICS: tuple[str, ...] = (
     "vllm:prompt_tokens_total",
     "vllm:generation_tokens_total",
     "vllm:num_requests_waiting",
     "vllm:num_requests_running",
+    "vllm:prefix_cache_queries_total",
+    "vllm:prefix_cache_hits_total",
     "sglang:prompt_tokens_total",
     "sglang:generation_tokens_total",
     "sglang:num_queue_reqs",
@@ -49,7 +52,9 @@ class EngineSample(Provenance, table=True):
     metric: str = Field(
         primary_key=True,
         description="The metric's name as the engine exports it: vllm:prompt_tokens_total, "
-        "vllm:generation_tokens_total, vllm:num_requests_waiting, vllm:num_requests_running, or SGLang's "
+        "vllm:generation_tokens_total, vllm:num_requests_waiting, vllm:num_requests_running, "
+        "vllm:prefix_cache_queries_total, vllm:prefix_cache_hits_total (prompt tokens looked up in and found in the "
+        "prefix cache), or SGLang's "
         "sglang:prompt_tokens_total, sglang:generation_tokens_total, sglang:num_queue_reqs, sglang:num_running_reqs.",
     )
     labels: str = Field(

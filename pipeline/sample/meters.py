@@ -41,7 +41,16 @@ ENGINE_HELP = {
     "vllm:prompt_tokens_total": ("counter", "Number of prefill tokens processed."),
     "vllm:generation_tokens_total": ("counter", "Number of generation tokens processed."),
     "vllm:num_requests_waiting": ("gauge", "Number of requests waiting to be processed."),
+    "vllm:prefix_cache_queries_total": ("counter", "Prefix cache queries, in terms of number of queried tokens."),
+    "vllm:prefix_cache_hits_total": ("counter", "Prefix cache hits, in terms of number of cached tokens."),
 }
+#: each engine counter and the cell of an hour's tokens it counts: prompt, generation, prompt tokens found cached
+COUNTED = (
+    ("vllm:prompt_tokens_total", 0),
+    ("vllm:generation_tokens_total", 1),
+    ("vllm:prefix_cache_queries_total", 0),
+    ("vllm:prefix_cache_hits_total", 2),
+)
 GPU_HELP = {
     "DCGM_FI_PROF_GR_ENGINE_ACTIVE": ("gauge", "Ratio of time the graphics engine is active."),
     "DCGM_FI_DEV_POWER_USAGE": ("gauge", "Power draw (in W)."),
@@ -82,9 +91,9 @@ def _hours(host: str, m: datetime, nm: datetime, windows: list[tuple[datetime, d
 
 
 def _tokens(requests: list[dict], windows: list[tuple[datetime, datetime]]) -> dict[tuple[str, datetime], list[int]]:
-    """(host, hour) -> [prompt, generation] tokens of the self-hosted requests started in it (the engine's count: the
-    lost logs' hours count three times what is logged)."""
-    out: dict[tuple[str, datetime], list[int]] = defaultdict(lambda: [0, 0])
+    """(host, hour) -> [prompt, generation, cache-hit prompt] tokens of the self-hosted requests started in it (the
+    engine's count: the lost logs' hours count three times what is logged)."""
+    out: dict[tuple[str, datetime], list[int]] = defaultdict(lambda: [0, 0, 0])
     hosted = [r for r in requests if r["route"] == "self_hosted"]
     for i, r in enumerate(hosted):
         t = r["started_at"]
@@ -94,6 +103,7 @@ def _tokens(requests: list[dict], windows: list[tuple[datetime, datetime]]) -> d
         cell = out[(BURST if burst else OWNED, hour)]
         cell[0] += times * (r["cache_hit_input_tokens"] + r["cache_miss_input_tokens"])
         cell[1] += times * (r["output_tokens"] + r["reasoning_tokens"])
+        cell[2] += times * r["cache_hit_input_tokens"]
     return out
 
 
@@ -102,9 +112,9 @@ def _engine(meters: Meters, hours: list[datetime], host: str, tokens: dict) -> l
     series = {name: Series({"__name__": name, **labels}) for name in ENGINE_HELP}
     for t in hours:
         fresh = (host == BURST and (t - timedelta(hours=1)) not in hours) or t == REBOOT + timedelta(minutes=30)
-        for k, name in enumerate(("vllm:prompt_tokens_total", "vllm:generation_tokens_total")):
+        for name, k in COUNTED:
             key = (host, name)
-            before = tokens.get((host, t - timedelta(hours=1)), [0, 0])[k]
+            before = tokens.get((host, t - timedelta(hours=1)), [0, 0, 0])[k]
             if fresh:  # restarted: what it counted before the restart is gone; since, half the hour's (the reboot)
                 meters.totals[key] = before // 2 if host == OWNED else 0
             else:
@@ -121,7 +131,7 @@ def _gpus(meters: Meters, hours: list[datetime], host: str, tokens: dict) -> lis
         active, power, energy = (Series({"__name__": name, **labels}) for name in GPU_HELP)
         key = (host, f"energy{gpu}")
         for t in hours:
-            load = sum(tokens.get((host, t), [0, 0])) / (NODE_TOKENS_PER_SECOND * 3600)
+            load = sum(tokens.get((host, t), [0, 0, 0])[:2]) / (NODE_TOKENS_PER_SECOND * 3600)
             share = max(0.02, min(0.97, 0.08 + 0.9 * load + meters.rng.uniform(-0.03, 0.03)))
             watts = round(190 + 810 * share + meters.rng.uniform(-5, 5), 3)
             if host == BURST and (t - timedelta(hours=1)) not in hours:

@@ -53,7 +53,7 @@ def meter_sentences(d: ReportData) -> list[str]:
     """What the GPUs and the engines say of each cluster's month beside the request log."""
     out: list[str] = []
     for t in d.telemetry:
-        out += [s for s in (_busy(t), _energy(t, d), _queue(t)) if s]
+        out += [s for s in (_busy(t), _prefix_cache(t), _energy(t, d), _queue(t)) if s]
     return out
 
 
@@ -80,6 +80,27 @@ def _busy(t: ClusterTelemetry) -> str | None:
         f"{t.cluster_id}'s GPUs were busy {pct(t.engine_active_share)} of their {count(t.provisioned_gpu_hours)} "
         f"provisioned GPU-hours by their own meters ({BUSY_SOURCE_WORDS.get(t.busy_source or '', t.busy_source)})"
         f"{beside}."
+    )
+
+
+def _prefix_cache(t: ClusterTelemetry) -> str | None:
+    if t.prefix_cache_hit_share is None:
+        return None
+    beside = (
+        f", beside {pct(t.api_cache_hit_share)} of the API route's input tokens read from its provider's cache"
+        if t.api_cache_hit_share is not None
+        else ""
+    )
+    worth = (
+        f"; on the reference API those hits would have saved {usd(t.prefix_cache_saved_usd)} (a cache-miss input "
+        "token's price less a cache hit's)"
+        if t.prefix_cache_saved_usd is not None
+        else ""
+    )
+    return (
+        f"{t.cluster_id}'s serving engines found {pct(t.prefix_cache_hit_share)} of the prompt tokens they looked up "
+        f"in their prefix cache ({count(t.prefix_cache_hit_tokens)} of {count(t.prefix_cache_queried_tokens)}: "
+        f"prefill not computed again){beside}{worth}."
     )
 
 

@@ -334,6 +334,11 @@ class ClusterTelemetry(Record):
     capacity_tokens_per_second: Decimal | None
     queue_pressure: bool
     busy_source: str | None
+    prefix_cache_queried_tokens: Decimal | None
+    prefix_cache_hit_tokens: Decimal | None
+    prefix_cache_hit_share: float | None
+    api_cache_hit_share: float | None
+    prefix_cache_saved_usd: Decimal | None
 
 
 #: every typed record, for the test that holds them to their marts

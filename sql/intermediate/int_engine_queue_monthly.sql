@@ -17,6 +17,7 @@ served AS (
         date_trunc('hour', interval_end) AS hour,
         sum(increase) AS tokens
     FROM intermediate.int_engine_token_increases
+    WHERE measure IN ('prompt_tokens', 'generation_tokens')
     GROUP BY cluster_id, date_trunc('hour', interval_end)
 )
 SELECT

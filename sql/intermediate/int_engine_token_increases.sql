@@ -1,7 +1,7 @@
 -- grain: one row per token counter sample after its series' first and month of its interval (cluster x measure x series x instant x month)
 -- materialized: table
 -- unique_key: cluster_id, measure, labels, interval_end, month
--- description: What each engine's token counters counted between two samples of a series (one engine of one instance): the rise of the counter, or, where it fell (the engine restarted and its counter began again at 0), its value at the later sample. Nothing is interpolated: the tokens an engine counted between its last sample before a restart and the restart are not known and not added. An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step: a query_range export at one sample an hour has no gap every hour) is marked a scrape gap: its counter rise is exact, but a restart inside it loses what the engine counted before it. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, its rise shared between the pieces by time (to the millisecond, each piece to 1e-6 tokens; the last piece takes what the others leave, so the pieces add up to the rise exactly).
+-- description: What each engine's token counters (prompt and generation tokens, and the prompt tokens its prefix cache was asked for and found) counted between two samples of a series (one engine of one instance): the rise of the counter, or, where it fell (the engine restarted and its counter began again at 0), its value at the later sample. Nothing is interpolated: the tokens an engine counted between its last sample before a restart and the restart are not known and not added. An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step: a query_range export at one sample an hour has no gap every hour) is marked a scrape gap: its counter rise is exact, but a restart inside it loses what the engine counted before it. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, its rise shared between the pieces by time (to the millisecond, each piece to 1e-6 tokens; the last piece takes what the others leave, so the pieces add up to the rise exactly).
 -- column interval_start: The series' sample before (UTC).
 -- column interval_end: This sample (UTC).
 -- column month: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
@@ -18,7 +18,7 @@ WITH counters AS (
         lag(value) OVER (PARTITION BY cluster_id, metric, labels ORDER BY sampled_at) AS previous_value,
         lag(sampled_at) OVER (PARTITION BY cluster_id, metric, labels ORDER BY sampled_at) AS previous_at
     FROM staging.stg_ledger__engine_metrics
-    WHERE measure IN ('prompt_tokens', 'generation_tokens')
+    WHERE measure IN ('prompt_tokens', 'generation_tokens', 'prefix_cache_queries', 'prefix_cache_hits')
 ),
 intervals AS (
     SELECT

@@ -1,8 +1,8 @@
 -- grain: one row per month x cluster with GPU or engine metrics
 -- materialized: table
 -- unique_key: month, cluster_id
--- description: What each cluster's own meters say of its month beside the request log: how busy its GPUs were by the DCGM exporter (the engine-active share over the provisioned GPU-hours, beside the token utilisation of marts.monthly_utilisation), the energy they drew and what it cost (int_cluster_energy_monthly), and the hours its serving engines queued requests (int_engine_queue_monthly) with whether that happened far below the capacity of its nodes (queue_pressure, which makes the month's sweep_optimistic caveat).
--- settings: gpus_per_node
+-- description: What each cluster's own meters say of its month beside the request log: how busy its GPUs were by the DCGM exporter (the engine-active share over the provisioned GPU-hours, beside the token utilisation of marts.monthly_utilisation), the energy they drew and what it cost (int_cluster_energy_monthly), and the hours its serving engines queued requests (int_engine_queue_monthly) with whether that happened far below the capacity of its nodes (queue_pressure, which makes the month's sweep_optimistic caveat), and what its engines' prefix cache saved: the share of prompt tokens found in it, beside the API route's cache-hit share, and their worth at the reference API's prices.
+-- settings: gpus_per_node, reference_api_model, reference_api_provider
 -- column month: First day of the month (UTC).
 -- column cluster_id: The cluster.
 -- column gpus_metered: GPUs with engine-active or GPU-utilisation samples in the month.
@@ -20,6 +20,11 @@
 -- column capacity_tokens_per_second: What the nodes in service serve within the SLO (capacity per node x nodes in service).
 -- column queue_pressure: Requests waited in an hour served under half of capacity_tokens_per_second (see marts.monthly_utilisation).
 -- column busy_source: What engine_active_gpu_hours rests on: engine_active (DCGM's profiling field DCGM_FI_PROF_GR_ENGINE_ACTIVE on every GPU), gpu_util (its default DCGM_FI_DEV_GPU_UTIL, the share of time a kernel ran, which counts a GPU busy with one small kernel as fully busy), or mixed (GPUs differ; each GPU's engine-active field where it has one). NULL without either.
+-- column prefix_cache_queried_tokens: Prompt tokens the engines looked up in their prefix cache (vLLM's vllm:prefix_cache_queries_total rises); NULL without those counters.
+-- column prefix_cache_hit_tokens: Of them, the tokens found in the cache, whose prefill the cluster did not compute again (vllm:prefix_cache_hits_total).
+-- column prefix_cache_hit_share: prefix_cache_hit_tokens / prefix_cache_queried_tokens: the cluster's cache-hit share of prompt tokens.
+-- column api_cache_hit_share: The API route's cache-hit share of input tokens in the month (its logged cache-hit input over all its input), beside the cluster's; NULL without API input or without prefix-cache counters.
+-- column prefix_cache_saved_usd: What the cluster's cache hits would have saved on the reference API: prefix_cache_hit_tokens x (its cache-miss - cache-hit input price per million, the list prices in force at the month's start) / 1,000,000. A measure of the cache's worth, not a cost line; NULL without the counters or the price.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 per_gpu AS (
     -- a GPU's busy time from its engine-active field where the month has it, else from its utilisation field
@@ -49,8 +54,53 @@ active AS (
     FROM per_gpu
     GROUP BY cluster_id, month
 ),
+prefix AS (
+    -- the prompt tokens the engines' prefix caches were asked for and found (vLLM's counters)
+    SELECT
+        cluster_id,
+        month,
+        sum(increase) FILTER (WHERE measure = 'prefix_cache_queries') AS queried,
+        sum(increase) FILTER (WHERE measure = 'prefix_cache_hits') AS hits
+    FROM intermediate.int_engine_token_increases
+    WHERE measure IN ('prefix_cache_queries', 'prefix_cache_hits')
+    GROUP BY cluster_id, month
+),
+api_hits AS (
+    SELECT
+        month,
+        sum(cache_hit_input_tokens) AS hit_tokens,
+        sum(cache_hit_input_tokens + cache_miss_input_tokens) AS input_tokens
+    FROM intermediate.int_requests_monthly
+    WHERE route = 'api'
+    GROUP BY month
+),
+hit_price AS (
+    -- what a cache hit saves per million input tokens at the reference API's list prices in force at the month's start
+    SELECT
+        m.month,
+        p.cache_miss_input_per_million - p.cache_hit_input_per_million AS per_million
+    FROM intermediate.int_months_spined AS m
+    CROSS JOIN settings AS s
+    JOIN intermediate.int_prices_effective AS p
+        ON p.provider = s.reference_api_provider AND p.model = s.reference_api_model
+        AND p.service_tier = 'standard' AND p.min_input_tokens = 0
+        AND p.valid_from <= m.month_start AND (p.valid_until IS NULL OR p.valid_until > m.month_start)
+),
+prefix_worth AS (
+    -- the hits times the saving per million, divided by the million in the next step
+    SELECT
+        x.cluster_id,
+        x.month,
+        x.queried,
+        x.hits,
+        money_mul(x.hits, h.per_million) AS hit_usd_millions
+    FROM prefix AS x
+    LEFT JOIN hit_price AS h ON h.month = x.month
+),
 keys AS (
     SELECT cluster_id, month FROM active
+    UNION
+    SELECT cluster_id, month FROM prefix
     UNION
     SELECT cluster_id, month FROM intermediate.int_cluster_energy_monthly
     UNION
@@ -75,10 +125,18 @@ SELECT
     CAST(q.least_waiting_hour_tokens / 3600 AS DECIMAL(38, 3)) AS least_waiting_hour_tokens_per_second,
     CAST(u.capacity_per_node_tokens_per_second * u.nodes_in_service AS DECIMAL(38, 3)) AS capacity_tokens_per_second,
     coalesce(u.queue_pressure, FALSE) AS queue_pressure,
-    a.busy_source
+    a.busy_source,
+    CAST(x.queried AS DECIMAL(38, 6)) AS prefix_cache_queried_tokens,
+    CAST(x.hits AS DECIMAL(38, 6)) AS prefix_cache_hit_tokens,
+    CASE WHEN x.queried > 0 THEN CAST(x.hits / x.queried AS DOUBLE) END AS prefix_cache_hit_share,
+    CASE WHEN x.queried > 0 AND ah.input_tokens > 0 THEN CAST(ah.hit_tokens / ah.input_tokens AS DOUBLE) END
+        AS api_cache_hit_share,
+    money_div(x.hit_usd_millions, 1000000) AS prefix_cache_saved_usd
 FROM keys AS k
 CROSS JOIN settings AS s
 LEFT JOIN active AS a ON a.cluster_id = k.cluster_id AND a.month = k.month
 LEFT JOIN intermediate.int_cluster_energy_monthly AS e ON e.cluster_id = k.cluster_id AND e.month = k.month
 LEFT JOIN intermediate.int_engine_queue_monthly AS q ON q.cluster_id = k.cluster_id AND q.month = k.month
 LEFT JOIN marts.monthly_utilisation AS u ON u.cluster_id = k.cluster_id AND u.month = k.month
+LEFT JOIN prefix_worth AS x ON x.cluster_id = k.cluster_id AND x.month = k.month
+LEFT JOIN api_hits AS ah ON ah.month = k.month

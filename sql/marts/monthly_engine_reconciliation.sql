@@ -29,6 +29,7 @@ counted AS (
         sum(CASE WHEN counter_reset THEN 1 ELSE 0 END) AS counter_resets,
         sum(CASE WHEN scrape_gap THEN 1 ELSE 0 END) AS scrape_gaps
     FROM intermediate.int_engine_token_increases
+    WHERE measure IN ('prompt_tokens', 'generation_tokens')
     GROUP BY month, cluster_id
 ),
 logged AS (

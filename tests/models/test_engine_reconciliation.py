@@ -137,3 +137,30 @@ def test_a_counter_s_rise_across_a_month_s_start_is_shared_by_time(ledger):
     recon = ledger.rows("SELECT * FROM marts.monthly_engine_reconciliation")
     months = {r["month"].isoformat(): r["engine_prompt_tokens"] for r in recon}
     assert months == {"2026-10-01": Decimal("666.666667"), "2026-11-01": Decimal("933.333333")}
+
+
+@pytest.mark.slow
+def test_the_prefix_cache_s_share_and_its_worth_at_the_reference_price(ledger):
+    from tests.conftest import PRICE_MOONSHOT
+
+    # vLLM's prefix-cache counters over an hour: 1,000,000 prompt tokens looked up, 600,000 found: a share of 0.6.
+    # The API route: one request of 300,000 cache-hit and 300,000 cache-miss input tokens: 0.5. At the reference
+    # API's prices (Moonshot $3.00 miss, $0.30 hit per million) a hit saves $2.70 a million: 600,000 x 2.70 / 1e6
+    # = $1.62. The prefix counters are no tokens processed: the engine reconciliation counts none of them.
+    samples = [
+        _sample(t, metric, N1, v)
+        for metric, values in (("vllm:prefix_cache_queries_total", (0, 1_000_000)),
+                               ("vllm:prefix_cache_hits_total", (0, 600_000)))
+        for t, v in zip(("10:00", "11:00"), values)
+    ]  # fmt: skip
+    for kind, rows in (("prices", [PRICE_MOONSHOT]), ("engine-metrics", samples),
+                       ("requests", [request("a1", "t1", "2026-07-10T10:00:00Z", cache_hit_input_tokens=300_000,
+                                             cache_miss_input_tokens=300_000)])):  # fmt: skip
+        res = ledger.load(kind, rows)
+        assert (res.status, res.rows_quarantined) == ("loaded", 0), res.message
+    ledger.build()
+    row = ledger.one("SELECT * FROM marts.monthly_cluster_telemetry")
+    assert (row["prefix_cache_queried_tokens"], row["prefix_cache_hit_tokens"]) == (1_000_000, 600_000)
+    assert (row["prefix_cache_hit_share"], row["api_cache_hit_share"]) == (0.6, 0.5)
+    assert row["prefix_cache_saved_usd"] == Decimal("1.62")
+    assert _month(ledger) == {}  # no token counter and no cluster request: nothing to reconcile

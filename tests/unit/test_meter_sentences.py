@@ -15,7 +15,8 @@ def _row(busy_source: str) -> ClusterTelemetry:
         metered_gpu_hours=Decimal("5952"), engine_active_gpu_hours=Decimal("1488"), engine_active_share=0.25,
         token_utilisation=None, energy_kwh=None, energy_source=None, energy_usd=None, energy_line=None,
         waiting_hours=0, least_waiting_hour_tokens_per_second=None, capacity_tokens_per_second=None,
-        queue_pressure=False, busy_source=busy_source,
+        queue_pressure=False, busy_source=busy_source, prefix_cache_queried_tokens=None, prefix_cache_hit_tokens=None,
+        prefix_cache_hit_share=None, api_cache_hit_share=None, prefix_cache_saved_usd=None,
     )  # fmt: skip
 
 
@@ -31,3 +32,19 @@ def test_the_busy_share_says_which_dcgm_field_it_rests_on():
     )
     assert "the time a kernel ran, DCGM's GPU utilisation" in _said("gpu_util") and "upper bound" in _said("gpu_util")
     assert "where DCGM reports it, else the time a kernel ran" in _said("mixed")
+
+
+def test_the_prefix_cache_s_share_is_said_beside_the_api_s_with_its_worth():
+    from dataclasses import replace
+
+    row = replace(
+        _row("engine_active"), prefix_cache_queried_tokens=Decimal("1000000"),
+        prefix_cache_hit_tokens=Decimal("600000"), prefix_cache_hit_share=0.6, api_cache_hit_share=0.5,
+        prefix_cache_saved_usd=Decimal("1.62"),
+    )  # fmt: skip
+    said = " ".join(meter_sentences(SimpleNamespace(telemetry=[row])))
+    assert (
+        "k3's serving engines found 60.0% of the prompt tokens they looked up in their prefix cache (600,000 of "
+        "1,000,000: prefill not computed again), beside 50.0% of the API route's input tokens read from its "
+        "provider's cache; on the reference API those hits would have saved $1.62" in said
+    )
