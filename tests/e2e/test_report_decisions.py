@@ -22,7 +22,7 @@ def test_the_section_is_on_the_main_page_with_the_curve_the_gate_and_the_forecas
     words = " ".join(_words(main).split())
     # October as run: the owned node and 88 on-demand node-hours, 1 node in service at the busiest hour (1 October
     # 09:00, before the on-demand hours); one node is cheapest. Both carry the owned server's metered energy:
-    # 2,949.99 kWh x 1.3 (PUE) x $0.14 x 744 / (744 + 88) owned node-hours = $480.11, so $24,698 + $480 = $25,178
+    # 2,947.97 kWh x 1.3 (PUE) x $0.14 x 744 / (744 + 88) owned node-hours = $479.78, so $24,698 + $480 = $25,178
     # (the API's run-rate includes the $1.85 Moonshot bills for the 37 requests its logs lost: 370,000 x $2.50 / 1e6
     # + 74,000 x $12.50 / 1e6). The owned node alone serves every hour: the month without the 88 on-demand
     # node-hours at $60, $25,178 - $5,280 = $19,898
@@ -31,7 +31,7 @@ def test_the_section_is_on_the_main_page_with_the_curve_the_gate_and_the_forecas
         "cluster's tokens, $5,280 less: the 88 node-hours billed on demand are not needed." in words
     )
     # with a spare node (2 nodes serving as 1) the cluster no longer beats the API alone: everything on the API is
-    # the month as run + the verdict's saving, $25,178.36 + $68.27 = $25,246.63
+    # the month as run + the verdict's saving, $25,178.03 + $68.60 = $25,246.63
     assert "With one node kept spare for node loss, no cluster beats the API alone, $25,247." in words
     # the demo's gate: 40 cases; the queue-growth drill failed, and 40 paired cases cannot show the cluster's accepted
     # share within 10 points of the API's (both accept 87.5 %, with discordant pairs: the lower bound is -10.07 points);
@@ -56,9 +56,9 @@ def test_july_the_api_alone_was_cheapest(demo_db):
     today = next(r for r in data.hybrid if r.scenario == "today")
     # July's busiest hour falls outside its 92 on-demand node-hours: 1 node in service
     assert (cheapest.nodes, today.nodes) == (0, 1)
-    # July as billed carries the owned server's metered energy: 2,020.11 kWh x 1.3 x $0.14 x 744 / (744 + 92) owned
-    # node-hours = $327.20, so $22,962 + $327 = $23,289; no cluster is the month as run + the verdict's saving
-    # (-$15,105.08): $8,184, $15,105 less
+    # July as billed carries the owned server's metered energy: 2,022.16 kWh x 1.3 x $0.14 x 744 / (744 + 92) owned
+    # node-hours = $327.53, so $22,961.61 + $327.53 = $23,289.14; no cluster is the month as run + the verdict's
+    # saving (-$15,105.41): $8,184, $15,105 less
     assert (
         "2026-07 as it was (1 node) cost $23,289; the cheapest plan, no cluster (everything on the API), costs "
         "$8,184, $15,105 less: release 1 node; the 92 node-hours billed on demand are not needed." in words
@@ -88,7 +88,7 @@ def test_markdown_text_and_exports_carry_the_section(demo_db):
     data = gather(connect_read(demo_db), "2026-10")
     md = render_markdown(data)
     section = md.split("## Decisions ahead", 1)[1].split("\n## ", 1)[0]
-    # operating costs: $5,200 of opex + $480.11 of metered energy (above) = $5,680
+    # operating costs: $5,200 of opex + $479.78 of metered energy (above) = $5,680
     # the month as run, its 1 node in service at the busiest hour ($639 + the $1.85 billed for the lost requests)
     # 1 node: the owned node's $10,974 + $5,680 + the API's own run-rate $641 + review $2,604 = $19,898
     assert "| 1 | 100.0% | $10,974 | $5,680 | $641 | $2,604 | $19,898 | cheapest, today's size |" in section
