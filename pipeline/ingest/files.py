@@ -40,7 +40,7 @@ from pipeline.ingest.reading import read_rows
 from pipeline.ingest.kindrules import quarantines_and_counts, same_invoice_again
 from pipeline.ingest.lakewrite import reject, seal_lake_file, unseal, write_file_rows, write_lake_tmp
 from pipeline.ingest.loading import FileResult, IngestOptions, LoadingFile, changed_message, unreadable_message
-from pipeline.ingest.readers import FileRejected, ReadResult
+from pipeline.ingest.readers import FileRejected
 from pipeline.ingest.recognise import loaded_identities, recognise
 from pipeline.ingest.validate import ValidationPipelineError
 from pipeline.storage.catalog import UNDEDUPLICATED, refresh_stale_raw_views
@@ -188,7 +188,10 @@ def stage_file(
     except OSError as exc:
         return reject(con, f, unreadable_message(f.shown, exc))
     crashpoint("ingest.after_read")
-    if f.read.rows_in == 0 and not _loaded_as_nothing(f.read):
+    # a header alone, blank lines, an empty JSON array: no row to load, nor to quarantine (a file whose records are
+    # none of them rows of the ledger, ``nothing_read``, is loaded as nothing so that the nightly does not offer it
+    # again)
+    if f.read.rows_in == 0 and f.read.nothing_read is None:
         return reject(con, f, f"{f.shown}: the file holds no rows; rejected whole, nothing loaded")
     if missing := _missing_required(f):
         return reject(con, f, missing)
@@ -201,16 +204,6 @@ def stage_file(
         discard_staged(con, f)
         return reject(con, f, message)
     return f
-
-
-def _loaded_as_nothing(read: ReadResult) -> bool:
-    """A file of records none of which is a row of the ledger (a scrape of metrics it does not read) is loaded as
-    nothing, the reason said, so that the nightly does not offer it again; a header alone, blank lines or an empty
-    JSON array hold no record: rejected."""
-    if read.nothing_read is None:
-        return False
-    read.notes.append(f"nothing loaded: {read.nothing_read}")
-    return True
 
 
 def _check_and_write(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> None:

@@ -50,7 +50,12 @@ class ReadResult:
     normalised): said with the file's result and kept in the manifest."""
     nothing_read: str | None = None
     """Why a file that holds records gave no row, where its reader knows (a scrape of none of the metrics the ledger
-    reads): the file is then loaded as nothing, with this reason, rather than rejected as holding no rows."""
+    reads): the file is then loaded as nothing, rather than rejected as holding no rows (``nothing``)."""
+
+    def nothing(self, why: str) -> None:
+        """No row: the file is loaded as nothing, ``why`` said with its result and kept in the manifest."""
+        self.nothing_read = why
+        self.notes.append(f"nothing loaded: {why}")
 
     @property
     def rows_in(self) -> int:

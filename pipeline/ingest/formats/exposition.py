@@ -143,7 +143,7 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
         cols.append(number, row)
     result = ReadResult(table=cols.table(), present=list(allowed), bad_lines=bad)
     if result.rows_in == 0 and passed_over:
-        result.nothing_read = _nothing_read(passed_over, wanted)
+        result.nothing(_nothing_read(passed_over, wanted))
     return result
 
 

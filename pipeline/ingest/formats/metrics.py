@@ -120,7 +120,7 @@ def _also_unread(name: object, kind: str) -> str:
     return f"; and {str(name)[:60]} is not a metric the ledger reads ({', '.join(sorted(READ_METRICS[kind]))})"
 
 
-def read_prometheus_range(found: Detected, allowed: list[str], kind: str = "engine-metrics") -> ReadResult:
+def read_prometheus_range(found: Detected, allowed: list[str], kind: str) -> ReadResult:
     """A query_range response's samples, one row each (see the module's text)."""
     gz = found.json_gz("a Prometheus query_range response is")
     try:
