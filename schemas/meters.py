@@ -12,8 +12,9 @@ from sqlmodel import Field
 from schemas.provenance import Provenance
 
 #: The serving engines' metrics the ledger reads (``engine-metrics``), by their names as vLLM and SGLang export them:
-#: the tokens each engine processed (counters), the requests queued and running (gauges), and the prompt tokens its
-#: prefix cache was asked for and found (vLLM's counters).
+#: the tokens each engine processed (counters), the requests queued and running (gauges), the prompt tokens its
+#: prefix cache was asked for and found (vLLM's counters; SGLang counts those found), and the seconds its requests
+#: spent in the prefill and decode phases (the sums of vLLM's histograms, counters).
 ENGINE_METRICS: tuple[str, ...] = (
     "vllm:prompt_tokens_total",
     "vllm:generation_tokens_total",
@@ -21,10 +22,13 @@ ENGINE_METRICS: tuple[str, ...] = (
     "vllm:num_requests_running",
     "vllm:prefix_cache_queries_total",
     "vllm:prefix_cache_hits_total",
+    "vllm:request_prefill_time_seconds_sum",
+    "vllm:request_decode_time_seconds_sum",
     "sglang:prompt_tokens_total",
     "sglang:generation_tokens_total",
     "sglang:num_queue_reqs",
     "sglang:num_running_reqs",
+    "sglang:cached_tokens_total",
 )
 #: The GPU telemetry the ledger reads (``gpu-metrics``), by the names NVIDIA's DCGM exporter gives them: the share of
 #: time the graphics engine was active (a 0-1 gauge, a profiling field), the share of time a kernel ran (a 0-100
@@ -54,8 +58,9 @@ class EngineSample(Provenance, table=True):
         description="The metric's name as the engine exports it: vllm:prompt_tokens_total, "
         "vllm:generation_tokens_total, vllm:num_requests_waiting, vllm:num_requests_running, "
         "vllm:prefix_cache_queries_total, vllm:prefix_cache_hits_total (prompt tokens looked up in and found in the "
-        "prefix cache), or SGLang's "
-        "sglang:prompt_tokens_total, sglang:generation_tokens_total, sglang:num_queue_reqs, sglang:num_running_reqs.",
+        "prefix cache), vllm:request_prefill_time_seconds_sum, vllm:request_decode_time_seconds_sum (seconds "
+        "requests spent in each phase), or SGLang's sglang:prompt_tokens_total, sglang:generation_tokens_total, "
+        "sglang:num_queue_reqs, sglang:num_running_reqs, sglang:cached_tokens_total (prompt tokens found cached).",
     )
     labels: str = Field(
         primary_key=True,

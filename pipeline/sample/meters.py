@@ -43,14 +43,21 @@ ENGINE_HELP = {
     "vllm:num_requests_waiting": ("gauge", "Number of requests waiting to be processed."),
     "vllm:prefix_cache_queries_total": ("counter", "Prefix cache queries, in terms of number of queried tokens."),
     "vllm:prefix_cache_hits_total": ("counter", "Prefix cache hits, in terms of number of cached tokens."),
+    "vllm:request_prefill_time_seconds_sum": ("histogram", "Histogram of time spent in PREFILL phase for request."),
+    "vllm:request_decode_time_seconds_sum": ("histogram", "Histogram of time spent in DECODE phase for request."),
 }
-#: each engine counter and the cell of an hour's tokens it counts: prompt, generation, prompt tokens found cached
+#: each engine counter and the cell of an hour's tokens it counts: prompt, generation, prompt tokens found cached,
+#: milliseconds in the prefill and in the decode phase (the histograms' sums, written in seconds)
 COUNTED = (
     ("vllm:prompt_tokens_total", 0),
     ("vllm:generation_tokens_total", 1),
     ("vllm:prefix_cache_queries_total", 0),
     ("vllm:prefix_cache_hits_total", 2),
+    ("vllm:request_prefill_time_seconds_sum", 3),
+    ("vllm:request_decode_time_seconds_sum", 4),
 )
+#: a request's prefill reads 8 uncached prompt tokens a millisecond; its decode writes one token every 25 ms
+PREFILL_TOKENS_PER_MS, DECODE_MS_PER_TOKEN = 8, 25
 GPU_HELP = {
     "DCGM_FI_PROF_GR_ENGINE_ACTIVE": ("gauge", "Ratio of time the graphics engine is active."),
     "DCGM_FI_DEV_POWER_USAGE": ("gauge", "Power draw (in W)."),
@@ -91,9 +98,10 @@ def _hours(host: str, m: datetime, nm: datetime, windows: list[tuple[datetime, d
 
 
 def _tokens(requests: list[dict], windows: list[tuple[datetime, datetime]]) -> dict[tuple[str, datetime], list[int]]:
-    """(host, hour) -> [prompt, generation, cache-hit prompt] tokens of the self-hosted requests started in it (the
-    engine's count: the lost logs' hours count three times what is logged)."""
-    out: dict[tuple[str, datetime], list[int]] = defaultdict(lambda: [0, 0, 0])
+    """(host, hour) -> [prompt, generation, cache-hit prompt] tokens of the self-hosted requests started in it and the
+    milliseconds they spent in prefill and in decode (the engine's count: the lost logs' hours count three times what
+    is logged)."""
+    out: dict[tuple[str, datetime], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     hosted = [r for r in requests if r["route"] == "self_hosted"]
     for i, r in enumerate(hosted):
         t = r["started_at"]
@@ -104,6 +112,8 @@ def _tokens(requests: list[dict], windows: list[tuple[datetime, datetime]]) -> d
         cell[0] += times * (r["cache_hit_input_tokens"] + r["cache_miss_input_tokens"])
         cell[1] += times * (r["output_tokens"] + r["reasoning_tokens"])
         cell[2] += times * r["cache_hit_input_tokens"]
+        cell[3] += times * (r["cache_miss_input_tokens"] // PREFILL_TOKENS_PER_MS)
+        cell[4] += times * (r["output_tokens"] + r["reasoning_tokens"]) * DECODE_MS_PER_TOKEN
     return out
 
 
@@ -114,12 +124,13 @@ def _engine(meters: Meters, hours: list[datetime], host: str, tokens: dict) -> l
         fresh = (host == BURST and (t - timedelta(hours=1)) not in hours) or t == REBOOT + timedelta(minutes=30)
         for name, k in COUNTED:
             key = (host, name)
-            before = tokens.get((host, t - timedelta(hours=1)), [0, 0, 0])[k]
+            before = tokens.get((host, t - timedelta(hours=1)), [0, 0, 0, 0, 0])[k]
             if fresh:  # restarted: what it counted before the restart is gone; since, half the hour's (the reboot)
                 meters.totals[key] = before // 2 if host == OWNED else 0
             else:
                 meters.totals[key] += before
-            series[name].samples.append((t, str(meters.totals[key])))
+            total = meters.totals[key]
+            series[name].samples.append((t, f"{total / 1000:.3f}" if k >= 3 else str(total)))
         series["vllm:num_requests_waiting"].samples.append((t, "0"))
     return list(series.values())
 
@@ -131,7 +142,7 @@ def _gpus(meters: Meters, hours: list[datetime], host: str, tokens: dict) -> lis
         active, power, energy = (Series({"__name__": name, **labels}) for name in GPU_HELP)
         key = (host, f"energy{gpu}")
         for t in hours:
-            load = sum(tokens.get((host, t), [0, 0, 0])[:2]) / (NODE_TOKENS_PER_SECOND * 3600)
+            load = sum(tokens.get((host, t), [0, 0, 0, 0, 0])[:2]) / (NODE_TOKENS_PER_SECOND * 3600)
             share = max(0.02, min(0.97, 0.08 + 0.9 * load + meters.rng.uniform(-0.03, 0.03)))
             watts = round(190 + 810 * share + meters.rng.uniform(-5, 5), 3)
             if host == BURST and (t - timedelta(hours=1)) not in hours:
@@ -164,7 +175,8 @@ def _write(path: Path, series: list[Series], fmt: str, helps: dict[str, tuple[st
     elif fmt.startswith("prom"):
         lines: list[str] = []
         for name, (kind, text) in helps.items():
-            lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}"]
+            family = name.removesuffix("_sum") if kind == "histogram" else name  # a histogram's family, as exported
+            lines += [f"# HELP {family} {text}", f"# TYPE {family} {kind}"]
             lines += [f"{name}{{{_labels_text(s.labels)}}} {v} {_unix(t) * 1000}"
                       for s in series if s.labels["__name__"] == name for t, v in s.samples]  # fmt: skip
         data = ("\n".join(lines) + "\n").encode()

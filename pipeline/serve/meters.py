@@ -1,5 +1,6 @@
 """What each cluster's own meters say, in the report's words: its serving engines' token counts against its request
-log, how busy its GPUs were, the energy they drew and what it cost, and requests queueing below capacity."""
+log, how busy its GPUs were, the energy they drew and what it cost, requests queueing below capacity, and its fixed
+cost split between prompt and generation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING
 from pipeline.base.text import count, pct, usd
 
 if TYPE_CHECKING:
-    from pipeline.serve.records import ClusterTelemetry
+    from pipeline.serve.records import ClusterTelemetry, PhaseCost
     from pipeline.serve.reportdata import ReportData
 
 ENGINE_STATUS_WORDS = {
@@ -54,7 +55,39 @@ def meter_sentences(d: ReportData) -> list[str]:
     out: list[str] = []
     for t in d.telemetry:
         out += [s for s in (_busy(t), _prefix_cache(t), _energy(t, d), _queue(t)) if s]
+    clusters = dict.fromkeys(p.cluster_id for p in d.phases)
+    out += [s for c in clusters if (s := _phases([p for p in d.phases if p.cluster_id == c]))]
     return out
+
+
+#: how a cluster's fixed cost was split between its phases (marts.monthly_phase_cost.allocation_method)
+PHASE_METHOD_WORDS = {
+    "engine_phase_time": "by the seconds its engines' requests spent reading prompts (prefill) and writing output "
+    "(decode); each of the requests decoding at once counts its own seconds, so the rule leans toward generation",
+    "token_share": "by tokens, its engines reporting no time per phase: a million of either costs the same",
+}
+
+
+def _phases(rows: list[PhaseCost]) -> str | None:
+    """A cluster's fixed cost in its prompt and generation parts, each per million beside the API's list price."""
+    by = {p.phase: p for p in rows}
+    prompt, generation = by.get("prompt"), by.get("generation")
+    if prompt is None or generation is None or prompt.cost_usd is None or generation.cost_usd is None:
+        return None
+
+    def part(p: PhaseCost, what: str, api: str) -> str:
+        beside = f", beside the reference API's {usd(p.api_list_per_million)} {api}" if p.api_list_per_million else ""
+        per = f"{usd(p.cost_per_million_tokens)} a million {what} tokens" if p.tokens else f"no {what} tokens"
+        return f"{usd(p.cost_usd)} to {what} ({per}{beside})"
+
+    total = prompt.cost_usd + generation.cost_usd
+    prompt_api = "list price at the cluster's cache-hit share"
+    return (
+        f"{prompt.cluster_id}'s fixed cost of {usd(total)}, split "
+        f"{PHASE_METHOD_WORDS.get(prompt.allocation_method, prompt.allocation_method)}: "
+        f"{part(prompt, 'prompt', prompt_api)}; "
+        f"{part(generation, 'generation', 'output list price')}."
+    )
 
 
 #: what the GPUs' busy share rests on (marts.monthly_cluster_telemetry.busy_source)

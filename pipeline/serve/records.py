@@ -341,6 +341,24 @@ class ClusterTelemetry(Record):
     prefix_cache_saved_usd: Decimal | None
 
 
+@dataclass(frozen=True, kw_only=True)
+class PhaseCost(Record):
+    """One phase of one cluster's month in marts.monthly_phase_cost: its part of the fixed cost and per million."""
+
+    MART: ClassVar[str] = "marts.monthly_phase_cost"
+
+    month: dt.date
+    cluster_id: str
+    phase: str
+    tokens: int
+    allocation_method: str
+    phase_seconds: Decimal | None
+    allocation_share: float | None
+    cost_usd: Decimal | None
+    cost_per_million_tokens: Decimal | None
+    api_list_per_million: Decimal | None
+
+
 #: every typed record, for the test that holds them to their marts
 RECORDS: tuple[type[Record], ...] = (
     BreakEvenMonth,
@@ -354,4 +372,5 @@ RECORDS: tuple[type[Record], ...] = (
     ProviderReconciliation,
     EngineReconciliation,
     ClusterTelemetry,
+    PhaseCost,
 )

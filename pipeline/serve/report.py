@@ -24,6 +24,7 @@ from pipeline.serve.planning import gate as read_gate, hybrid_plan, plan_rows, s
 from pipeline.serve.records import (
     BreakEvenMonth,
     ClusterTelemetry,
+    PhaseCost,
     EngineReconciliation,
     CurvePoint,
     ForecastMonth,
@@ -269,6 +270,7 @@ def _later_marts(con: duckdb.DuckDBPyConnection, first: dt.date) -> dict[str, An
         "engines": EngineReconciliation.from_rows(rows("monthly_engine_reconciliation", "cluster_id")),
         "chargeback": rows("monthly_chargeback", "route, amount_usd DESC, team, cost_class"),
         "telemetry": ClusterTelemetry.from_rows(rows("monthly_cluster_telemetry", "cluster_id")),
+        "phases": PhaseCost.from_rows(rows("monthly_phase_cost", "cluster_id, phase DESC")),
         "budgets": rows("budget_status", "status DESC, team, route"),
         "anomalies": rows("daily_anomalies", "day, kind, provider, team, subject"),
     }
@@ -462,8 +464,9 @@ def _meter_lines(d: ReportData) -> list[str]:
     lines: list[str] = []
     if d.engines:
         lines += ["", "Cluster request logs vs serving engines:", *(f"  {s}" for s in engine_sentences(d))]
-    if d.telemetry:
-        lines += ["", "The clusters' own meters:", *(f"  {s}" for s in meter_sentences(d))]
+    said = meter_sentences(d)
+    if said:
+        lines += ["", "The clusters' own meters:", *(f"  {s}" for s in said)]
     return lines
 
 

@@ -9,6 +9,7 @@ from pipeline.serve.planning import Gate
 from pipeline.serve.records import (
     BreakEvenMonth,
     ClusterTelemetry,
+    PhaseCost,
     EngineReconciliation,
     CurvePoint,
     ForecastMonth,
@@ -57,6 +58,8 @@ class ReportData:
     """The month's rows of marts.daily_anomalies."""
     telemetry: list[ClusterTelemetry] = field(default_factory=list)
     """What each cluster's GPUs and engines reported of the month (marts.monthly_cluster_telemetry)."""
+    phases: list[PhaseCost] = field(default_factory=list)
+    """Each cluster's fixed cost split between prompt and generation (marts.monthly_phase_cost)."""
     forecast: ForecastMonth | None = None
     """The month's row of marts.monthly_forecast (when the ledger has the mart)."""
     previous: BreakEvenMonth | None = None

@@ -1,29 +1,35 @@
 -- grain: one row per token counter sample after its series' first and month of its interval (cluster x measure x series x instant x month)
 -- materialized: table
 -- unique_key: cluster_id, measure, labels, interval_end, month
--- description: What each engine's token counters (prompt and generation tokens, and the prompt tokens its prefix cache was asked for and found) counted between two samples of a series (one engine of one instance): the rise of the counter, or, where it fell (the engine restarted and its counter began again at 0), its value at the later sample. Nothing is interpolated: the tokens an engine counted between its last sample before a restart and the restart are not known and not added. An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step: a query_range export at one sample an hour has no gap every hour) is marked a scrape gap: its counter rise is exact, but a restart inside it loses what the engine counted before it. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, its rise shared between the pieces by time (to the millisecond, each piece to 1e-6 tokens; the last piece takes what the others leave, so the pieces add up to the rise exactly).
+-- description: What each engine's counters (prompt and generation tokens, the prompt tokens its prefix cache was asked for and found, and the seconds its requests spent in the prefill and decode phases) counted between two samples of a series (one engine of one instance): the rise of the counter, or, where it fell (the engine restarted and its counter began again at 0), its value at the later sample. Nothing is interpolated: the tokens an engine counted between its last sample before a restart and the restart are not known and not added. An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step: a query_range export at one sample an hour has no gap every hour) is marked a scrape gap: its counter rise is exact, but a restart inside it loses what the engine counted before it. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, its rise shared between the pieces by time (to the millisecond, each piece to 1e-6 tokens; the last piece takes what the others leave, so the pieces add up to the rise exactly).
 -- column interval_start: The series' sample before (UTC).
 -- column interval_end: This sample (UTC).
 -- column month: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
 -- column counter_reset: The counter fell: the engine restarted within the interval.
 -- column scrape_gap: More than 5 minutes, and more than twice the series' shortest interval, between the two samples.
--- column increase: Tokens the engine counted in the interval's piece (see the description).
+-- column increase: Tokens the engine counted in the interval's piece (see the description); seconds for prefill_seconds and decode_seconds.
+-- column engine: vllm or sglang.
 WITH counters AS (
     SELECT
         cluster_id,
         measure,
+        engine,
         labels,
         sampled_at,
         value,
         lag(value) OVER (PARTITION BY cluster_id, metric, labels ORDER BY sampled_at) AS previous_value,
         lag(sampled_at) OVER (PARTITION BY cluster_id, metric, labels ORDER BY sampled_at) AS previous_at
     FROM staging.stg_ledger__engine_metrics
-    WHERE measure IN ('prompt_tokens', 'generation_tokens', 'prefix_cache_queries', 'prefix_cache_hits')
+    WHERE measure IN (
+        'prompt_tokens', 'generation_tokens', 'prefix_cache_queries', 'prefix_cache_hits', 'prefill_seconds',
+        'decode_seconds'
+    )
 ),
 intervals AS (
     SELECT
         cluster_id,
         measure,
+        engine,
         labels,
         previous_at,
         sampled_at,
@@ -44,13 +50,13 @@ stepped AS (
 pieces AS (
     -- an interval within one month stays whole; one across the start of a month is cut into its months
     SELECT
-        cluster_id, measure, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
+        cluster_id, measure, engine, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
         first_month AS month_start, sampled_at AS piece_end, CAST(NULL AS DECIMAL(38, 6)) AS share
     FROM stepped
     WHERE first_month = last_month
     UNION ALL
     SELECT
-        cluster_id, measure, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
+        cluster_id, measure, engine, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
         month_start,
         least(sampled_at, month_start + INTERVAL 1 MONTH) AS piece_end,
         CASE WHEN month_start + INTERVAL 1 MONTH < sampled_at THEN CAST(money_count_share(
@@ -60,7 +66,7 @@ pieces AS (
         ) AS DECIMAL(38, 6)) END AS share
     FROM (
         SELECT
-            cluster_id, measure, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
+            cluster_id, measure, engine, labels, previous_at, sampled_at, counter_reset, scrape_gap, rise,
             unnest(generate_series(first_month, last_month, INTERVAL 1 MONTH)) AS month_start
         FROM stepped
         WHERE first_month < last_month
@@ -78,5 +84,6 @@ SELECT
     scrape_gap,
     CAST(CASE WHEN piece_end < sampled_at THEN share
         ELSE rise - coalesce(sum(share) OVER (PARTITION BY cluster_id, measure, labels, sampled_at), 0)
-    END AS DECIMAL(38, 6)) AS increase
+    END AS DECIMAL(38, 6)) AS increase,
+    engine
 FROM pieces

@@ -1,12 +1,12 @@
 -- grain: one row per month x assumption
 -- materialized: table
 -- unique_key: month, assumption
--- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (operating costs, the opex rows and the metered energy line, down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix, each provider at its own waste factor W and invoice uplift U: its cost of the cluster's tokens x its W x its U / the reference provider's, both at the price rows in force at the month's end, standard tier, first context band; a provider with too few accepted tasks for its own W takes the reference's), and invoice_uplift (U at 1 and at the reference provider's invoiced usage / metered cost, when its invoice states no quantities and no usage export says whether what it bills beyond the logs is price or unlogged volume; the break-even mart keeps it only in months whose invoice does not reconcile).
--- settings: reference_api_model, reference_api_provider, robustness_operating_cost_share
+-- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (operating costs, the opex rows and the metered energy line, down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix, each provider at its own waste factor W and invoice uplift U: its cost of the cluster's tokens x its W x its U / the reference provider's, both at the reference model's list price of the month, int_reference_prices_monthly; a provider with too few accepted tasks for its own W takes the reference's), and invoice_uplift (U at 1 and at the reference provider's invoiced usage / metered cost, when its invoice states no quantities and no usage export says whether what it bills beyond the logs is price or unlogged volume; the break-even mart keeps it only in months whose invoice does not reconcile).
+-- settings: reference_api_provider, robustness_operating_cost_share
 -- column value_low: The assumption's low value (a factor, a share or a price ratio).
 -- column value_high: Its high value.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
-months AS (SELECT month, month_start, month_end FROM intermediate.int_months_spined),
+months AS (SELECT month FROM intermediate.int_months_spined),
 hardware AS (
     SELECT month, sum(amount_usd) AS amortisation_usd FROM intermediate.int_hardware_amortised GROUP BY month
 ),
@@ -61,20 +61,15 @@ repriced AS (
         CAST(sh_a - CAST(api_hit_share AS DECIMAL(38, 12)) * sh_b + sh_c AS DECIMAL(38, 12)) AS sh_cost_api_share
     FROM shares
 ),
--- each provider's price of the reference model in force at the month's end (standard tier, first band)
+-- each provider's price of the reference model of the month (int_reference_prices_monthly)
 month_prices AS (
     SELECT
-        m.month,
-        p.provider,
-        arg_max(p.cache_hit_input_per_million, p.valid_from) AS hit_price,
-        arg_max(p.cache_miss_input_per_million, p.valid_from) AS miss_price,
-        arg_max(p.output_per_million, p.valid_from) AS output_price
-    FROM months AS m
-    CROSS JOIN settings AS s
-    JOIN intermediate.int_prices_effective AS p
-        ON p.model = s.reference_api_model AND p.service_tier = 'standard' AND p.min_input_tokens = 0
-        AND p.valid_from < m.month_end AND (p.valid_until IS NULL OR p.valid_until > m.month_start)
-    GROUP BY m.month, p.provider
+        month,
+        provider,
+        hit_per_million AS hit_price,
+        miss_per_million AS miss_price,
+        output_per_million AS output_price
+    FROM intermediate.int_reference_prices_monthly
 ),
 -- the cluster's token mix at each provider's price, times that provider's own W (the reference's when it has too few
 -- accepted tasks for one) and its own U: what C's token part would be with that provider as the reference

@@ -2,7 +2,7 @@
 -- materialized: table
 -- unique_key: month, cluster_id
 -- description: What each cluster's own meters say of its month beside the request log: how busy its GPUs were by the DCGM exporter (the engine-active share over the provisioned GPU-hours, beside the token utilisation of marts.monthly_utilisation), the energy they drew and what it cost (int_cluster_energy_monthly), and the hours its serving engines queued requests (int_engine_queue_monthly) with whether that happened far below the capacity of its nodes (queue_pressure, which makes the month's sweep_optimistic caveat), and what its engines' prefix cache saved: the share of prompt tokens found in it, beside the API route's cache-hit share, and their worth at the reference API's prices.
--- settings: gpus_per_node, reference_api_model, reference_api_provider
+-- settings: gpus_per_node
 -- column month: First day of the month (UTC).
 -- column cluster_id: The cluster.
 -- column gpus_metered: GPUs with engine-active or GPU-utilisation samples in the month.
@@ -20,11 +20,11 @@
 -- column capacity_tokens_per_second: What the nodes in service serve within the SLO (capacity per node x nodes in service).
 -- column queue_pressure: Requests waited in an hour served under half of capacity_tokens_per_second (see marts.monthly_utilisation).
 -- column busy_source: What engine_active_gpu_hours rests on: engine_active (DCGM's profiling field DCGM_FI_PROF_GR_ENGINE_ACTIVE on every GPU), gpu_util (its default DCGM_FI_DEV_GPU_UTIL, the share of time a kernel ran, which counts a GPU busy with one small kernel as fully busy), or mixed (GPUs differ; each GPU's engine-active field where it has one). NULL without either.
--- column prefix_cache_queried_tokens: Prompt tokens the engines looked up in their prefix cache (vLLM's vllm:prefix_cache_queries_total rises); NULL without those counters.
--- column prefix_cache_hit_tokens: Of them, the tokens found in the cache, whose prefill the cluster did not compute again (vllm:prefix_cache_hits_total).
+-- column prefix_cache_queried_tokens: Prompt tokens the engines looked up in their prefix cache (vLLM's vllm:prefix_cache_queries_total rises; an SGLang engine's prompt tokens, sglang:prompt_tokens_total, where it counts its cached tokens); NULL without those counters.
+-- column prefix_cache_hit_tokens: Of them, the tokens found in the cache, whose prefill the cluster did not compute again (vllm:prefix_cache_hits_total, sglang:cached_tokens_total over its cache sources).
 -- column prefix_cache_hit_share: prefix_cache_hit_tokens / prefix_cache_queried_tokens: the cluster's cache-hit share of prompt tokens.
 -- column api_cache_hit_share: The API route's cache-hit share of input tokens in the month (its logged cache-hit input over all its input), beside the cluster's; NULL without API input or without prefix-cache counters.
--- column prefix_cache_saved_usd: What the cluster's cache hits would have saved on the reference API: prefix_cache_hit_tokens x (its cache-miss - cache-hit input price per million, the list prices in force at the month's start) / 1,000,000. A measure of the cache's worth, not a cost line; NULL without the counters or the price.
+-- column prefix_cache_saved_usd: What the cluster's cache hits would have saved on the reference API: prefix_cache_hit_tokens x (its cache-miss - cache-hit input price per million: the reference model's list price of the month, int_reference_prices_monthly) / 1,000,000. A measure of the cache's worth, not a cost line; NULL without the counters or the price.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 per_gpu AS (
     -- a GPU's busy time from its engine-active field where the month has it, else from its utilisation field
@@ -55,15 +55,18 @@ active AS (
     GROUP BY cluster_id, month
 ),
 prefix AS (
-    -- the prompt tokens the engines' prefix caches were asked for and found (vLLM's counters)
+    -- the prompt tokens the engines' prefix caches were asked for and found: vLLM counts both; SGLang counts those
+    -- found (sglang:cached_tokens_total), out of all its prompt tokens
     SELECT
         cluster_id,
         month,
-        sum(increase) FILTER (WHERE measure = 'prefix_cache_queries') AS queried,
+        coalesce(sum(increase) FILTER (WHERE measure = 'prefix_cache_queries'), 0)
+        + coalesce(sum(increase) FILTER (WHERE measure = 'prompt_tokens' AND engine = 'sglang'), 0) AS queried,
         sum(increase) FILTER (WHERE measure = 'prefix_cache_hits') AS hits
     FROM intermediate.int_engine_token_increases
-    WHERE measure IN ('prefix_cache_queries', 'prefix_cache_hits')
+    WHERE measure IN ('prefix_cache_queries', 'prefix_cache_hits') OR (measure = 'prompt_tokens' AND engine = 'sglang')
     GROUP BY cluster_id, month
+    HAVING bool_or(measure IN ('prefix_cache_queries', 'prefix_cache_hits'))
 ),
 api_hits AS (
     SELECT
@@ -75,16 +78,10 @@ api_hits AS (
     GROUP BY month
 ),
 hit_price AS (
-    -- what a cache hit saves per million input tokens at the reference API's list prices in force at the month's start
-    SELECT
-        m.month,
-        p.cache_miss_input_per_million - p.cache_hit_input_per_million AS per_million
-    FROM intermediate.int_months_spined AS m
-    CROSS JOIN settings AS s
-    JOIN intermediate.int_prices_effective AS p
-        ON p.provider = s.reference_api_provider AND p.model = s.reference_api_model
-        AND p.service_tier = 'standard' AND p.min_input_tokens = 0
-        AND p.valid_from <= m.month_start AND (p.valid_until IS NULL OR p.valid_until > m.month_start)
+    -- what a cache hit saves per million input tokens at the reference API's list price of the month
+    SELECT month, miss_per_million - hit_per_million AS per_million
+    FROM intermediate.int_reference_prices_monthly
+    WHERE is_reference
 ),
 prefix_worth AS (
     -- the hits times the saving per million, divided by the million in the next step

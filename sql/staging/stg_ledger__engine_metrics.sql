@@ -3,7 +3,7 @@
 -- unique_key: cluster_id, metric, labels, sampled_at
 -- description: The serving engines' own meters as loaded (raw.engine_metrics), each sample with its engine and what it measures.
 -- column engine: vllm or sglang: the serving engine that exports the metric (its name's prefix).
--- column measure: prompt_tokens or generation_tokens (counters: tokens processed since the engine started), prefix_cache_queries or prefix_cache_hits (counters: prompt tokens looked up in the engine's prefix cache, and found there), requests_waiting or requests_running (gauges).
+-- column measure: prompt_tokens or generation_tokens (counters: tokens processed since the engine started), prefix_cache_queries or prefix_cache_hits (counters: prompt tokens looked up in the engine's prefix cache, and found there; SGLang counts only those found, its sglang:cached_tokens_total, by cache_source), prefill_seconds or decode_seconds (counters: the seconds requests spent in the prefill and in the decode phase, the sums of vLLM's histograms), requests_waiting or requests_running (gauges).
 SELECT
     cluster_id,
     metric,
@@ -16,7 +16,9 @@ SELECT
         WHEN metric IN ('vllm:generation_tokens_total', 'sglang:generation_tokens_total') THEN 'generation_tokens'
         WHEN metric IN ('vllm:num_requests_waiting', 'sglang:num_queue_reqs') THEN 'requests_waiting'
         WHEN metric = 'vllm:prefix_cache_queries_total' THEN 'prefix_cache_queries'
-        WHEN metric = 'vllm:prefix_cache_hits_total' THEN 'prefix_cache_hits'
+        WHEN metric IN ('vllm:prefix_cache_hits_total', 'sglang:cached_tokens_total') THEN 'prefix_cache_hits'
+        WHEN metric = 'vllm:request_prefill_time_seconds_sum' THEN 'prefill_seconds'
+        WHEN metric = 'vllm:request_decode_time_seconds_sum' THEN 'decode_seconds'
         ELSE 'requests_running'
     END AS measure
 FROM raw.engine_metrics

@@ -225,6 +225,7 @@ def test_every_model_states_grain_and_marts_are_audited():
             "monthly_break_even_curve",
             "monthly_engine_reconciliation",
             "monthly_cluster_telemetry",
+            "monthly_phase_cost",
             "monthly_chargeback",
             "budget_status",
             "daily_anomalies",

@@ -6,7 +6,7 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 from pipeline.serve.meters import meter_sentences
-from pipeline.serve.records import ClusterTelemetry
+from pipeline.serve.records import ClusterTelemetry, PhaseCost
 
 
 def _row(busy_source: str) -> ClusterTelemetry:
@@ -21,7 +21,7 @@ def _row(busy_source: str) -> ClusterTelemetry:
 
 
 def _said(busy_source: str) -> str:
-    return " ".join(meter_sentences(SimpleNamespace(telemetry=[_row(busy_source)])))
+    return " ".join(meter_sentences(SimpleNamespace(telemetry=[_row(busy_source)], phases=[])))
 
 
 def test_the_busy_share_says_which_dcgm_field_it_rests_on():
@@ -42,9 +42,33 @@ def test_the_prefix_cache_s_share_is_said_beside_the_api_s_with_its_worth():
         prefix_cache_hit_tokens=Decimal("600000"), prefix_cache_hit_share=0.6, api_cache_hit_share=0.5,
         prefix_cache_saved_usd=Decimal("1.62"),
     )  # fmt: skip
-    said = " ".join(meter_sentences(SimpleNamespace(telemetry=[row])))
+    said = " ".join(meter_sentences(SimpleNamespace(telemetry=[row], phases=[])))
     assert (
         "k3's serving engines found 60.0% of the prompt tokens they looked up in their prefix cache (600,000 of "
         "1,000,000: prefill not computed again), beside 50.0% of the API route's input tokens read from its "
         "provider's cache; on the reference API those hits would have saved $1.62" in said
     )
+
+
+def _phase(phase: str, tokens: int, cost: str, per_million: str, api: str | None) -> PhaseCost:
+    return PhaseCost(
+        month=dt.date(2026, 7, 1), cluster_id="c1", phase=phase, tokens=tokens, allocation_method="engine_phase_time",
+        phase_seconds=None, allocation_share=None, cost_usd=Decimal(cost), cost_per_million_tokens=Decimal(per_million),
+        api_list_per_million=None if api is None else Decimal(api),
+    )  # fmt: skip
+
+
+def test_the_phase_split_is_said_with_each_phase_beside_the_api_s_list_price():
+    # $248 of 1,000,000 prompt tokens = $248 a million; $2,232 of 250,000 generation tokens = $8,928 a million;
+    # the fixed cost they add up to: $2,480
+    rows = [_phase("prompt", 1_000_000, "248", "248", "1.92"), _phase("generation", 250_000, "2232", "8928", "15")]
+    said = " ".join(meter_sentences(SimpleNamespace(telemetry=[], phases=rows)))
+    assert said.startswith("c1's fixed cost of $2,480.00, split by the seconds its engines' requests spent")
+    assert (
+        "$248.00 to prompt ($248.00 a million prompt tokens, beside the reference API's $1.92 list price at the "
+        "cluster's cache-hit share); $2,232.00 to generation ($8,928.00 a million generation tokens, beside the "
+        "reference API's $15.00 output list price)." in said
+    )
+    # without a reference price the comparison is left out, not printed as n/a
+    bare = [_phase("prompt", 1_000_000, "248", "248", None), _phase("generation", 250_000, "2232", "8928", None)]
+    assert "reference API" not in " ".join(meter_sentences(SimpleNamespace(telemetry=[], phases=bare)))
