@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from pipeline import __version__
-from pipeline.cli import finance, load, operate, plan, read, toc
+from pipeline.cli import finance, load, operate, plan, pull, read, toc
 from pipeline.cli.common import console, error, out
 from pipeline.base.errors import ExitCode
 
@@ -32,7 +32,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for group in (load, read, finance, plan, operate):  # one module per command group; their commands stay top-level
+for group in (load, pull, read, finance, plan, operate):  # one module per command group; their commands stay top-level
     app.add_typer(group.app)
 
 

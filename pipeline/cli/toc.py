@@ -28,6 +28,8 @@ PANELS: dict[str, dict[str, str]] = {
         "publish.",
         "sample": "Write a realistic landing folder: two API providers, one self-hosted cluster, sweeps, invoices, "
         "opex.",
+        "pull": "Fetch what the ledger reads into the landing folder, page by page: `pull prometheus` the engine and "
+        "GPU metrics, `pull openai` and `pull anthropic` the organisation's costs and usage.",
     },
     "Read the ledger": {
         "sql": "Run ad-hoc SQL against the published ledger, read-only and sandboxed.",

@@ -71,6 +71,8 @@ LAYER_OF = {
     "ingest": {"pipeline.ingest.*"},
     # the demo and benchmark landing data
     "sample": {"pipeline.sample.*"},
+    # what is fetched from other systems into the landing folder (never the ledger itself)
+    "pull": {"pipeline.pull.*"},
     # the SQL models run
     "transform": {"pipeline.transform.*"},
     # a run: load, build, publish
@@ -87,6 +89,7 @@ ALLOWED = {
     "storage": {"base", "storage"},
     "ingest": {"base", "storage", "ingest"},
     "sample": {"base", "sample"},
+    "pull": {"base", "pull"},
     "transform": {"base", "storage", "transform"},
     "run": {"base", "storage", "ingest", "transform", "run"},
     "serve": {"base", "serve"},

@@ -1,0 +1,198 @@
+"""``costledger pull``: fetch what the ledger reads into the landing folder (the nightly loads it from there)."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from pipeline.base.errors import CostledgerError, ExitCode
+from pipeline.cli import toc
+from pipeline.cli.common import console, error, out
+
+app = typer.Typer()  # merged into the root app; each command names its help panel
+pull_app = typer.Typer(no_args_is_help=True, help=toc.PANELS["Load and build"]["pull"])
+app.add_typer(pull_app, name="pull", rich_help_panel=toc.panel("pull"))
+
+_Landing = Annotated[
+    Path,
+    typer.Option("--landing", help="The landing folder the nightly reads (pages go into its kind folders)."),
+]
+_Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary line, not a line per page.")]
+_Since = Annotated[
+    Optional[str],
+    typer.Option(help="Start, UTC: YYYY-MM-DD or an ISO 8601 instant (2026-10-01T00:00:00Z). With --until."),
+]
+_Until = Annotated[Optional[str], typer.Option(help="End (not included), as --since.")]
+_Month = Annotated[Optional[str], typer.Option(help="A whole month, YYYY-MM (instead of --since and --until).")]
+
+
+def _instant(text: str, flag: str) -> datetime:
+    try:
+        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise CostledgerError(f"{flag} {text!r} is not a date or an ISO 8601 instant (2026-10-01T00:00:00Z)") from None
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+
+
+def _window(since: str | None, until: str | None, month: str | None) -> tuple[datetime, datetime]:
+    if month is not None:
+        if since or until:
+            raise CostledgerError("give --month, or --since and --until, not both")
+        if not re.fullmatch(r"\d{4}-\d{2}", month.strip()) or not 1 <= int(month[5:7]) <= 12:
+            raise CostledgerError(f"--month {month!r} is not YYYY-MM")
+        first = datetime(int(month[:4]), int(month[5:7]), 1, tzinfo=timezone.utc)
+        return first, (first + timedelta(days=32)).replace(day=1)
+    if not since or not until:
+        raise CostledgerError("give --since and --until (or --month)")
+    return _instant(since, "--since"), _instant(until, "--until")
+
+
+def _step(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+)\s*([smh]?)\s*", text)
+    if not m or int(m.group(1)) == 0:
+        raise CostledgerError(f"--step {text!r} is not a positive duration (60, 60s, 5m, 1h)")
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def _usage(exc: CostledgerError) -> typer.Exit:
+    error(str(exc))
+    return typer.Exit(ExitCode.USAGE)
+
+
+def _line(quiet: bool, path: Path, state: str, what: str) -> None:
+    if not quiet:
+        said = {"written": f"written, {what}", "present": "there already: not asked again", "empty": what}[state]
+        console.print(f"  {escape(str(path))}: {said}", highlight=False)
+
+
+def _chunk_said(c) -> str:  # noqa: ANN001 - a ChunkResult
+    return f"{c.series:,} series, {c.samples:,} samples" if c.state == "written" else "no series in this range"
+
+
+@pull_app.command("prometheus")
+def pull_prometheus(
+    url: Annotated[str, typer.Option(help="The Prometheus server, e.g. http://prometheus:9090.", show_default=False)],
+    *,
+    since: _Since = None,
+    until: _Until = None,
+    month: _Month = None,
+    step: Annotated[str, typer.Option(help="Time between samples: 60, 60s, 5m, 1h.")] = "60s",
+    points_per_query: Annotated[
+        int, typer.Option(help="Instants a query asks for (Prometheus answers at most 11,000 a series).", min=1)
+    ] = 10_000,
+    landing: _Landing = Path("landing"),
+    quiet: _Quiet = False,
+) -> None:
+    """The engine and GPU metrics the ledger reads, from a Prometheus server's query_range API.
+
+    One file per chunk of the range into LANDING/engine-metrics and LANDING/gpu-metrics, each a query of at most
+    --points-per-query instants; a chunk already there is not asked again. Authentication from the environment:
+    COSTLEDGER_PROMETHEUS_TOKEN (a bearer token), or COSTLEDGER_PROMETHEUS_USER and COSTLEDGER_PROMETHEUS_PASSWORD.
+
+    Example: costledger pull prometheus --url http://prometheus:9090 --month 2026-10 --step 60s
+    """
+    from pipeline.pull.http import Client, PullError
+    from pipeline.pull.prometheus import auth_headers, pull_range
+
+    try:
+        window, step_s = _window(since, until, month), _step(step)
+    except CostledgerError as exc:
+        raise _usage(exc) from None
+    client = Client(headers=auth_headers(os.environ))
+    try:
+        done = pull_range(client, url, landing, window, step_s=step_s, per_query=points_per_query,
+                          on_chunk=lambda c: _line(quiet, c.path, c.state, _chunk_said(c)))  # fmt: skip
+    except PullError as exc:
+        error(str(exc))
+        raise typer.Exit(ExitCode.FAILURE) from None
+    finally:
+        for line in client.retried:
+            console.print(f"  retried: {escape(line)}", highlight=False)
+    written = [c for c in done if c.state == "written"]
+    out.print(
+        f"pulled {len(written)} of {len(done)} chunks ({sum(c.samples for c in written):,} samples) into "
+        f"{escape(str(landing))}; {sum(c.state == 'present' for c in done)} there already. Next: costledger nightly "
+        f"{escape(str(landing))}",
+        highlight=False,
+    )
+
+
+def _provider(provider: str, *, since: str | None, until: str | None, month: str | None, base_url: str | None,
+              landing: Path, quiet: bool) -> None:  # fmt: skip
+    from pipeline.pull.http import Client, PullError
+    from pipeline.pull.providers import ANTHROPIC_URL, KEY_ENV, OPENAI_URL, headers, pull_pages
+
+    try:
+        window = _window(since, until, month)
+    except CostledgerError as exc:
+        raise _usage(exc) from None
+    key = os.environ.get(KEY_ENV[provider])
+    if not key:
+        error(f"set {KEY_ENV[provider]} to the organisation's admin key (the usage and cost endpoints need one)")
+        raise typer.Exit(ExitCode.USAGE)
+    client = Client(headers=headers(provider, key))
+    base = base_url or (OPENAI_URL if provider == "openai" else ANTHROPIC_URL)
+    try:
+        done = pull_pages(client, provider, base, landing, window,
+                          lambda p: _line(quiet, p.path, p.state, f"{p.buckets:,} buckets"
+                                          if p.state == "written" else "no buckets: nothing written"))  # fmt: skip
+    except PullError as exc:
+        error(str(exc))
+        raise typer.Exit(ExitCode.FAILURE) from None
+    finally:
+        for line in client.retried:
+            console.print(f"  retried: {escape(line)}", highlight=False)
+    written = sum(p.state == "written" for p in done)
+    out.print(
+        f"pulled {written} new page{'s' if written != 1 else ''} of {provider}'s costs and usage into "
+        f"{escape(str(landing))}; {sum(p.state == 'present' for p in done)} there already. Next: costledger nightly "
+        f"{escape(str(landing))}",
+        highlight=False,
+    )
+
+
+_BaseUrl = Annotated[Optional[str], typer.Option(help="The API's address (default: the provider's own).")]
+
+
+@pull_app.command("openai")
+def pull_openai(
+    *,
+    since: _Since = None,
+    until: _Until = None,
+    month: _Month = None,
+    base_url: _BaseUrl = None,
+    landing: _Landing = Path("landing"),
+    quiet: _Quiet = False,
+) -> None:
+    """OpenAI's organisation costs and completions usage, daily buckets, every page, with OPENAI_ADMIN_KEY.
+
+    Costs into LANDING/invoices, usage into LANDING/usage; a page already there is not asked again.
+
+    Example: costledger pull openai --month 2026-10
+    """
+    _provider("openai", since=since, until=until, month=month, base_url=base_url, landing=landing, quiet=quiet)
+
+
+@pull_app.command("anthropic")
+def pull_anthropic(
+    *,
+    since: _Since = None,
+    until: _Until = None,
+    month: _Month = None,
+    base_url: _BaseUrl = None,
+    landing: _Landing = Path("landing"),
+    quiet: _Quiet = False,
+) -> None:
+    """Anthropic's organisation cost report and messages usage report, every page, with ANTHROPIC_ADMIN_KEY.
+
+    Costs into LANDING/invoices, usage into LANDING/usage; a page already there is not asked again.
+
+    Example: costledger pull anthropic --month 2026-10
+    """
+    _provider("anthropic", since=since, until=until, month=month, base_url=base_url, landing=landing, quiet=quiet)

@@ -1,0 +1,42 @@
+"""A pulled page into the landing folder: whole or not at all (written hidden, then renamed), under a name that
+says what it holds, so a page already there is not pulled again and a nightly never sees half a page."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pipeline.pull.http import PullError
+
+
+def write_page(path: Path, doc: Any) -> int:
+    """``doc`` as JSON at ``path`` (its folders made); returns the bytes written."""
+    data = json.dumps(doc, separators=(",", ":")).encode()
+    hidden = path.with_name(f".{path.name}.part")  # the nightly passes hidden files over
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(hidden, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(hidden, path)
+    except OSError as exc:
+        hidden.unlink(missing_ok=True)
+        raise PullError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return len(data)
+
+
+def read_page(path: Path) -> Any:
+    """A page written earlier (for its next-page cursor); a damaged one is an error naming it."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise PullError(f"{path} is not a whole page ({exc}): delete it and pull again") from None
+
+
+def stamp(t: datetime) -> str:
+    """A UTC instant as a file name's part: 20261005T000000Z."""
+    return t.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")

@@ -1,0 +1,143 @@
+"""`costledger pull prometheus` against a real Prometheus server (Debian's `prometheus` package), started here on
+127.0.0.1 with its own TSDB in a temporary folder. The server holds what an exporter served, written into its TSDB
+with `promtool tsdb create-blocks-from openmetrics` so every sample's time and value is known: a vLLM engine's two
+token counters and a DCGM exporter's energy counter and engine-active gauge, hourly through 5 October 2026. After
+the pull and a nightly, the ledger holds those samples, to the sample, and the figures worked from them by hand."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli, free_port, open_published, wait_listening
+
+pytestmark = pytest.mark.slow
+
+T0 = 1791158400  # 2026-10-05T00:00:00Z
+HOURS = 25  # 00:00 on the 5th to 00:00 on the 6th, both included
+ENGINE = 'cluster="k3",instance="node-1:8000",model_name="kimi-k3"'
+GPU = 'Hostname="node-1",UUID="GPU-0",cluster="k3",gpu="0"'
+
+
+def _served() -> dict[str, list[tuple[int, int]]]:
+    """What the exporters served, per metric: (unix seconds, value) every hour. Prompt tokens rise 90,000 an hour,
+    generation 10,000; the energy counter 3,600,000,000 mJ (1 kWh) an hour; the engine was active half the time."""
+    hours = [T0 + 3600 * h for h in range(HOURS)]
+    return {
+        "vllm:prompt_tokens_total": [(t, 90_000 * h) for h, t in enumerate(hours)],
+        "vllm:generation_tokens_total": [(t, 10_000 * h) for h, t in enumerate(hours)],
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": [(t, 3_600_000_000 * h) for h, t in enumerate(hours)],
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE": [(t, 0.5) for t in hours],
+        # a metric the ledger does not read, which the pull does not ask for
+        "DCGM_FI_DEV_GPU_TEMP": [(t, 61) for t in hours],
+    }
+
+
+def _openmetrics(path: Path) -> None:
+    lines = []
+    for metric, samples in _served().items():
+        labels = ENGINE if metric.startswith("vllm:") else GPU
+        lines += [f"{metric}{{{labels}}} {v} {t}" for t, v in samples]
+    path.write_text("\n".join([*lines, "# EOF"]) + "\n")
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path):
+    """A Prometheus server on 127.0.0.1 over a TSDB holding ``_served()``; yields its address."""
+    if not (shutil.which("prometheus") and shutil.which("promtool")):
+        if os.environ.get("COSTLEDGER_REQUIRE_PROMETHEUS"):
+            pytest.fail("prometheus and promtool are required here (Debian package prometheus; .ci/run installs it)")
+        pytest.skip("Debian package prometheus not installed (.ci/run installs it)")
+    data, source = tmp_path / "tsdb", tmp_path / "served.om"
+    _openmetrics(source)
+    made = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    config = tmp_path / "prometheus.yml"
+    config.write_text("global:\n  scrape_interval: 1m\n")
+    port, log = free_port(), tmp_path / "prometheus.log"
+    with open(log, "w") as fh:
+        server = subprocess.Popen(
+            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
+             "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=fh, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        wait_listening(server, port, 120, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def _pull(url: str, landing: Path):
+    return cli("pull", "prometheus", "--url", url, "--since", "2026-10-05", "--until", "2026-10-06T01:00:00Z",
+               "--step", "1h", "--points-per-query", "10", "--landing", landing)  # fmt: skip
+
+
+def test_the_ledger_holds_what_the_exporters_served_to_the_sample(prometheus, tmp_path):
+    landing = tmp_path / "landing"
+    res = _pull(prometheus, landing)
+    assert res.exit_code == 0, res.output
+    # 25 hourly instants at 10 a query: 3 chunks a kind, none asking for more than Prometheus answers
+    files = sorted(p.relative_to(landing).as_posix() for p in landing.rglob("*.json"))
+    assert files == [
+        f"{kind}/prometheus-{a}-{b}-3600s.json"
+        for kind in ("engine-metrics", "gpu-metrics")
+        for a, b in (("20261005T000000Z", "20261005T090000Z"), ("20261005T100000Z", "20261005T190000Z"),
+                     ("20261005T200000Z", "20261006T000000Z"))
+    ]  # fmt: skip
+    db = tmp_path / "ledger.duckdb"
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 0, res.output
+    served = _served()
+    con = open_published(db)
+    try:
+        for table, metrics in (("engine_metrics", ("vllm:prompt_tokens_total", "vllm:generation_tokens_total")),
+                               ("gpu_metrics", ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                                                "DCGM_FI_PROF_GR_ENGINE_ACTIVE"))):  # fmt: skip
+            for metric in metrics:
+                got = con.execute(
+                    f"SELECT epoch(sampled_at)::BIGINT, value FROM raw.{table} WHERE metric = ? AND cluster_id = 'k3' "
+                    "ORDER BY sampled_at",
+                    [metric],
+                ).fetchall()
+                assert got == [(t, Decimal(str(v))) for t, v in served[metric]], metric
+        assert con.execute("SELECT count(*) FROM raw.gpu_metrics WHERE metric = 'DCGM_FI_DEV_GPU_TEMP'").fetchone()[
+            0] == 0  # fmt: skip
+        # the token counters rose 24 x 90,000 = 2,160,000 prompt and 24 x 10,000 = 240,000 generation tokens
+        recon = con.execute("SELECT engine_prompt_tokens, engine_generation_tokens FROM "
+                            "marts.monthly_engine_reconciliation WHERE cluster_id = 'k3'").fetchone()  # fmt: skip
+        assert recon == (Decimal("2160000"), Decimal("240000"))
+        # 24 kWh from the energy counter; the engine active 0.5 x 24 hours = 12 GPU-hours
+        tele = con.execute("SELECT energy_kwh, engine_active_gpu_hours FROM marts.monthly_cluster_telemetry "
+                           "WHERE cluster_id = 'k3'").fetchone()  # fmt: skip
+        assert tele == (Decimal("24"), Decimal("12"))
+    finally:
+        con.close()
+
+
+def test_a_chunk_already_pulled_is_not_asked_again(prometheus, tmp_path):
+    landing = tmp_path / "landing"
+    assert _pull(prometheus, landing).exit_code == 0
+    gone = landing / "gpu-metrics" / "prometheus-20261005T100000Z-20261005T190000Z-3600s.json"
+    kept = landing / "engine-metrics" / "prometheus-20261005T000000Z-20261005T090000Z-3600s.json"
+    gone_bytes, kept_mtime = gone.read_bytes(), kept.stat().st_mtime_ns
+    gone.unlink()
+    res = _pull(prometheus, landing)
+    assert res.exit_code == 0, res.output
+    assert "pulled 1 of 6 chunks (20 samples)" in " ".join(res.output.split())  # 10 instants x 2 GPU series
+    assert gone.read_bytes() == gone_bytes and kept.stat().st_mtime_ns == kept_mtime
+
+
+def test_a_server_that_is_not_there_is_one_clear_error(tmp_path):
+    res = cli("pull", "prometheus", "--url", f"http://127.0.0.1:{free_port()}", "--month", "2026-10",
+              "--landing", tmp_path / "landing")  # fmt: skip
+    assert res.exit_code == 1
+    assert "could not be reached" in res.output and "gave up after 4 attempts" in res.output
+    assert not (tmp_path / "landing").exists() or not any((tmp_path / "landing").rglob("*.json"))

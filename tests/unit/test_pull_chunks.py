@@ -1,0 +1,58 @@
+"""How `pull prometheus` cuts a range into queries: every instant since, since + step, ... before until in exactly
+one query, none with more instants than asked (a property over any range); and what the command says of a range or
+a step it cannot read."""
+
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import given, settings, strategies as st
+
+from pipeline.pull.prometheus import chunks, selector
+from tests.conftest import cli
+
+T0 = datetime(2026, 10, 1, tzinfo=timezone.utc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(span_s=st.integers(1, 40 * 86400), step_s=st.integers(1, 7200), per=st.integers(1, 12_000))
+def test_every_instant_is_in_exactly_one_query_of_at_most_per_instants(span_s, step_s, per):
+    until = T0 + timedelta(seconds=span_s)
+    got = chunks(T0, until, step_s, per)
+    instants = []
+    for first, last in got:
+        n = int((last - first).total_seconds()) // step_s + 1
+        assert (last - first).total_seconds() % step_s == 0 and 1 <= n <= per
+        instants += [first + timedelta(seconds=k * step_s) for k in range(n)]
+    # the oracle: walk the instants one step at a time
+    expected, t = [], T0
+    while t < until:
+        expected.append(t)
+        t += timedelta(seconds=step_s)
+    assert instants == expected
+
+
+def test_a_day_at_an_hour_in_queries_of_ten():
+    # 00:00 .. 23:00 (24 instants before the next midnight): 10 + 10 + 4
+    got = chunks(T0, T0 + timedelta(days=1), 3600, 10)
+    assert [(a.hour, b.hour) for a, b in got] == [(0, 9), (10, 19), (20, 23)]
+
+
+def test_the_selector_asks_for_the_metrics_by_name():
+    assert selector(("vllm:prompt_tokens_total", "DCGM_FI_DEV_POWER_USAGE")) == (
+        '{__name__=~"vllm:prompt_tokens_total|DCGM_FI_DEV_POWER_USAGE"}'
+    )
+
+
+def test_a_range_or_step_it_cannot_read_is_a_usage_error_naming_it(tmp_path):
+    base = ("pull", "prometheus", "--url", "http://127.0.0.1:9", "--landing", tmp_path)
+    for extra, said in (
+        (("--month", "2026-13"), "--month '2026-13' is not YYYY-MM"),
+        (("--since", "yesterday", "--until", "2026-10-02"), "--since 'yesterday' is not a date"),
+        (("--since", "2026-10-01"), "give --since and --until"),
+        (("--month", "2026-10", "--step", "0"), "--step '0' is not a positive duration"),
+        (("--month", "2026-10", "--since", "2026-10-01"), "give --month, or --since and --until, not both"),
+    ):
+        res = cli(*base, *extra)
+        assert res.exit_code == 2, (extra, res.output)
+        assert said in " ".join(res.output.split()), (extra, res.output)
+    res = cli(*base, "--since", "2026-10-02", "--until", "2026-10-01")
+    assert res.exit_code == 1 and "is not after --since" in res.output
