@@ -97,6 +97,15 @@ class Budget:
     usd: Decimal
 
 
+@dataclass(kw_only=True, frozen=True)
+class MetricsFileMapping(FileMapping):
+    """When a scrape saved without timestamps was taken, for a file whose name and text do not say
+    ([[metrics_files]] in the settings)."""
+
+    scraped_at: str | None = None
+    """ISO 8601, UTC unless it names an offset (kept as UTC, without one)."""
+
+
 @dataclass(frozen=True)
 class MetricsCluster:
     """A series whose label ``label`` has the value ``value`` belongs to cluster ``cluster_id`` ([[metrics_clusters]]

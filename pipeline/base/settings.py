@@ -24,6 +24,7 @@ from pipeline.base.fileformats import (
     Budget,
     LogMapping,
     MetricsCluster,
+    MetricsFileMapping,
     PriceListMapping,
 )
 from pipeline.base.settings_entries import (
@@ -32,6 +33,7 @@ from pipeline.base.settings_entries import (
     _load_test_mapping,
     _log_mapping,
     _metrics_cluster,
+    _metrics_file_mapping,
     _one_budget_each,
     _one_cluster_each,
     _price_list_mapping,
@@ -273,6 +275,11 @@ class Settings:
 
     alerts_retries: int = setting(2, "alerts.retries")
     """Alerts: how many times a failed POST is tried again (after 1 s, then 2 s, ...)."""
+
+    metrics_file_mappings: tuple[MetricsFileMapping, ...] = setting((), "[[metrics_files]]")
+    """[[metrics_files]] entries: per file-name pattern, when the engine or GPU metric scrapes it matches were taken
+    (scraped_at), for a scrape saved without timestamps whose file name and text do not say (a time in the name, or a
+    '# scraped_at' line, comes first)."""
 
     metrics_clusters: tuple[MetricsCluster, ...] = setting((), "[[metrics_clusters]]")
     """[[metrics_clusters]] entries: a label and its value (label = "Hostname", value = "gpu-node-01") and the
@@ -525,6 +532,7 @@ def load_settings_with_origins(path: Path | None = None, db: Path | None = None)
             ("load_tests", "load_test_mappings", _load_test_mapping),
             ("billing_exports", "billing_mappings", _billing_mapping),
             ("price_lists", "price_list_mappings", _price_list_mapping),
+            ("metrics_files", "metrics_file_mappings", _metrics_file_mapping),
             ("metrics_clusters", "metrics_clusters", _metrics_cluster),
             ("budgets", "budgets", _budget),
         ):

@@ -86,6 +86,10 @@ def example_toml() -> str:
         '# match = "model_prices_and_context_window.json"',
         '# format = "litellm"',
         '# effective_from = "2026-07-01"',
+        "",
+        "# [[metrics_files]]      # a scrape saved without timestamps whose name and text do not say when",
+        '# match = "vllm-node1.prom"',
+        '# scraped_at = "2026-10-05T10:00:00Z"',
     ]
     return "\n".join(out) + "\n"
 

@@ -1,6 +1,6 @@
 """The checks of the settings' list entries ([[request_logs]], [[load_tests]], [[billing_exports]], [[price_lists]],
-[[metrics_clusters]], [[budgets]]): each takes one TOML table and returns it typed, or raises ``SettingsError`` naming
-where it is."""
+[[metrics_files]], [[metrics_clusters]], [[budgets]]): each takes one TOML table and returns it typed, or raises
+``SettingsError`` naming where it is."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pipeline.base.fileformats import (
     BUDGET_ROUTES,
     LOAD_TEST_FORMATS,
     LOG_FORMATS,
+    METRIC_FORMATS,
     PRICE_LIST_FORMATS,
     USAGE_FORMATS,
     BillingMapping,
@@ -21,6 +22,7 @@ from pipeline.base.fileformats import (
     LoadTestMapping,
     LogMapping,
     MetricsCluster,
+    MetricsFileMapping,
     PriceListMapping,
 )
 from pipeline.base.settings_checks import SettingsError, _bounded_decimal
@@ -74,6 +76,13 @@ def _billing_mapping(entry: Any, where: str) -> BillingMapping:
 def _price_list_mapping(entry: Any, where: str) -> PriceListMapping:
     entry = _file_entry(entry, where, PriceListMapping, PRICE_LIST_FORMATS)
     return PriceListMapping(**_utc(entry, "effective_from", where))
+
+
+def _metrics_file_mapping(entry: Any, where: str) -> MetricsFileMapping:
+    entry = _file_entry(entry, where, MetricsFileMapping, METRIC_FORMATS)
+    if not entry.get("scraped_at"):
+        raise SettingsError(f"{where}: scraped_at is required (when the files it matches were scraped, ISO 8601)")
+    return MetricsFileMapping(**_utc(entry, "scraped_at", where))
 
 
 def _metrics_cluster(entry: Any, where: str) -> MetricsCluster:

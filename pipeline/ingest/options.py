@@ -12,6 +12,7 @@ from pipeline.base.fileformats import (
     LoadTestMapping,
     LogMapping,
     MetricsCluster,
+    MetricsFileMapping,
     PriceListMapping,
 )
 from pipeline.base.settings import GX_MAX_ROWS, MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TEXT_BYTES
@@ -35,6 +36,8 @@ class IngestOptions:
     price_list_mappings: tuple[PriceListMapping, ...] = ()
     metrics_clusters: tuple[MetricsCluster, ...] = ()
     """[[metrics_clusters]]: the cluster of an engine or GPU metric series that has no cluster label."""
+    metrics_file_mappings: tuple[MetricsFileMapping, ...] = ()
+    """[[metrics_files]]: when a scrape without timestamps, whose name and text do not say, was taken."""
     bounds: Bounds = Bounds()
     """Plausibility bounds: values beyond them are quarantined."""
     max_line_bytes: int = MAX_LINE_BYTES
@@ -69,6 +72,8 @@ class IngestOptions:
             "usage": (self.billing_mappings, BillingMapping),
             "prices": (self.price_list_mappings, PriceListMapping),
             "load-tests": (self.load_test_mappings, LoadTestMapping),
+            "engine-metrics": (self.metrics_file_mappings, MetricsFileMapping),
+            "gpu-metrics": (self.metrics_file_mappings, MetricsFileMapping),
         }.get(kind, ((), FileMapping))
         entry: FileMapping = next((m for m in entries if m.applies_to(path)), empty())
         forced = None if kind == "load-tests" else self.log_format

@@ -184,6 +184,7 @@ class Run:
             billing_mappings=settings.billing_mappings,
             price_list_mappings=settings.price_list_mappings,
             metrics_clusters=settings.metrics_clusters,
+            metrics_file_mappings=settings.metrics_file_mappings,
             bounds=settings.bounds,
             max_line_bytes=settings.max_line_bytes,
             max_file_bytes=settings.max_file_bytes,

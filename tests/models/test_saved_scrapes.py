@@ -1,11 +1,13 @@
 """Scrapes saved as ``curl`` writes them (no timestamps), placed in time by their file's name or a ``# scraped_at``
 line, and DCGM's default utilisation field; fixtures and their provenance: tests/fixtures/metrics/README.md."""
 
+import re
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
-from pipeline.base.fileformats import MetricsCluster
+from pipeline.base.fileformats import MetricsCluster, MetricsFileMapping
 from pipeline.ingest.files import IngestOptions, ingest_file
 from pipeline.ingest.formats.scrapetime import from_comment, from_name
 from tests.conftest import ROOT
@@ -160,3 +162,43 @@ def test_nvidia_smi_s_unreadable_values_and_missing_fields_are_named(ledger, tmp
     no_id.write_text("timestamp, name, utilization.gpu [%]\n2026/10/05 10:00:00.000, NVIDIA B200, 40 %\n")
     res = ingest_file(ledger.con, "gpu-metrics", no_id, ledger.store, options=mapped)
     assert res.status == "rejected" and "uuid, index or pci.bus_id" in res.message
+
+
+def test_a_metrics_files_entry_gives_the_time_where_neither_the_name_nor_the_text_does(ledger, tmp_path):
+    # the file's name and text say no time; its [[metrics_files]] entry says 12:00 at +02:00 = 10:00 UTC
+    path = tmp_path / "vllm-node1.prom"
+    path.write_text('vllm:prompt_tokens_total{model_name="kimi-k3"} 10\n')
+    entry = MetricsFileMapping(match="vllm-node*.prom", scraped_at="2026-10-05T10:00:00")  # as the settings keep it
+    options = replace(MAPPED, metrics_file_mappings=(entry,))
+    res = ingest_file(ledger.con, "engine-metrics", path, ledger.store, options=options)
+    assert (res.status, res.rows_loaded, res.rows_quarantined) == ("loaded", 1, 0), res.message
+    got = ledger.one("SELECT epoch(sampled_at)::BIGINT AS t, value FROM raw.engine_metrics")
+    assert (got["t"], got["value"]) == (TEN_O_CLOCK, 10)
+
+
+def test_a_time_in_the_name_comes_before_the_metrics_files_entry(ledger, tmp_path):
+    path = tmp_path / "vllm-2026-10-05T10-00-00Z.prom"
+    path.write_text('vllm:prompt_tokens_total{model_name="kimi-k3"} 10\n')
+    entry = MetricsFileMapping(match="vllm-*.prom", scraped_at="2026-01-01T00:00:00")
+    res = ingest_file(ledger.con, "engine-metrics", path, ledger.store,
+                      options=replace(MAPPED, metrics_file_mappings=(entry,)))  # fmt: skip
+    assert res.rows_loaded == 1, res.message
+    assert ledger.one("SELECT epoch(sampled_at)::BIGINT AS t FROM raw.engine_metrics")["t"] == TEN_O_CLOCK
+
+
+def test_the_settings_read_metrics_files_entries_and_name_a_bad_one(tmp_path):
+    from pipeline.base.settings import load_settings
+    from pipeline.base.settings_checks import SettingsError
+
+    good = tmp_path / "good.toml"
+    good.write_text('[[metrics_files]]\nmatch = "vllm-node*.prom"\nscraped_at = "2026-10-05T12:00:00+02:00"\n')
+    (entry,) = load_settings(good).metrics_file_mappings
+    assert (entry.match, entry.scraped_at) == ("vllm-node*.prom", "2026-10-05T10:00:00")  # kept in UTC
+    head = '[[metrics_files]]\nmatch = "x.prom"\n'
+    for text, said in ((head, "scraped_at is required"),
+                       (head + 'scraped_at = "soon"\n', "is not an ISO-8601"),
+                       (head + 'scraped_at = "2026-10-05"\nwhen = "now"\n', "unknown key(s) when")):  # fmt: skip
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(SettingsError, match=re.escape(said)):
+            load_settings(bad)

@@ -6,11 +6,12 @@ exporter's ``/metrics``, one sample a line, each with its timestamp::
 
 A sample's timestamp is milliseconds since 1970 in the Prometheus text format and seconds in OpenMetrics (a file
 with a ``# EOF`` line, where it ends: a line after it is quarantined). A scrape saved as ``curl`` writes it has no
-timestamps: its samples take the scrape's time from the file's name or a ``# scraped_at`` line
-(``pipeline.ingest.formats.scrapetime``); a sample with neither is quarantined, as is one naming a label twice.
-Lines end at a line feed only. A scrape holds every metric its exporter publishes; the samples of metrics the kind
-does not read (the clocks, temperatures, histograms, ...) are not rows of the ledger and are passed over, as the
-content fields of a request log are, and a file with none of a metric the kind reads says so (``nothing_read``).
+timestamps: its samples take the scrape's time from the file's name, a ``# scraped_at`` line or the file's
+``[[metrics_files]]`` entry (``pipeline.ingest.formats.scrapetime``); a sample with none is quarantined, as is one
+naming a label twice. Lines end at a line feed only. A scrape holds every metric its exporter publishes; the samples
+of metrics the kind does not read (the clocks, temperatures, histograms, ...) are not rows of the ledger and are
+passed over, as the content fields of a request log are, and a file with none of a metric the kind reads says so
+(``nothing_read``).
 ``# HELP``, ``# TYPE`` and other comment lines are skipped. A row's ``source_line`` is its line in the file. Clusters
 are named from labels as in a query_range response (``metrics``).
 """
@@ -22,10 +23,10 @@ from collections import Counter
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS
+from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS, MetricsFileMapping
 from pipeline.ingest.formats.metrics import READ_METRICS, instant, series_labels
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
-from pipeline.ingest.formats.scrapetime import from_comment, from_name, is_scraped_at
+from pipeline.ingest.formats.scrapetime import from_comment, from_name, from_setting, is_scraped_at
 from pipeline.ingest.readers import ReadResult, TextColumns, finite_decimal, utf8_text
 
 if TYPE_CHECKING:
@@ -76,10 +77,10 @@ def _seconds(stamp: str, openmetrics: bool) -> Decimal:
     return value if openmetrics else value.scaleb(-3)
 
 
-def _scrape_time(name: str, lines: list[str], bad: list[tuple[int, str]]) -> Decimal | None:
+def _scrape_time(found: Detected, lines: list[str], bad: list[tuple[int, str]]) -> Decimal | None:
     """The scrape's Unix seconds from the file's name, else its first ``# scraped_at`` line (a malformed one is a bad
-    line); None when neither gives one."""
-    named = from_name(name)
+    line), else its [[metrics_files]] entry's scraped_at; None when none gives one."""
+    named = from_name(found.path.name)
     if named is not None:
         return named
     for number, line in enumerate(lines, start=1):
@@ -89,13 +90,15 @@ def _scrape_time(name: str, lines: list[str], bad: list[tuple[int, str]]) -> Dec
                 return from_comment(text)
             except ValueError as exc:
                 bad.append((number, str(exc)))
+    if isinstance(found.entry, MetricsFileMapping) and found.entry.scraped_at:
+        return from_setting(found.entry.scraped_at)
     return None
 
 
 NO_TIME = (
     "the sample has no timestamp, and neither the file's name nor a '# scraped_at' line says when it was scraped: "
-    "name the file by the scrape's time in UTC (vllm-2026-10-05T10-00-00Z.prom) or add a line "
-    "'# scraped_at 2026-10-05T10:00:00Z'"
+    "name the file by the scrape's time in UTC (vllm-2026-10-05T10-00-00Z.prom), add a line "
+    "'# scraped_at 2026-10-05T10:00:00Z', or give it a [[metrics_files]] entry with scraped_at"
 )
 
 
@@ -109,7 +112,7 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
     wanted = READ_METRICS[kind]
     cols = TextColumns(allowed)
     bad: list[tuple[int, str]] = []
-    scraped = _scrape_time(found.path.name, lines, bad)
+    scraped = _scrape_time(found, lines, bad)
     passed_over: Counter[str] = Counter()
     for number, line in enumerate(lines, start=1):
         text = line.strip(" \t")

@@ -8,6 +8,8 @@ this order:
    ``vllm-2026-10-05T10-00-00Z.prom``, ``dcgm.1793577600.prom``.
 2. A comment line ``# scraped_at 2026-10-05T10:00:00Z`` (ISO 8601 with a ``Z`` or an offset, or Unix seconds; a
    colon after ``scraped_at`` is allowed), anywhere in the file.
+3. The ``scraped_at`` of the file's ``[[metrics_files]]`` settings entry (its ``match`` pattern fits the name): for
+   a file that can be neither renamed nor edited.
 
 Never the file's modification time: a copy or a restore changes it without a word. A sample with a timestamp of its
 own keeps it.
@@ -65,6 +67,13 @@ def from_comment(text: str) -> Decimal:
     if when.tzinfo is None:
         raise ValueError(f"scraped_at {value[:40]!r} has no time zone: end it with Z for UTC")
     return _seconds(when)
+
+
+def from_setting(iso_utc: str) -> Decimal:
+    """Unix seconds of a [[metrics_files]] entry's scraped_at (ISO 8601, UTC: the settings keep it without an
+    offset)."""
+    when = dt.datetime.fromisoformat(iso_utc)
+    return _seconds(when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc))
 
 
 def is_scraped_at(text: str) -> bool:
