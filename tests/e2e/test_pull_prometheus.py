@@ -1,14 +1,24 @@
 """`costledger pull prometheus` against a real Prometheus server (Debian's `prometheus` package), started here on
-127.0.0.1 with its own TSDB in a temporary folder. The server holds what an exporter served, written into its TSDB
-with `promtool tsdb create-blocks-from openmetrics` so every sample's time and value is known: a vLLM engine's two
-token counters and a DCGM exporter's energy counter and engine-active gauge, hourly through 5 October 2026. After
-the pull and a nightly, the ledger holds those samples, to the sample, and the figures worked from them by hand."""
+127.0.0.1 with its own TSDB in a temporary folder.
+
+- A past day: the server holds what an exporter served, written into its TSDB with `promtool tsdb
+  create-blocks-from openmetrics` so every sample's time and value is known: a vLLM engine's two token counters and a
+  DCGM exporter's energy counter and engine-active gauge, hourly through 5 October 2026. After the pull and a
+  nightly, the ledger holds those samples, to the sample, and the figures worked from them by hand.
+- Live: the server scrapes an exporter process every second; the exporter serves known counts, then (once the
+  server has scraped them) higher ones; the ledger's counter rises are the difference, whenever the scrapes fell."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 
@@ -46,21 +56,16 @@ def _openmetrics(path: Path) -> None:
     path.write_text("\n".join([*lines, "# EOF"]) + "\n")
 
 
-@pytest.fixture
-def prometheus(tmp_path: Path):
-    """A Prometheus server on 127.0.0.1 over a TSDB holding ``_served()``; yields its address."""
+def _need_prometheus() -> None:
     if not (shutil.which("prometheus") and shutil.which("promtool")):
         if os.environ.get("COSTLEDGER_REQUIRE_PROMETHEUS"):
             pytest.fail("prometheus and promtool are required here (Debian package prometheus; .ci/run installs it)")
         pytest.skip("Debian package prometheus not installed (.ci/run installs it)")
-    data, source = tmp_path / "tsdb", tmp_path / "served.om"
-    _openmetrics(source)
-    made = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
-                          capture_output=True, text=True)  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    config = tmp_path / "prometheus.yml"
-    config.write_text("global:\n  scrape_interval: 1m\n")
-    port, log = free_port(), tmp_path / "prometheus.log"
+
+
+def _server(data: Path, config: Path, log: Path):
+    """A Prometheus process on a free port of 127.0.0.1 over ``data``; yields its address, stops it after."""
+    port = free_port()
     with open(log, "w") as fh:
         server = subprocess.Popen(
             ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
@@ -73,6 +78,20 @@ def prometheus(tmp_path: Path):
     finally:
         server.terminate()
         server.wait(30)
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path):
+    """A Prometheus server on 127.0.0.1 over a TSDB holding ``_served()``; yields its address."""
+    _need_prometheus()
+    data, source = tmp_path / "tsdb", tmp_path / "served.om"
+    _openmetrics(source)
+    made = subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    config = tmp_path / "prometheus.yml"
+    config.write_text("global:\n  scrape_interval: 1m\n")
+    yield from _server(data, config, tmp_path / "prometheus.log")
 
 
 def _pull(url: str, landing: Path):
@@ -141,3 +160,100 @@ def test_a_server_that_is_not_there_is_one_clear_error(tmp_path):
     assert res.exit_code == 1
     assert "could not be reached" in res.output and "gave up after 4 attempts" in res.output
     assert not (tmp_path / "landing").exists() or not any((tmp_path / "landing").rglob("*.json"))
+
+
+#: a real exporter process: serves the exposition text in the file it is given at /metrics, as it is at each scrape
+EXPORTER = """
+import http.server, pathlib, sys
+state = pathlib.Path(sys.argv[2])
+class Metrics(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = state.read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Metrics).serve_forever()
+"""
+
+
+def _serve(state: Path, prompt: int, generation: int, energy_mj: int) -> None:
+    """What the exporter serves from now on (written whole, then renamed in place)."""
+    text = (f'vllm:prompt_tokens_total{{model_name="kimi-k3"}} {prompt}\n'
+            f'vllm:generation_tokens_total{{model_name="kimi-k3"}} {generation}\n'
+            f'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{Hostname="node-1",gpu="0"}} {energy_mj}\n')  # fmt: skip
+    part = state.with_suffix(".part")
+    part.write_text(text)
+    part.replace(state)
+
+
+def _value_now(url: str, metric: str) -> str | None:
+    query = urllib.parse.urlencode({"query": metric})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{query}", timeout=10) as response:
+        result = json.loads(response.read())["data"]["result"]
+    return result[0]["value"][1] if result else None
+
+
+def _until_scraped(url: str, metric: str, value: str) -> None:
+    """Wait until the server has scraped ``value`` of ``metric`` (a readiness wait: what is checked after does not
+    depend on when the scrapes fell)."""
+    bound = time.monotonic() + 120
+    while _value_now(url, metric) != value:
+        assert time.monotonic() < bound, f"Prometheus did not scrape {metric} = {value} within 120 s"
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def scraping(tmp_path: Path):
+    """An exporter process and a Prometheus server scraping it every second (the scrape adds cluster="k3");
+    yields (the server's address, the exporter's state file)."""
+    _need_prometheus()
+    state, port = tmp_path / "exposition.prom", free_port()
+    _serve(state, 1000, 100, 3_600_000_000)
+    exporter = subprocess.Popen([sys.executable, "-c", EXPORTER, str(port), str(state)])
+    config = tmp_path / "prometheus.yml"
+    config.write_text("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: exporter\n    static_configs:\n"
+                      f"      - targets: ['127.0.0.1:{port}']\n        labels: {{cluster: k3}}\n")  # fmt: skip
+    try:
+        wait_listening(exporter, port, 60, tmp_path / "exporter.log")
+        yield from ((url, state) for url in _server(tmp_path / "tsdb", config, tmp_path / "prometheus.log"))
+    finally:
+        exporter.terminate()
+        exporter.wait(30)
+
+
+def test_a_live_scrape_pulled_gives_the_rise_the_exporter_served(scraping, tmp_path):
+    url, state = scraping
+    since = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(seconds=5)
+    _until_scraped(url, "vllm:prompt_tokens_total", "1000")
+    # the engine counts 4,000 prompt and 400 generation tokens more; the GPU draws 3,600,000,000 mJ = 1 kWh more
+    _serve(state, 5000, 500, 7_200_000_000)
+    _until_scraped(url, "vllm:prompt_tokens_total", "5000")
+    _until_scraped(url, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "7200000000")
+    # the range's last instant (whole seconds) must fall after the scrape that served the higher counts
+    time.sleep(2)
+    until = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=1)
+    landing = tmp_path / "landing"
+    res = cli("pull", "prometheus", "--url", url, "--since", since.isoformat(), "--until", until.isoformat(),
+              "--step", "1s", "--landing", landing)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    db = tmp_path / "ledger.duckdb"
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 0, res.output
+    con = open_published(db)
+    try:
+        # to the sample: the engine's samples are the two values it served, in the order served
+        values = [v for (v,) in con.execute("SELECT value FROM raw.engine_metrics WHERE metric = "
+                                            "'vllm:prompt_tokens_total' ORDER BY sampled_at").fetchall()]  # fmt: skip
+        assert set(values) == {1000, 5000} and values == sorted(values)
+        # summed over months: a run across midnight at a month's end splits the rise between them
+        recon = con.execute("SELECT sum(engine_prompt_tokens), sum(engine_generation_tokens) FROM "
+                            "marts.monthly_engine_reconciliation WHERE cluster_id = 'k3'").fetchone()  # fmt: skip
+        assert recon == (Decimal("4000"), Decimal("400"))
+        energy = con.execute("SELECT sum(energy_kwh) FROM marts.monthly_cluster_telemetry WHERE cluster_id = 'k3'")
+        assert energy.fetchone()[0] == Decimal("1")
+    finally:
+        con.close()
