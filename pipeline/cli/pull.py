@@ -65,10 +65,41 @@ def _usage(exc: CostledgerError) -> typer.Exit:
     return typer.Exit(ExitCode.USAGE)
 
 
-def _line(quiet: bool, path: Path, state: str, what: str) -> None:
-    if not quiet:
-        said = {"written": f"written, {what}", "present": "there already: not asked again", "empty": what}[state]
-        console.print(f"  {escape(str(path))}: {said}", highlight=False)
+class _Pages:
+    """What a pull says as it goes: a line per page (unless --quiet) and, on a terminal, a bar of the pages done."""
+
+    def __init__(self, total: int | None, quiet: bool, what: str) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.quiet, self.bar = quiet, None
+        if console.is_terminal:
+            self.bar = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=console, transient=True)  # fmt: skip
+            self.task = self.bar.add_task(what, total=total)
+
+    def __enter__(self) -> "_Pages":
+        if self.bar:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar:
+            self.bar.__exit__(*exc)
+
+    def done(self, path: Path, state: str, what: str) -> None:
+        if self.bar:
+            self.bar.advance(self.task)
+        if not self.quiet:
+            said = {"written": f"written, {what}", "present": "there already: not asked again", "empty": what}[state]
+            console.print(f"  {escape(str(path))}: {said}", highlight=False)
+
+
+def _retrying(line: str) -> None:
+    console.print(f"  {escape(line)}", highlight=False)
+
+
+def _page_said(p) -> str:  # noqa: ANN001 - a PageResult
+    return f"{p.buckets:,} buckets" if p.state == "written" else "no buckets: nothing written"
 
 
 def _chunk_said(c) -> str:  # noqa: ANN001 - a ChunkResult
@@ -98,22 +129,21 @@ def pull_prometheus(
     Example: costledger pull prometheus --url http://prometheus:9090 --month 2026-10 --step 60s
     """
     from pipeline.pull.http import Client, PullError
-    from pipeline.pull.prometheus import auth_headers, pull_range
+    from pipeline.pull.prometheus import KINDS, auth_headers, chunks, pull_range
 
     try:
         window, step_s = _window(since, until, month), _step(step)
     except CostledgerError as exc:
         raise _usage(exc) from None
-    client = Client(headers=auth_headers(os.environ))
+    client = Client(headers=auth_headers(os.environ), on_retry=_retrying)
     try:
-        done = pull_range(client, url, landing, window, step_s=step_s, per_query=points_per_query,
-                          on_chunk=lambda c: _line(quiet, c.path, c.state, _chunk_said(c)))  # fmt: skip
+        total = len(chunks(*window, step_s, points_per_query)) * len(KINDS) if window[1] > window[0] else None
+        with _Pages(total, quiet, "pulling chunks") as pages:
+            done = pull_range(client, url, landing, window, step_s=step_s, per_query=points_per_query,
+                              on_chunk=lambda c: pages.done(c.path, c.state, _chunk_said(c)))  # fmt: skip
     except PullError as exc:
         error(str(exc))
         raise typer.Exit(ExitCode.FAILURE) from None
-    finally:
-        for line in client.retried:
-            console.print(f"  retried: {escape(line)}", highlight=False)
     written = [c for c in done if c.state == "written"]
     out.print(
         f"pulled {len(written)} of {len(done)} chunks ({sum(c.samples for c in written):,} samples) into "
@@ -136,18 +166,15 @@ def _provider(provider: str, *, since: str | None, until: str | None, month: str
     if not key:
         error(f"set {KEY_ENV[provider]} to the organisation's admin key (the usage and cost endpoints need one)")
         raise typer.Exit(ExitCode.USAGE)
-    client = Client(headers=headers(provider, key))
+    client = Client(headers=headers(provider, key), on_retry=_retrying)
     base = base_url or (OPENAI_URL if provider == "openai" else ANTHROPIC_URL)
     try:
-        done = pull_pages(client, provider, base, landing, window,
-                          lambda p: _line(quiet, p.path, p.state, f"{p.buckets:,} buckets"
-                                          if p.state == "written" else "no buckets: nothing written"))  # fmt: skip
+        with _Pages(None, quiet, f"pulling {provider}'s pages") as pages:
+            done = pull_pages(client, provider, base, landing, window,
+                              lambda p: pages.done(p.path, p.state, _page_said(p)))  # fmt: skip
     except PullError as exc:
         error(str(exc))
         raise typer.Exit(ExitCode.FAILURE) from None
-    finally:
-        for line in client.retried:
-            console.print(f"  retried: {escape(line)}", highlight=False)
     written = sum(p.state == "written" for p in done)
     out.print(
         f"pulled {written} new page{'s' if written != 1 else ''} of {provider}'s costs and usage into "

@@ -34,8 +34,8 @@ class Client:
     headers: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 60.0
     sleep: Callable[[float], None] = time.sleep
-    retried: list[str] = field(default_factory=list)
-    """One line per retry, in words (what went wrong and how long the pull waited)."""
+    on_retry: Callable[[str], None] = lambda _: None
+    """Hears of each retry as it happens, in words (what went wrong and how long the pull waits)."""
 
     def get_json(self, url: str, params: list[tuple[str, str]] | None = None) -> Any:
         full = url + ("?" + urllib.parse.urlencode(params) if params else "")
@@ -45,7 +45,7 @@ class Client:
                 return wait
             if attempt == ATTEMPTS:
                 raise PullError(f"{_shown(full)}: {why}; gave up after {ATTEMPTS} attempts")
-            self.retried.append(f"{_shown(full)}: {why}; retrying in {wait:g} s")
+            self.on_retry(f"{_shown(full)}: {why}; retrying in {wait:g} s")
             self.sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
