@@ -115,9 +115,15 @@ class Ledger:
     def load(self, kind: str, rows: list[dict[str, Any]]) -> FileResult:
         return ingest_file(self.con, kind, self.write(kind, rows), self.store)
 
-    def build(self, **overrides: Any) -> BuildResult:
+    def build(self, *select: str, **overrides: Any) -> BuildResult:
+        """Every model, or (``select``, as ``build --select`` takes them: ``+marts.x`` for a mart and what it reads)
+        only the models a test reads."""
         if overrides:
             self.settings = replace(self.settings, **overrides)
+        if select:
+            from pipeline.transform.duckdb_engine import build_selected
+
+            return build_selected(self.con, self.settings, self.store, select)
         return build(self.con, self.settings, self.store)
 
     def publish(self) -> Path:

@@ -150,25 +150,49 @@ EngineOpt = Annotated[
 ]
 
 
+_Select = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--select",
+        "-s",
+        help="Build only this model (layer.name or name); +MODEL with what it reads, MODEL+ with what reads it. "
+        "Repeat for more. Not published.",
+        show_default=False,
+    ),
+]
+
+
 @app.command("build", rich_help_panel=toc.panel("build"))
 def build_cmd(
-    db: DbOpt = None, settings: SettingsOpt = None, engine: EngineOpt = None, as_json: JsonOpt = False
+    db: DbOpt = None,
+    settings: SettingsOpt = None,
+    engine: EngineOpt = None,
+    as_json: JsonOpt = False,
+    select: _Select = None,
 ) -> None:
     """Run the SQL models (staging -> intermediate -> marts) and their audits, then publish.
 
     On Spark (--engine spark) the incremental models go on from the last Spark build, most of them; see the README's
-    "Running on Spark"."""
+    "Running on Spark". With --select, only the models selected run, each computed whole (an incremental one from all
+    its inputs; the next build rebuilds it in full), in the work file: nothing is published, since the other models
+    were not built with them. Example: costledger build --select +marts.monthly_phase_cost"""
     from dataclasses import replace
 
-    from pipeline.run.nightly import run_build
+    from pipeline.run.nightly import run_build, run_selected_build
     from pipeline.storage.store import Store
 
     s = read_settings(settings, db)
     if engine is not None:
         s = replace(s, engine_name=engine.value)
     with Progress(0, as_json) as progress:
-        run = writer(run_build, Store.for_db(s.db), s, on_model=progress.on_model)
+        if select:
+            run = writer(run_selected_build, Store.for_db(s.db), s, tuple(select), on_model=progress.on_model)
+        else:
+            run = writer(run_build, Store.for_db(s.db), s, on_model=progress.on_model)
     summary(run, as_json)
+    if select and not as_json:
+        out.print("not published: the models selected were built in the work file alone; `costledger build` "
+                  "builds and publishes them all", highlight=False)  # fmt: skip
     raise typer.Exit(ExitCode.MISMATCH if run.mismatches or run.usage_gaps else ExitCode.OK)
 
 

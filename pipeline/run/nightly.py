@@ -505,6 +505,20 @@ def run_build(store: Store, settings: Settings, on_model: OnModel | None = None)
     return run.summary
 
 
+def run_selected_build(
+    store: Store, settings: Settings, patterns: tuple[str, ...], on_model: OnModel | None = None
+) -> RunSummary:
+    """The selected models only, in the work file (``build --select``): nothing is published, since the other models
+    were not built with them; the next ``build`` or nightly publishes a whole build."""
+    from pipeline.transform.duckdb_engine import build_selected
+
+    with Run(store, settings, "build --select " + " ".join(patterns)) as run:
+        run.summary.build = build_selected(run.con, settings, store, patterns, progress=on_model)
+        for model, seconds in run.summary.build.timings:
+            run._step("build", model, seconds, None)
+    return run.summary
+
+
 def run_nightly(
     store: Store,
     settings: Settings,

@@ -144,10 +144,16 @@ def states(con: duckdb.DuckDBPyConnection, models: list[Model]) -> dict[str, Sta
     return found
 
 
+#: the sql_hash of a model a selected build computed whole (``build --select``): the next build rebuilds it in full
+BUILT_ALONE = "built alone"
+
+
 def _why(name: str, now: State, before: State | None, by_name: dict[str, Model], why: dict[str, str]) -> str | None:
     """Why a model is rebuilt in full, in words; None when its own parts and the models it reads are as before."""
     if before is None:
         return "no earlier build"
+    if before.sql_hash == BUILT_ALONE:
+        return "build --select computed it alone"
     if now.sql_hash != before.sql_hash:
         return "its SQL changed"
     if now.macros_hash != before.macros_hash:
