@@ -267,15 +267,15 @@ def disk_full(exc: Exception) -> bool:
     return exc.errno == errno.ENOSPC if isinstance(exc, OSError) else "space left" in str(exc).lower()
 
 
-class Progress:
-    """A progress bar on a terminal; one line per file otherwise."""
+class Bar:
+    """A transient progress bar on a terminal (none elsewhere, or when ``shown`` is false); its tasks are the
+    subclass's."""
 
-    def __init__(self, total_files: int, quiet: bool) -> None:
+    def __init__(self, shown: bool) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.quiet = quiet
         self.bar = None
-        if not quiet and console.is_terminal:
+        if shown and console.is_terminal:
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -284,10 +284,8 @@ class Progress:
                 console=console,
                 transient=True,
             )
-            self.files = self.bar.add_task("loading files", total=total_files)
-            self.models = self.bar.add_task("building models", total=None, visible=False)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self):  # noqa: ANN204 - the subclass
         if self.bar:
             self.bar.__enter__()
         return self
@@ -295,6 +293,17 @@ class Progress:
     def __exit__(self, *exc) -> None:
         if self.bar:
             self.bar.__exit__(*exc)
+
+
+class Progress(Bar):
+    """A progress bar on a terminal; one line per file otherwise."""
+
+    def __init__(self, total_files: int, quiet: bool) -> None:
+        super().__init__(not quiet)
+        self.quiet = quiet
+        if self.bar:
+            self.files = self.bar.add_task("loading files", total=total_files)
+            self.models = self.bar.add_task("building models", total=None, visible=False)
 
     def on_file(self, result) -> None:
         if self.bar:

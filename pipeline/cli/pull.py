@@ -13,7 +13,7 @@ from rich.markup import escape
 
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.cli import toc
-from pipeline.cli.common import console, error, out
+from pipeline.cli.common import Bar, console, error, out
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
 pull_app = typer.Typer(no_args_is_help=True, help=toc.PANELS["Load and build"]["pull"])
@@ -65,26 +65,14 @@ def _usage(exc: CostledgerError) -> typer.Exit:
     return typer.Exit(ExitCode.USAGE)
 
 
-class _Pages:
+class _Pages(Bar):
     """What a pull says as it goes: a line per page (unless --quiet) and, on a terminal, a bar of the pages done."""
 
     def __init__(self, total: int | None, quiet: bool, what: str) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.quiet, self.bar = quiet, None
-        if console.is_terminal:
-            self.bar = Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                console=console, transient=True)  # fmt: skip
+        super().__init__(True)
+        self.quiet = quiet
+        if self.bar:
             self.task = self.bar.add_task(what, total=total)
-
-    def __enter__(self) -> "_Pages":
-        if self.bar:
-            self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.bar:
-            self.bar.__exit__(*exc)
 
     def done(self, path: Path, state: str, what: str) -> None:
         if self.bar:
@@ -98,12 +86,12 @@ def _retrying(line: str) -> None:
     console.print(f"  {escape(line)}", highlight=False)
 
 
-def _page_said(p) -> str:  # noqa: ANN001 - a PageResult
-    return f"{p.buckets:,} buckets" if p.state == "written" else "no buckets: nothing written"
+def _page_said(p) -> str:  # noqa: ANN001 - a Pulled page
+    return f"{p.count:,} buckets" if p.state == "written" else "no buckets: nothing written"
 
 
-def _chunk_said(c) -> str:  # noqa: ANN001 - a ChunkResult
-    return f"{c.series:,} series, {c.samples:,} samples" if c.state == "written" else "no series in this range"
+def _chunk_said(c) -> str:  # noqa: ANN001 - a Pulled chunk
+    return f"{c.count:,} series, {c.samples:,} samples" if c.state == "written" else "no series in this range"
 
 
 @pull_app.command("prometheus")
@@ -187,39 +175,34 @@ def _provider(provider: str, *, since: str | None, until: str | None, month: str
 _BaseUrl = Annotated[Optional[str], typer.Option(help="The API's address (default: the provider's own).")]
 
 
-@pull_app.command("openai")
-def pull_openai(
-    *,
-    since: _Since = None,
-    until: _Until = None,
-    month: _Month = None,
-    base_url: _BaseUrl = None,
-    landing: _Landing = Path("landing"),
-    quiet: _Quiet = False,
-) -> None:
-    """OpenAI's organisation costs and completions usage, daily buckets, every page, with OPENAI_ADMIN_KEY.
-
-    Costs into LANDING/invoices, usage into LANDING/usage; a page already there is not asked again.
-
-    Example: costledger pull openai --month 2026-10
-    """
-    _provider("openai", since=since, until=until, month=month, base_url=base_url, landing=landing, quiet=quiet)
+#: each provider's pull command: what it fetches (the first line of its help)
+_PROVIDER_HELP = {
+    "openai": "OpenAI's organisation costs and completions usage, daily buckets, every page, with OPENAI_ADMIN_KEY.",
+    "anthropic": "Anthropic's organisation cost report and messages usage report, every page, with "
+    "ANTHROPIC_ADMIN_KEY.",
+}
 
 
-@pull_app.command("anthropic")
-def pull_anthropic(
-    *,
-    since: _Since = None,
-    until: _Until = None,
-    month: _Month = None,
-    base_url: _BaseUrl = None,
-    landing: _Landing = Path("landing"),
-    quiet: _Quiet = False,
-) -> None:
-    """Anthropic's organisation cost report and messages usage report, every page, with ANTHROPIC_ADMIN_KEY.
+def _provider_command(provider: str) -> None:
+    """``pull PROVIDER``: the same options for each provider, its own help."""
 
-    Costs into LANDING/invoices, usage into LANDING/usage; a page already there is not asked again.
+    def command(
+        *,
+        since: _Since = None,
+        until: _Until = None,
+        month: _Month = None,
+        base_url: _BaseUrl = None,
+        landing: _Landing = Path("landing"),
+        quiet: _Quiet = False,
+    ) -> None:
+        _provider(provider, since=since, until=until, month=month, base_url=base_url, landing=landing, quiet=quiet)
 
-    Example: costledger pull anthropic --month 2026-10
-    """
-    _provider("anthropic", since=since, until=until, month=month, base_url=base_url, landing=landing, quiet=quiet)
+    command.__doc__ = (
+        f"{_PROVIDER_HELP[provider]}\n\n    Costs into LANDING/invoices, usage into LANDING/usage; a page already there"
+        f" is not asked again.\n\n    Example: costledger pull {provider} --month 2026-10\n    "
+    )
+    pull_app.command(provider)(command)
+
+
+for _name in _PROVIDER_HELP:
+    _provider_command(_name)

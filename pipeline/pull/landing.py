@@ -5,11 +5,26 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pipeline.pull.http import PullError
+
+
+@dataclass(frozen=True)
+class Pulled:
+    """One page (or chunk) of a pull: where it went and what became of it."""
+
+    kind: str
+    path: Path
+    state: str
+    """written, present (pulled before: not asked again) or empty (nothing in it: nothing written)"""
+    count: int = 0
+    """What it holds: the series of a Prometheus chunk, the buckets of a provider's page."""
+    samples: int = 0
+    """A Prometheus chunk's samples."""
 
 
 def write_page(path: Path, doc: Any) -> int:

@@ -10,13 +10,12 @@ a chunk whose file is there is not asked again, and a chunk with no series write
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from pipeline.pull.http import Client, PullError
-from pipeline.pull.landing import stamp, write_page
+from pipeline.pull.landing import Pulled, stamp, write_page
 from schemas.meters import ENGINE_METRICS, GPU_METRICS
 
 #: each landing kind and the metrics of it the ledger reads
@@ -56,16 +55,6 @@ def auth_headers(env: Mapping[str, str]) -> dict[str, str]:
     return {}
 
 
-@dataclass(frozen=True)
-class ChunkResult:
-    kind: str
-    path: Path
-    state: str
-    """written, present (pulled before: not asked again) or empty (no series: nothing written)"""
-    series: int = 0
-    samples: int = 0
-
-
 def pull_range(
     client: Client,
     url: str,
@@ -74,8 +63,8 @@ def pull_range(
     *,
     step_s: int,
     per_query: int = POINTS_PER_QUERY,
-    on_chunk: Callable[[ChunkResult], None] = lambda _: None,
-) -> list[ChunkResult]:
+    on_chunk: Callable[[Pulled], None] = lambda _: None,
+) -> list[Pulled]:
     """Every chunk of both kinds, in order; ``on_chunk`` hears of each as it is done."""
     since, until = (t.astimezone(timezone.utc) for t in window)
     if until <= since:
@@ -93,17 +82,17 @@ def pull_range(
 def _chunk(
     client: Client, url: str, kind: str, metrics: tuple[str, ...], *, span: tuple[datetime, datetime], step_s: int,
     path: Path,
-) -> ChunkResult:  # fmt: skip
+) -> Pulled:  # fmt: skip
     if path.exists():
-        return ChunkResult(kind, path, "present")
+        return Pulled(kind, path, "present")
     params = [("query", selector(metrics)), ("start", str(int(span[0].timestamp()))),
               ("end", str(int(span[1].timestamp()))), ("step", str(step_s))]  # fmt: skip
     doc = client.get_json(url.rstrip("/") + "/api/v1/query_range", params)
     result = _matrix(doc, url)
     if not result:
-        return ChunkResult(kind, path, "empty")
+        return Pulled(kind, path, "empty")
     write_page(path, doc)
-    return ChunkResult(kind, path, "written", len(result), sum(len(s.get("values") or ()) for s in result))
+    return Pulled(kind, path, "written", len(result), sum(len(s.get("values") or ()) for s in result))
 
 
 def _matrix(doc: Any, url: str) -> list[dict]:

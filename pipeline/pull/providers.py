@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pipeline.pull.http import Client, PullError
-from pipeline.pull.landing import read_page, stamp, write_page
+from pipeline.pull.landing import Pulled, read_page, stamp, write_page
 
 
 @dataclass(frozen=True)
@@ -59,28 +59,19 @@ def headers(provider: str, key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-@dataclass(frozen=True)
-class PageResult:
-    kind: str
-    path: Path
-    state: str
-    """written, present (pulled before: not asked again) or empty (no buckets: nothing written)"""
-    buckets: int = 0
-
-
 def pull_pages(
     client: Client,
     provider: str,
     base_url: str,
     landing: Path,
     window: tuple[datetime, datetime],
-    on_page: Callable[[PageResult], None] = lambda _: None,
-) -> list[PageResult]:
+    on_page: Callable[[Pulled], None] = lambda _: None,
+) -> list[Pulled]:
     """Every page of the provider's endpoints over the window, in order."""
     since, until = (t.astimezone(timezone.utc) for t in window)
     if until <= since:
         raise PullError(f"--until ({until:%Y-%m-%d}) is not after --since ({since:%Y-%m-%d})")
-    done: list[PageResult] = []
+    done: list[Pulled] = []
     for endpoint in PROVIDERS[provider]:
         for result in _endpoint(client, endpoint, base_url.rstrip("/"), landing, (since, until)):
             done.append(result)
@@ -101,7 +92,7 @@ def _endpoint(client: Client, e: Endpoint, base: str, landing: Path, window: tup
             state = "written" if _buckets(doc, base + e.path) else "empty"
             if state == "written":
                 write_page(path, doc)
-        yield PageResult(e.kind, path, state, len(doc.get("data") or ()))
+        yield Pulled(e.kind, path, state, len(doc.get("data") or ()))
         if not doc.get("has_more"):
             return
         cursor = doc.get("next_page")
