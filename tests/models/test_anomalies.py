@@ -10,6 +10,9 @@ import pytest
 
 from tests.conftest import PRICE_MOONSHOT, request
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+marts.daily_anomalies",)
+
 D = Decimal
 
 
@@ -37,7 +40,7 @@ def test_a_planted_spike_is_flagged_with_its_score_and_a_steady_month_is_not(led
     ledger.load("prices", [PRICE_MOONSHOT])
     spiked = _alternating(28) | {29: 30_000_000}  # July 29: $90.00
     ledger.load("requests", _days(spiked, team="alpha") + _days(_alternating(31), team="steady"))
-    ledger.build()
+    ledger.build(*READS)
     rows = ledger.rows("SELECT * FROM marts.daily_anomalies ORDER BY day")
     # steady: every day is $3 or $6; each scored day's history is half of each (or one more of one kind): median
     # 4.5 or 3 or 6, and no day lies 3.5 robust deviations away by $25 or more -> no row
@@ -61,7 +64,7 @@ def test_days_that_never_varied_flag_any_move_of_the_least_spend_and_a_young_ser
     flat = {d: 1_000_000 for d in range(1, 21)} | {21: 10_000_000}  # $3.00 a day, then $30.00 on the 21st
     young = {d: 1_000_000 for d in range(1, 10)} | {10: 100_000_000}  # a spike of $300 on its 10th day
     ledger.load("requests", _days(flat, team="flat") + _days(young, team="young"))
-    ledger.build()
+    ledger.build(*READS)
     rows = ledger.rows("SELECT team, kind, score, baseline_mad, spend_effect_usd, cause FROM marts.daily_anomalies")
     # flat: MAD 0, so no score; $30 - $3 = $27 >= $25. young: 9 days of history, under the 14 needed -> not scored
     assert [(r["team"], r["kind"], r["score"], r["baseline_mad"], r["spend_effect_usd"]) for r in rows] == [
@@ -80,7 +83,7 @@ def test_a_cache_hit_drop_that_moved_spend_names_what_it_cost(ledger):
         rows.append(request(f"r{d}", f"t{d}", f"2026-07-{d:02d}T10:00:00Z", team="alpha",
                             cache_hit_input_tokens=hit, cache_miss_input_tokens=10_000_000 - hit))  # fmt: skip
     ledger.load("requests", rows)
-    ledger.build(anomalies_min_usd=D("10"))
+    ledger.build(*READS, anomalies_min_usd=D("10"))
     found = {r["kind"]: r for r in ledger.rows("SELECT * FROM marts.daily_anomalies")}
     assert set(found) == {"cache_hit_drop", "spend_spike"}
     drop = found["cache_hit_drop"]
@@ -115,7 +118,7 @@ def test_an_invoice_price_the_catalogue_lacks_is_flagged(ledger):
         _invoice_line("2", "output", "16.00", "16.00"),  # 16.00, not 15.00
         _invoice_line("3", "output", "1.00", "1.00", model="kimi-k9"),  # a model the catalogue has no price for
     ])  # fmt: skip
-    ledger.build()
+    ledger.build(*READS)
     rows = ledger.rows("SELECT * FROM marts.daily_anomalies ORDER BY subject")
     assert [(r["kind"], r["subject"], r["team"], r["observed"], r["spend_effect_usd"]) for r in rows] == [
         ("price_not_in_catalog", "invoice inv-7 line 2", "(all)", D(16), D(16)),

@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import request
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+intermediate.int_cluster_busy_daily",)
+
 EPOCH = dt.datetime(1970, 1, 1)
 START = dt.datetime(2026, 7, 10)
 _ids = itertools.count()
@@ -75,7 +78,7 @@ def test_busy_ms_per_cluster_and_day_equals_the_union_of_the_intervals(ledger, r
         stamp = s.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         requests.append(request(rid, rid, stamp, route="self_hosted", cluster_id=cluster_id, latency_ms=latency_ms))
     assert ledger.load("requests", requests).rows_loaded == len(requests)
-    ledger.build()
+    ledger.build(*READS)
     got = {
         (r["cluster_id"], r["day"]): r["busy_ms"]
         for r in ledger.rows(
@@ -101,7 +104,7 @@ def test_nested_touching_and_crossing_midnight_by_hand(ledger):
             request("n4", "n4", "2026-07-02T23:45:00.000500Z", route="self_hosted", latency_ms=1_800_000),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     got = {
         str(r["day"]): r["busy_ms"]
         for r in ledger.rows("SELECT day, busy_ms FROM intermediate.int_cluster_busy_daily WHERE cluster_id = 'c1'")

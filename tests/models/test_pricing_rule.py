@@ -13,6 +13,14 @@ from hypothesis import strategies as st
 
 from tests.conftest import PRICE_MOONSHOT, ROOT, request
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = (
+    "+intermediate.int_requests_monthly",
+    "+intermediate.int_requests_priced",
+    "+marts.monthly_route_cost",
+    "+staging.stg_ledger__prices",
+)
+
 # An Anthropic-like price list (USD per 1M tokens; per call for web search): writes at 1.25x (5 min) and 2x (1 h)
 # the input price, batch at half price, a long-context level from 200,000 input tokens.
 STANDARD = {
@@ -66,7 +74,7 @@ def test_cache_writes_and_web_searches_at_their_own_rates(ledger):
             ),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     assert costs(ledger) == {"w": Decimal("0.0648")}
 
 
@@ -90,7 +98,7 @@ def test_cache_writes_default_to_the_cache_miss_price_and_old_files_read_as_zero
         ],
     )
     ledger.load("requests", [request("old", "t2", "2026-07-01T11:00:00Z", cache_miss_input_tokens=1000)])
-    ledger.build()
+    ledger.build(*READS)
     assert costs(ledger) == {"w": Decimal("0.015"), "old": Decimal("0.003")}
     assert ledger.one("SELECT service_tier, web_search_calls FROM raw.requests WHERE request_id = 'old'") == {
         "service_tier": "standard",
@@ -113,7 +121,7 @@ def test_service_tiers_are_priced_by_their_own_rows_and_a_tier_without_a_price_i
             request("flx", "t3", "2026-07-01T10:00:00Z", service_tier="flex", **tokens),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     assert costs(ledger) == {"std": Decimal("4.5"), "bat": Decimal("2.25"), "flx": None}
     assert ledger.one("SELECT unpriced_requests FROM marts.monthly_route_cost WHERE route = 'api'") == {
         "unpriced_requests": 1
@@ -142,7 +150,7 @@ def test_long_context_level_applies_from_its_min_input_tokens_counting_hits_miss
             ),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     assert costs(ledger) == {"below": Decimal("0.599997"), "at": Decimal("1.2"), "mixed": Decimal("0.66")}
 
 
@@ -168,7 +176,7 @@ def test_levels_change_price_on_their_own_dates(ledger):
             request("july", "t3", "2026-07-05T10:00:00Z", cache_miss_input_tokens=100_000),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     assert costs(ledger) == {"short": Decimal("0.25"), "long": Decimal("1.8"), "july": Decimal("0.3")}
 
 
@@ -203,7 +211,7 @@ def test_a_self_hosted_row_needs_a_latency_an_api_row_does_not(ledger):
     )
     assert (result.rows_loaded, result.rows_quarantined) == (2, 1)
     assert "a self_hosted request has no latency_ms" in ledger.one("SELECT reason FROM meta.quarantine")["reason"]
-    ledger.build(slo_ms_api=1500)
+    ledger.build(*READS, slo_ms_api=1500)
     row = ledger.one(
         "SELECT requests, latency_unknown, p50_latency_ms, p95_latency_ms, latency_violations "
         "FROM marts.monthly_route_cost WHERE route = 'api'"
@@ -310,7 +318,7 @@ def test_metered_cost_equals_a_decimal_oracle_across_tiers_levels_writes_searche
     rows = {f"p{next(_ids)}": req for req in batch}
     result = ledger.load("requests", [request(rid, rid, **req) for rid, req in rows.items()])
     assert result.rows_loaded == len(rows)
-    ledger.build()
+    ledger.build(*READS)
     got = ledger.rows(
         "SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced "
         "WHERE request_id IN (SELECT unnest(?))",
@@ -390,7 +398,7 @@ def test_the_sensitivity_sums_of_many_price_bands_equal_a_decimal_oracle(ledger)
         rows.append(request(f"s{n}", f"s{n}", **req))
         parts.append(sensitivity_parts(req))
     assert ledger.load("requests", rows).rows_loaded == len(rows)
-    ledger.build()
+    ledger.build(*READS)
     priced = [x for x in parts if x is not None]
     assert len(priced) == len(parts) - 3  # the three flex requests
     want = {
@@ -424,7 +432,7 @@ def test_a_litellm_price_list_becomes_per_million_rows_by_tier_and_level(ledger)
     assert ledger.one("SELECT reason FROM meta.quarantine")["reason"] == (
         "litellm entry broken-model: broken-model.input_cost_per_token is not a number: 'free'"
     )
-    ledger.build()
+    ledger.build(*READS)
     got = {
         (r["provider"], r["model"], r["service_tier"], r["min_input_tokens"]): (
             r["cache_hit_input_per_million"], r["cache_miss_input_per_million"], r["cache_write_5m_per_million"],

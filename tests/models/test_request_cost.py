@@ -5,6 +5,9 @@ from decimal import Decimal
 
 from tests.conftest import PRICE_MOONSHOT, request
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+intermediate.int_requests_priced", "+marts.monthly_route_cost")
+
 
 def test_seeds_example_cache_miss_and_cache_hit(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
@@ -17,7 +20,7 @@ def test_seeds_example_cache_miss_and_cache_hit(ledger):
             request("hit", "t2", "2026-07-01T11:00:00Z", cache_hit_input_tokens=300_000, output_tokens=30_000),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     costs = {
         r["request_id"]: r["metered_cost_usd"]
         for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
@@ -37,7 +40,7 @@ def test_reasoning_tokens_billed_at_output_rate_and_one_token_is_exact(ledger):
             request("one", "t2", "2026-07-01T10:00:00Z", cache_hit_input_tokens=1),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     costs = {
         r["request_id"]: r["metered_cost_usd"]
         for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
@@ -64,7 +67,7 @@ def test_price_in_force_at_request_time(ledger):
             request("after", "t2", "2026-08-16T00:00:00Z", cache_miss_input_tokens=1_000_000),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     costs = {
         r["request_id"]: r["metered_cost_usd"]
         for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
@@ -84,7 +87,7 @@ def test_request_without_price_is_unpriced_not_free(ledger):
             request("too-early", "t3", "2025-12-31T23:00:00Z", cache_miss_input_tokens=1_000_000),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     rows = {
         r["request_id"]: r
         for r in ledger.rows("SELECT request_id, is_priced, metered_cost_usd FROM intermediate.int_requests_priced")
@@ -128,7 +131,7 @@ def test_costs_either_side_of_the_integer_paths_bounds_are_exact(ledger):
             request("xl", "t5", "2026-07-01T10:00:00Z", model="kimi-k3-xl", output_tokens=7, reasoning_tokens=3),
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     costs = {
         r["request_id"]: r["metered_cost_usd"]
         for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")
@@ -157,7 +160,7 @@ def test_a_price_with_twelve_places_per_million_is_kept_and_priced_exactly(ledge
     )
     kept = ledger.one("SELECT cache_hit_input_per_million AS hit, output_per_million AS out FROM raw.prices")
     assert kept == {"hit": Decimal("0.1234567"), "out": Decimal("0.000000000001")}
-    ledger.build()
+    ledger.build(*READS)
     costs = {
         r["request_id"]: r["metered_cost_usd"]
         for r in ledger.rows("SELECT request_id, metered_cost_usd FROM intermediate.int_requests_priced")

@@ -12,6 +12,9 @@ from pipeline.ingest.files import IngestOptions, ingest_file
 from pipeline.ingest.formats.scrapetime import from_comment, from_name
 from tests.conftest import ROOT
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+intermediate.int_engine_token_increases", "+marts.monthly_cluster_telemetry")
+
 SCRAPES = ROOT / "tests" / "fixtures" / "metrics" / "scrapes"
 MAPPED = IngestOptions(
     metrics_clusters=(
@@ -68,7 +71,7 @@ def test_periodic_scrapes_become_series_at_their_times_counters_differenced_acro
                        ("sglang-node-2-first.prom", 3), ("sglang-node-2-second.prom", 3)):  # fmt: skip
         res = _load(ledger, name, "engine-metrics")
         assert (res.status, res.rows_loaded, res.rows_quarantined) == ("loaded", rows, 0), res.message
-    ledger.build()
+    ledger.build(*READS)
     got = ledger.rows(
         "SELECT measure, interval_start, interval_end, increase FROM intermediate.int_engine_token_increases "
         "ORDER BY measure, increase"
@@ -109,7 +112,7 @@ def test_dcgm_s_default_utilisation_field_tells_busy_time_where_the_profiling_fi
         res = _load(ledger, name, "gpu-metrics")
         # 2 GPUs x (energy, utilisation) read; the clock and the temperature passed over
         assert (res.status, res.rows_loaded, res.rows_quarantined) == ("loaded", 4, 0), res.message
-    ledger.build()
+    ledger.build(*READS)
     row = ledger.one("SELECT * FROM marts.monthly_cluster_telemetry")
     assert (row["cluster_id"], row["gpus_metered"], row["busy_source"]) == ("k3", 2, "gpu_util")
     assert row["engine_active_gpu_hours"] == Decimal("0.116667")  # 420 / 3,600, shown to 6 places
@@ -142,7 +145,7 @@ def test_nvidia_smi_s_csv_loads_as_the_dcgm_fields_of_the_same_meaning(ledger):
                       options=options)  # fmt: skip
     # 4 lines x (utilization.gpu, power.draw); the temperature, memory and clocks are not read
     assert (res.status, res.rows_loaded, res.rows_quarantined) == ("loaded", 8, 0), res.message
-    ledger.build()
+    ledger.build(*READS)
     row = ledger.one("SELECT * FROM marts.monthly_cluster_telemetry")
     # 10:00 -> 10:01 (60 s) per GPU: busy 50 % x 60 = 30 s and 100 % x 60 = 60 s: 90 s = 0.025 GPU-hours of 120 s
     # = 0.033333 metered; energy from the power gauge: 300 W x 60 s = 18,000 J = 0.005 kWh, 600 W x 60 s = 0.01 kWh
