@@ -11,6 +11,9 @@ import pytest
 
 from tests.conftest import PRICE_MOONSHOT, request
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+marts.monthly_break_even", "+marts.monthly_route_cost", "+marts.monthly_utilisation")
+
 BIG = {"cache_miss_input_tokens": 300_000, "output_tokens": 30_000}  # $1.35 at Moonshot
 SMALL = {"cache_hit_input_tokens": 300_000, "output_tokens": 30_000}  # $0.54 at Moonshot
 
@@ -54,7 +57,7 @@ def test_equivalent_comparator_break_even_and_observed_capacity(ledger):
         ],
     )
     ledger.load("outcomes", accepted("t1", "t2", "t3", "t4"))
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     # F: the reserved charge is committed; nothing avoidable
     assert (be["fixed_cost_usd"], be["committed_cost_usd"], be["avoidable_cost_usd"]) == (945, 945, 0)
@@ -112,7 +115,7 @@ def _review_month(ledger, self_hosted_review_minutes: int) -> dict:
         + accepted("t2")
         + accepted("t3", review_minutes=str(self_hosted_review_minutes)),
     )
-    ledger.build(review_rate_per_hour_usd=Decimal(60), min_tasks_for_factor=1)
+    ledger.build(*READS, review_rate_per_hour_usd=Decimal(60), min_tasks_for_factor=1)
     return month(ledger)
 
 
@@ -157,7 +160,7 @@ def test_self_hosting_cheaper_when_volume_passes_break_even(ledger):
     reqs += [request(f"s{i}", f"ts{i}", f"2026-07-0{i + 2}T10:00:00Z", route="self_hosted", **BIG) for i in range(3)]
     ledger.load("requests", reqs)
     ledger.load("outcomes", accepted("ta", "ts0", "ts1", "ts2"))
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     assert (be["break_even_accepted_tasks"], be["self_hosted_accepted_tasks"]) == (2, 3)
     assert (be["verdict"], be["self_hosting_cheaper"]) == ("self_hosting_cheaper", True)
@@ -177,7 +180,7 @@ def test_measured_fallback_when_the_cluster_accepted_nothing(ledger):
     ledger.load(
         "outcomes", accepted("t1") + [{"task_id": "t2", "accepted": "false", "decided_at": "2026-07-20T00:00:00Z"}]
     )
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     # C = the API route's $1.35 / 1 task (measured); break-even $100 / $1.35 = 74.074074074074 tasks
     assert (be["api_cost_source"], be["api_cost_per_accepted_task_usd"]) == ("measured", Decimal("1.35"))
@@ -191,7 +194,7 @@ def test_api_only_ledger_has_no_self_hosted_route(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request("a1", "t1", "2026-07-01T10:00:00Z", **BIG)])
     ledger.load("outcomes", accepted("t1"))
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     assert (be["verdict"], be["self_hosting_cheaper"], be["break_even_accepted_tasks"]) == (
         "no_self_hosted_route",
@@ -216,7 +219,7 @@ def test_cluster_only_ledger_uses_the_reference_price_and_without_one_has_no_api
     ledger.load("outcomes", accepted("t1", "t2", at="2026-08-20T00:00:00Z"))
     # a Moonshot price only from August: July has no price at all
     ledger.load("prices", [{**PRICE_MOONSHOT, "effective_from": "2026-08-01T00:00:00Z"}])
-    ledger.build()
+    ledger.build(*READS)
     jul, aug = month(ledger), month(ledger, "2026-08-01")
     assert (jul["verdict"], jul["self_hosting_cheaper"], jul["api_cost_per_accepted_task_usd"]) == (
         "no_api_price",
@@ -254,7 +257,7 @@ def test_credits_and_tax_stay_out_of_the_run_rate(ledger):
             {**line, "line_id": "4", "line_type": "tax", "amount": "0.11"},
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     # run-rate = $0.90 + $0.45 = $1.35: the -$25 credit and the $0.11 tax are on lines of their own
     assert (be["api_run_rate_usd"], be["api_credits_usd"], be["api_tax_usd"]) == (
@@ -281,7 +284,7 @@ def test_in_flight_accepted_hours_count_accepted_attempts_only(ledger):
         ],
     )
     ledger.load("outcomes", accepted("t1"))
-    ledger.build()
+    ledger.build(*READS)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     assert (u["busy_hours"], u["in_flight_accepted_hours"]) == (2, 1)
     assert u["in_flight_share"] == pytest.approx(2 / 744)
@@ -333,7 +336,7 @@ def _sweeps(ledger, slo_ms: int | None) -> dict:
             },
         ],
     )
-    ledger.build(slo_ms_self_hosted=slo_ms)
+    ledger.build(*READS, slo_ms_self_hosted=slo_ms)
     return {str(r["month"]): r for r in ledger.rows("SELECT * FROM marts.monthly_utilisation")}
 
 
@@ -372,7 +375,7 @@ def test_observed_capacity_keeps_only_windows_within_the_slo(ledger):
             request("s3", "t3", "2026-07-02T11:01:00Z", route="self_hosted", latency_ms=400_000, **BIG),
         ],
     )
-    ledger.build(slo_ms_self_hosted=300_000)
+    ledger.build(*READS, slo_ms_self_hosted=300_000)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # 11:00 window: n = 2, p95 position = max(1, 2 - floor(2 - 1.9)) = 2 -> the 400 s request: over the SLO, left out;
     # 10:00 window: 330,000 / 300 s = 1,100 tokens/s

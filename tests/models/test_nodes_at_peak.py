@@ -13,6 +13,9 @@ import pytest
 from tests.conftest import request
 from tests.models.test_capacity_and_idle import accepted
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+intermediate.int_cluster_peak_nodes_monthly", "+marts.monthly_utilisation")
+
 OWNED = {
     "asset_id": "srv1",
     "cluster_id": "c1",
@@ -46,7 +49,7 @@ def _peak(ledger, hours: dict[str, int]) -> dict:
     ]  # fmt: skip
     ledger.load("requests", rows)
     ledger.load("outcomes", accepted(*(r["task_id"] for r in rows)))
-    ledger.build()
+    ledger.build(*READS)
     return ledger.one(
         "SELECT u.nodes_in_service, p.peak_hour_start, p.committed_nodes_at_peak, p.on_demand_nodes_at_peak "
         "FROM marts.monthly_utilisation AS u JOIN intermediate.int_cluster_peak_nodes_monthly AS p "

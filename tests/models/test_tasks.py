@@ -5,6 +5,9 @@ from decimal import Decimal
 
 from tests.conftest import PRICE_MOONSHOT, request
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+intermediate.int_tasks_resolved", "+marts.monthly_break_even", "+marts.monthly_route_cost")
+
 
 def test_task_accepted_on_third_attempt_after_error_and_timeout(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
@@ -38,7 +41,7 @@ def test_task_accepted_on_third_attempt_after_error_and_timeout(ledger):
     )
     # no request_id: the accepted attempt is the task's last 'ok' attempt (a3)
     ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-01T11:00:00Z"}])
-    ledger.build()
+    ledger.build(*READS)
     task = ledger.one("SELECT accepted, accepted_request_id, attempts FROM intermediate.int_tasks_resolved")
     assert task == {"accepted": True, "accepted_request_id": "a3", "attempts": 3}
     row = ledger.one(
@@ -72,7 +75,7 @@ def test_month_without_accepted_tasks_gives_null_not_an_error(ledger):
             {"task_id": "t-aug", "accepted": "false", "decided_at": "2026-08-10T12:00:00Z", "reason": "wrong"},
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     rows = {
         str(r["month"]): r
         for r in ledger.rows(
@@ -109,7 +112,7 @@ def test_accepted_attempt_over_slo_is_a_latency_violation(ledger):
             {"task_id": "t2", "accepted": "true", "decided_at": "2026-07-01T12:00:00Z"},
         ],
     )
-    ledger.build(slo_ms_api=120_000)
+    ledger.build(*READS, slo_ms_api=120_000)
     row = ledger.one(
         "SELECT accepted_tasks, latency_violations, cost_usd, cost_per_accepted_task_usd "
         "FROM marts.monthly_route_cost WHERE route = 'api'"
@@ -147,7 +150,7 @@ def test_latest_decision_wins_and_named_attempt_is_used(ledger):
             },
         ],
     )
-    ledger.build(review_rate_per_hour_usd=Decimal("60"))
+    ledger.build(*READS, review_rate_per_hour_usd=Decimal("60"))
     task = ledger.one(
         "SELECT accepted, accepted_request_id, month, review_minutes, review_cost_usd "
         "FROM intermediate.int_tasks_resolved"
@@ -170,7 +173,7 @@ def test_request_log_accepted_column_without_outcomes(ledger):
             request("w1", "t3", "2026-07-01T10:00:00Z"),  # never judged
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     rows = {
         r["task_id"]: r
         for r in ledger.rows(

@@ -22,6 +22,9 @@ from tests.conftest import PRICE_MOONSHOT, request
 from tests.models.test_break_even import BIG, SMALL, accepted, charge
 from tests.models.test_hybrid_plan import sweep
 
+#: the models these tests read, each with what it reads: the build runs only those
+READS = ("+marts.monthly_counterfactual", "+marts.monthly_workload_moves")
+
 
 CLUSTER_TASK = {"cache_miss_input_tokens": 30_000, "output_tokens": 3_000}
 
@@ -49,7 +52,7 @@ def _load(ledger, tokens_per_second: str, cluster_tasks: int = 1) -> None:
         + accepted(*[r["task_id"] for r in own], review_minutes="0.1")
         + [{"task_id": "tc2", "accepted": "false", "decided_at": "2026-07-20"}],
     )
-    ledger.build(review_rate_per_hour_usd=Decimal("60"), min_tasks_for_factor=1)
+    ledger.build(*READS, review_rate_per_hour_usd=Decimal("60"), min_tasks_for_factor=1)
 
 
 def moves(ledger) -> dict[str, dict]:
@@ -141,7 +144,7 @@ def test_a_workload_that_saves_nothing_is_never_ranked(ledger):
     # review at $600 an hour: V = 0.1 x $600 / 60 = $1.00 a task. long_context ($0.54) saves -$0.46: no rank, no move;
     # coding ($2.025) still saves $1.025 a task
     _load(ledger, "1000")
-    ledger.build(review_rate_per_hour_usd=Decimal("600"), min_tasks_for_factor=1)
+    ledger.build(*READS, review_rate_per_hour_usd=Decimal("600"), min_tasks_for_factor=1)
     m = moves(ledger)
     assert m["long_context"]["saving_per_task_usd"] == Decimal("-0.46")
     assert m["long_context"]["move_rank"] is None and not m["long_context"]["fits"]
