@@ -20,6 +20,8 @@ from pipeline.base.errors import CostledgerError
 ATTEMPTS = 4
 #: the longest a Retry-After is honoured (seconds); a server asking for more ends the pull, saying so
 MAX_WAIT_S = 300.0
+#: the largest answer read (bytes): a Prometheus chunk of 10,000 instants of a hundred series is about 30 MB
+MAX_BODY_BYTES = 1 << 30
 
 
 class PullError(CostledgerError):
@@ -33,11 +35,14 @@ class Client:
 
     headers: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 60.0
+    max_body_bytes: int = MAX_BODY_BYTES
     sleep: Callable[[float], None] = time.sleep
     on_retry: Callable[[str], None] = lambda _: None
     """Hears of each retry as it happens, in words (what went wrong and how long the pull waits)."""
 
     def get_json(self, url: str, params: list[tuple[str, str]] | None = None) -> Any:
+        if urllib.parse.urlsplit(url).scheme not in ("http", "https") or not urllib.parse.urlsplit(url).netloc:
+            raise PullError(f"{url!r} is not an http:// or https:// address")
         full = url + ("?" + urllib.parse.urlencode(params) if params else "")
         for attempt in range(1, ATTEMPTS + 1):
             wait, why = self._attempt(full)
@@ -53,8 +58,8 @@ class Client:
         """(the document, None) on success, else (seconds to wait, why) for a retry; raises when a retry is no use."""
         request = urllib.request.Request(full, headers={"Accept": "application/json", **self.headers})
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310 - http(s) only
-                body = response.read()
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310 - http(s), checked above
+                body = response.read(self.max_body_bytes + 1)
                 declared = response.headers.get("Content-Length")
         except urllib.error.HTTPError as exc:
             return self._refused(full, exc)
@@ -63,6 +68,11 @@ class Client:
         except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             return 2.0, f"could not be reached ({reason})"
+        if len(body) > self.max_body_bytes:
+            raise PullError(
+                f"{_shown(full)}: the answer is larger than {self.max_body_bytes:,} bytes: ask for less at a time "
+                "(a shorter range, or fewer --points-per-query)"
+            )
         if declared is not None and declared.isdigit() and int(declared) != len(body):
             return 2.0, f"the body was cut short ({len(body):,} of {int(declared):,} bytes)"
         try:
