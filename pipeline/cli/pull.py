@@ -60,6 +60,20 @@ def _step(text: str) -> int:
     return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
+def _settled(window: tuple[datetime, datetime], whole_days: bool) -> tuple[datetime, datetime]:
+    """The window up to what is over (``pipeline.pull.landing.settled``), saying so when it was cut."""
+    from pipeline.pull.landing import settled
+
+    cut = settled(window, datetime.now(timezone.utc), whole_days)
+    if cut[1] < window[1]:
+        console.print(
+            f"the window ends after what is over: pulling up to {cut[1]:%Y-%m-%dT%H:%M:%SZ} (a page is pulled once "
+            "and not asked again; pull the rest once it is over)",
+            highlight=False,
+        )
+    return cut
+
+
 def _usage(exc: CostledgerError) -> typer.Exit:
     error(str(exc))
     return typer.Exit(ExitCode.USAGE)
@@ -125,6 +139,7 @@ def pull_prometheus(
         raise _usage(exc) from None
     client = Client(headers=auth_headers(os.environ), on_retry=_retrying)
     try:
+        window = _settled(window, whole_days=False)
         total = len(chunks(*window, step_s, points_per_query)) * len(KINDS) if window[1] > window[0] else None
         with _Pages(total, quiet, "pulling chunks") as pages:
             done = pull_range(client, url, landing, window, step_s=step_s, per_query=points_per_query,
@@ -157,6 +172,7 @@ def _provider(provider: str, *, since: str | None, until: str | None, month: str
     client = Client(headers=headers(provider, key), on_retry=_retrying)
     base = base_url or (OPENAI_URL if provider == "openai" else ANTHROPIC_URL)
     try:
+        window = _settled(window, whole_days=True)
         with _Pages(None, quiet, f"pulling {provider}'s pages") as pages:
             done = pull_pages(client, provider, base, landing, window,
                               lambda p: pages.done(p.path, p.state, _page_said(p)))  # fmt: skip

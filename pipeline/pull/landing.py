@@ -52,6 +52,23 @@ def read_page(path: Path) -> Any:
         raise PullError(f"{path} is not a whole page ({exc}): delete it and pull again") from None
 
 
+def settled(window: tuple[datetime, datetime], now: datetime, whole_days: bool) -> tuple[datetime, datetime]:
+    """The window cut where what it holds is over: a page is pulled once and not asked again, so a pull never asks
+    for what is still to come (after ``now``; with ``whole_days``, a provider's daily buckets, after the start of
+    ``now``'s day, UTC). Raises when nothing of the window is over yet."""
+    since, until = (t.astimezone(timezone.utc) for t in window)
+    now = now.astimezone(timezone.utc).replace(microsecond=0)
+    end = now.replace(hour=0, minute=0, second=0) if whole_days else now
+    if until > end:
+        until = end
+        if until <= since:
+            raise PullError(
+                f"nothing from {since:%Y-%m-%dT%H:%M:%SZ} on is over yet (it is {now:%Y-%m-%dT%H:%M:%SZ}): a page is "
+                f"pulled once and not asked again, so a pull asks only for {'whole days' if whole_days else 'the past'}"
+            )
+    return since, until
+
+
 def stamp(t: datetime) -> str:
     """A UTC instant as a file name's part: 20261005T000000Z."""
     return t.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%SZ")

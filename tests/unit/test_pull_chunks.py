@@ -4,6 +4,7 @@ a step it cannot read."""
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from pipeline.pull.prometheus import chunks, selector
@@ -56,3 +57,21 @@ def test_a_range_or_step_it_cannot_read_is_a_usage_error_naming_it(tmp_path):
         assert said in " ".join(res.output.split()), (extra, res.output)
     res = cli(*base, "--since", "2026-10-02", "--until", "2026-10-01")
     assert res.exit_code == 1 and "is not after --since" in res.output
+
+
+def test_a_window_is_cut_where_what_it_holds_is_over():
+    from pipeline.pull.http import PullError
+    from pipeline.pull.landing import settled
+
+    now = datetime(2026, 12, 5, 19, 30, 15, 500_000, tzinfo=timezone.utc)
+    month = (datetime(2026, 12, 1, tzinfo=timezone.utc), datetime(2027, 1, 1, tzinfo=timezone.utc))
+    # metrics: up to now (to the second); a provider's daily buckets: up to the start of today
+    assert settled(month, now, whole_days=False)[1] == datetime(2026, 12, 5, 19, 30, 15, tzinfo=timezone.utc)
+    assert settled(month, now, whole_days=True)[1] == datetime(2026, 12, 5, tzinfo=timezone.utc)
+    # a window that is over is left as it is
+    october = (datetime(2026, 10, 1, tzinfo=timezone.utc), datetime(2026, 11, 1, tzinfo=timezone.utc))
+    assert settled(october, now, whole_days=True) == october
+    # nothing of today is a whole day yet
+    today = (datetime(2026, 12, 5, tzinfo=timezone.utc), datetime(2026, 12, 6, tzinfo=timezone.utc))
+    with pytest.raises(PullError, match="is over yet"):
+        settled(today, now, whole_days=True)
