@@ -95,9 +95,10 @@ def test_equivalent_comparator_break_even_and_observed_capacity(ledger):
     assert util["tokens_served"] == 660_000 and util["token_utilisation"] == pytest.approx(660_000 / 245_520_893)
 
 
-def _review_month(ledger, self_hosted_review_minutes: int) -> dict:
+def _review_month(ledger, self_hosted_review_minutes: int, reads: tuple[str, ...] = READS) -> dict:
     """API: t1 accepted ($1.35, 6 review minutes); t2 failed once ($0.54, error) then accepted ($1.35).
-    Self-hosted: t3 accepted ($0.54 at the reference price). Review costs $60 an hour = $1 a minute."""
+    Self-hosted: t3 accepted ($0.54 at the reference price). Review costs $60 an hour = $1 a minute. ``reads``: the
+    models built (none named: every model)."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("r", "reserved", "132.4"), charge("od", "on_demand", "132.4")])
     ledger.load(
@@ -115,7 +116,7 @@ def _review_month(ledger, self_hosted_review_minutes: int) -> dict:
         + accepted("t2")
         + accepted("t3", review_minutes=str(self_hosted_review_minutes)),
     )
-    ledger.build(*READS, review_rate_per_hour_usd=Decimal(60), min_tasks_for_factor=1)
+    ledger.build(*reads, review_rate_per_hour_usd=Decimal(60), min_tasks_for_factor=1)
     return month(ledger)
 
 
