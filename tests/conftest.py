@@ -120,11 +120,7 @@ class Ledger:
         only the models a test reads."""
         if overrides:
             self.settings = replace(self.settings, **overrides)
-        if select:
-            from pipeline.transform.duckdb_engine import build_selected
-
-            return build_selected(self.con, self.settings, self.store, select)
-        return build(self.con, self.settings, self.store)
+        return build(self.con, self.settings, self.store, selection=select)
 
     def publish(self) -> Path:
         """Publish the work file (as a nightly does); returns the published file's path."""

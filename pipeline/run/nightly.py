@@ -263,10 +263,14 @@ class Run:
         if on_file:
             on_file(result)
 
-    def build_and_publish(self, on_model: OnModel | None = None) -> None:
-        self.summary.build = build(self.con, self.settings, self.store, progress=on_model)
+    def build_only(self, selection: tuple[str, ...] = (), on_model: OnModel | None = None) -> None:
+        """Build (``selection``: only the models it names), each model's time a step of the run."""
+        self.summary.build = build(self.con, self.settings, self.store, progress=on_model, selection=selection)
         for model, seconds in self.summary.build.timings:
             self._step("build", model, seconds, None)
+
+    def build_and_publish(self, on_model: OnModel | None = None) -> None:
+        self.build_only(on_model=on_model)
         # every month that does not reconcile, changed by this run or not: a mismatch that persists keeps its exit
         # code (4) on every run until it is mended, so that a scheduler sees it each night
         self.summary.mismatches = [
@@ -510,12 +514,8 @@ def run_selected_build(
 ) -> RunSummary:
     """The selected models only, in the work file (``build --select``): nothing is published, since the other models
     were not built with them; the next ``build`` or nightly publishes a whole build."""
-    from pipeline.transform.duckdb_engine import build_selected
-
     with Run(store, settings, "build --select " + " ".join(patterns)) as run:
-        run.summary.build = build_selected(run.con, settings, store, patterns, progress=on_model)
-        for model, seconds in run.summary.build.timings:
-            run._step("build", model, seconds, None)
+        run.build_only(patterns, on_model)
     return run.summary
 
 

@@ -39,7 +39,8 @@ from pipeline.base.models import SQL_DIR, Model, define_macros, discover, persis
 from pipeline.base.faults import crashpoint
 from pipeline.storage.catalog import init_ledger, raw_view_statements, table_columns
 from pipeline.base.settings import Settings
-from pipeline.base.errors import CostledgerError
+from pipeline.base.errors import CostledgerError, UsageError
+from pipeline.base.selection import select
 from schemas.ddl import sql_string
 
 if TYPE_CHECKING:
@@ -213,13 +214,19 @@ ENGINES = {
     "duckdb": "pipeline.transform.duckdb_engine:DuckDBEngine",
     "spark": "pipeline.transform.spark.build:SparkEngine",
 }
+#: the engine of ``build --select`` (DuckDB's: the selected models computed whole)
+SELECTED_ENGINE = "pipeline.transform.duckdb_engine:SelectedEngine"
 
 
-def engine_for(settings: Settings, store: "Store", sql_dir: Path, progress: Callable[[str], None] | None) -> Engine:
-    """The engine the settings name."""
+def engine_for(
+    settings: Settings, store: "Store", sql_dir: Path, progress: Callable[[str], None] | None, selected: bool = False
+) -> Engine:
+    """The engine the settings name (``selected``: the one that builds a selection)."""
     import importlib
 
-    module, name = ENGINES[settings.engine_name].split(":")
+    if selected and settings.engine_name != "duckdb":
+        raise UsageError("--select builds on the DuckDB engine (a Spark build runs every model)")
+    module, name = (SELECTED_ENGINE if selected else ENGINES[settings.engine_name]).split(":")
     return getattr(importlib.import_module(module), name)(settings, store, sql_dir, progress)
 
 
@@ -229,16 +236,20 @@ def build(
     store: "Store",
     sql_dir: Path = SQL_DIR,
     progress: Callable[[str], None] | None = None,
+    selection: tuple[str, ...] = (),
 ) -> BuildResult:
     """Run every model and audit in one transaction, on the engine the settings name; roll back on any failure.
-    Before any model reads the lake: every file exists, and the ones this build reads are intact."""
+    Before any model reads the lake: every file exists, and the ones this build reads are intact. ``selection``
+    (``build --select``): only the models it names, on the engine that computes them whole, with the audits of
+    ``sql/audits`` that read only them."""
     t0 = time.perf_counter()
     init_ledger(con, store.lake)
-    models = discover(sql_dir)
-    engine = engine_for(settings, store, sql_dir, progress)
+    every = discover(sql_dir)
+    models = select(every, selection) if selection else every
+    engine = engine_for(settings, store, sql_dir, progress, selected=bool(selection))
     check_lake(con, store, engine.rehash(con, models))
     define_macros(con, sql_dir)
-    before = month_fingerprints(con, models)
+    before = month_fingerprints(con, every)
     timings: list[tuple[str, float]] = []
     steps = Steps(con, sql_dir)
     con.execute("BEGIN TRANSACTION")
@@ -256,7 +267,10 @@ def build(
         for m in models:
             if not engine.audited_as_built(m):
                 steps.audit(m)
-        n_audits = run_audits(con, models, sorted((sql_dir / "audits").glob("*.sql")), steps.failures)
+        audits = sorted((sql_dir / "audits").glob("*.sql"))
+        if selection:
+            audits = [a for a in audits if _reads_only(a, every, {m.qualified for m in models})]
+        n_audits = run_audits(con, models, audits, steps.failures)
         if steps.failures:
             raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(steps.failures))
         crashpoint("build.before_commit")
@@ -266,9 +280,17 @@ def build(
         engine.abort()
         raise
     crashpoint("build.committed")
-    result = build_result(con, models, before, (t0, n_audits, timings))
+    result = build_result(con, every, before, (t0, n_audits, timings))
+    result.models = len(models)
     engine.done(result)
     return result
+
+
+def _reads_only(audit: Path, models: list[Model], chosen: set[str]) -> bool:
+    """Whether the audit query reads only models in ``chosen`` (it names at least one)."""
+    text = audit.read_text(encoding="utf-8")
+    named = {m.qualified for m in models if re.search(rf"\b{re.escape(m.qualified)}\b", text)}
+    return bool(named) and named <= chosen
 
 
 def comment_model(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:

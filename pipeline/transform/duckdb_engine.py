@@ -3,32 +3,17 @@ each rebuilt in full when its own fingerprint changed, see ``pipeline.transform.
 
 from __future__ import annotations
 
-import re
 import shutil
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import duckdb
 
-from pipeline.base.errors import UsageError
-from pipeline.base.models import LAYERS, SQL_DIR, Model, define_macros, discover
+from pipeline.base.models import LAYERS, Model
 from pipeline.base.query import table_exists
-from pipeline.base.selection import select
 from pipeline.base.settings import Settings
-from pipeline.storage.catalog import init_ledger
 from pipeline.transform import incremental, state
-from pipeline.transform.build import (
-    AuditFailed,
-    BuildResult,
-    Steps,
-    build_result,
-    check_lake,
-    comment_model,
-    month_fingerprints,
-    run_audits,
-    write_settings,
-)
+from pipeline.transform.build import BuildResult, Steps, check_lake, comment_model
 
 if TYPE_CHECKING:
     from pipeline.storage.store import Store
@@ -100,56 +85,40 @@ def _drop_other_kind(con: duckdb.DuckDBPyConnection, m: Model) -> None:
         con.execute(f"DROP {other} {m.qualified}")
 
 
-def build_selected(
-    con: duckdb.DuckDBPyConnection,
-    settings: Settings,
-    store: "Store",
-    patterns: tuple[str, ...],
-    *,
-    sql_dir: Path = SQL_DIR,
-    progress: Callable[[str], None] | None = None,
-) -> BuildResult:
-    """The selected models only (``build --select``), in one transaction: each computed whole from what it reads (an
-    incremental one from all its inputs; the next full build rebuilds it in full, and what reads it), its grain
-    audited, and the audits of ``sql/audits`` that read only selected models. Every lake file is checked first."""
-    if settings.engine_name != "duckdb":
-        raise UsageError("--select builds on the DuckDB engine (a Spark build runs every model)")
-    t0 = time.perf_counter()
-    init_ledger(con, store.lake)
-    every = discover(sql_dir)
-    models = select(every, patterns)
-    check_lake(con, store, lambda kind, file_hash: True)
-    define_macros(con, sql_dir)
-    before = month_fingerprints(con, every)
-    steps, timings = Steps(con, sql_dir), []
-    con.execute("BEGIN TRANSACTION")
-    try:
-        write_settings(con, settings)
+class SelectedEngine:
+    """``build --select``: the selected models only, each computed whole from what it reads (an incremental one from
+    all its inputs, the next full build rebuilding it in full, and what reads it); every lake file is checked first,
+    since every file may be read again."""
+
+    def __init__(
+        self, settings: Settings, store: "Store", sql_dir: Path, progress: Callable[[str], None] | None
+    ) -> None:
+        self.sql_dir = sql_dir
+
+    def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
+        return lambda kind, file_hash: True
+
+    def begin(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
         for layer in LAYERS:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {layer}")
-        for m in models:
-            t = time.perf_counter()
-            _drop_other_kind(con, m)
-            kind = "VIEW" if m.materialized == "view" else "TABLE"
-            steps.run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.published_body()}")
-            comment_model(con, m, kind, sql_dir)
-            steps.audit(m)
-            timings.append((m.qualified, time.perf_counter() - t))
-            if progress:
-                progress(m.qualified)
+
+    def run(self, con: duckdb.DuckDBPyConnection, m: Model, steps: Steps) -> None:
+        _drop_other_kind(con, m)
+        kind = "VIEW" if m.materialized == "view" else "TABLE"
+        steps.run(m, f"CREATE OR REPLACE {kind} {m.qualified} AS\n{m.published_body()}")
+        comment_model(con, m, kind, self.sql_dir)
+
+    def finish(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
         _built_alone(con, [m.qualified for m in models if m.incremental])
-        chosen = {m.qualified for m in models}
-        audits = [p for p in sorted((sql_dir / "audits").glob("*.sql")) if _reads_only(p, every, chosen)]
-        n_audits = run_audits(con, models, audits, steps.failures)
-        if steps.failures:
-            raise AuditFailed("build rolled back; audits failed:\n  " + "\n  ".join(steps.failures))
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    result = build_result(con, every, before, (t0, n_audits, timings))
-    result.models = len(models)
-    return result
+
+    def audited_as_built(self, m: Model) -> bool:
+        return False
+
+    def abort(self) -> None:
+        pass
+
+    def done(self, result: BuildResult) -> None:
+        pass
 
 
 def _built_alone(con: duckdb.DuckDBPyConnection, names: list[str]) -> None:
@@ -159,10 +128,3 @@ def _built_alone(con: duckdb.DuckDBPyConnection, names: list[str]) -> None:
             "UPDATE meta.build_state SET sql_hash = ?, fingerprint = ? WHERE model IN (SELECT unnest(?))",
             [state.BUILT_ALONE, state.BUILT_ALONE, names],
         )
-
-
-def _reads_only(audit: Path, models: list[Model], chosen: set[str]) -> bool:
-    """Whether the audit query reads only models in ``chosen`` (it names at least one)."""
-    text = audit.read_text(encoding="utf-8")
-    named = {m.qualified for m in models if re.search(rf"\b{re.escape(m.qualified)}\b", text)}
-    return bool(named) and named <= chosen
