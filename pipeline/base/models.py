@@ -11,7 +11,7 @@ import difflib
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,18 @@ class Input:
     line: int = 0
 
 
+@dataclass(frozen=True)
+class Column:
+    """A declared column, ``-- column NAME TYPE[: MEANING]``: its DuckDB type as DuckDB names it (``DECIMAL(38,12)``,
+    ``VARCHAR[]``) and what it means (a mart's columns all say; another model's column without one takes the
+    meaning of the same column of the first table it reads that has it)."""
+
+    name: str
+    type: str
+    meaning: str
+    line: int
+
+
 @dataclass(kw_only=True, frozen=True)
 class Model:
     layer: str
@@ -98,14 +110,13 @@ class Model:
     grain: str
     unique_key: tuple[str, ...]
     description: str
-    column_docs: dict[str, str] = field(default_factory=dict)
+    columns: tuple[Column, ...] = ()
+    """Every column the model gives, in its SELECT's order."""
     published: str = "yes"
     """``yes``: the published file holds a copy of the table; ``no``: only the work file holds it; ``view``: the
     published file holds the model as a view over its inputs (``published_body``), computed when read."""
     incremental: str | None = None
     key_enforced_by: str | None = None
-    column_lines: dict[str, int] = field(default_factory=dict)
-    """Line of each ``-- column NAME:`` comment (for errors)."""
     inputs: tuple[Input, ...] = ()
     months_touched: tuple[str, ...] = ()
     """``append`` only: SQL expressions giving the months a new row touches (``-- months_touched:``)."""
@@ -123,6 +134,9 @@ class Model:
     def qualified(self) -> str:
         return f"{self.layer}.{self.name}"
 
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
     def published_body(self) -> str:
         """The model's SELECT over its whole inputs: each ``scoped.NAME`` read as its source (what a full build
         reads), for a view that needs no build."""
@@ -138,6 +152,9 @@ class Model:
 
 
 _HEADER = re.compile(r"^--\s*((?:column|input)\s+\w+|[a-z_]+)\s*:\s*(.*)$")
+_REFERENCE = re.compile(r"\b(raw|staging|intermediate|marts)\.(\w+)")
+#: ``-- column NAME TYPE[: MEANING]``: a type holds no colon, so the first colon ends it
+_COLUMN = re.compile(r"^--\s*column\s+(\w+)\s+([^:]*?)\s*(?::\s*(.*))?$")
 _INPUT = re.compile(
     r"^(\w+\.\w+)\s*(?:\(([\w\s,]+)\))?\s*(?:,\s*day\s+(\w+))?\s*(?:,\s*lookback\s+(\w+))?"
     r"\s*(?:,\s*within\s+(\w+)\s+of\s+(\w+)\.(\w+))?$"
@@ -171,6 +188,9 @@ def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
     body_lines: list[str] = []
     in_header = True
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if in_header and re.match(r"^--\s*column\b", line):
+            meta[f"column {len(meta)}"] = (line, number)  # parsed by _columns, in the header's order
+            continue
         m = _HEADER.match(line) if in_header else None
         if m:
             key, value = m.group(1), m.group(2).strip()
@@ -312,7 +332,7 @@ def parse_model(layer: str, path: Path) -> Model:
     body = "\n".join(body_lines).strip().rstrip(";")
     inputs = tuple(_parse_input(path, k.split()[1], v, line) for k, (v, line) in meta.items() if k.startswith("input "))
     _check_incremental(path, meta, body, key, inputs)
-    columns = {k.split()[1]: (v, line) for k, (v, line) in meta.items() if k.startswith("column ")}
+    columns = _columns(path, meta)
     touched = tuple(e.strip() for e in _split_top_level(value.get("months_touched", "")) if e.strip())
     compression = _parse_compression(path, meta)
     settings = _parse_settings(path, meta, body)
@@ -325,11 +345,10 @@ def parse_model(layer: str, path: Path) -> Model:
         grain=value["grain"],
         unique_key=key,
         description=value.get("description", ""),
-        column_docs={c: v for c, (v, _) in columns.items()},
+        columns=columns,
         published=value.get("published", "yes"),
         incremental=value.get("incremental"),
         key_enforced_by=value.get("key_enforced_by"),
-        column_lines={c: line for c, (_, line) in columns.items()},
         inputs=inputs,
         months_touched=touched,
         days_touched=tuple(e.strip() for e in _split_top_level(value.get("days_touched", "")) if e.strip()),
@@ -337,6 +356,27 @@ def parse_model(layer: str, path: Path) -> Model:
         compression_line=meta.get("compression", ("", 0))[1],
         settings=settings,
     )
+
+
+def _columns(path: Path, meta: dict[str, tuple[str, int]]) -> tuple[Column, ...]:
+    """The ``-- column NAME TYPE[: MEANING]`` lines, in order; a line without a type, or a column twice, is an error
+    naming the file and line."""
+    columns: list[Column] = []
+    for key, (text, line) in meta.items():
+        if not key.startswith("column "):
+            continue
+        m = _COLUMN.match(text)
+        if not m or not m.group(2):
+            name = re.sub(r"^--\s*column\s+", "", text).split(":")[0].strip() or "NAME"
+            raise ModelHeaderError(
+                f"{path}:{line}: a column is declared with its type, as DuckDB names it: "
+                f"'-- column {name} TYPE: what it means' (e.g. DECIMAL(38,12), VARCHAR[])"
+            )
+        name, sql_type, meaning = m.group(1), " ".join(m.group(2).split()), (m.group(3) or "").strip()
+        if twice := next((c for c in columns if c.name == name), None):
+            raise ModelHeaderError(f"{path}:{line}: column {name} is declared twice (first on line {twice.line})")
+        columns.append(Column(name, sql_type, meaning, line))
+    return tuple(columns)
 
 
 def _parse_settings(path: Path, meta: dict[str, tuple[str, int]], body: str) -> tuple[str, ...]:
@@ -415,7 +455,39 @@ def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
 
     for m in models:
         visit(m, ())
-    return ordered
+    return _with_meanings(ordered)
+
+
+def _raw_meanings() -> dict[str, dict[str, str]]:
+    """The raw tables' column meanings, as their row classes describe them."""
+    from schemas.ddl import columns, table_name
+    from schemas.tables import KINDS
+
+    return {
+        f"raw.{table_name(t)}": {c.name: c.description for c in columns(t) if c.description} for t in KINDS.values()
+    }
+
+
+def _with_meanings(ordered: list[Model]) -> list[Model]:
+    """The models (each after what it reads), a column declared without a meaning given that of the same column in
+    the first table its model names that has one: a column passed on keeps what it means, said once. A mart's
+    column must end up with a meaning (the published file's COMMENTs, the docs, ``explain``)."""
+    known = _raw_meanings()
+    done: list[Model] = []
+    for m in ordered:
+        reads = list(dict.fromkeys(f"{s}.{n}" for s, n in _REFERENCE.findall(m.published_body())))
+        columns = []
+        for c in m.columns:
+            meaning = c.meaning or next((known[r][c.name] for r in reads if c.name in known.get(r, {})), "")
+            if not meaning and m.layer == "marts":
+                raise ModelHeaderError(
+                    f"{m.path}:{c.line}: column {c.name} of {m.qualified} has no meaning, and no table it reads has "
+                    f"a column {c.name} to take one from: '-- column {c.name} {c.type}: what it means'"
+                )
+            columns.append(Column(c.name, c.type, meaning, c.line))
+        known[m.qualified] = {c.name: c.meaning for c in columns if c.meaning}
+        done.append(replace(m, columns=tuple(columns)))
+    return done
 
 
 def sql_fingerprint(con: duckdb.DuckDBPyConnection, body: str) -> str:

@@ -1,9 +1,10 @@
 """Every figure explained (``costledger explain MART.COLUMN``): a headline column's meaning, its formula with the
 month's own values put in, and the landing files behind each value.
 
-The words and formulas are written once, beside each mart, in ``sql/marts/<mart>.explain.toml``; the report's "How
-the numbers are computed" reads the same files. The values are the mart's row, as stored: the formula is shown with
-them, never recomputed here (the arithmetic is the model's)."""
+The words and formulas of the headline columns are written once, beside each mart, in
+``sql/marts/<mart>.explain.toml``; the report's "How the numbers are computed" reads the same files. Any other column
+of a mart is explained by its declared meaning (its model's ``-- column`` line), with its value. The values are the
+mart's row, as stored: the formula is shown with them, never recomputed here (the arithmetic is the model's)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.base.text import printable
 from pipeline.base.errors import CostledgerError, ExitCode
-from pipeline.base.models import SQL_DIR
+from pipeline.base.models import SQL_DIR, Model, parse_model
 from pipeline.base.query import dict_rows, run_query
 
 if TYPE_CHECKING:
@@ -26,8 +27,18 @@ if TYPE_CHECKING:
 MARTS = SQL_DIR / "marts"
 #: a letter of a formula: one capital letter standing alone
 _LETTER = re.compile(r"\b[A-Z]\b")
-#: the key columns a mart's row has beside the month (a mart not named here has one row a month)
-KEYS = {"monthly_utilisation": ("cluster_id",)}
+
+
+@cache
+def _declared() -> dict[str, Model]:
+    """The marts as their model files declare them, by name: a name given is looked up here, never made a path."""
+    return {path.stem: parse_model("marts", path) for path in sorted(MARTS.glob("*.sql"))}
+
+
+def _keys(mart: str) -> tuple[str, ...]:
+    """The key columns a mart's row has beside the month, as its model declares its grain."""
+    model = _declared().get(mart)
+    return tuple(k for k in model.unique_key if k != "month") if model else ()
 
 
 class ExplainError(CostledgerError):
@@ -110,10 +121,7 @@ def definition(name: str, row: dict[str, Any] | None = None) -> Definition:
     spec = _spec(parts[1]) if len(parts) == 3 and parts[0] == "marts" else None
     entry = (spec or {}).get("columns", {}).get(parts[-1]) if spec else None
     if entry is None:
-        shown = printable(name[:120]) + ("..." if len(name) > 120 else "")
-        raise ExplainError(
-            f"{shown}: no explanation for it; the columns explained are {', '.join(explained_columns())}"
-        )
+        return _declared_definition(name, parts)
     formula = entry["formula"]
     when = entry.get("formula_when")
     if when and row is not None and row.get(when["column"]) != when["value"]:
@@ -129,6 +137,19 @@ def definition(name: str, row: dict[str, Any] | None = None) -> Definition:
     )  # fmt: skip
 
 
+def _declared_definition(name: str, parts: list[str]) -> Definition:
+    """A mart column with no formula: its declared meaning."""
+    model = _declared().get(parts[1]) if len(parts) == 3 and parts[0] == "marts" else None
+    column = model.column(parts[2]) if model and model.column("month") else None
+    if model is None or column is None:
+        shown = printable(name[:120]) + ("..." if len(name) > 120 else "")
+        raise ExplainError(
+            f"{shown}: no explanation for it: not a column of a mart with a row a month (docs/mart-columns.md lists "
+            f"them); the columns with a formula are {', '.join(explained_columns())}"
+        )
+    return Definition(mart=parts[1], column=parts[2], title=parts[2], words=column.meaning, formula="", letters=())
+
+
 def explain(con: duckdb.DuckDBPyConnection, name: str, month: str, key: dict[str, str]) -> Explanation:
     """The explanation of column ``name`` for ``month`` (YYYY-MM) and the row ``key`` picks."""
     base = definition(name)
@@ -137,7 +158,7 @@ def explain(con: duckdb.DuckDBPyConnection, name: str, month: str, key: dict[str
     explanation = Explanation(
         definition=d,
         month=month,
-        key={k: row[k] for k in KEYS.get(d.mart, ())},
+        key={k: row[k] for k in _keys(d.mart)},
         value=row[d.column],
         values={letter.symbol: row[letter.column] for letter in d.letters},
     )
@@ -152,7 +173,7 @@ def explain(con: duckdb.DuckDBPyConnection, name: str, month: str, key: dict[str
 
 
 def _row(con: duckdb.DuckDBPyConnection, mart: str, month: str, key: dict[str, str]) -> dict[str, Any]:
-    keys = KEYS.get(mart, ())
+    keys = _keys(mart)
     unknown = sorted(set(key) - set(keys))
     if unknown:
         raise ExplainError(
@@ -194,9 +215,11 @@ def explanation_lines(e: Explanation) -> list[str]:
         for letter in d.letters:
             lines.append(f"  {letter.symbol} = {number(e.values[letter.symbol])}: {letter.words} ({letter.column})")
             lines += _file_lines(e, letter.kinds)
-    else:
+    elif d.formula:
         lines += [f"  {d.formula}", f"  = {number(e.value)}", ""]
         lines += _file_lines(e, d.kinds)
+    else:
+        lines += [f"  = {number(e.value)}"]
     return lines
 
 
@@ -224,7 +247,7 @@ def explanation_json(e: Explanation) -> dict[str, Any]:
         "key": e.key,
         "title": d.title,
         "definition": d.words,
-        "formula": d.formula,
+        "formula": d.formula or None,
         "formula_with_values": e.with_values,
         "value": jsonable(e.value),
         "terms": [

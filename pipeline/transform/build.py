@@ -37,7 +37,7 @@ import duckdb
 from pipeline.storage import lake
 from pipeline.base.models import SQL_DIR, Model, define_macros, discover, persistent_macro_statements
 from pipeline.base.faults import crashpoint
-from pipeline.storage.catalog import init_ledger, raw_view_statements, table_columns
+from pipeline.storage.catalog import init_ledger, raw_view_statements
 from pipeline.base.settings import Settings
 from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.base.selection import select
@@ -135,14 +135,40 @@ def build_result(
     )
 
 
-def _check_column_docs(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path) -> None:
-    """A ``-- column NAME:`` comment must name a column the model has (else: the file and line)."""
-    have = table_columns(con, m.qualified)
-    for col, line in m.column_lines.items():
-        if col not in have:
+def check_columns(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path, *, types: bool = True) -> None:
+    """The model's table has exactly its declared columns, in their order, each of its declared type (``types``:
+    Spark's Parquet names some types its own way); else the build stops naming the file, line and column."""
+    got = con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? "
+        "AND database_name = current_database() ORDER BY column_index",
+        [m.layer, m.name],
+    ).fetchall()
+    where = m.path.relative_to(sql_dir.parent)
+    have = dict(got)
+    for c in m.columns:
+        if c.name not in have:
             raise ModelFailed(
-                f"build rolled back: {m.path.relative_to(sql_dir.parent)}:{line}: the comment names "
-                f"column {col}, which {m.qualified} does not have"
+                f"build rolled back: {where}:{c.line}: column {c.name} is declared, but {m.qualified} does not "
+                f"have it (its SELECT gives {', '.join(have)})"
+            )
+    declared = [c.name for c in m.columns]
+    for i, (name, sql_type) in enumerate(got):
+        if name not in declared:
+            after = f"after column {got[i - 1][0]}" if i else "first"
+            raise ModelFailed(
+                f"build rolled back: {where}: {m.qualified} has column {name} ({sql_type}), which its header does "
+                f"not declare: add '-- column {name} {sql_type}: what it means' {after}"
+            )
+        c = m.columns[declared.index(name)]
+        if declared.index(name) != i:
+            raise ModelFailed(
+                f"build rolled back: {where}:{c.line}: column {name} is declared in place {declared.index(name) + 1} "
+                f"but is column {i + 1} of {m.qualified}: declare the columns in the order the SELECT gives them"
+            )
+        if types and c.type != sql_type:
+            raise ModelFailed(
+                f"build rolled back: {where}:{c.line}: column {name} is declared {c.type}, but {m.qualified} gives "
+                f"{sql_type}: cast it in the SELECT, or declare {sql_type}"
             )
 
 
@@ -293,13 +319,15 @@ def _reads_only(audit: Path, models: list[Model], chosen: set[str]) -> bool:
     return bool(named) and named <= chosen
 
 
-def comment_model(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path) -> None:
-    """The model's header as COMMENTs on the table (description and grain) and its columns."""
+def comment_model(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: Path, *, types: bool = True) -> None:
+    """The model's header as COMMENTs on the table (description and grain) and its columns, once its columns are
+    checked against the declared ones."""
     doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
     con.execute(f"COMMENT ON {kind} {m.qualified} IS {sql_string(doc.strip())}")
-    _check_column_docs(con, m, sql_dir)
-    for col, text in m.column_docs.items():
-        con.execute(f"COMMENT ON COLUMN {m.qualified}.{col} IS {sql_string(text)}")
+    check_columns(con, m, sql_dir, types=types)
+    for c in m.columns:
+        if c.meaning:
+            con.execute(f"COMMENT ON COLUMN {m.qualified}.{c.name} IS {sql_string(c.meaning)}")
 
 
 def run_audits(con: duckdb.DuckDBPyConnection, models: list[Model], audits: list[Path], failures: list[str]) -> int:

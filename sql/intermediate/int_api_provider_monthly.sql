@@ -2,6 +2,20 @@
 -- materialized: table
 -- unique_key: month, provider
 -- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its current invoice lines (the latest version of each line; several invoices of a month add up; multi-month lines allocated) by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
+-- column month DATE
+-- column provider VARCHAR
+-- column requests BIGINT
+-- column unpriced_requests BIGINT
+-- column metered_usd DECIMAL(38,12)
+-- column has_invoice BOOLEAN
+-- column invoice_lines BIGINT
+-- column invoices INTEGER
+-- column invoice_ids VARCHAR
+-- column allocated_from_multi_month_usd DECIMAL(38,12)
+-- column invoiced_total_usd DECIMAL(38,12)
+-- column invoiced_usage_usd DECIMAL(38,12)
+-- column credits_usd DECIMAL(38,12)
+-- column tax_usd DECIMAL(38,12)
 WITH metered AS (
     SELECT
         month,

@@ -5,6 +5,12 @@
 -- input tasks_of_months: intermediate.int_tasks_resolved (task_id, route, month, accepted, accepted_request_id)
 -- unique_key: month, provider, task_group
 -- description: The API route's month per provider, split into up to 1,000 groups of tasks (a task's group is a hash of its task_id, so all its attempts fall in one group): the metered cost of the provider's attempts started that month, and the accepted tasks whose accepted attempt went to the provider, with that attempt's metered cost. Their sums over the groups are the provider's month; over providers too, the route's. The API waste factor's interval resamples these groups. Incremental: only months touched by new data are recomputed.
+-- column month DATE
+-- column provider VARCHAR
+-- column task_group INTEGER
+-- column attempts_metered_usd DECIMAL(38,12)
+-- column accepted_tasks BIGINT
+-- column accepted_metered_usd DECIMAL(38,12)
 WITH api AS (
     SELECT task_id, request_id, provider, month, metered_cost_usd, CAST(hash_key(task_id) % 1000 AS INTEGER) AS task_group
     FROM scoped.requests_of_months

@@ -3,14 +3,14 @@
 -- unique_key: month, provider
 -- description: The invoice uplift U of each API provider's month: what its invoices charge beyond list price for the same tokens (a price, never unlogged volume). Its basis, in order: 'invoice_quantities' (every usage line states its quantity: the invoiced usage over those quantities at list), 'usage_export' (the provider's usage export of the month: the invoiced usage over the export's quantities at list), 'logged' (neither: the invoiced usage over the metered cost of the logged requests, which cannot tell price from unlogged volume), 'no_invoice' (U = 1). A quantity is valued at the list price the month's logged requests of that provider paid for its token type (their list cost / their tokens, so a price change within the month weighs as the requests did), or at the list price in force at the line's start when the logs hold none of that type. Lines of type 'other' (fees) are a fixed line of the month, neither price nor volume; credit and tax lines are not usage.
 -- settings: reference_api_model
--- column month: First day of the month (UTC).
--- column provider: API provider.
--- column invoiced_usage_usd: The month's invoice lines other than credit, tax and 'other' (fees): what the provider billed for tokens and tool calls.
--- column list_value_usd: The same usage at list prices: the invoice lines' own quantities ('invoice_quantities') or the usage export's ('usage_export'); NULL on the other bases.
--- column metered_usd: The logged requests of the provider at its list prices.
--- column uplift_basis: 'invoice_quantities', 'usage_export', 'logged' or 'no_invoice' (see the description).
--- column api_invoice_uplift: U = invoiced_usage_usd / list_value_usd on the first two bases, invoiced_usage_usd / metered_usd on 'logged', 1 without an invoice or without a metered cost.
--- column naive_uplift: invoiced_usage_usd / metered_usd whatever the basis: the ratio that takes unlogged volume for price (the robustness' high or low end when the basis is 'logged'); NULL without both.
+-- column month DATE: First day of the month (UTC).
+-- column provider VARCHAR: API provider.
+-- column invoiced_usage_usd DECIMAL(38,12): The month's invoice lines other than credit, tax and 'other' (fees): what the provider billed for tokens and tool calls.
+-- column list_value_usd DECIMAL(38,12): The same usage at list prices: the invoice lines' own quantities ('invoice_quantities') or the usage export's ('usage_export'); NULL on the other bases.
+-- column metered_usd DECIMAL(38,12): The logged requests of the provider at its list prices.
+-- column uplift_basis VARCHAR: 'invoice_quantities', 'usage_export', 'logged' or 'no_invoice' (see the description).
+-- column api_invoice_uplift DECIMAL(38,12): U = invoiced_usage_usd / list_value_usd on the first two bases, invoiced_usage_usd / metered_usd on 'logged', 1 without an invoice or without a metered cost.
+-- column naive_uplift DECIMAL(38,12): invoiced_usage_usd / metered_usd whatever the basis: the ratio that takes unlogged volume for price (the robustness' high or low end when the basis is 'logged'); NULL without both.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- the logged requests' tokens and list cost by type (each at the price band it matched)
 logged AS (

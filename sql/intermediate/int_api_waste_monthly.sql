@@ -3,15 +3,15 @@
 -- unique_key: month, provider
 -- description: The API waste factor W of each provider: the metered cost of all its attempts / that of its accepted attempts (at its own prices), from the month alone when it has at least min_tasks_for_factor accepted tasks (a setting), else pooled with up to 3 months before until it has (pooled_back: how many); a provider that reaches the minimum in no such way has no row. One more row per month with provider NULL pools every API provider's attempts of the month (no months before). Break-even uses one row per month (is_break_even_factor): the reference provider's own, else the pooled providers'; without either, W is assumed 1 by its readers. Another provider's retries never enter the reference provider's W. Its 95 % interval is the 2.5th and 97.5th percentile of a reproducible Poisson bootstrap (500 replicates) over the task groups of int_api_task_groups_monthly in the months and providers it was measured on: each group's weight in a replicate is a Poisson(1) draw made from a hash of bootstrap_random_state (a setting), the replicate, the month and the group (the same for every provider, so a pooled group is resampled whole), so the same data and setting give the same interval.
 -- settings: bootstrap_random_state, min_tasks_for_factor, reference_api_provider
--- column month: First day of the month (UTC).
--- column provider: The API provider; NULL for the row that pools all providers of the month.
--- column pooled_back: 0 when the month alone has enough accepted tasks, else how many months before it were pooled (1 to 3); 0 on the pooled providers' row.
--- column api_waste_factor: W, exact (DECIMAL).
--- column api_waste_factor_low: 2.5th percentile of the bootstrap replicates.
--- column api_waste_factor_high: 97.5th percentile of the bootstrap replicates.
--- column accepted_tasks: Accepted tasks W was measured on (over the months pooled).
--- column api_waste_basis: 'month', 'pooled' (with months before it) or 'pooled_providers' (every provider of the month).
--- column is_break_even_factor: The row break-even uses for the month: the reference provider's, else the pooled providers'.
+-- column month DATE: First day of the month (UTC).
+-- column provider VARCHAR: The API provider; NULL for the row that pools all providers of the month.
+-- column pooled_back BIGINT: 0 when the month alone has enough accepted tasks, else how many months before it were pooled (1 to 3); 0 on the pooled providers' row.
+-- column api_waste_factor DECIMAL(38,12): W, exact (DECIMAL).
+-- column api_waste_factor_low DECIMAL(38,12): 2.5th percentile of the bootstrap replicates.
+-- column api_waste_factor_high DECIMAL(38,12): 97.5th percentile of the bootstrap replicates.
+-- column accepted_tasks HUGEINT: Accepted tasks W was measured on (over the months pooled).
+-- column api_waste_basis VARCHAR: 'month', 'pooled' (with months before it) or 'pooled_providers' (every provider of the month).
+-- column is_break_even_factor BOOLEAN: The row break-even uses for the month: the reference provider's, else the pooled providers'.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- how many months a window reaches back (0-3), and the bootstrap's 500 replicates
 lookback AS (SELECT unnest(generate_series(0, 3)) AS back),

@@ -2,6 +2,9 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: Busy time of each cluster in each month: the union of its self-hosted request intervals [started_at, started_at + latency), overlaps counted once; the sum of its days (int_cluster_busy_daily), whose unions never overlap because intervals are cut at midnight.
+-- column cluster_id VARCHAR
+-- column month DATE
+-- column busy_ms HUGEINT
 SELECT cluster_id, month, sum(busy_ms) AS busy_ms
 FROM intermediate.int_cluster_busy_daily
 GROUP BY cluster_id, month

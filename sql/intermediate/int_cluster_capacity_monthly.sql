@@ -2,7 +2,23 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: What each cluster can serve at the latency SLO, per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). A month wholly before the cluster's first sweep takes that sweep when it was measured within 60 days after the month's end (capacity_measured_after); otherwise the part of a month before the first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node, and is left out when that is unknown.
--- column capacity_measured_after: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
+-- column cluster_id VARCHAR
+-- column month DATE
+-- column capacity_tokens_per_second DECIMAL(38,3)
+-- column capacity_source VARCHAR
+-- column sweep_id VARCHAR
+-- column sweep_measured_at TIMESTAMP
+-- column sweep_points BIGINT
+-- column sweep_points_within_slo BIGINT
+-- column observed_tokens_per_second DECIMAL(38,3)
+-- column provisioned_node_hours DECIMAL(38,6)
+-- column capacity_per_node_tokens_per_second DECIMAL(38,3)
+-- column monthly_token_capacity DECIMAL(38,3)
+-- column capacity_mix_warning BOOLEAN
+-- column sweep_nodes_assumed BOOLEAN
+-- column sweep_mix_unknown BOOLEAN
+-- column observed_above_sweep BOOLEAN
+-- column capacity_measured_after BOOLEAN: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
 -- settings: slo_ms_self_hosted
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 months AS (

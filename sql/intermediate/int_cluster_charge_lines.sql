@@ -3,6 +3,16 @@
 -- unique_key: charge_id
 -- description: Every charge that pays for a cluster, from both sources, with its cost category: cluster_on_demand / cluster_reserved / cluster_other (canonical charges) and focus_<charge category> or focus_correction (FOCUS EffectiveCost, the amortised cost; BilledCost when a row has none); its cost class: 'committed' (reserved charges, FOCUS PricingCategory 'committed') or 'avoidable' (on-demand and other charges: capacity that could be stopped); and whether it buys compute (buys_compute: every canonical cluster charge, and FOCUS rows of ServiceCategory Compute or AI and Machine Learning, or without a ServiceCategory; storage, networking and other services are cost, never provisioned time); and the node-hours it buys (node_hours: a canonical on-demand or reserved charge's quantity in node_hour, or in gpu_hour / the gpus_per_node setting, else one node over its period; a FOCUS usage row that buys compute: its ConsumedQuantity when ConsumedUnit is hours, one node over its period without a ConsumedUnit, none in another unit (GB of a compute service is data, not time); NULL for charges that buy no compute time).
 -- settings: gpus_per_node
+-- column charge_id VARCHAR
+-- column cluster_id VARCHAR
+-- column category VARCHAR
+-- column cost_class VARCHAR
+-- column charge_start TIMESTAMP
+-- column charge_end TIMESTAMP
+-- column charge_seconds BIGINT
+-- column amount_usd DECIMAL(38,12)
+-- column buys_compute BOOLEAN
+-- column node_hours DECIMAL(38,12)
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings)
 SELECT
     c.charge_id,

@@ -2,6 +2,13 @@
 -- materialized: table
 -- unique_key: charge_id, month
 -- description: Cluster charges (canonical and allocated FOCUS rows) split across months by hours. Each piece is the charge's amount pro rata to seconds, rounded to 1e-12 by telescoping (cumulative share at the piece's end minus cumulative share at its start), so the pieces add up to the charge exactly. A charge with an empty period falls in the month it starts.
+-- column charge_id VARCHAR
+-- column cluster_id VARCHAR
+-- column category VARCHAR
+-- column cost_class VARCHAR
+-- column month DATE
+-- column seconds_in_month BIGINT
+-- column amount_usd DECIMAL(38,12)
 SELECT
     c.charge_id,
     c.cluster_id,

@@ -3,12 +3,14 @@
 -- unique_key: cluster_id, month
 -- description: The energy each cluster's GPUs drew in the month and what it cost. A GPU's energy is its energy counter's rises where the month has any, else its power gauge integrated over time (int_gpu_intervals). The cost is kWh x energy.pue (the site's energy over the GPUs') x energy.usd_per_kwh, for the owned hardware's share of the month's provisioned node-hours only: a cloud node's energy is in its price and is never added twice. It becomes the operating cost line energy (marts.monthly_self_hosted_cost) unless the month has an opex row of category energy for the cluster or for all clusters (the site's own bill comes first).
 -- settings: energy_pue, energy_usd_per_kwh
--- column gpus: GPUs metered (series of energy or power).
--- column energy_kwh: kWh the GPUs drew (exact to 1e-12).
--- column energy_source: counter (every GPU's energy counter), power (the power gauge integrated over time) or mixed.
--- column owned_share: The owned hardware's node-hours / all provisioned node-hours of the cluster in the month (0 without owned hardware in service).
--- column energy_usd: energy_kwh x pue x usd_per_kwh x owned_share; NULL without energy.usd_per_kwh.
--- column energy_line: What became of the cost: added (an operating cost line energy), opex_row (the month's opex has energy), no_owned_hardware (all of it is in cloud prices) or no_price (energy.usd_per_kwh is not set).
+-- column cluster_id VARCHAR
+-- column month DATE
+-- column gpus BIGINT: GPUs metered (series of energy or power).
+-- column energy_kwh DECIMAL(38,12): kWh the GPUs drew (exact to 1e-12).
+-- column energy_source VARCHAR: counter (every GPU's energy counter), power (the power gauge integrated over time) or mixed.
+-- column owned_share DECIMAL(38,12): The owned hardware's node-hours / all provisioned node-hours of the cluster in the month (0 without owned hardware in service).
+-- column energy_usd DECIMAL(38,12): energy_kwh x pue x usd_per_kwh x owned_share; NULL without energy.usd_per_kwh.
+-- column energy_line VARCHAR: What became of the cost: added (an operating cost line energy), opex_row (the month's opex has energy), no_owned_hardware (all of it is in cloud prices) or no_price (energy.usd_per_kwh is not set).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 per_gpu AS (
     SELECT

@@ -2,6 +2,19 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: Provisioned and busy hours of each cluster in each month of the spine (merged intervals clipped to the month), the share of self-hosted request time that belongs to accepted attempts, the tokens served (all attempts, and the accepted attempts'), the busiest hour's tokens, the observed capacity and the accepted attempts' p95 latency.
+-- column cluster_id VARCHAR
+-- column month DATE
+-- column provisioned_ms HUGEINT
+-- column busy_ms HUGEINT
+-- column requests BIGINT
+-- column request_ms HUGEINT
+-- column accepted_attempt_request_ms HUGEINT
+-- column peak_hour_requests BIGINT
+-- column tokens_served BIGINT
+-- column accepted_tokens BIGINT
+-- column peak_hour_tokens BIGINT
+-- column observed_tokens_per_second DECIMAL(38,3)
+-- column accepted_p95_latency_ms BIGINT
 WITH clipped AS (
     SELECT
         i.cluster_id,

@@ -2,12 +2,12 @@
 -- materialized: table
 -- unique_key: cluster_id, hour
 -- description: Each cluster's hours of demand and the nodes it had then: the tokens of every attempt started in the hour (int_demand_hourly), and the node-hours provisioned within the hour, committed (owned hardware in service, committed charges: reserved, FOCUS committed) and on demand (every other charge that buys node-hours), each source at an even rate over its period as in int_cluster_nodes_monthly: a node there all hour is 1, for half of it 0.5. What the busiest hour had in service (int_cluster_peak_nodes_monthly) and what the on-demand hours enabled (marts.monthly_counterfactual) are read from here.
--- column cluster_id: The cluster.
--- column hour: The clock hour's start (UTC).
--- column month: First day of the hour's month (UTC).
--- column tokens: Tokens of every attempt started in the hour on the cluster (input including cache hits and writes, output, reasoning).
--- column committed_nodes: Node-hours within the hour from owned hardware in service and committed charges.
--- column on_demand_nodes: Node-hours within the hour from every other charge that buys node-hours.
+-- column cluster_id VARCHAR: The cluster.
+-- column hour TIMESTAMP: The clock hour's start (UTC).
+-- column month DATE: First day of the hour's month (UTC).
+-- column tokens HUGEINT: Tokens of every attempt started in the hour on the cluster (input including cache hits and writes, output, reasoning).
+-- column committed_nodes DECIMAL(38,6): Node-hours within the hour from owned hardware in service and committed charges.
+-- column on_demand_nodes DECIMAL(38,6): Node-hours within the hour from every other charge that buys node-hours.
 WITH hours AS (
     SELECT cluster_id, hour, month, sum(tokens) AS tokens
     FROM intermediate.int_demand_hourly

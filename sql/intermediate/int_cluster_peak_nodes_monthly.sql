@@ -2,13 +2,13 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: The nodes each cluster had in service at its busiest clock hour of the month (the hour the most tokens started in, every attempt counted): the node-hours provisioned within that hour (int_cluster_nodes_hourly: committed, owned hardware in service and every charge that buys node-hours), rounded up. Hours that tie for the most tokens: the one with the fewest nodes. A node provisioned for some hours of the month counts only when it was there at that hour.
--- column cluster_id: The cluster.
--- column month: First day of the month (UTC).
--- column peak_hour_start: The busiest clock hour's start (UTC).
--- column peak_hour_tokens: The tokens of every attempt started in it.
--- column committed_nodes_at_peak: Node-hours within that hour from owned hardware and committed charges (reserved, FOCUS committed): the committed nodes present then (a fraction when one was there part of the hour).
--- column on_demand_nodes_at_peak: Node-hours within that hour from every other charge that buys node-hours.
--- column nodes_at_peak: committed_nodes_at_peak + on_demand_nodes_at_peak, rounded up: the nodes in service at the busiest hour.
+-- column cluster_id VARCHAR: The cluster.
+-- column month DATE: First day of the month (UTC).
+-- column peak_hour_start TIMESTAMP: The busiest clock hour's start (UTC).
+-- column peak_hour_tokens BIGINT: The tokens of every attempt started in it.
+-- column committed_nodes_at_peak DECIMAL(38,6): Node-hours within that hour from owned hardware and committed charges (reserved, FOCUS committed): the committed nodes present then (a fraction when one was there part of the hour).
+-- column on_demand_nodes_at_peak DECIMAL(38,6): Node-hours within that hour from every other charge that buys node-hours.
+-- column nodes_at_peak BIGINT: committed_nodes_at_peak + on_demand_nodes_at_peak, rounded up: the nodes in service at the busiest hour.
 WITH hours AS (
     -- the busiest hours of each day, and the month's most tokens in an hour
     SELECT

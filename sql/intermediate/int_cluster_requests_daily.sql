@@ -7,6 +7,19 @@
 -- unique_key: cluster_id, day
 -- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens) and the start of every hour that many tokens started in (peak_hours), the tokens served and those of accepted attempts (accepted_tokens: the day's requests an accepted task names as its accepted attempt), the histogram of the accepted attempts' known latencies (accepted_latencies: one (latency_ms, n) per distinct latency, for the month's exact p95), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 -- settings: slo_ms_self_hosted
+-- column cluster_id VARCHAR
+-- column day DATE
+-- column month DATE
+-- column requests BIGINT
+-- column request_ms HUGEINT
+-- column accepted_attempt_request_ms HUGEINT
+-- column tokens_served BIGINT
+-- column accepted_tokens BIGINT
+-- column peak_hour_requests BIGINT
+-- column peak_hour_tokens BIGINT
+-- column peak_hours TIMESTAMP[]
+-- column observed_tokens_per_second DECIMAL(38,3)
+-- column accepted_latencies STRUCT(latency_ms BIGINT, n BIGINT)[]
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
     SELECT

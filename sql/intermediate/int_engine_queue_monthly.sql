@@ -2,8 +2,10 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: The clock hours in which a serving engine reported requests waiting in its queue (a requests_waiting sample above 0), and the fewest tokens the cluster's engines counted in any of those hours (their token counters' rises in intervals ending in the hour). marts.monthly_utilisation sets that against the capacity of the nodes in service: requests queueing while the cluster served under half of it mean the load test is optimistic for production's mix.
--- column waiting_hours: Clock hours with requests waiting.
--- column least_waiting_hour_tokens: The fewest tokens counted in an hour with requests waiting (0 when the engines counted none in such an hour).
+-- column cluster_id VARCHAR
+-- column month DATE
+-- column waiting_hours BIGINT: Clock hours with requests waiting.
+-- column least_waiting_hour_tokens DECIMAL(38,6): The fewest tokens counted in an hour with requests waiting (0 when the engines counted none in such an hour).
 WITH waiting AS (
     SELECT DISTINCT
         cluster_id,

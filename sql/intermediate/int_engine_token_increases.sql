@@ -2,13 +2,16 @@
 -- materialized: table
 -- unique_key: cluster_id, measure, labels, interval_end, month
 -- description: What each engine's counters (prompt and generation tokens, the prompt tokens its prefix cache was asked for and found, and the seconds its requests spent in the prefill and decode phases) counted between two samples of a series (one engine of one instance): the rise of the counter, or, where it fell (the engine restarted and its counter began again at 0), its value at the later sample. Nothing is interpolated: the tokens an engine counted between its last sample before a restart and the restart are not known and not added. An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step: a query_range export at one sample an hour has no gap every hour) is marked a scrape gap: its counter rise is exact, but a restart inside it loses what the engine counted before it. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, its rise shared between the pieces by time (to the millisecond, each piece to 1e-6 tokens; the last piece takes what the others leave, so the pieces add up to the rise exactly).
--- column interval_start: The series' sample before (UTC).
--- column interval_end: This sample (UTC).
--- column month: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
--- column counter_reset: The counter fell: the engine restarted within the interval.
--- column scrape_gap: More than 5 minutes, and more than twice the series' shortest interval, between the two samples.
--- column increase: Tokens the engine counted in the interval's piece (see the description); seconds for prefill_seconds and decode_seconds.
--- column engine: vllm or sglang.
+-- column cluster_id VARCHAR
+-- column measure VARCHAR
+-- column labels VARCHAR
+-- column interval_start TIMESTAMP: The series' sample before (UTC).
+-- column interval_end TIMESTAMP: This sample (UTC).
+-- column month DATE: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
+-- column counter_reset BOOLEAN: The counter fell: the engine restarted within the interval.
+-- column scrape_gap BOOLEAN: More than 5 minutes, and more than twice the series' shortest interval, between the two samples.
+-- column increase DECIMAL(38,6): Tokens the engine counted in the interval's piece (see the description); seconds for prefill_seconds and decode_seconds.
+-- column engine VARCHAR: vllm or sglang.
 WITH counters AS (
     SELECT
         cluster_id,

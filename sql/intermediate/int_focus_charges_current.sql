@@ -3,6 +3,28 @@
 -- unique_key: source_file_hash, source_line
 -- description: FOCUS exports are snapshots of a billing period: per billing account and period only the most recently loaded file counts. Each row is allocated to a cluster by the settings' tag key (Tags JSON) or else by the first ResourceId pattern it matches (patterns in cluster_id order); NULL = unallocated (kept and shown, never dropped). ChargeClass 'correction' rows correct an earlier period: they count in the month of their own charge period, as corrections, not new spend.
 -- settings: focus_cluster_tag_key
+-- column source_file_hash VARCHAR
+-- column source_line BIGINT
+-- column billing_account_id VARCHAR
+-- column provider_name VARCHAR
+-- column billing_period_start TIMESTAMP
+-- column charge_period_start TIMESTAMP
+-- column charge_period_end TIMESTAMP
+-- column charge_seconds BIGINT
+-- column charge_category VARCHAR
+-- column charge_class VARCHAR
+-- column charge_frequency VARCHAR
+-- column pricing_category VARCHAR
+-- column resource_id VARCHAR
+-- column service_name VARCHAR
+-- column service_category VARCHAR
+-- column consumed_quantity DECIMAL(38,12)
+-- column consumed_unit VARCHAR
+-- column billed_cost_usd DECIMAL(38,12)
+-- column effective_cost_usd DECIMAL(38,12)
+-- column tags VARCHAR
+-- column cluster_id VARCHAR
+-- column is_correction BOOLEAN
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 ranked AS (
     SELECT

@@ -2,6 +2,25 @@
 -- materialized: table
 -- unique_key: eval_set, task_id
 -- description: Each evaluation task of the deployment gate with what its attempts did: its route and month (those of the task: its accepted attempt's, else its last attempt's), its final outcome (a latency violation is not accepted), its attempts and their latencies, its tokens over every attempt and, on the API, their metered cost at the provider's own prices. A task missing from the request log has no route: its case is not measured on that route. A self-hosted task carries the cluster its attempts ran on (cluster_id).
+-- column eval_set VARCHAR
+-- column case_id VARCHAR
+-- column category VARCHAR
+-- column task_id VARCHAR
+-- column route VARCHAR
+-- column month DATE
+-- column accepted BOOLEAN
+-- column latency_violation BOOLEAN
+-- column attempts BIGINT
+-- column first_started_at TIMESTAMP
+-- column last_started_at TIMESTAMP
+-- column latencies_ms BIGINT[]
+-- column input_tokens HUGEINT
+-- column cache_hit_input_tokens HUGEINT
+-- column output_tokens HUGEINT
+-- column reasoning_tokens HUGEINT
+-- column metered_cost_usd DECIMAL(38,12)
+-- column review_cost_usd DECIMAL(38,12)
+-- column cluster_id VARCHAR
 WITH cases AS (
     SELECT * FROM staging.stg_ledger__eval_tasks
 ),

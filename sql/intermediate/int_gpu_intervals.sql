@@ -2,14 +2,17 @@
 -- materialized: table
 -- unique_key: cluster_id, measure, labels, interval_end, month
 -- description: What each GPU's meters say of the interval between two samples of a series (one field of one GPU). The energy counter's rise in kWh (mJ / 3,600,000,000), or, where it fell (the driver reloaded and the counter began again at 0), its value at the later sample: nothing is interpolated across the reload. The power gauge integrated over the interval at the earlier sample's draw (W x seconds / 3,600,000 = kWh), and the engine-active gauge likewise (share, at most 1, x seconds = the seconds the engine was busy), or where the profiling fields are not collected the GPU-utilisation gauge (percentage, at most 100, / 100 x seconds = the seconds a kernel ran). An interval longer than 5 minutes (Prometheus's default staleness) and longer than twice the series' shortest interval (its scrape or export step) is a scrape gap: a gauge says nothing of it (no kWh, no busy seconds), while a counter's rise across it stays exact. An interval belongs to the month it was used in: one that runs across the start of a month is cut there, a counter's rise shared between its pieces by time (to the millisecond; the last piece takes what the others leave, so the pieces add up to the rise exactly) and a gauge integrated over each piece.
--- column interval_start: The series' sample before (UTC).
--- column interval_end: This sample (UTC).
--- column month: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
--- column seconds: Length of the interval's piece in the month.
--- column scrape_gap: More than 5 minutes, and more than twice the series' shortest interval, between the two samples.
--- column counter_reset: The energy counter fell: the driver reloaded within the interval (FALSE for gauges).
--- column energy_kwh: Energy drawn in the interval's piece (the counter's rise, or the power gauge x time; NULL for the engine-active gauge and for a gauge's scrape gap).
--- column active_seconds: Seconds the GPU was busy: the engine-active gauge x seconds, or the GPU-utilisation gauge / 100 x seconds (NULL for other fields and for a scrape gap).
+-- column cluster_id VARCHAR
+-- column measure VARCHAR
+-- column labels VARCHAR
+-- column interval_start TIMESTAMP: The series' sample before (UTC).
+-- column interval_end TIMESTAMP: This sample (UTC).
+-- column month DATE: The month of this piece of the interval (first day): the month of interval_start, or a later one for an interval across a month's start.
+-- column seconds BIGINT: Length of the interval's piece in the month.
+-- column scrape_gap BOOLEAN: More than 5 minutes, and more than twice the series' shortest interval, between the two samples.
+-- column counter_reset BOOLEAN: The energy counter fell: the driver reloaded within the interval (FALSE for gauges).
+-- column energy_kwh DECIMAL(38,12): Energy drawn in the interval's piece (the counter's rise, or the power gauge x time; NULL for the engine-active gauge and for a gauge's scrape gap).
+-- column active_seconds DECIMAL(38,12): Seconds the GPU was busy: the engine-active gauge x seconds, or the GPU-utilisation gauge / 100 x seconds (NULL for other fields and for a scrape gap).
 WITH samples AS (
     SELECT
         cluster_id,

@@ -2,6 +2,11 @@
 -- materialized: table
 -- unique_key: asset_id, month
 -- description: Straight-line amortisation, full-month convention: (purchase price - salvage) / life_months for each of life_months months starting with the in-service month, until the month before retirement. Rounded to 1e-12 by telescoping, so the months add up to the amortisable amount exactly. Only months on the month spine appear.
+-- column asset_id VARCHAR
+-- column cluster_id VARCHAR
+-- column month DATE
+-- column month_index BIGINT
+-- column amount_usd DECIMAL(38,12)
 WITH asset_months AS (
     SELECT
         h.asset_id,

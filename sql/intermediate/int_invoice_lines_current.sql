@@ -2,13 +2,23 @@
 -- materialized: table
 -- unique_key: provider, invoice_id, line_id, month
 -- description: An invoice (provider, invoice_id) is the sum of its lines, keyed by line_id: a later file's line with the same provider, invoice_id and line_id restates the earlier one (a re-export), a line with a new line_id adds to the invoice (an invoice split over pages adds up); other invoices of the same provider and month (credit notes, adjustments) add to it. Earlier versions of a line stay in raw.invoices (history is never edited) but are superseded. The same invoice delivered again under another id or format is rejected at ingest. A line whose period spans several months is allocated to them in proportion to the provider's metered cost in each month (prorated by the part of the month the period covers), by time when nothing was metered; each share is rounded to a millionth of a dollar and the last month takes the remainder, so the shares add up to the line exactly.
--- column month: Month the share is allocated to (first day, UTC).
--- column amount_usd: This month's share of the line.
--- column line_amount_usd: The whole line, as invoiced.
--- column unit_price_usd_per_million: The line's unit price converted to USD (NULL when it states none).
--- column line_priced_usd: The whole line at its own quantity x unit price / 1e6 (USD); NULL when it does not state both.
--- column months_in_period: How many months the line's period touches (1 for a monthly invoice).
--- column allocation_basis: 'single_month', 'metered' (by metered cost) or 'time' (nothing metered in the period).
+-- column provider VARCHAR
+-- column invoice_id VARCHAR
+-- column line_id VARCHAR
+-- column month DATE: Month the share is allocated to (first day, UTC).
+-- column period_start TIMESTAMP
+-- column period_end TIMESTAMP
+-- column line_type VARCHAR
+-- column model VARCHAR
+-- column quantity DECIMAL(38,6)
+-- column unit_price_per_million DECIMAL(24,12)
+-- column unit_price_usd_per_million DECIMAL(38,12): The line's unit price converted to USD (NULL when it states none).
+-- column amount_usd DECIMAL(38,12): This month's share of the line.
+-- column line_amount_usd DECIMAL(38,12): The whole line, as invoiced.
+-- column line_priced_usd DECIMAL(38,12): The whole line at its own quantity x unit price / 1e6 (USD); NULL when it does not state both.
+-- column months_in_period INTEGER: How many months the line's period touches (1 for a monthly invoice).
+-- column allocation_basis VARCHAR: 'single_month', 'metered' (by metered cost) or 'time' (nothing metered in the period).
+-- column source_file_hash VARCHAR
 WITH ranked AS (
     SELECT
         i.*,

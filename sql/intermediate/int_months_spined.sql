@@ -2,6 +2,10 @@
 -- materialized: table
 -- unique_key: month
 -- description: The month spine: every month between the first and last month that has requests, charges, invoices, opex or FOCUS rows.
+-- column month DATE
+-- column month_start TIMESTAMP
+-- column month_end TIMESTAMP
+-- column hours_in_month BIGINT
 WITH activity AS (
     SELECT month AS m FROM intermediate.int_requests_monthly
     UNION ALL SELECT CAST(date_trunc('month', charge_start) AS DATE) FROM staging.stg_ledger__cluster_charges

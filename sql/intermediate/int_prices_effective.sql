@@ -2,12 +2,22 @@
 -- materialized: table
 -- unique_key: provider, model, service_tier, min_input_tokens, valid_from
 -- description: The prices in force, in USD, as bands a request matches by equality and ranges: for each (provider, model, service_tier), time is cut at every instant a price starts or stops; within each span, each min_input_tokens level in force covers input token counts from its min_input_tokens up to the next level's (the long-context tiers). A price runs from effective_from to its effective_to, else the next price of the same level, else forever. A price whose range overlaps an earlier-loaded one of the same level is left out (ingest quarantines such rows; this keeps a ledger loaded before that check buildable), so no request ever matches two prices.
--- column valid_from: First instant of the span (inclusive).
--- column valid_until: End of the span (exclusive).
--- column max_input_tokens: The band covers requests with min_input_tokens <= input tokens < max_input_tokens.
--- column effective_from: When the price row itself took effect (its key in the price catalogue).
--- column currency: The currency the price was published in (its prices here are converted to USD).
--- column price_band: The band's number (its rank in the order of the unique key): what int_requests_priced keeps of a request's price, and int_requests_daily prices its sums by.
+-- column provider VARCHAR
+-- column model VARCHAR
+-- column service_tier VARCHAR
+-- column min_input_tokens BIGINT
+-- column max_input_tokens BIGINT: The band covers requests with min_input_tokens <= input tokens < max_input_tokens.
+-- column valid_from TIMESTAMP: First instant of the span (inclusive).
+-- column valid_until TIMESTAMP: End of the span (exclusive).
+-- column effective_from TIMESTAMP: When the price row itself took effect (its key in the price catalogue).
+-- column currency VARCHAR: The currency the price was published in (its prices here are converted to USD).
+-- column cache_hit_input_per_million DECIMAL(38,18)
+-- column cache_miss_input_per_million DECIMAL(38,18)
+-- column cache_write_5m_per_million DECIMAL(38,18)
+-- column cache_write_1h_per_million DECIMAL(38,18)
+-- column output_per_million DECIMAL(38,18)
+-- column web_search_per_call DECIMAL(38,18)
+-- column price_band BIGINT: The band's number (its rank in the order of the unique key): what int_requests_priced keeps of a request's price, and int_requests_daily prices its sums by.
 WITH overlapping AS (
     SELECT DISTINCT
         a.provider,

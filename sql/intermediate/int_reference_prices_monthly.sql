@@ -3,12 +3,12 @@
 -- unique_key: month, provider
 -- description: The reference model's list price of the month, per provider: the standard tier's first context band in force at the month's end (the latest price that took effect before the month ended). One convention for every monthly figure valued at list price (what the cluster's prefix cache saved, the phase costs beside the API's prices, each provider's alternative in the verdict's robustness); a request itself is priced at its own instant (int_requests_priced).
 -- settings: reference_api_model, reference_api_provider
--- column month: First day of the month (UTC).
--- column provider: A provider that prices the reference model in the month.
--- column is_reference: The provider is the reference_api_provider setting.
--- column hit_per_million: Its cache-hit input price per million tokens (USD).
--- column miss_per_million: Its cache-miss input price per million tokens (USD).
--- column output_per_million: Its output price per million tokens (USD; reasoning tokens are billed as output).
+-- column month DATE: First day of the month (UTC).
+-- column provider VARCHAR: A provider that prices the reference model in the month.
+-- column is_reference BOOLEAN: The provider is the reference_api_provider setting.
+-- column hit_per_million DECIMAL(38,18): Its cache-hit input price per million tokens (USD).
+-- column miss_per_million DECIMAL(38,18): Its cache-miss input price per million tokens (USD).
+-- column output_per_million DECIMAL(38,18): Its output price per million tokens (USD; reasoning tokens are billed as output).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings)
 
 SELECT

@@ -4,6 +4,34 @@
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
 -- unique_key: day, route, provider, model, cluster_id, team
 -- description: Request volume, tokens and token cost per day (UTC, by request start), route, provider, model (the model the request named), cluster and team: the sums of int_requests_monthly, kept per day so that a late day recomputes its day, not its month. The a/b/c sums are priced per price band: the band's prices times the band's token sums, the same exact value as the sum of every request's own (DECIMAL arithmetic does not round). Money sums keep their full scale here; int_requests_monthly sums the days and rounds once. Incremental: only the days touched by new data are recomputed.
+-- column day DATE
+-- column month DATE
+-- column route VARCHAR
+-- column provider VARCHAR
+-- column model VARCHAR
+-- column cluster_id VARCHAR
+-- column team VARCHAR
+-- column requests BIGINT
+-- column unpriced_requests BIGINT
+-- column cache_hit_input_tokens HUGEINT
+-- column cache_miss_input_tokens HUGEINT
+-- column cache_write_5m_input_tokens HUGEINT
+-- column cache_write_1h_input_tokens HUGEINT
+-- column output_tokens HUGEINT
+-- column reasoning_tokens HUGEINT
+-- column web_search_calls HUGEINT
+-- column request_ms HUGEINT
+-- column metered_usd DECIMAL(38,12)
+-- column api_equivalent_usd DECIMAL(38,12)
+-- column a_all_miss_usd DECIMAL(38,24)
+-- column b_hit_saving_usd DECIMAL(38,24)
+-- column c_not_read_input_usd DECIMAL(38,24)
+-- column cache_hit_input_usd DECIMAL(38,24)
+-- column cache_miss_input_usd DECIMAL(38,24)
+-- column cache_write_5m_input_usd DECIMAL(38,24)
+-- column cache_write_1h_input_usd DECIMAL(38,24)
+-- column output_usd DECIMAL(38,24)
+-- column web_search_usd DECIMAL(38,18)
 WITH by_band AS (
     -- the day's sums per price band (int_requests_priced keeps a request's band, not its prices)
     SELECT

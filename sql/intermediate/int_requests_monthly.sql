@@ -2,7 +2,32 @@
 -- materialized: table
 -- unique_key: month, route, provider, cluster_id, team
 -- description: Request volume, tokens and token cost per month, route, provider, cluster and team: the sums every monthly model needs, so none of them reads the request-level table. metered_usd: API rows at their provider's price (priced rows only); api_equivalent_usd: self-hosted rows at the reference API price. The a/b/c sums split the priced rows' cost at the API (own provider for api rows, reference price for self-hosted rows) for the cache-hit sensitivity (cost(h) = A - h x B + C; C is what does not depend on the hit rate: output, cache writes, web searches). The sums of its days (int_requests_daily), rounded once.
--- column cache_hit_input_usd: The cache-hit input tokens at their price band's cache-hit price (likewise cache_miss_input_usd, cache_write_5m_input_usd, cache_write_1h_input_usd, output_usd for output and reasoning, web_search_usd): each token type's list cost, which the invoice uplift values a bill's quantities by.
+-- column month DATE
+-- column route VARCHAR
+-- column provider VARCHAR
+-- column cluster_id VARCHAR
+-- column team VARCHAR
+-- column requests BIGINT
+-- column unpriced_requests BIGINT
+-- column cache_hit_input_tokens HUGEINT
+-- column cache_miss_input_tokens HUGEINT
+-- column cache_write_5m_input_tokens HUGEINT
+-- column cache_write_1h_input_tokens HUGEINT
+-- column output_tokens HUGEINT
+-- column reasoning_tokens HUGEINT
+-- column web_search_calls HUGEINT
+-- column request_ms HUGEINT
+-- column metered_usd DECIMAL(38,12)
+-- column api_equivalent_usd DECIMAL(38,12)
+-- column a_all_miss_usd DECIMAL(38,12)
+-- column b_hit_saving_usd DECIMAL(38,12)
+-- column c_not_read_input_usd DECIMAL(38,12)
+-- column cache_hit_input_usd DECIMAL(38,12): The cache-hit input tokens at their price band's cache-hit price (likewise cache_miss_input_usd, cache_write_5m_input_usd, cache_write_1h_input_usd, output_usd for output and reasoning, web_search_usd): each token type's list cost, which the invoice uplift values a bill's quantities by.
+-- column cache_miss_input_usd DECIMAL(38,12)
+-- column cache_write_5m_input_usd DECIMAL(38,12)
+-- column cache_write_1h_input_usd DECIMAL(38,12)
+-- column output_usd DECIMAL(38,12)
+-- column web_search_usd DECIMAL(38,12)
 SELECT
     month,
     route,

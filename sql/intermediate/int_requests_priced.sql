@@ -9,6 +9,33 @@
 -- compression: request_id zstd, task_id zstd
 -- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Of the price it keeps only its band (price_band, a row of int_prices_effective), and of the request only the columns the models that read it use: every column written costs time on every build (at 10 M requests, each price column about 0.2 s). Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change). In the published file it is a view: this same query over all the requests, computed when read (no copy of the table is stored); price_band joins int_prices_effective for the prices used.
 -- settings: reference_api_model, reference_api_provider
+-- column request_id VARCHAR
+-- column task_id VARCHAR
+-- column attempt INTEGER
+-- column started_at TIMESTAMP
+-- column ended_at TIMESTAMP
+-- column month DATE
+-- column route VARCHAR
+-- column provider VARCHAR
+-- column model VARCHAR
+-- column cluster_id VARCHAR
+-- column cache_hit_input_tokens BIGINT
+-- column cache_miss_input_tokens BIGINT
+-- column cache_write_5m_input_tokens BIGINT
+-- column cache_write_1h_input_tokens BIGINT
+-- column output_tokens BIGINT
+-- column reasoning_tokens BIGINT
+-- column web_search_calls BIGINT
+-- column latency_ms BIGINT
+-- column status VARCHAR
+-- column accepted BOOLEAN
+-- column team VARCHAR
+-- column workload VARCHAR
+-- column source_file_hash VARCHAR
+-- column is_priced BOOLEAN
+-- column price_band BIGINT
+-- column metered_cost_usd DECIMAL(38,12)
+-- column api_equivalent_cost_usd DECIMAL(38,12)
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 prices AS (
     -- each price per million also as a whole number of micro-dollars (per web search call: of picodollars) when it is

@@ -2,6 +2,21 @@
 -- materialized: table
 -- unique_key: month, route
 -- description: Each route's monthly request volume: requests, distinct tasks, tokens, unpriced API requests and exact discrete latency percentiles over the requests with a latency (latency_unknown counts the others; DuckDB's quantile_disc: the ceil(q x n)-th smallest latency, found from a latency histogram so memory does not grow with the request count). Its counts and tokens are int_requests_monthly's by route; its latencies the sums of its days (int_route_volume_daily); its tasks from int_team_usage_daily, where each task is counted on one day per month and route.
+-- column month DATE
+-- column route VARCHAR
+-- column requests BIGINT
+-- column cache_hit_input_tokens HUGEINT
+-- column cache_miss_input_tokens HUGEINT
+-- column output_tokens HUGEINT
+-- column reasoning_tokens HUGEINT
+-- column cache_write_5m_input_tokens HUGEINT
+-- column cache_write_1h_input_tokens HUGEINT
+-- column web_search_calls HUGEINT
+-- column unpriced_requests BIGINT
+-- column latency_unknown BIGINT
+-- column tasks BIGINT
+-- column p50_latency_ms BIGINT
+-- column p95_latency_ms BIGINT
 WITH volume AS (
     -- the request counts and token sums every monthly model reads (int_requests_monthly), by route
     SELECT

@@ -4,6 +4,15 @@
 -- input tasks_of_months: intermediate.int_tasks_resolved
 -- unique_key: month, route
 -- description: Task outcomes by the month and route each task belongs to: accepted tasks, latency violations, accepted tasks whose accepted attempt has no latency (judged by their outcome alone: an API response body carries none), review cost, and what the accepted attempts alone cost at the API (their own provider's price on the api route, the reference price on self_hosted; accepted_attempts_priced of them had a price). Incremental: only months touched by new data are recomputed.
+-- column month DATE
+-- column route VARCHAR
+-- column tasks_resolved BIGINT
+-- column accepted_tasks BIGINT
+-- column latency_violations BIGINT
+-- column accepted_latency_unknown BIGINT
+-- column review_cost_usd DECIMAL(38,12)
+-- column accepted_attempt_api_cost_usd DECIMAL(38,12)
+-- column accepted_attempts_priced BIGINT
 SELECT
     month,
     route,

@@ -6,6 +6,12 @@
 -- input tasks_of_task_retries: intermediate.int_tasks_resolved (task_id, attempts)
 -- unique_key: task_id, month, route, team
 -- description: Where each task with more than one attempt is counted: the first day (UTC) it has a request in each month, route and team (its earliest request there: started_at, then request_id), and whether that is its first request in the month and route over all teams (first_in_route). A task with one attempt is counted on its request's day and needs no row here, so int_team_usage_daily counts every task once per month, route and team, and once per month and route, and the counts add up by day. Incremental: only the tasks with new attempts are recomputed (from all their attempts).
+-- column task_id VARCHAR
+-- column month DATE
+-- column route VARCHAR
+-- column team VARCHAR
+-- column first_day DATE
+-- column first_in_route BOOLEAN
 WITH retried AS (
     SELECT task_id FROM scoped.tasks_of_task_retries WHERE attempts > 1
 ),

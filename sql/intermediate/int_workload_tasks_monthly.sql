@@ -4,6 +4,13 @@
 -- input tasks_of_months: intermediate.int_tasks_resolved
 -- unique_key: month, route, team, workload
 -- description: Each workload's task outcomes by the month and route each task belongs to (a task's workload: the team and workload of its last attempt, '(none)' when not logged): tasks resolved, accepted tasks and their review cost. marts.monthly_workload_moves divides a workload's API cost by its accepted tasks; marts.gate_criteria compares production's mix of accepted tasks with the evaluation set's categories. Incremental: only months touched by new data are recomputed.
+-- column month DATE
+-- column route VARCHAR
+-- column team VARCHAR
+-- column workload VARCHAR
+-- column tasks_resolved BIGINT
+-- column accepted_tasks BIGINT
+-- column review_cost_usd DECIMAL(38,12)
 SELECT
     month,
     route,

@@ -2,16 +2,16 @@
 -- materialized: table
 -- unique_key: month, team, route
 -- description: Each month's spend against each budget of the settings' [[budgets]]: spent = the month's chargeback (marts.monthly_chargeback) of the budget's team ('*': every team, idle and unassigned included) on its route (or both). The ledger's data runs to its last day with requests (as_of). A month that ended by then is complete: projected = spent. For the month as_of falls in, the run-rate is the spend of its last 7 days (fewer when fewer have passed) per day, told from the team's usage: spent x (its usage at API prices in those days / its usage in the month so far) / the days, or spent / the days passed when it has no usage; projected = spent + run-rate x the days left. status: 'over' (spent above the budget), 'at_risk' (projected above it) or 'ok'.
--- column month: First day of the month (UTC).
--- column team: The budget's team ('*' = every team).
--- column route: 'api', 'self_hosted' or 'both'.
--- column budget_usd: The month's budget.
--- column spent_usd: The month's spend so far (its chargeback), exact.
--- column as_of: The last day of the month with data (the ledger's last day with requests, or the month's last day).
--- column days_passed: Days of the month up to as_of.
--- column run_rate_usd_per_day: The spend per day of the last 7 days passed (NULL for a complete month).
--- column projected_usd: spent_usd + run_rate_usd_per_day x the days left (spent_usd for a complete month).
--- column status: 'ok', 'at_risk' or 'over'.
+-- column month DATE: First day of the month (UTC).
+-- column team VARCHAR: The budget's team ('*' = every team).
+-- column route VARCHAR: 'api', 'self_hosted' or 'both'.
+-- column budget_usd DECIMAL(38,12): The month's budget.
+-- column spent_usd DECIMAL(38,12): The month's spend so far (its chargeback), exact.
+-- column as_of DATE: The last day of the month with data (the ledger's last day with requests, or the month's last day).
+-- column days_passed BIGINT: Days of the month up to as_of.
+-- column run_rate_usd_per_day DECIMAL(38,12): The spend per day of the last 7 days passed (NULL for a complete month).
+-- column projected_usd DECIMAL(38,12): spent_usd + run_rate_usd_per_day x the days left (spent_usd for a complete month).
+-- column status VARCHAR: 'ok', 'at_risk' or 'over'.
 WITH budgets AS (
     SELECT * FROM staging.stg_ledger__budgets
 ),

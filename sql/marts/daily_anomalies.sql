@@ -3,19 +3,19 @@
 -- unique_key: day, kind, provider, team, subject
 -- settings: anomalies_threshold, anomalies_min_usd
 -- description: What in a day's API spend is out of the ordinary, each row with its cause in words. A day's series is a provider and team (requests without a team: (unassigned)): its spend at the provider's prices (the metered cost; a day without requests spends 0, from the series' first day to the ledger's last day with requests), and its cache-hit rate (cache-hit input tokens over all input tokens, truncated to 1e-12; days with input only). Each day is scored against the same series' trailing 28 days (at least 14 of them; a series younger than that is not scored) with a robust score: (the day's value - the trailing median) / (1.4826 x the trailing median absolute deviation), the modified z-score, which one earlier spike does not move. kind 'spend_spike' or 'spend_drop': the score is at least the anomalies.threshold setting in size (or the trailing days never varied) and the spend differs from the median by at least anomalies.min_usd. kind 'cache_hit_drop': the rate fell by the threshold or more (or below trailing days that never varied) and the fall moved at least anomalies.min_usd of spend: (median rate - the day's rate) x what the day's input would save read wholly from the cache (its input tokens x (cache-miss price - cache-hit price)). kind 'price_not_in_catalog': an invoice line that states a model and a unit price for a token class (cache-hit or cache-miss input, cache write, output) at a price, converted to USD, that no price of the catalogue for that provider and model in force during the line's period has for that class (within 1e-6 USD per million tokens); its day is the line's first, its team '(all)', its subject the invoice and line.
--- column day: The day (UTC).
--- column month: First day of the day's month.
--- column kind: 'spend_spike', 'spend_drop', 'cache_hit_drop' or 'price_not_in_catalog'.
--- column provider: The API provider.
--- column team: The team ('(unassigned)' for requests without one; '(all)' for an invoice line).
--- column subject: What was measured: 'spend' or 'cache-hit rate', or the invoice and line ('invoice <id> line <line_id>').
--- column observed: The day's value: spend in USD, a cache-hit rate (0-1), or the invoice's unit price in USD per million tokens.
--- column baseline_median: The trailing 28 days' median (NULL for an invoice line).
--- column baseline_mad: The trailing 28 days' median absolute deviation (NULL for an invoice line).
--- column baseline_days: How many trailing days the baseline has (NULL for an invoice line).
--- column score: The robust score (NULL where the trailing days never varied, and for an invoice line).
--- column spend_effect_usd: The spend the anomaly moved: the spend minus its median, the spend the cache-hit drop added, or the invoice line's amount (the spend priced at a price the catalogue lacks).
--- column cause: The anomaly in words.
+-- column day DATE: The day (UTC).
+-- column month DATE: First day of the day's month.
+-- column kind VARCHAR: 'spend_spike', 'spend_drop', 'cache_hit_drop' or 'price_not_in_catalog'.
+-- column provider VARCHAR: The API provider.
+-- column team VARCHAR: The team ('(unassigned)' for requests without one; '(all)' for an invoice line).
+-- column subject VARCHAR: What was measured: 'spend' or 'cache-hit rate', or the invoice and line ('invoice <id> line <line_id>').
+-- column observed DECIMAL(38,12): The day's value: spend in USD, a cache-hit rate (0-1), or the invoice's unit price in USD per million tokens.
+-- column baseline_median DECIMAL(38,12): The trailing 28 days' median (NULL for an invoice line).
+-- column baseline_mad DECIMAL(38,12): The trailing 28 days' median absolute deviation (NULL for an invoice line).
+-- column baseline_days BIGINT: How many trailing days the baseline has (NULL for an invoice line).
+-- column score DECIMAL(38,2): The robust score (NULL where the trailing days never varied, and for an invoice line).
+-- column spend_effect_usd DECIMAL(38,12): The spend the anomaly moved: the spend minus its median, the spend the cache-hit drop added, or the invoice line's amount (the spend priced at a price the catalogue lacks).
+-- column cause VARCHAR: The anomaly in words.
 WITH settings AS (
     SELECT anomalies_threshold, anomalies_min_usd FROM staging.stg_ledger__settings
 ),

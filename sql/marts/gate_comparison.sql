@@ -3,25 +3,25 @@
 -- unique_key: eval_set, route, category
 -- description: The deployment gate side by side (seed 001): the evaluation set's cases on each route and category (and 'all categories'), every attempt counted: cases, accepted share, p95 latency against the route's SLO, retries per task, the token mix per accepted task (input, of it cache hits, output, reasoning) and the cost per accepted task. The API's cost is its attempts' metered cost at the provider's prices; the cluster's is its attempts' tokens at the month's self-hosted cost per token served (the fixed cost F / the tokens the clusters served: the eval's share of the month's cost); both with human review.
 -- settings: slo_ms_api, slo_ms_self_hosted
--- column eval_set: The evaluation set.
--- column route: 'api' or 'self_hosted'.
--- column category: The cases' category, or 'all categories'.
--- column cases: Cases with a task on this route.
--- column accepted_tasks: Those tasks accepted (a latency violation is not accepted).
--- column accepted_share: accepted_tasks / the route's tasks of the set (one a case, normally).
--- column p95_latency_ms: 95th percentile latency of every attempt (DuckDB quantile_disc); NULL without latencies.
--- column slo_ms: The route's latency SLO (a setting); NULL without one.
--- column p95_within_slo: p95_latency_ms <= slo_ms; NULL without an SLO or latencies.
--- column retries_per_task: (attempts - tasks) / tasks.
--- column input_tokens_per_accepted_task: Input tokens of every attempt (cache hits, misses and writes) / accepted tasks.
--- column cache_hit_input_tokens_per_accepted_task: The cache-hit part of them / accepted tasks.
--- column output_tokens_per_accepted_task: Visible output tokens of every attempt / accepted tasks.
--- column reasoning_tokens_per_accepted_task: Reasoning tokens of every attempt / accepted tasks.
--- column cost_usd: What the route's attempts cost, review included; NULL when an attempt has no price.
--- column cost_basis: 'metered' (API) or 'share_of_fixed_cost' (self-hosted: tokens x the month's cost per token served).
--- column cost_per_accepted_task_usd: cost_usd / accepted_tasks; NULL when none was accepted.
--- column first_measured_at: The route's first attempt of the set.
--- column last_measured_at: The route's last attempt of the set.
+-- column eval_set VARCHAR: The evaluation set.
+-- column route VARCHAR: 'api' or 'self_hosted'.
+-- column category VARCHAR: The cases' category, or 'all categories'.
+-- column cases BIGINT: Cases with a task on this route.
+-- column accepted_tasks BIGINT: Those tasks accepted (a latency violation is not accepted).
+-- column accepted_share DECIMAL(18,6): accepted_tasks / the route's tasks of the set (one a case, normally).
+-- column p95_latency_ms BIGINT: 95th percentile latency of every attempt (DuckDB quantile_disc); NULL without latencies.
+-- column slo_ms BIGINT: The route's latency SLO (a setting); NULL without one.
+-- column p95_within_slo BOOLEAN: p95_latency_ms <= slo_ms; NULL without an SLO or latencies.
+-- column retries_per_task DECIMAL(18,6): (attempts - tasks) / tasks.
+-- column input_tokens_per_accepted_task DECIMAL(18,1): Input tokens of every attempt (cache hits, misses and writes) / accepted tasks.
+-- column cache_hit_input_tokens_per_accepted_task DECIMAL(18,1): The cache-hit part of them / accepted tasks.
+-- column output_tokens_per_accepted_task DECIMAL(18,1): Visible output tokens of every attempt / accepted tasks.
+-- column reasoning_tokens_per_accepted_task DECIMAL(18,1): Reasoning tokens of every attempt / accepted tasks.
+-- column cost_usd DECIMAL(38,12): What the route's attempts cost, review included; NULL when an attempt has no price.
+-- column cost_basis VARCHAR: 'metered' (API) or 'share_of_fixed_cost' (self-hosted: tokens x the month's cost per token served).
+-- column cost_per_accepted_task_usd DECIMAL(38,12): cost_usd / accepted_tasks; NULL when none was accepted.
+-- column first_measured_at TIMESTAMP: The route's first attempt of the set.
+-- column last_measured_at TIMESTAMP: The route's last attempt of the set.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 per_token AS (
     SELECT month, self_hosted_cost_per_million_tokens_served FROM marts.monthly_break_even

@@ -2,14 +2,14 @@
 -- materialized: table
 -- unique_key: eval_set
 -- description: Is the cluster ready? The deployment gate's verdict per evaluation set from marts.gate_criteria: 'failed' when a measured criterion fell short (naming it), else 'incomplete' when a measurement is missing (naming it), else 'passed'.
--- column eval_set: The evaluation set.
--- column verdict: 'passed', 'failed' or 'incomplete'.
--- column failed_criteria: The criteria that failed (alphabetical).
--- column missing_criteria: The criteria not yet measured (alphabetical).
--- column criteria_passed: Criteria met.
--- column criteria: Criteria judged (those skipped left out).
--- column skipped_criteria: The criteria that did not apply to the set (alphabetical), each said why in reasons.
--- column reasons: What failed and what is missing, in words.
+-- column eval_set VARCHAR: The evaluation set.
+-- column verdict VARCHAR: 'passed', 'failed' or 'incomplete'.
+-- column failed_criteria VARCHAR[]: The criteria that failed (alphabetical).
+-- column missing_criteria VARCHAR[]: The criteria not yet measured (alphabetical).
+-- column criteria_passed BIGINT: Criteria met.
+-- column criteria BIGINT: Criteria judged (those skipped left out).
+-- column skipped_criteria VARCHAR[]: The criteria that did not apply to the set (alphabetical), each said why in reasons.
+-- column reasons VARCHAR[]: What failed and what is missing, in words.
 SELECT
     eval_set,
     CASE

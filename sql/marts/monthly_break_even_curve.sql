@@ -2,15 +2,15 @@
 -- materialized: table
 -- unique_key: month, token_utilisation
 -- description: The break-even curve: what one accepted task would cost on the cluster if the month's nodes ran at a token utilisation u of 0.05, 0.10, ... 1.00, beside what it costs on the API. At u the nodes deliver tasks(u) = u x the monthly token capacity / the tokens per accepted task (every attempt, as the month ran) and one task costs (F + V x tasks(u)) / tasks(u) = F / tasks(u) + V: the fixed cost spread over more tasks the busier the cluster is. Each row also carries the month's marks: today's utilisation, the break-even utilisation (where the line crosses the API's cost C) and the ceiling a cluster sized for its busiest hour can reach. Months without a monthly token capacity, tokens per accepted task or a comparator C have no rows.
--- column month: First day of the month (UTC).
--- column token_utilisation: u, the share of the month's token capacity the nodes would use (0.05 to 1.00).
--- column accepted_tasks: tasks(u) = u x monthly_token_capacity / tokens per accepted task.
--- column self_hosted_cost_per_accepted_task_usd: F / tasks(u) + V: what one accepted task costs on the cluster at u.
--- column api_cost_per_accepted_task_usd: C, what one accepted task costs on the API (marts.monthly_break_even): the line to compare with.
--- column self_hosting_cheaper: The cluster's cost per task at u is at or below C.
--- column today_token_utilisation: The month's own token utilisation (tokens served / monthly token capacity).
--- column break_even_token_utilisation: The utilisation at which the cluster's cost per task equals C (break_even_share_of_capacity); NULL when the cluster never breaks even.
--- column ceiling_token_utilisation: The highest utilisation a cluster sized for its busiest hour reaches: the tokens served / (each cluster's busiest hour's tokens per second x 3,600 x its provisioned hours), 1 / peak_to_average_tokens for one cluster; NULL without tokens.
+-- column month DATE: First day of the month (UTC).
+-- column token_utilisation DECIMAL(4,2): u, the share of the month's token capacity the nodes would use (0.05 to 1.00).
+-- column accepted_tasks DECIMAL(38,6): tasks(u) = u x monthly_token_capacity / tokens per accepted task.
+-- column self_hosted_cost_per_accepted_task_usd DECIMAL(38,12): F / tasks(u) + V: what one accepted task costs on the cluster at u.
+-- column api_cost_per_accepted_task_usd DECIMAL(38,12): C, what one accepted task costs on the API (marts.monthly_break_even): the line to compare with.
+-- column self_hosting_cheaper BOOLEAN: The cluster's cost per task at u is at or below C.
+-- column today_token_utilisation DOUBLE: The month's own token utilisation (tokens served / monthly token capacity).
+-- column break_even_token_utilisation DOUBLE: The utilisation at which the cluster's cost per task equals C (break_even_share_of_capacity); NULL when the cluster never breaks even.
+-- column ceiling_token_utilisation DOUBLE: The highest utilisation a cluster sized for its busiest hour reaches: the tokens served / (each cluster's busiest hour's tokens per second x 3,600 x its provisioned hours), 1 / peak_to_average_tokens for one cluster; NULL without tokens.
 WITH marks AS (
     -- each cluster sized for its own busiest hour: what it served over what that size could serve in its hours
     SELECT

@@ -3,6 +3,59 @@
 -- unique_key: month
 -- settings: api_tax_recoverable, business_control_requirements, reference_api_provider
 -- description: What the month's break-even is computed from, derived once: the fixed cost F and its classes (committed, operating, avoidable), the API's price per accepted task C on its basis (the cluster's accepted attempts priced at the reference API x the reference provider's waste factor W x its invoice uplift U, plus the API's review per task: 'equivalent'; else the API route's run-rate and review per accepted task: 'measured'), the cluster's variable cost per accepted task V (review), each route's volumes and the clusters' capacity. The month's break-even and its robustness read it; the break-even itself is the macro break_even_tasks(F, C, V).
+-- column month DATE
+-- column self_hosted_cost_usd DECIMAL(38,12): The self-hosted route's cost of the month (marts.monthly_route_cost, route self_hosted).
+-- column sh_accepted BIGINT: Tasks accepted on the cluster in the month.
+-- column sh_requests BIGINT: Requests the cluster served in the month (all attempts).
+-- column sh_review_usd DECIMAL(38,12): Human review of the cluster's tasks in the month, at [review] rate_per_hour_usd.
+-- column sh_tokens HUGEINT: Tokens the cluster served in the month: cache-hit and cache-miss input, output and reasoning.
+-- column api_accepted BIGINT: Tasks accepted on the API in the month.
+-- column api_review_usd DECIMAL(38,12): Human review of the API's tasks in the month.
+-- column api_tokens HUGEINT: Tokens the API served in the month: cache-hit and cache-miss input, output and reasoning.
+-- column committed_cost_usd DECIMAL(38,12): The month's committed self-hosted cost: reserved and owned capacity, paid whether used or not (F's committed class).
+-- column avoidable_cost_usd DECIMAL(38,12): The month's avoidable self-hosted cost: on-demand capacity, which stopping the cluster ends (F's avoidable class).
+-- column operating_cost_usd DECIMAL(38,12): The month's operating cost of the cluster: staff, energy, colocation and the like (F's operating class).
+-- column fixed_cost_usd DECIMAL(38,12): The cluster's fixed cost of the month F: committed + operating + avoidable.
+-- column run_rate_usd DECIMAL(38,12): What the API cost to run in the month: invoiced usage (metered where no invoice), plus credits that recur and tax the team does not recover.
+-- column credits_usd DECIMAL(38,12): One-off credits on the month's API invoices, left out of the run rate.
+-- column tax_usd DECIMAL(38,12): Tax on the month's API invoices that the team recovers, left out of the run rate.
+-- column api_equivalent_cost_usd DECIMAL(38,12): The cluster's requests of the month priced at the reference API's list prices (all attempts).
+-- column api_latency_unknown BIGINT: The API's accepted tasks whose accepted attempt has no latency (judged by outcome alone).
+-- column accepted_tokens_served HUGEINT: Tokens of the clusters' accepted attempts in the month, all clusters.
+-- column capacity_contradiction BOOLEAN: Some cluster served more than its load test says it can.
+-- column nodes_in_service BIGINT: Nodes in service at the month's peak, all clusters.
+-- column peak_hour_tokens_per_second DECIMAL(38,3): Each cluster's busiest hour, in tokens per second, added over the clusters (each cluster is sized for its own).
+-- column capacity_tokens_per_second DECIMAL(38,3): The clusters' capacity in tokens per second, added over the clusters; NULL when a provisioned cluster has none.
+-- column capacity_source VARCHAR: Where the capacity comes from: the clusters' one source, or mixed.
+-- column monthly_token_capacity DECIMAL(38,3): Tokens the clusters could serve in the month at capacity, added over the clusters.
+-- column provisioned_node_hours DECIMAL(38,6): Node-hours provisioned in the month, all clusters.
+-- column tokens_served HUGEINT: Tokens the clusters served in the month, all attempts.
+-- column capacity_mix_warning BOOLEAN: Some cluster's load test ran at a token mix unlike production's.
+-- column sweep_nodes_assumed BOOLEAN: Some cluster's load test did not say how many nodes it ran on.
+-- column sweep_mix_unknown BOOLEAN: Some cluster's load test did not state its token mix.
+-- column sweep_optimistic BOOLEAN: Some cluster's load test overstates what it serves in production.
+-- column capacity_measured_after BOOLEAN: Some cluster's capacity was measured after the month.
+-- column capacity_lower_bound BOOLEAN: Some cluster's capacity is what it was seen to serve (observed or mixed), a lower bound.
+-- column api_waste_factor DECIMAL(38,12)
+-- column api_waste_basis VARCHAR
+-- column api_waste_factor_low DECIMAL(38,12)
+-- column api_waste_factor_high DECIMAL(38,12)
+-- column api_invoice_uplift DECIMAL(38,12)
+-- column invoice_unreconciled BOOLEAN: The reference provider's invoice for the month does not reconcile with the request log.
+-- column invoice_volume_unknown BOOLEAN: The invoice uplift U rests on logged volume alone (the invoice states none) and is not 1.
+-- column cluster_logs_incomplete BOOLEAN: Some cluster's engines counted tokens its request log lacks (engine reconciliation logs_missing).
+-- column api_overhead_factor DECIMAL(38,12): W x U: the reference provider's waste factor times its invoice uplift.
+-- column sh_accepted_equivalent_per_task DECIMAL(38,12): The cluster's accepted attempts priced at the reference API, per accepted task; NULL unless every one is priced.
+-- column api_review_per_task DECIMAL(38,12): The API's review cost per accepted API task.
+-- column sh_review_per_task DECIMAL(38,12): The cluster's review cost per accepted self-hosted task.
+-- column control_requirements VARCHAR[]: The controls the business requires of the self-hosted route ([business] control_requirements).
+-- column api_equivalent_cost_per_accepted_task_usd DECIMAL(38,12): The cluster's accepted task priced at the reference API x W x U, before review.
+-- column api_measured_cost_per_accepted_task_usd DECIMAL(38,12): The API route's run rate plus its review, per accepted API task.
+-- column self_hosted_variable_cost_per_accepted_task_usd DECIMAL(38,12): V: what one more accepted task costs on the cluster beyond F: its review.
+-- column has_self_hosted_route BOOLEAN: The month has a self-hosted cost or self-hosted requests.
+-- column api_review_per_accepted_task_usd DECIMAL(38,12): The review part of C: the API's review per task on the equivalent basis (the cluster's when the API accepted nothing); the API's on the measured basis.
+-- column api_cost_per_accepted_task_usd DECIMAL(38,12): C, what an accepted task costs on the API: equivalent cost + review per task on the equivalent basis, else the measured cost.
+-- column api_cost_source VARCHAR: equivalent or measured: the basis of C (see the description).
 WITH routes AS (
     SELECT
         month,

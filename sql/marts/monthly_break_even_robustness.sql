@@ -2,15 +2,15 @@
 -- materialized: table
 -- unique_key: month
 -- description: How sure the month's verdict is. Each named assumption (intermediate.int_verdict_assumptions_monthly) moves F, C's token part, C's review part and V to its low and its high value, and break-even (break_even_tasks), the saving and the verdict are computed again at each end from marts.monthly_break_even_inputs; the joint range takes, of each assumption, the end that raises break-even most, all together, and the end that lowers it most. The month's break-even mart publishes these figures beside its own.
--- column month: First day of the month (UTC).
--- column verdict_sensitivity: Per assumption: its low and high value, break-even, saving and verdict at each, and whether either end flips the verdict.
--- column verdict_flipped_by: The assumptions one of whose ends alone flips the verdict.
--- column break_even_range_low: Break-even with every assumption at the end that lowers it.
--- column break_even_range_high: Break-even with every assumption at the end that raises it (NULL: never breaks even there).
--- column saving_range_low_usd: The saving at the joint end that raises break-even.
--- column saving_range_high_usd: The saving at the joint end that lowers break-even.
--- column joint_verdict_low: The verdict at break_even_range_low.
--- column joint_verdict_high: The verdict at break_even_range_high.
+-- column month DATE: First day of the month (UTC).
+-- column verdict_sensitivity STRUCT(assumption VARCHAR, value_low DOUBLE, value_high DOUBLE, break_even_at_low_value DECIMAL(38,12), break_even_at_high_value DECIMAL(38,12), saving_at_low_value_usd DECIMAL(38,12), saving_at_high_value_usd DECIMAL(38,12), verdict_at_low_value VARCHAR, verdict_at_high_value VARCHAR, flips BOOLEAN)[]: Per assumption: its low and high value, break-even, saving and verdict at each, and whether either end flips the verdict.
+-- column verdict_flipped_by VARCHAR[]: The assumptions one of whose ends alone flips the verdict.
+-- column break_even_range_low DECIMAL(38,12): Break-even with every assumption at the end that lowers it.
+-- column break_even_range_high DECIMAL(38,12): Break-even with every assumption at the end that raises it (NULL: never breaks even there).
+-- column saving_range_low_usd DECIMAL(38,12): The saving at the joint end that raises break-even.
+-- column saving_range_high_usd DECIMAL(38,12): The saving at the joint end that lowers break-even.
+-- column joint_verdict_low VARCHAR: The verdict at break_even_range_low.
+-- column joint_verdict_high VARCHAR: The verdict at break_even_range_high.
 WITH judged AS MATERIALIZED (
     -- the month's own break-even and verdict, from the same inputs and macros as the month's break-even mart
     SELECT

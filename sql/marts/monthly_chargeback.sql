@@ -3,13 +3,13 @@
 -- unique_key: month, route, team, cost_class
 -- description: Who spent what: the month's whole spend on both routes (marts.monthly_route_cost.cost_usd) allocated to the teams that caused it. The API route's cash cost per provider (its invoiced total where the invoice is loaded, else its metered cost) is spread over the teams by their metered cost of that provider, so the invoice's difference from metered (uplift, tax, credits) falls in proportion; a provider's spend with no metered requests is (unassigned). Each cluster's fixed cost (marts.monthly_utilisation.fixed_cost_usd, by cost class: its own costs' classes, its share of the shared costs by theirs) is spread by each team's share of the node-hours the cluster's capacity provides: the team's tokens over the cost basis (the month's token capacity, or the tokens served when more); what no team used is the row (idle), or, with the chargeback.share_idle setting, is spread by the teams' tokens instead. Self-hosted cost of no cluster with capacity is (unallocated). Review is charged at the review rate to the task's team on the task's route. Requests without a team are (unassigned). Every exact amount is rounded to a 1e-12 share, one row per allocation taking what the rounding leaves, so the month's rows add up to its spend exactly; amount_usd then rounds them to cents by largest remainders, so the cents add up to the month's spend rounded to the cent.
 -- settings: chargeback_share_idle
--- column month: First day of the month (UTC).
--- column route: 'api' or 'self_hosted'.
--- column team: The team ((unassigned): requests without a team; (idle): capacity no team used; (unallocated): self-hosted cost of no cluster with capacity).
--- column cost_class: usage (API tokens, invoice difference included), review (human review), or the cluster's committed, operating or avoidable cost.
--- column exact_usd: The allocation, exact to 1e-12.
--- column amount_usd: exact_usd rounded to cents by largest remainders, so that each route's rows add up to the route's cost rounded to the cent (marts.monthly_route_cost.cost_usd as the report shows it); the month's rows add up to the sum of its routes' rounded costs.
--- column share_of_month: exact_usd / the month's spend (NULL when the month's spend is 0).
+-- column month DATE: First day of the month (UTC).
+-- column route VARCHAR: 'api' or 'self_hosted'.
+-- column team VARCHAR: The team ((unassigned): requests without a team; (idle): capacity no team used; (unallocated): self-hosted cost of no cluster with capacity).
+-- column cost_class VARCHAR: usage (API tokens, invoice difference included), review (human review), or the cluster's committed, operating or avoidable cost.
+-- column exact_usd DECIMAL(38,12): The allocation, exact to 1e-12.
+-- column amount_usd DECIMAL(38,2): exact_usd rounded to cents by largest remainders, so that each route's rows add up to the route's cost rounded to the cent (marts.monthly_route_cost.cost_usd as the report shows it); the month's rows add up to the sum of its routes' rounded costs.
+-- column share_of_month DOUBLE: exact_usd / the month's spend (NULL when the month's spend is 0).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 api_teams AS (
     SELECT

@@ -3,28 +3,28 @@
 -- unique_key: month, cluster_id
 -- description: What each cluster's own meters say of its month beside the request log: how busy its GPUs were by the DCGM exporter (the engine-active share over the provisioned GPU-hours, beside the token utilisation of marts.monthly_utilisation), the energy they drew and what it cost (int_cluster_energy_monthly), and the hours its serving engines queued requests (int_engine_queue_monthly) with whether that happened far below the capacity of its nodes (queue_pressure, which makes the month's sweep_optimistic caveat), and what its engines' prefix cache saved: the share of prompt tokens found in it, beside the API route's cache-hit share, and their worth at the reference API's prices.
 -- settings: gpus_per_node
--- column month: First day of the month (UTC).
--- column cluster_id: The cluster.
--- column gpus_metered: GPUs with engine-active or GPU-utilisation samples in the month.
--- column provisioned_gpu_hours: The month's provisioned node-hours x the gpus_per_node setting.
--- column metered_gpu_hours: GPU-hours covered by the samples engine_active_gpu_hours rests on (scrape gaps left out).
--- column engine_active_gpu_hours: GPU-hours the GPUs were busy: the DCGM engine-active share x time, or where a GPU has no engine-active field its utilisation / 100 x time (busy_source).
--- column engine_active_share: engine_active_gpu_hours / provisioned_gpu_hours: a second busy measure, from the hardware, beside token_utilisation. NULL without engine-active samples or provisioned hours.
--- column token_utilisation: The month's tokens served / its token capacity (marts.monthly_utilisation).
--- column energy_kwh: kWh the GPUs drew (NULL: no energy or power samples).
--- column energy_source: counter, power or mixed (see int_cluster_energy_monthly).
--- column energy_usd: What that energy cost the owned hardware (kWh x energy.pue x energy.usd_per_kwh x the owned share of node-hours).
--- column energy_line: added, opex_row, no_owned_hardware or no_price (see int_cluster_energy_monthly).
--- column waiting_hours: Clock hours in which the serving engines reported requests waiting.
--- column least_waiting_hour_tokens_per_second: The fewest tokens per second served in an hour with requests waiting.
--- column capacity_tokens_per_second: What the nodes in service serve within the SLO (capacity per node x nodes in service).
--- column queue_pressure: Requests waited in an hour served under half of capacity_tokens_per_second (see marts.monthly_utilisation).
--- column busy_source: What engine_active_gpu_hours rests on: engine_active (DCGM's profiling field DCGM_FI_PROF_GR_ENGINE_ACTIVE on every GPU), gpu_util (its default DCGM_FI_DEV_GPU_UTIL, the share of time a kernel ran, which counts a GPU busy with one small kernel as fully busy), or mixed (GPUs differ; each GPU's engine-active field where it has one). NULL without either.
--- column prefix_cache_queried_tokens: Prompt tokens the engines looked up in their prefix cache (vLLM's vllm:prefix_cache_queries_total rises; an SGLang engine's prompt tokens, sglang:prompt_tokens_total, where it counts its cached tokens); NULL without those counters.
--- column prefix_cache_hit_tokens: Of them, the tokens found in the cache, whose prefill the cluster did not compute again (vllm:prefix_cache_hits_total, sglang:cached_tokens_total over its cache sources).
--- column prefix_cache_hit_share: prefix_cache_hit_tokens / prefix_cache_queried_tokens: the cluster's cache-hit share of prompt tokens.
--- column api_cache_hit_share: The API route's cache-hit share of input tokens in the month (its logged cache-hit input over all its input), beside the cluster's; NULL without API input or without prefix-cache counters.
--- column prefix_cache_saved_usd: What the cluster's cache hits would have saved on the reference API: prefix_cache_hit_tokens x (its cache-miss - cache-hit input price per million: the reference model's list price of the month, int_reference_prices_monthly) / 1,000,000. A measure of the cache's worth, not a cost line; NULL without the counters or the price.
+-- column month DATE: First day of the month (UTC).
+-- column cluster_id VARCHAR: The cluster.
+-- column gpus_metered BIGINT: GPUs with engine-active or GPU-utilisation samples in the month.
+-- column provisioned_gpu_hours DECIMAL(38,6): The month's provisioned node-hours x the gpus_per_node setting.
+-- column metered_gpu_hours DECIMAL(38,6): GPU-hours covered by the samples engine_active_gpu_hours rests on (scrape gaps left out).
+-- column engine_active_gpu_hours DECIMAL(38,6): GPU-hours the GPUs were busy: the DCGM engine-active share x time, or where a GPU has no engine-active field its utilisation / 100 x time (busy_source).
+-- column engine_active_share DOUBLE: engine_active_gpu_hours / provisioned_gpu_hours: a second busy measure, from the hardware, beside token_utilisation. NULL without engine-active samples or provisioned hours.
+-- column token_utilisation DOUBLE: The month's tokens served / its token capacity (marts.monthly_utilisation).
+-- column energy_kwh DECIMAL(38,12): kWh the GPUs drew (NULL: no energy or power samples).
+-- column energy_source VARCHAR: counter, power or mixed (see int_cluster_energy_monthly).
+-- column energy_usd DECIMAL(38,12): What that energy cost the owned hardware (kWh x energy.pue x energy.usd_per_kwh x the owned share of node-hours).
+-- column energy_line VARCHAR: added, opex_row, no_owned_hardware or no_price (see int_cluster_energy_monthly).
+-- column waiting_hours BIGINT: Clock hours in which the serving engines reported requests waiting.
+-- column least_waiting_hour_tokens_per_second DECIMAL(38,3): The fewest tokens per second served in an hour with requests waiting.
+-- column capacity_tokens_per_second DECIMAL(38,3): What the nodes in service serve within the SLO (capacity per node x nodes in service).
+-- column queue_pressure BOOLEAN: Requests waited in an hour served under half of capacity_tokens_per_second (see marts.monthly_utilisation).
+-- column busy_source VARCHAR: What engine_active_gpu_hours rests on: engine_active (DCGM's profiling field DCGM_FI_PROF_GR_ENGINE_ACTIVE on every GPU), gpu_util (its default DCGM_FI_DEV_GPU_UTIL, the share of time a kernel ran, which counts a GPU busy with one small kernel as fully busy), or mixed (GPUs differ; each GPU's engine-active field where it has one). NULL without either.
+-- column prefix_cache_queried_tokens DECIMAL(38,6): Prompt tokens the engines looked up in their prefix cache (vLLM's vllm:prefix_cache_queries_total rises; an SGLang engine's prompt tokens, sglang:prompt_tokens_total, where it counts its cached tokens); NULL without those counters.
+-- column prefix_cache_hit_tokens DECIMAL(38,6): Of them, the tokens found in the cache, whose prefill the cluster did not compute again (vllm:prefix_cache_hits_total, sglang:cached_tokens_total over its cache sources).
+-- column prefix_cache_hit_share DOUBLE: prefix_cache_hit_tokens / prefix_cache_queried_tokens: the cluster's cache-hit share of prompt tokens.
+-- column api_cache_hit_share DOUBLE: The API route's cache-hit share of input tokens in the month (its logged cache-hit input over all its input), beside the cluster's; NULL without API input or without prefix-cache counters.
+-- column prefix_cache_saved_usd DECIMAL(38,12): What the cluster's cache hits would have saved on the reference API: prefix_cache_hit_tokens x (its cache-miss - cache-hit input price per million: the reference model's list price of the month, int_reference_prices_monthly) / 1,000,000. A measure of the cache's worth, not a cost line; NULL without the counters or the price.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 per_gpu AS (
     -- a GPU's busy time from its engine-active field where the month has it, else from its utilisation field

@@ -2,23 +2,23 @@
 -- materialized: table
 -- unique_key: month, horizon, scenario, nodes
 -- description: What the month would have cost had its work been split otherwise, every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task), 'moves' (this month: the API workloads that fit the committed nodes' spare capacity at the busiest hour, marts.monthly_workload_moves' rows that fit, moved onto the cluster: their API cost and review go, the cluster's review per task comes; the month's total falls by their cumulative_saving_usd), 'nodes_n' (at renewal: n nodes kept for the cluster's work, each priced by what it is, cheapest first, each hour's tokens above their capacity sent to the API as accepted tasks at C: the plan rows of marts.monthly_hybrid_plan, n = 0 being all_api). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
--- column month: First day of the month (UTC).
--- column horizon: 'this_month' (commitments sunk) or 'at_renewal' (every cost can change).
--- column scenario: 'as_run', 'all_api', 'without_on_demand', 'moves' or 'nodes_n' (see the description).
--- column cluster_cost_usd: Hardware amortisation and cluster charges the scenario pays (committed + avoidable as run; the committed part alone this month without the cluster; nothing at renewal without it).
--- column operating_cost_usd: Operating costs (opex, metered energy) the scenario pays: all of them while the service runs, none without it.
--- column api_cost_usd: The API route's run-rate, plus C's token part (C less the API's review per accepted task) for every accepted task moved to the API.
--- column review_usd: Human review: the API route's, plus the cluster's for the tasks it keeps, plus the API's review per accepted task for those moved.
--- column total_usd: cluster_cost_usd + operating_cost_usd + api_cost_usd + review_usd; NULL when the month has no API price (C).
--- column versus_as_run_usd: total_usd - the as_run total: what the scenario would have cost more (positive) or less (negative) than the month as it ran.
--- column tasks_moved_to_api: Accepted tasks of the cluster the scenario sends to the API (a fraction where an hour's tokens above capacity are a part of a task); on the moves row, negative: the API's accepted tasks moved onto the cluster.
--- column on_demand_node_hours: without_on_demand only: the on-demand node-hours the month was billed.
--- column on_demand_node_hours_enabling_nothing: without_on_demand only: of them, those in hours when the committed nodes could serve every token started (or no request started): they enabled no task, so cancelling them costs nothing.
--- column on_demand_cost_usd: without_on_demand only: what the on-demand node-hours cost.
--- column caveats: What the scenario's figures rest on that the data could not confirm: the break-even's verdict_caveats (the same C, capacity and invoices).
--- column nodes: nodes_n only: n, the nodes kept (0 = no cluster); NULL on the other scenarios.
--- column is_cheapest: nodes_n only: the cheapest n of the month (the fewest nodes among equal totals).
--- column renewal_from: At renewal only: the first month the month's commitments no longer bind (marts.monthly_hybrid_plan.renewal_from); NULL this month and without commitments.
+-- column month DATE: First day of the month (UTC).
+-- column horizon VARCHAR: 'this_month' (commitments sunk) or 'at_renewal' (every cost can change).
+-- column scenario VARCHAR: 'as_run', 'all_api', 'without_on_demand', 'moves' or 'nodes_n' (see the description).
+-- column cluster_cost_usd DECIMAL(38,12): Hardware amortisation and cluster charges the scenario pays (committed + avoidable as run; the committed part alone this month without the cluster; nothing at renewal without it).
+-- column operating_cost_usd DECIMAL(38,12): Operating costs (opex, metered energy) the scenario pays: all of them while the service runs, none without it.
+-- column api_cost_usd DECIMAL(38,12): The API route's run-rate, plus C's token part (C less the API's review per accepted task) for every accepted task moved to the API.
+-- column review_usd DECIMAL(38,12): Human review: the API route's, plus the cluster's for the tasks it keeps, plus the API's review per accepted task for those moved.
+-- column total_usd DECIMAL(38,12): cluster_cost_usd + operating_cost_usd + api_cost_usd + review_usd; NULL when the month has no API price (C).
+-- column versus_as_run_usd DECIMAL(38,12): total_usd - the as_run total: what the scenario would have cost more (positive) or less (negative) than the month as it ran.
+-- column tasks_moved_to_api DECIMAL(38,12): Accepted tasks of the cluster the scenario sends to the API (a fraction where an hour's tokens above capacity are a part of a task); on the moves row, negative: the API's accepted tasks moved onto the cluster.
+-- column on_demand_node_hours DECIMAL(38,6): without_on_demand only: the on-demand node-hours the month was billed.
+-- column on_demand_node_hours_enabling_nothing DECIMAL(38,6): without_on_demand only: of them, those in hours when the committed nodes could serve every token started (or no request started): they enabled no task, so cancelling them costs nothing.
+-- column on_demand_cost_usd DECIMAL(38,12): without_on_demand only: what the on-demand node-hours cost.
+-- column caveats VARCHAR[]: What the scenario's figures rest on that the data could not confirm: the break-even's verdict_caveats (the same C, capacity and invoices).
+-- column nodes BIGINT: nodes_n only: n, the nodes kept (0 = no cluster); NULL on the other scenarios.
+-- column is_cheapest BOOLEAN: nodes_n only: the cheapest n of the month (the fewest nodes among equal totals).
+-- column renewal_from DATE: At renewal only: the first month the month's commitments no longer bind (marts.monthly_hybrid_plan.renewal_from); NULL this month and without commitments.
 WITH reviews AS (
     SELECT
         month,

@@ -3,21 +3,21 @@
 -- unique_key: month, cluster_id
 -- description: The tokens the cluster's serving engines counted (vLLM's or SGLang's prompt and generation token counters, summed over every engine of every instance) against the tokens of the cluster's requests in the request log, per month: a log shipper that loses requests shows up here, as a provider's usage export shows up a gateway's lost API logs. Logged prompt tokens are a request's input (cache hits and misses: the engine counts both); logged generation tokens its output and reasoning. The engine's counts are the rises of its counters between samples in the month (intermediate.int_engine_token_increases): the counters should be sampled over the whole month for the comparison to hold.
 -- settings: reconciliation_tolerance_pct
--- column month: First day of the month (UTC).
--- column cluster_id: The cluster.
--- column engine_prompt_tokens: Prompt tokens the engines counted (NULL: no counter samples this month).
--- column engine_generation_tokens: Generation tokens the engines counted.
--- column engine_tokens: engine_prompt_tokens + engine_generation_tokens.
--- column logged_prompt_tokens: Input tokens of the cluster's requests in the request log (cache hits and misses).
--- column logged_generation_tokens: Output and reasoning tokens of the cluster's requests in the request log.
--- column logged_tokens: logged_prompt_tokens + logged_generation_tokens.
--- column difference: logged_tokens - engine_tokens (negative: the log holds fewer tokens than the engines counted).
--- column difference_pct: difference / engine_tokens x 100, to 4 decimals; NULL when engine_tokens is 0 or NULL.
--- column tolerance_tokens: The difference within which the two agree: [reconciliation] tolerance_pct of engine_tokens.
--- column status: 'ok' (within the tolerance), 'logs_missing' (the log holds fewer tokens: requests not logged or not loaded), 'logs_extra' (the log holds more) or 'no_metrics' (no engine counter samples this month).
--- column counter_series: Counter series (one engine of one instance, one measure) sampled in the month.
--- column counter_resets: Intervals in which a counter fell: an engine restarted (what it counted before the restart, since its last sample, is not known).
--- column scrape_gaps: Intervals of more than 5 minutes between two samples of a series.
+-- column month DATE: First day of the month (UTC).
+-- column cluster_id VARCHAR: The cluster.
+-- column engine_prompt_tokens DECIMAL(38,6): Prompt tokens the engines counted (NULL: no counter samples this month).
+-- column engine_generation_tokens DECIMAL(38,6): Generation tokens the engines counted.
+-- column engine_tokens DECIMAL(38,6): engine_prompt_tokens + engine_generation_tokens.
+-- column logged_prompt_tokens BIGINT: Input tokens of the cluster's requests in the request log (cache hits and misses).
+-- column logged_generation_tokens BIGINT: Output and reasoning tokens of the cluster's requests in the request log.
+-- column logged_tokens BIGINT: logged_prompt_tokens + logged_generation_tokens.
+-- column difference DECIMAL(38,6): logged_tokens - engine_tokens (negative: the log holds fewer tokens than the engines counted).
+-- column difference_pct DECIMAL(18,4): difference / engine_tokens x 100, to 4 decimals; NULL when engine_tokens is 0 or NULL.
+-- column tolerance_tokens DECIMAL(38,6): The difference within which the two agree: [reconciliation] tolerance_pct of engine_tokens.
+-- column status VARCHAR: 'ok' (within the tolerance), 'logs_missing' (the log holds fewer tokens: requests not logged or not loaded), 'logs_extra' (the log holds more) or 'no_metrics' (no engine counter samples this month).
+-- column counter_series BIGINT: Counter series (one engine of one instance, one measure) sampled in the month.
+-- column counter_resets BIGINT: Intervals in which a counter fell: an engine restarted (what it counted before the restart, since its last sample, is not known).
+-- column scrape_gaps BIGINT: Intervals of more than 5 minutes between two samples of a series.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 counted AS (
     SELECT

@@ -2,15 +2,15 @@
 -- materialized: table
 -- unique_key: month
 -- description: When does self-hosting pay, if the trend continues? The self-hosted accepted-task trend fitted by least squares on the natural log of the monthly volume over the last 4 to 6 months up to the month (months with no accepted tasks left out; 3 would leave one degree of freedom and no honest range), projected to the first month whose fitted volume reaches the month's own break-even (held at that month's value). The range is the 95 % prediction interval of a future month's volume (Student's t with n - 2 degrees of freedom: fitted log volume +/- t x s x sqrt(1 + 1/n + (x - mean x)^2 / Sxx), s^2 the residual sum of squares / (n - 2)): the earliest month is the first whose upper bound reaches break-even, the latest the first whose lower bound does. Nothing is projected more than 12 months ahead.
--- column month: First day of the month (UTC).
--- column months_fitted: Months in the fit (4 to 6; fewer than 4: no forecast).
--- column trend_monthly_growth: The fitted volume's growth a month: exp(slope) - 1 (0.5 = +50 % a month); NULL without a fit.
--- column trend_monthly_growth_low: The low end of the growth's 95 % interval: exp(slope - t x its standard error) - 1.
--- column trend_monthly_growth_high: The high end: exp(slope + t x its standard error) - 1.
--- column forecast_status: 'already_above' (the month delivered at least its break-even), 'projected' (the fitted trend reaches it within 12 months), 'beyond_12_months', 'not_growing' (the fitted trend is flat or falling), 'too_few_months' (fewer than 4) or 'no_break_even' (the month has no break-even to reach).
--- column projected_month: The first month the fitted trend reaches the month's break-even (the month itself when already above); NULL unless 'projected' or 'already_above'.
--- column earliest_month: The first month (within 12) whose prediction interval's upper bound reaches break-even: the soonest the trend allows; NULL when none does.
--- column latest_month: The first month (within 12) whose lower bound reaches break-even: by then break-even is likely if the trend continues; NULL when none does within 12 months.
+-- column month DATE: First day of the month (UTC).
+-- column months_fitted BIGINT: Months in the fit (4 to 6; fewer than 4: no forecast).
+-- column trend_monthly_growth DOUBLE: The fitted volume's growth a month: exp(slope) - 1 (0.5 = +50 % a month); NULL without a fit.
+-- column trend_monthly_growth_low DOUBLE: The low end of the growth's 95 % interval: exp(slope - t x its standard error) - 1.
+-- column trend_monthly_growth_high DOUBLE: The high end: exp(slope + t x its standard error) - 1.
+-- column forecast_status VARCHAR: 'already_above' (the month delivered at least its break-even), 'projected' (the fitted trend reaches it within 12 months), 'beyond_12_months', 'not_growing' (the fitted trend is flat or falling), 'too_few_months' (fewer than 4) or 'no_break_even' (the month has no break-even to reach).
+-- column projected_month DATE: The first month the fitted trend reaches the month's break-even (the month itself when already above); NULL unless 'projected' or 'already_above'.
+-- column earliest_month DATE: The first month (within 12) whose prediction interval's upper bound reaches break-even: the soonest the trend allows; NULL when none does.
+-- column latest_month DATE: The first month (within 12) whose lower bound reaches break-even: by then break-even is likely if the trend continues; NULL when none does within 12 months.
 WITH volume AS (
     SELECT
         month,

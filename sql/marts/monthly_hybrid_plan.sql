@@ -3,38 +3,38 @@
 -- unique_key: month, scenario, nodes
 -- description: How big a cluster for the work the cluster did this month, at renewal (every node's cost can change): the counterfactual month's 'nodes_n' scenario (marts.monthly_counterfactual reads its plan rows). Plan rows (scenario 'plan') for n = 0 up to the nodes the cluster's busiest hour could use (plus a spare, and at least today's count): n nodes at the month's capacity per node serve each hour's tokens on the cluster (every attempt, by its start hour, as the peak counts them) up to (n - the planning.spare_nodes setting) x capacity x 3,600; the cluster's accepted tasks the tokens above it carried (at its tokens per accepted task) go to the API at the break-even's own price C (the API's price of the accepted attempt x the API's attempts per accepted task W x the invoice uplift U), with the API's review per task in place of the cluster's. The cluster's failed attempts are never priced on the API, and the API route's own work keeps its run-rate and review at every n; so n = 0 is the counterfactual's everything-on-the-API month. Nodes are priced by what they are, the cheapest first (one capacity per node for the month, so the cheapest per token of capacity): owned nodes at their hardware amortisation, reserved nodes at their committed charges, each kind's nodes its cost / its nodes (node-hours / hours in the month, rounded up); beyond them, a node at planning.node_month_usd when set, else at the month's on-demand price per node-hour x the hours in the month (a node added for the peak is paid all month: a 13-minute cold start rules out following demand), else at the committed nodes' cost per node; a committed kind dearer than such a node is never kept. Cluster charges that buy no node-hours (storage, network) and operating costs are paid while any node runs. Which API workloads would fill spare nodes is marts.monthly_workload_moves. One more row per month (scenario 'today') is the month as it was: today's nodes, the cluster's actual committed and on-demand cost, the operating cost, the API route's run-rate and review; its total is F + the API run-rate + review (actual_total_usd), the counterfactual's as_run. Months without a capacity per node or a node price have the all-API plan row (n = 0) only. `costledger plan` runs this same SQL with a what-if node price (then every node at that price) or capacity.
 -- settings: planning_node_month_usd, planning_spare_nodes
--- column month: First day of the month (UTC).
--- column scenario: 'plan' (a cluster size costed) or 'today' (the month as it was).
--- column nodes: n, the cluster size (0 = everything on the API); on the today row, the nodes in service at the month's busiest hour (marts.monthly_break_even.nodes_in_service).
--- column self_hosted_token_share: The share of the cluster's tokens (every attempt) the n nodes serve within their capacity (today: 1 when the cluster served any).
--- column committed_nodes: Of the n nodes, the month's owned and reserved nodes kept (owned_nodes + reserved_nodes); 0 under a what-if node price.
--- column added_nodes: Of the n nodes, those beyond the committed ones, priced at node_month_usd.
--- column cluster_cost_usd: The n nodes' cost, cheapest first, plus (when n > 0) the cluster charges that buy no node-hours (today: the month's committed + on-demand cluster cost as billed).
--- column operating_cost_usd: The month's operating cost (platform engineering, operations, energy, ...) when n > 0; 0 at n = 0.
--- column api_overflow_cost_usd: C less the API's review per task, for the cluster's accepted tasks the n nodes cannot serve (tasks_moved_to_api); 0 on the today row.
--- column review_usd: Human review: the API route's, the cluster's for the tasks it keeps, the API's review per task for those moved.
--- column total_usd: cluster_cost_usd + operating_cost_usd + api_run_rate_usd + api_overflow_cost_usd + review_usd; NULL when tasks would move and the month has no API price (C).
--- column is_cheapest: The plan row with the lowest total (the fewest nodes among equal totals).
--- column is_cheapest_with_spare: The plan row with the lowest total_with_spare_usd: the cheapest size that still serves its plan when one node is lost (N+1).
--- column total_with_spare_usd: The total when n nodes keep one spare: n - 1 serve, the rest to the API.
--- column actual_total_usd: The month as it ran: F (committed + on-demand + operating) + the API route's run-rate + review on both routes; the same on every row, to compare each plan with.
--- column on_demand_node_hours_released: The on-demand node-hours billed this month that this plan does not use (the billed ones less the added nodes x the hours in the month; 0 on the today row).
--- column is_current: A plan row whose n is today's node count.
--- column current_nodes: Today's node count: the nodes in service at the busiest hour (0 without a cluster).
--- column committed_node_month_usd: The month's owned and reserved nodes' cost / their nodes; NULL without committed nodes.
--- column node_month_usd: The price of a node beyond the committed ones for the month (of every node under a what-if price).
--- column node_cost_source: Where node_month_usd comes from: 'setting' (planning.node_month_usd), 'on_demand' (the month's on-demand charges per node-hour x the hours in the month), 'committed' (no on-demand hours and no setting: the committed nodes' cost per node) or 'what_if'; NULL without a node price.
--- column capacity_per_node_tokens_per_second: Tokens per second one node serves within the SLO: the month's (marts.monthly_break_even), or a what-if given to `costledger plan`.
--- column capacity_source: 'sweep', 'observed', 'mixed' or 'observed_above_sweep' (the month's, see marts.monthly_utilisation) or 'what_if'; NULL without a capacity.
--- column overflow_hours: Hours whose cluster tokens are above the serving nodes' capacity (some of their tasks go to the API); NULL on the today row.
--- column peak_tokens_per_second: The cluster's busiest hour's tokens / 3,600.
--- column api_invoice_uplift: U, the reference provider's price beyond list, inside C (see marts.monthly_break_even; 1 when the month has none).
--- column owned_nodes: Of the n nodes, owned ones, each at its hardware amortisation.
--- column reserved_nodes: Of the n nodes, reserved ones (committed charges: reserved, FOCUS committed), each at their charges / their nodes.
--- column api_run_rate_usd: The API route's run-rate (its own work, the same at every n).
--- column tasks_moved_to_api: The cluster's accepted tasks sent to the API: its accepted tasks x the tokens above the n nodes' capacity / its tokens (a fraction where an hour's overflow is part of a task).
--- column api_cost_usd: api_run_rate_usd + api_overflow_cost_usd: what the API is paid at this size.
--- column renewal_from: The first month the month's commitments no longer bind: after the last write-off of the owned hardware in service and the last month of a committed charge running in the month (the latest of them); NULL without commitments. A plan at renewal can start then.
+-- column month DATE: First day of the month (UTC).
+-- column scenario VARCHAR: 'plan' (a cluster size costed) or 'today' (the month as it was).
+-- column nodes BIGINT: n, the cluster size (0 = everything on the API); on the today row, the nodes in service at the month's busiest hour (marts.monthly_break_even.nodes_in_service).
+-- column self_hosted_token_share DECIMAL(18,6): The share of the cluster's tokens (every attempt) the n nodes serve within their capacity (today: 1 when the cluster served any).
+-- column committed_nodes BIGINT: Of the n nodes, the month's owned and reserved nodes kept (owned_nodes + reserved_nodes); 0 under a what-if node price.
+-- column added_nodes BIGINT: Of the n nodes, those beyond the committed ones, priced at node_month_usd.
+-- column cluster_cost_usd DECIMAL(38,12): The n nodes' cost, cheapest first, plus (when n > 0) the cluster charges that buy no node-hours (today: the month's committed + on-demand cluster cost as billed).
+-- column operating_cost_usd DECIMAL(38,12): The month's operating cost (platform engineering, operations, energy, ...) when n > 0; 0 at n = 0.
+-- column api_overflow_cost_usd DECIMAL(38,12): C less the API's review per task, for the cluster's accepted tasks the n nodes cannot serve (tasks_moved_to_api); 0 on the today row.
+-- column review_usd DECIMAL(38,12): Human review: the API route's, the cluster's for the tasks it keeps, the API's review per task for those moved.
+-- column total_usd DECIMAL(38,12): cluster_cost_usd + operating_cost_usd + api_run_rate_usd + api_overflow_cost_usd + review_usd; NULL when tasks would move and the month has no API price (C).
+-- column is_cheapest BOOLEAN: The plan row with the lowest total (the fewest nodes among equal totals).
+-- column is_cheapest_with_spare BOOLEAN: The plan row with the lowest total_with_spare_usd: the cheapest size that still serves its plan when one node is lost (N+1).
+-- column total_with_spare_usd DECIMAL(38,12): The total when n nodes keep one spare: n - 1 serve, the rest to the API.
+-- column actual_total_usd DECIMAL(38,12): The month as it ran: F (committed + on-demand + operating) + the API route's run-rate + review on both routes; the same on every row, to compare each plan with.
+-- column on_demand_node_hours_released DECIMAL(38,6): The on-demand node-hours billed this month that this plan does not use (the billed ones less the added nodes x the hours in the month; 0 on the today row).
+-- column is_current BOOLEAN: A plan row whose n is today's node count.
+-- column current_nodes BIGINT: Today's node count: the nodes in service at the busiest hour (0 without a cluster).
+-- column committed_node_month_usd DECIMAL(38,12): The month's owned and reserved nodes' cost / their nodes; NULL without committed nodes.
+-- column node_month_usd DECIMAL(38,12): The price of a node beyond the committed ones for the month (of every node under a what-if price).
+-- column node_cost_source VARCHAR: Where node_month_usd comes from: 'setting' (planning.node_month_usd), 'on_demand' (the month's on-demand charges per node-hour x the hours in the month), 'committed' (no on-demand hours and no setting: the committed nodes' cost per node) or 'what_if'; NULL without a node price.
+-- column capacity_per_node_tokens_per_second DECIMAL(38,3): Tokens per second one node serves within the SLO: the month's (marts.monthly_break_even), or a what-if given to `costledger plan`.
+-- column capacity_source VARCHAR: 'sweep', 'observed', 'mixed' or 'observed_above_sweep' (the month's, see marts.monthly_utilisation) or 'what_if'; NULL without a capacity.
+-- column overflow_hours BIGINT: Hours whose cluster tokens are above the serving nodes' capacity (some of their tasks go to the API); NULL on the today row.
+-- column peak_tokens_per_second DECIMAL(38,3): The cluster's busiest hour's tokens / 3,600.
+-- column api_invoice_uplift DECIMAL(38,12): U, the reference provider's price beyond list, inside C (see marts.monthly_break_even; 1 when the month has none).
+-- column owned_nodes BIGINT: Of the n nodes, owned ones, each at its hardware amortisation.
+-- column reserved_nodes BIGINT: Of the n nodes, reserved ones (committed charges: reserved, FOCUS committed), each at their charges / their nodes.
+-- column api_run_rate_usd DECIMAL(38,12): The API route's run-rate (its own work, the same at every n).
+-- column tasks_moved_to_api DECIMAL(38,12): The cluster's accepted tasks sent to the API: its accepted tasks x the tokens above the n nodes' capacity / its tokens (a fraction where an hour's overflow is part of a task).
+-- column api_cost_usd DECIMAL(38,12): api_run_rate_usd + api_overflow_cost_usd: what the API is paid at this size.
+-- column renewal_from DATE: The first month the month's commitments no longer bind: after the last write-off of the owned hardware in service and the last month of a committed charge running in the month (the latest of them); NULL without commitments. A plan at renewal can start then.
 WITH settings AS (
     SELECT planning_node_month_usd AS node_month_usd, planning_spare_nodes AS spare_nodes
     FROM staging.stg_ledger__settings

@@ -2,16 +2,16 @@
 -- materialized: table
 -- unique_key: month, cluster_id, phase
 -- description: The cluster's fixed cost split between the two phases of serving, prompt (prefill: reading the input) and generation (decode: writing the output and reasoning), and what a million tokens of each cost, beside the reference API's list price of the month for the same tokens. The split follows a stated rule (allocation_method): engine_phase_time, the seconds the engines' requests spent in each phase (the sums of vLLM's vllm:request_prefill_time_seconds and vllm:request_decode_time_seconds histograms, rises within the month) when both are metered; else token_share, the phases' tokens in the request log (a million prompt tokens then costs what a million generation tokens does). The two phases' costs add up to the fixed cost to the last digit (generation takes what prompt leaves). No split without tokens or engine time: cost NULL, allocation_method none.
--- column month: First day of the month (UTC).
--- column cluster_id: The self-hosted cluster.
--- column phase: prompt (cache-hit and cache-miss input tokens) or generation (output and reasoning tokens).
--- column tokens: The phase's tokens of the cluster's requests in the month (all attempts); the two phases add up to marts.monthly_utilisation.tokens_served.
--- column allocation_method: engine_phase_time, token_share or none (see the description).
--- column phase_seconds: Seconds the engines' requests spent in the phase in the month (engine_phase_time); NULL otherwise.
--- column allocation_share: The phase's share of the fixed cost: its seconds (or tokens) over both phases'.
--- column cost_usd: The phase's part of the fixed cost (marts.monthly_utilisation.fixed_cost_usd): the fixed cost x allocation_share, for generation the fixed cost less prompt's; exact (DECIMAL, 12 decimal places).
--- column cost_per_million_tokens: cost_usd / tokens x 1,000,000: what a million of the phase's tokens cost on the cluster this month; NULL without tokens.
--- column api_list_per_million: The reference API's list price per million of the same tokens (int_reference_prices_monthly): for prompt, its cache-hit and cache-miss input prices at the cluster's own cache-hit share of input; for generation, its output price. List price, before waste and invoice uplift; NULL without a price.
+-- column month DATE: First day of the month (UTC).
+-- column cluster_id VARCHAR: The self-hosted cluster.
+-- column phase VARCHAR: prompt (cache-hit and cache-miss input tokens) or generation (output and reasoning tokens).
+-- column tokens BIGINT: The phase's tokens of the cluster's requests in the month (all attempts); the two phases add up to marts.monthly_utilisation.tokens_served.
+-- column allocation_method VARCHAR: engine_phase_time, token_share or none (see the description).
+-- column phase_seconds DECIMAL(38,6): Seconds the engines' requests spent in the phase in the month (engine_phase_time); NULL otherwise.
+-- column allocation_share DOUBLE: The phase's share of the fixed cost: its seconds (or tokens) over both phases'.
+-- column cost_usd DECIMAL(38,12): The phase's part of the fixed cost (marts.monthly_utilisation.fixed_cost_usd): the fixed cost x allocation_share, for generation the fixed cost less prompt's; exact (DECIMAL, 12 decimal places).
+-- column cost_per_million_tokens DECIMAL(38,12): cost_usd / tokens x 1,000,000: what a million of the phase's tokens cost on the cluster this month; NULL without tokens.
+-- column api_list_per_million DECIMAL(38,12): The reference API's list price per million of the same tokens (int_reference_prices_monthly): for prompt, its cache-hit and cache-miss input prices at the cluster's own cache-hit share of input; for generation, its output price. List price, before waste and invoice uplift; NULL without a price.
 WITH tokens AS (
     SELECT
         month,

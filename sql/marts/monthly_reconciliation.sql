@@ -3,24 +3,24 @@
 -- unique_key: month, provider
 -- description: Invoice vs metered, per provider and month. The invoiced usage (cache-hit, cache-miss, output and other lines; credits and tax shown apart) is compared with the metered cost of the provider's requests. A difference beyond the tolerance is 'mismatch', never hidden.
 -- settings: reconciliation_tolerance_pct, reconciliation_tolerance_usd
--- column month: First day of the month (UTC).
--- column provider: API provider.
--- column invoiced_usd: Invoiced usage in USD (lines other than credit and tax); NULL when no invoice is loaded.
--- column metered_usd: Requests x the price in force at each request, in USD (priced requests only).
--- column difference_usd: invoiced_usd - metered_usd; NULL when either side is missing.
--- column status: 'ok' (within tolerance), 'mismatch', 'missing_invoice' (requests but no invoice), 'missing_requests' (invoice but no requests).
--- column tolerance_usd: The allowed difference: the larger of the absolute and the percent tolerance.
--- column credits_usd: Credit lines on the invoice (negative).
--- column tax_usd: Tax lines on the invoice.
--- column invoiced_total_usd: All invoice lines: usage + credits + tax (what the route's cost uses).
--- column requests: The provider's API requests in the month.
--- column unpriced_requests: Requests with no price (missing from metered_usd).
--- column invoices: How many invoices of the provider count in the month (an invoice, its credit notes and adjustments are separate invoices that add up).
--- column invoice_ids: Their ids, comma-separated.
--- column line_price_mismatches: Invoice lines (stating a quantity and a unit price) whose amount differs from quantity x unit price / 1e6 by more than the tolerance (the larger of tolerance_usd and tolerance_pct of the priced amount): line_price_mismatch, a fee or surcharge the price list lacks.
--- column line_price_mismatch_usd: What those lines add (this month's share) above their quantity x unit price.
--- column line_price_mismatch_share: line_price_mismatch_usd / those lines at their quantity x unit price: the surcharge as a share (0.03 = 3 %); NULL without such lines.
--- column allocated_from_multi_month_usd: The part of the invoiced total that comes from lines whose period spans several months (allocated by metered cost, else by time).
+-- column month DATE: First day of the month (UTC).
+-- column provider VARCHAR: API provider.
+-- column invoiced_usd DECIMAL(38,12): Invoiced usage in USD (lines other than credit and tax); NULL when no invoice is loaded.
+-- column metered_usd DECIMAL(38,12): Requests x the price in force at each request, in USD (priced requests only).
+-- column difference_usd DECIMAL(38,12): invoiced_usd - metered_usd; NULL when either side is missing.
+-- column status VARCHAR: 'ok' (within tolerance), 'mismatch', 'missing_invoice' (requests but no invoice), 'missing_requests' (invoice but no requests).
+-- column tolerance_usd DECIMAL(38,12): The allowed difference: the larger of the absolute and the percent tolerance.
+-- column credits_usd DECIMAL(38,12): Credit lines on the invoice (negative).
+-- column tax_usd DECIMAL(38,12): Tax lines on the invoice.
+-- column invoiced_total_usd DECIMAL(38,12): All invoice lines: usage + credits + tax (what the route's cost uses).
+-- column requests BIGINT: The provider's API requests in the month.
+-- column unpriced_requests BIGINT: Requests with no price (missing from metered_usd).
+-- column invoices INTEGER: How many invoices of the provider count in the month (an invoice, its credit notes and adjustments are separate invoices that add up).
+-- column invoice_ids VARCHAR: Their ids, comma-separated.
+-- column allocated_from_multi_month_usd DECIMAL(38,12): The part of the invoiced total that comes from lines whose period spans several months (allocated by metered cost, else by time).
+-- column line_price_mismatches BIGINT: Invoice lines (stating a quantity and a unit price) whose amount differs from quantity x unit price / 1e6 by more than the tolerance (the larger of tolerance_usd and tolerance_pct of the priced amount): line_price_mismatch, a fee or surcharge the price list lacks.
+-- column line_price_mismatch_usd DECIMAL(38,12): What those lines add (this month's share) above their quantity x unit price.
+-- column line_price_mismatch_share DOUBLE: line_price_mismatch_usd / those lines at their quantity x unit price: the surcharge as a share (0.03 = 3 %); NULL without such lines.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 judged AS (
     SELECT

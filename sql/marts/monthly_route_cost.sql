@@ -2,30 +2,30 @@
 -- materialized: table
 -- unique_key: month, route
 -- description: Each route's month: volume, tokens, cost and cost per accepted task. API cost is the invoiced total where the provider's invoice is loaded, else the metered cost; self-hosted cost is marts.monthly_self_hosted_cost. Both include every failed, retried and rejected attempt and the human review cost of the route's tasks.
--- column month: First day of the month (UTC).
--- column route: 'api' (hosted, per token) or 'self_hosted' (own cluster, per hour).
--- column requests: Requests (attempts) started in the month on the route, whatever their status.
--- column tasks: Distinct tasks with at least one attempt on the route in the month.
--- column accepted_tasks: Tasks whose accepted attempt is on the route in the month and within the route's latency SLO.
--- column cache_hit_input_tokens: Prompt tokens served from a prefix cache.
--- column cache_miss_input_tokens: Prompt tokens not served from cache.
--- column output_tokens: Visible output tokens, excluding reasoning.
--- column reasoning_tokens: Hidden reasoning tokens (billed at the output rate).
--- column cache_hit_rate: cache_hit_input_tokens / all input tokens; NULL without input tokens.
--- column cost_usd: The route's monthly cost in USD (exact DECIMAL), including review cost.
--- column cost_basis: api: 'invoice' (every provider's invoice loaded), 'metered' (none), 'mixed' (some). self_hosted: 'cluster_billing'.
--- column cost_per_accepted_task_usd: cost_usd / accepted_tasks, rounded to 1e-12; NULL when no task was accepted.
--- column p50_latency_ms: Median request latency in ms (the route-month's requests with a latency).
--- column p95_latency_ms: 95th percentile request latency in ms.
--- column latency_violations: Tasks judged accepted whose accepted attempt was slower than the route's SLO (not counted as accepted).
--- column review_cost_usd: Human review cost included in cost_usd (review minutes x review rate).
--- column unpriced_requests: API requests with no price for their provider, model and time (excluded from metered cost, never priced at 0).
--- column acceptance_rate: accepted_tasks / tasks; NULL without tasks.
--- column retry_rate: extra attempts per task: requests / tasks - 1; NULL without tasks.
--- column latency_unknown: Requests logged without a latency (api response bodies carry none): left out of the percentiles and the SLO check.
--- column cache_write_5m_input_tokens: Prompt tokens written to a provider's cache with a 5-minute lifetime.
--- column cache_write_1h_input_tokens: Prompt tokens written to a provider's cache with a 1-hour lifetime.
--- column web_search_calls: Web searches the route's requests ran (billed per call).
+-- column month DATE: First day of the month (UTC).
+-- column route VARCHAR: 'api' (hosted, per token) or 'self_hosted' (own cluster, per hour).
+-- column requests BIGINT: Requests (attempts) started in the month on the route, whatever their status.
+-- column tasks BIGINT: Distinct tasks with at least one attempt on the route in the month.
+-- column accepted_tasks BIGINT: Tasks whose accepted attempt is on the route in the month and within the route's latency SLO.
+-- column cache_hit_input_tokens HUGEINT: Prompt tokens served from a prefix cache.
+-- column cache_miss_input_tokens HUGEINT: Prompt tokens not served from cache.
+-- column output_tokens HUGEINT: Visible output tokens, excluding reasoning.
+-- column reasoning_tokens HUGEINT: Hidden reasoning tokens (billed at the output rate).
+-- column cache_hit_rate DOUBLE: cache_hit_input_tokens / all input tokens; NULL without input tokens.
+-- column cost_usd DECIMAL(38,12): The route's monthly cost in USD (exact DECIMAL), including review cost.
+-- column cost_basis VARCHAR: api: 'invoice' (every provider's invoice loaded), 'metered' (none), 'mixed' (some). self_hosted: 'cluster_billing'.
+-- column cost_per_accepted_task_usd DECIMAL(38,12): cost_usd / accepted_tasks, rounded to 1e-12; NULL when no task was accepted.
+-- column p50_latency_ms BIGINT: Median request latency in ms (the route-month's requests with a latency).
+-- column p95_latency_ms BIGINT: 95th percentile request latency in ms.
+-- column latency_violations BIGINT: Tasks judged accepted whose accepted attempt was slower than the route's SLO (not counted as accepted).
+-- column review_cost_usd DECIMAL(38,12): Human review cost included in cost_usd (review minutes x review rate).
+-- column unpriced_requests BIGINT: API requests with no price for their provider, model and time (excluded from metered cost, never priced at 0).
+-- column acceptance_rate DOUBLE: accepted_tasks / tasks; NULL without tasks.
+-- column retry_rate DOUBLE: extra attempts per task: requests / tasks - 1; NULL without tasks.
+-- column latency_unknown BIGINT: Requests logged without a latency (api response bodies carry none): left out of the percentiles and the SLO check.
+-- column cache_write_5m_input_tokens HUGEINT: Prompt tokens written to a provider's cache with a 5-minute lifetime.
+-- column cache_write_1h_input_tokens HUGEINT: Prompt tokens written to a provider's cache with a 1-hour lifetime.
+-- column web_search_calls HUGEINT: Web searches the route's requests ran (billed per call).
 WITH routes AS (
     SELECT m.month, r.route
     FROM intermediate.int_months_spined AS m

@@ -2,17 +2,17 @@
 -- materialized: table
 -- unique_key: month, scenario
 -- description: What-if figures for the report's sensitivity section, from the month's measured figures and the break-even definitions of marts.monthly_break_even (review is variable: it is paid per task on both routes). Capacity scenarios: the cluster delivers 30 / 50 / 70 / 100 % of its capacity at the SLO in accepted tasks (monthly token capacity x share / tokens per accepted task); its fixed cost stays, review grows with the tasks. 'provisioned for the observed peak' assumes no autoscaling (a 13-minute cold start): the cluster is sized for its busiest hour, so its average load is 1 / peak-to-average of capacity; computed only for months with at least 1,000 self-hosted requests (a peak of a few requests says nothing). Cache-hit scenarios re-price the comparator's tokens at another cache-hit share (C's token cost scaled by cost(h) / cost measured; review and, on the measured basis, the invoice-vs-metered difference kept as measured).
--- column month: First day of the month (UTC).
--- column scenario_group: 'capacity' or 'cache_hit_rate'.
--- column scenario: The scenario's label; 'measured' rows repeat the month's actual figures.
--- column is_measured: True for the row that holds the measured figures.
--- column share_of_capacity: Share of the clusters' monthly token capacity at the SLO the accepted tasks use (assumed, or measured: tokens served / capacity).
--- column api_cache_hit_rate: Cache-hit share of the comparator's input tokens (assumed in the cache_hit_rate group).
--- column self_hosted_accepted_tasks: Accepted tasks the cluster delivers in the scenario.
--- column self_hosted_cost_per_accepted_task_usd: (fixed cost + review of those tasks) / those tasks.
--- column api_cost_per_accepted_task_usd: The comparator C in the scenario.
--- column break_even_accepted_tasks: fixed cost / (C - V) in the scenario; NULL when C <= V.
--- column self_hosting_cheaper: self_hosted_accepted_tasks >= break_even_accepted_tasks (never true without tasks); NULL without a break-even.
+-- column month DATE: First day of the month (UTC).
+-- column scenario_group VARCHAR: 'capacity' or 'cache_hit_rate'.
+-- column scenario VARCHAR: The scenario's label; 'measured' rows repeat the month's actual figures.
+-- column is_measured BOOLEAN: True for the row that holds the measured figures.
+-- column share_of_capacity DOUBLE: Share of the clusters' monthly token capacity at the SLO the accepted tasks use (assumed, or measured: tokens served / capacity).
+-- column api_cache_hit_rate DOUBLE: Cache-hit share of the comparator's input tokens (assumed in the cache_hit_rate group).
+-- column self_hosted_accepted_tasks BIGINT: Accepted tasks the cluster delivers in the scenario.
+-- column self_hosted_cost_per_accepted_task_usd DECIMAL(38,12): (fixed cost + review of those tasks) / those tasks.
+-- column api_cost_per_accepted_task_usd DECIMAL(38,12): The comparator C in the scenario.
+-- column break_even_accepted_tasks DECIMAL(38,12): fixed cost / (C - V) in the scenario; NULL when C <= V.
+-- column self_hosting_cheaper BOOLEAN: self_hosted_accepted_tasks >= break_even_accepted_tasks (never true without tasks); NULL without a break-even.
 WITH be AS (
     SELECT * FROM marts.monthly_break_even WHERE verdict NOT IN ('no_self_hosted_route', 'no_api_price')
 ),

@@ -3,14 +3,14 @@
 -- unique_key: month, provider, token_type
 -- description: The tokens (and requests) a provider's usage export reports against the ones in the request logs, per month, provider and token type: a gateway that drops logs shows up here before it shows up on an invoice. Logged output includes reasoning tokens (providers bill and count them as output). Only provider-months with a usage export have rows; a token type neither reported nor logged is left out.
 -- settings: reconciliation_tolerance_pct
--- column month: First day of the month (UTC).
--- column provider: API provider.
--- column token_type: input_cache_hit, input_cache_miss, input_cache_write_5m, input_cache_write_1h, output (incl. reasoning) or requests.
--- column reported: What the provider's usage export reports (NULL: the export does not break this type out).
--- column logged: What the request logs hold for the provider's api requests in the month.
--- column difference: logged - reported (negative: fewer in the logs than the provider counted).
--- column difference_pct: difference / reported x 100, to 4 decimals; NULL when reported is 0 or NULL.
--- column status: 'ok' (within [reconciliation] tolerance_pct of reported), 'logs_missing' (the logs hold fewer: a gateway dropping logs, or a log not loaded), 'logs_extra' (the logs hold more) or 'not_in_export'.
+-- column month DATE: First day of the month (UTC).
+-- column provider VARCHAR: API provider.
+-- column token_type VARCHAR: input_cache_hit, input_cache_miss, input_cache_write_5m, input_cache_write_1h, output (incl. reasoning) or requests.
+-- column reported BIGINT: What the provider's usage export reports (NULL: the export does not break this type out).
+-- column logged BIGINT: What the request logs hold for the provider's api requests in the month.
+-- column difference BIGINT: logged - reported (negative: fewer in the logs than the provider counted).
+-- column difference_pct DECIMAL(18,4): difference / reported x 100, to 4 decimals; NULL when reported is 0 or NULL.
+-- column status VARCHAR: 'ok' (within [reconciliation] tolerance_pct of reported), 'logs_missing' (the logs hold fewer: a gateway dropping logs, or a log not loaded), 'logs_extra' (the logs hold more) or 'not_in_export'.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 reported AS (
     SELECT

@@ -3,46 +3,46 @@
 -- unique_key: month, cluster_id
 -- description: How much of each cluster's capacity went to accepted work, to failed work and to nothing, in node-hours and in dollars of its fixed cost. A batching cluster sells capacity (tokens per second at the SLO), so its utilisation is measured in tokens: productive node-hours = the accepted attempts' tokens / (capacity per node x 3,600); used node-hours likewise from every attempt's tokens. Time with any request in flight (in_flight_share) is shown beside it and is not a utilisation: one request in flight makes the whole cluster busy. Capacity per node comes from the load-test sweeps in force over the month (points within the self-hosted SLO), weighted by provisioned node-hours, else from the request log (observed, a lower bound).
 -- settings: capacity_latency_headroom, slo_ms_self_hosted
--- column month: First day of the month (UTC).
--- column cluster_id: The self-hosted cluster.
--- column provisioned_hours: Hours in the month the cluster was billed (cluster charges) or in service (owned hardware), overlaps counted once.
--- column busy_hours: Hours in the month with at least one request running on the cluster (the union of request intervals, overlaps counted once).
--- column in_flight_share: busy_hours / provisioned_hours: the share of time with any request in flight, however many requests the cluster could batch. Not a utilisation.
--- column in_flight_accepted_hours: busy_hours x (request time of accepted attempts / all request time): the in-flight time that belongs to accepted attempts.
--- column productive_node_hours: The accepted attempts' tokens (input + output + reasoning) / (capacity per node x 3,600): the node-hours accepted work used of the capacity; NULL without capacity.
--- column used_node_hours: Every attempt's tokens / (capacity per node x 3,600): the node-hours all work used; NULL without capacity.
--- column productive_utilisation: The accepted attempts' tokens / monthly_token_capacity (= productive_node_hours / provisioned_node_hours): the share of the capacity paid for that went to accepted work. Above 1 is published as computed (capacity_contradiction); NULL without capacity.
--- column peak_to_average_requests: Requests in the busiest hour / mean requests per provisioned hour; NULL without requests or provisioned hours.
--- column capacity_tokens_per_second: Aggregate tokens per second (input + output) the cluster serves within the self-hosted latency SLO over its provisioned time: capacity per node x the month's mean node count (provisioned node-hours / provisioned hours); NULL when unknown (or no sweep point met the SLO).
--- column capacity_source: 'sweep' (load-tests), 'observed' (the best 5-minute window of the request log within the SLO: a lower bound), 'mixed' (observed before the cluster's first sweep, then swept) or 'observed_above_sweep' (production served more per node within the SLO than the sweep says: that figure is the capacity); NULL without either.
--- column tokens_served: Tokens the cluster processed in the month (cache-hit and cache-miss input, output and reasoning, all requests).
--- column token_utilisation: tokens_served / monthly_token_capacity: the duty cycle; NULL without capacity.
--- column requests: Self-hosted requests started on the cluster in the month.
--- column peak_hour_requests: Requests started in the busiest clock hour of the month.
--- column monthly_token_capacity: provisioned_node_hours x capacity_per_node_tokens_per_second x 3,600: tokens the cluster could serve in the month at the SLO.
--- column sweep_id: The sweep the capacity comes from (capacity_source 'sweep').
--- column provisioned_node_hours: Node-hours provisioned in the month: on-demand and reserved charges' quantities in node_hour (or gpu_hour / the gpus_per_node setting; one node over the period without a quantity), owned hardware's nodes x its hours in service, FOCUS compute usage rows' consumed hours. Storage and network rows are cost, never node-hours. Overlapping nodes each count (an on-demand node beside an owned one adds its hours).
--- column capacity_per_node_tokens_per_second: Tokens per second one node serves within the SLO: each sweep's capacity / its nodes, the sweeps in force over the month weighted by the node-hours provisioned while each was (observed capacity per node for the part before the first sweep).
--- column capacity_mix_warning: A sweep in force had an input share of tokens (when it reports output_tokens_per_second) more than 10 points away from the month's production input share on the cluster: its capacity may not hold for this mix.
--- column sweep_nodes_assumed: The cluster ran more than one node in the month and a sweep in force does not say how many nodes it ran on (taken as 1).
--- column accepted_tokens: Tokens (input + output + reasoning) of the cluster's accepted attempts in the month.
--- column peak_hour_tokens_per_second: The tokens of every attempt started in the month's busiest clock hour / 3,600.
--- column peak_to_average_tokens: That hour's tokens / the mean tokens per provisioned hour: how far the busiest hour is above the average one; NULL without tokens or provisioned hours.
--- column max_token_utilisation_at_peak: 1 / peak_to_average_tokens: the highest duty cycle a cluster sized for its busiest hour can reach (without autoscaling).
--- column capacity_contradiction: Production contradicts the capacity figure: the cluster served more tokens than its capacity at the SLO (token_utilisation above 1), or in some 5-minute window within the SLO more tokens per second per node than its sweep says (capacity_source 'observed_above_sweep', the observed figure is then the capacity).
--- column capacity_measured_after: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end.
--- column sweep_mix_unknown: A sweep in force does not report output_tokens_per_second, so its capacity cannot be checked against production's mix of input and output tokens.
--- column fixed_cost_usd: The cluster's fixed cost: its own charges, hardware amortisation and operating costs, and its share of the operating costs booked to no cluster (split by provisioned node-hours; evenly when no cluster has any).
--- column accepted_work_usd: fixed_cost_usd x productive_utilisation: the fixed cost that bought accepted work (x the accepted share of tokens when utilisation is above 1); NULL without capacity.
--- column failed_work_usd: fixed_cost_usd x (token_utilisation - productive_utilisation): failed, retried, rejected and too-slow attempts; NULL without capacity.
--- column idle_cost_usd: fixed_cost_usd - accepted_work_usd - failed_work_usd: capacity paid for and not used (the rounding remainder included, so the three add up to the fixed cost exactly); 0 when utilisation is above 1.
--- column self_hosted_cost_per_million_tokens_served: fixed_cost_usd / tokens_served x 1e6: what a million of the cluster's tokens cost this month; NULL without tokens.
--- column accepted_p95_latency_ms: The 95th percentile latency of the cluster's accepted attempts in the month (the ceil(0.95 x n)-th smallest); NULL without one.
--- column nodes_in_service: The nodes provisioned during the busiest clock hour (committed and on demand present then, intermediate.int_cluster_peak_nodes_monthly), rounded up: a node there for a few hours of the month counts only when those hours hold the peak. Without requests, provisioned_node_hours / provisioned_hours rounded up; NULL without provisioned time.
--- column peak_hour_share_of_capacity: peak_hour_tokens_per_second / (capacity_per_node_tokens_per_second x nodes_in_service): how much of its nodes' capacity the busiest hour used; NULL without capacity.
--- column sweep_optimistic: The accepted attempts' p95 latency is above the latency_headroom setting's share (0.90) of the self-hosted SLO while the busiest hour used under half the capacity of the nodes in service (capacity from a sweep): production is near its latency limit far below what the load test says the cluster serves; or queue_pressure. FALSE when neither can be told (no SLO and no engine metrics).
--- column queue_pressure: The serving engines reported requests waiting in a clock hour in which the cluster's engines counted under half the tokens the capacity of its nodes in service serves in an hour: requests queue far below what the load test says the cluster serves.
--- column sweep_points_within_slo: Points of that sweep whose p95 latency is within the SLO (0: the cluster met the SLO at no measured concurrency).
+-- column month DATE: First day of the month (UTC).
+-- column cluster_id VARCHAR: The self-hosted cluster.
+-- column provisioned_hours DECIMAL(18,6): Hours in the month the cluster was billed (cluster charges) or in service (owned hardware), overlaps counted once.
+-- column provisioned_node_hours DECIMAL(38,6): Node-hours provisioned in the month: on-demand and reserved charges' quantities in node_hour (or gpu_hour / the gpus_per_node setting; one node over the period without a quantity), owned hardware's nodes x its hours in service, FOCUS compute usage rows' consumed hours. Storage and network rows are cost, never node-hours. Overlapping nodes each count (an on-demand node beside an owned one adds its hours).
+-- column busy_hours DECIMAL(18,6): Hours in the month with at least one request running on the cluster (the union of request intervals, overlaps counted once).
+-- column in_flight_share DOUBLE: busy_hours / provisioned_hours: the share of time with any request in flight, however many requests the cluster could batch. Not a utilisation.
+-- column in_flight_accepted_hours DECIMAL(18,6): busy_hours x (request time of accepted attempts / all request time): the in-flight time that belongs to accepted attempts.
+-- column used_node_hours DECIMAL(38,6): Every attempt's tokens / (capacity per node x 3,600): the node-hours all work used; NULL without capacity.
+-- column productive_node_hours DECIMAL(38,6): The accepted attempts' tokens (input + output + reasoning) / (capacity per node x 3,600): the node-hours accepted work used of the capacity; NULL without capacity.
+-- column productive_utilisation DOUBLE: The accepted attempts' tokens / monthly_token_capacity (= productive_node_hours / provisioned_node_hours): the share of the capacity paid for that went to accepted work. Above 1 is published as computed (capacity_contradiction); NULL without capacity.
+-- column token_utilisation DOUBLE: tokens_served / monthly_token_capacity: the duty cycle; NULL without capacity.
+-- column peak_hour_tokens_per_second DECIMAL(38,3): The tokens of every attempt started in the month's busiest clock hour / 3,600.
+-- column peak_to_average_tokens DOUBLE: That hour's tokens / the mean tokens per provisioned hour: how far the busiest hour is above the average one; NULL without tokens or provisioned hours.
+-- column peak_to_average_requests DOUBLE: Requests in the busiest hour / mean requests per provisioned hour; NULL without requests or provisioned hours.
+-- column max_token_utilisation_at_peak DOUBLE: 1 / peak_to_average_tokens: the highest duty cycle a cluster sized for its busiest hour can reach (without autoscaling).
+-- column capacity_tokens_per_second DECIMAL(38,3): Aggregate tokens per second (input + output) the cluster serves within the self-hosted latency SLO over its provisioned time: capacity per node x the month's mean node count (provisioned node-hours / provisioned hours); NULL when unknown (or no sweep point met the SLO).
+-- column capacity_per_node_tokens_per_second DECIMAL(38,3): Tokens per second one node serves within the SLO: each sweep's capacity / its nodes, the sweeps in force over the month weighted by the node-hours provisioned while each was (observed capacity per node for the part before the first sweep).
+-- column capacity_source VARCHAR: 'sweep' (load-tests), 'observed' (the best 5-minute window of the request log within the SLO: a lower bound), 'mixed' (observed before the cluster's first sweep, then swept) or 'observed_above_sweep' (production served more per node within the SLO than the sweep says: that figure is the capacity); NULL without either.
+-- column tokens_served BIGINT: Tokens the cluster processed in the month (cache-hit and cache-miss input, output and reasoning, all requests).
+-- column fixed_cost_usd DECIMAL(38,12): The cluster's fixed cost: its own charges, hardware amortisation and operating costs, and its share of the operating costs booked to no cluster (split by provisioned node-hours; evenly when no cluster has any).
+-- column accepted_work_usd DECIMAL(38,12): fixed_cost_usd x productive_utilisation: the fixed cost that bought accepted work (x the accepted share of tokens when utilisation is above 1); NULL without capacity.
+-- column failed_work_usd DECIMAL(38,12): fixed_cost_usd x (token_utilisation - productive_utilisation): failed, retried, rejected and too-slow attempts; NULL without capacity.
+-- column idle_cost_usd DECIMAL(38,12): fixed_cost_usd - accepted_work_usd - failed_work_usd: capacity paid for and not used (the rounding remainder included, so the three add up to the fixed cost exactly); 0 when utilisation is above 1.
+-- column self_hosted_cost_per_million_tokens_served DECIMAL(38,12): fixed_cost_usd / tokens_served x 1e6: what a million of the cluster's tokens cost this month; NULL without tokens.
+-- column requests BIGINT: Self-hosted requests started on the cluster in the month.
+-- column peak_hour_requests BIGINT: Requests started in the busiest clock hour of the month.
+-- column monthly_token_capacity DECIMAL(38,3): provisioned_node_hours x capacity_per_node_tokens_per_second x 3,600: tokens the cluster could serve in the month at the SLO.
+-- column sweep_id VARCHAR: The sweep the capacity comes from (capacity_source 'sweep').
+-- column sweep_points_within_slo BIGINT: Points of that sweep whose p95 latency is within the SLO (0: the cluster met the SLO at no measured concurrency).
+-- column capacity_mix_warning BOOLEAN: A sweep in force had an input share of tokens (when it reports output_tokens_per_second) more than 10 points away from the month's production input share on the cluster: its capacity may not hold for this mix.
+-- column sweep_nodes_assumed BOOLEAN: The cluster ran more than one node in the month and a sweep in force does not say how many nodes it ran on (taken as 1).
+-- column accepted_tokens BIGINT: Tokens (input + output + reasoning) of the cluster's accepted attempts in the month.
+-- column capacity_contradiction BOOLEAN: Production contradicts the capacity figure: the cluster served more tokens than its capacity at the SLO (token_utilisation above 1), or in some 5-minute window within the SLO more tokens per second per node than its sweep says (capacity_source 'observed_above_sweep', the observed figure is then the capacity).
+-- column sweep_mix_unknown BOOLEAN: A sweep in force does not report output_tokens_per_second, so its capacity cannot be checked against production's mix of input and output tokens.
+-- column capacity_measured_after BOOLEAN: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end.
+-- column accepted_p95_latency_ms BIGINT: The 95th percentile latency of the cluster's accepted attempts in the month (the ceil(0.95 x n)-th smallest); NULL without one.
+-- column nodes_in_service BIGINT: The nodes provisioned during the busiest clock hour (committed and on demand present then, intermediate.int_cluster_peak_nodes_monthly), rounded up: a node there for a few hours of the month counts only when those hours hold the peak. Without requests, provisioned_node_hours / provisioned_hours rounded up; NULL without provisioned time.
+-- column peak_hour_share_of_capacity DOUBLE: peak_hour_tokens_per_second / (capacity_per_node_tokens_per_second x nodes_in_service): how much of its nodes' capacity the busiest hour used; NULL without capacity.
+-- column sweep_optimistic BOOLEAN: The accepted attempts' p95 latency is above the latency_headroom setting's share (0.90) of the self-hosted SLO while the busiest hour used under half the capacity of the nodes in service (capacity from a sweep): production is near its latency limit far below what the load test says the cluster serves; or queue_pressure. FALSE when neither can be told (no SLO and no engine metrics).
+-- column queue_pressure BOOLEAN: The serving engines reported requests waiting in a clock hour in which the cluster's engines counted under half the tokens the capacity of its nodes in service serves in an hour: requests queue far below what the load test says the cluster serves.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 h AS (
     SELECT

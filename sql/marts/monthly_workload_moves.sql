@@ -2,26 +2,26 @@
 -- materialized: table
 -- unique_key: month, team, workload
 -- description: Which API traffic to move to the cluster first. A workload is the request log's team and workload ('(none)' when not logged). For each workload on the API: its accepted tasks, tokens per accepted task (every attempt), cache-hit share, and what one accepted task costs there (its own attempts' metered cost, each provider's x that provider's invoice uplift U, its price beyond list, plus its review, per accepted task: its own retries and failures, its own waste); the saving per task if the cluster served it (that cost - V, the cluster's variable cost per accepted task) and per million tokens. The cluster's spare capacity at its busiest hour (nodes in service x capacity per node - the busiest hour's tokens per second) is filled by saving per token, highest first, each workload taking its own busiest hour's tokens per second; a workload fits while the running total fits, and the first that does not stops the filling (traffic moves in order). Cache-heavy work is cheap on the API and saves little per token: it moves last. Workloads that save nothing never move.
--- column month: First day of the month (UTC).
--- column team: The team that sent the work ('(none)': not logged).
--- column workload: The kind of work (coding, long_context, ...; '(none)': not logged).
--- column accepted_tasks: The workload's tasks accepted on the API this month.
--- column tokens_per_accepted_task: The workload's API tokens (input including cache hits and writes, output, reasoning; every attempt) per accepted task.
--- column cache_hit_share: Cache-hit input tokens / all input tokens of the workload's API attempts.
--- column api_cost_per_accepted_task_usd: (the metered cost of the workload's API attempts, each provider's x its invoice uplift U (its price beyond list, intermediate.int_api_uplift_monthly; 1 without an invoice), + its review cost) / its accepted tasks.
--- column self_hosted_variable_cost_per_accepted_task_usd: V, what an accepted task adds on the cluster (review), from marts.monthly_break_even.
--- column saving_per_task_usd: api_cost_per_accepted_task_usd - V: what each task saves once the cluster serves it (its fixed cost is paid either way).
--- column saving_per_million_tokens_usd: The saving per task / tokens per accepted task x 1,000,000: the order in which spare capacity is filled.
--- column saving_usd: saving_per_task_usd x accepted tasks: the month's saving had the workload run on the cluster.
--- column peak_tokens_per_second: The workload's busiest clock hour of the month on the API (its providers together): its tokens / 3,600.
--- column unpriced_requests: The workload's API requests without a price (their cost is missing from its cost per task).
--- column spare_capacity_tokens_per_second: The month's nodes in service x capacity per node - the cluster's busiest hour's tokens per second; NULL without a measured capacity.
--- column move_rank: 1 = moves first: by saving per million tokens, highest first (then team, workload); NULL for a workload that saves nothing.
--- column cumulative_peak_tokens_per_second: The busiest-hour tokens per second of this workload and every one ranked before it.
--- column fits: The workload and every one ranked before it fit in the spare capacity at the busiest hour, and it saves money.
--- column cumulative_saving_usd: The month's saving from moving this workload and the ones before it that fit (the saving of the moves so far).
--- column reason: Why the workload moves or not, in words.
--- column review_cost_usd: The workload's review on the API this month (inside api_cost_per_accepted_task_usd): what moving it stops paying there, as the cluster's review per task (V) takes its place.
+-- column month DATE: First day of the month (UTC).
+-- column team VARCHAR: The team that sent the work ('(none)': not logged).
+-- column workload VARCHAR: The kind of work (coding, long_context, ...; '(none)': not logged).
+-- column accepted_tasks BIGINT: The workload's tasks accepted on the API this month.
+-- column tokens_per_accepted_task DECIMAL(38,2): The workload's API tokens (input including cache hits and writes, output, reasoning; every attempt) per accepted task.
+-- column cache_hit_share DECIMAL(9,6): Cache-hit input tokens / all input tokens of the workload's API attempts.
+-- column api_cost_per_accepted_task_usd DECIMAL(38,12): (the metered cost of the workload's API attempts, each provider's x its invoice uplift U (its price beyond list, intermediate.int_api_uplift_monthly; 1 without an invoice), + its review cost) / its accepted tasks.
+-- column self_hosted_variable_cost_per_accepted_task_usd DECIMAL(38,12): V, what an accepted task adds on the cluster (review), from marts.monthly_break_even.
+-- column saving_per_task_usd DECIMAL(38,12): api_cost_per_accepted_task_usd - V: what each task saves once the cluster serves it (its fixed cost is paid either way).
+-- column saving_per_million_tokens_usd DECIMAL(38,12): The saving per task / tokens per accepted task x 1,000,000: the order in which spare capacity is filled.
+-- column saving_usd DECIMAL(38,12): saving_per_task_usd x accepted tasks: the month's saving had the workload run on the cluster.
+-- column peak_tokens_per_second DOUBLE: The workload's busiest clock hour of the month on the API (its providers together): its tokens / 3,600.
+-- column unpriced_requests HUGEINT: The workload's API requests without a price (their cost is missing from its cost per task).
+-- column spare_capacity_tokens_per_second DOUBLE: The month's nodes in service x capacity per node - the cluster's busiest hour's tokens per second; NULL without a measured capacity.
+-- column move_rank BIGINT: 1 = moves first: by saving per million tokens, highest first (then team, workload); NULL for a workload that saves nothing.
+-- column cumulative_peak_tokens_per_second DOUBLE: The busiest-hour tokens per second of this workload and every one ranked before it.
+-- column fits BOOLEAN: The workload and every one ranked before it fit in the spare capacity at the busiest hour, and it saves money.
+-- column cumulative_saving_usd DECIMAL(38,12): The month's saving from moving this workload and the ones before it that fit (the saving of the moves so far).
+-- column reason VARCHAR: Why the workload moves or not, in words.
+-- column review_cost_usd DECIMAL(38,12): The workload's review on the API this month (inside api_cost_per_accepted_task_usd): what moving it stops paying there, as the cluster's review per task (V) takes its place.
 WITH uplift AS (
     -- each provider's invoice uplift U: its price beyond list (intermediate.int_api_uplift_monthly), never unlogged
     -- volume

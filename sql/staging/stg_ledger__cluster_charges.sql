@@ -2,6 +2,16 @@
 -- materialized: view
 -- unique_key: charge_id
 -- description: Cluster charges as loaded, with their length in seconds. Amounts in another currency are converted to USD at the fx rate of the charge start.
+-- column charge_id VARCHAR
+-- column cluster_id VARCHAR
+-- column charge_start TIMESTAMP
+-- column charge_end TIMESTAMP
+-- column charge_seconds BIGINT
+-- column kind VARCHAR
+-- column quantity DECIMAL(38,6)
+-- column unit VARCHAR
+-- column unit_price DECIMAL(38,12)
+-- column amount_usd DECIMAL(38,12)
 SELECT
     t.charge_id,
     t.cluster_id,

@@ -2,8 +2,13 @@
 -- materialized: view
 -- unique_key: cluster_id, metric, labels, sampled_at
 -- description: The serving engines' own meters as loaded (raw.engine_metrics), each sample with its engine and what it measures.
--- column engine: vllm or sglang: the serving engine that exports the metric (its name's prefix).
--- column measure: prompt_tokens or generation_tokens (counters: tokens processed since the engine started), prefix_cache_queries or prefix_cache_hits (counters: prompt tokens looked up in the engine's prefix cache, and found there; SGLang counts only those found, its sglang:cached_tokens_total, by cache_source), prefill_seconds or decode_seconds (counters: the seconds requests spent in the prefill and in the decode phase, the sums of vLLM's histograms), requests_waiting or requests_running (gauges).
+-- column cluster_id VARCHAR
+-- column metric VARCHAR
+-- column labels VARCHAR
+-- column sampled_at TIMESTAMP
+-- column value DECIMAL(38,6)
+-- column engine VARCHAR: vllm or sglang: the serving engine that exports the metric (its name's prefix).
+-- column measure VARCHAR: prompt_tokens or generation_tokens (counters: tokens processed since the engine started), prefix_cache_queries or prefix_cache_hits (counters: prompt tokens looked up in the engine's prefix cache, and found there; SGLang counts only those found, its sglang:cached_tokens_total, by cache_source), prefill_seconds or decode_seconds (counters: the seconds requests spent in the prefill and in the decode phase, the sums of vLLM's histograms), requests_waiting or requests_running (gauges).
 SELECT
     cluster_id,
     metric,

@@ -2,6 +2,8 @@
 -- materialized: view
 -- unique_key: cluster_id
 -- description: The settings' [focus.resource_patterns]: FOCUS rows whose ResourceId matches the pattern belong to the cluster.
+-- column cluster_id VARCHAR
+-- column resource_pattern VARCHAR
 SELECT
     substr(key, length('focus_resource_pattern.') + 1) AS cluster_id,
     value AS resource_pattern

@@ -2,6 +2,26 @@
 -- materialized: view
 -- unique_key: source_file_hash, source_line
 -- description: FOCUS cloud billing rows as loaded (BilledCost = cash cost, EffectiveCost = amortised cost), with the length of their charge period. Costs in another billing currency are converted to USD at the fx rate of the charge period start.
+-- column source_file_hash VARCHAR
+-- column source_line BIGINT
+-- column billing_account_id VARCHAR
+-- column provider_name VARCHAR
+-- column billing_period_start TIMESTAMP
+-- column charge_period_start TIMESTAMP
+-- column charge_period_end TIMESTAMP
+-- column charge_seconds BIGINT
+-- column charge_category VARCHAR
+-- column charge_class VARCHAR
+-- column charge_frequency VARCHAR
+-- column pricing_category VARCHAR
+-- column resource_id VARCHAR
+-- column service_name VARCHAR
+-- column service_category VARCHAR
+-- column consumed_quantity DECIMAL(38,12)
+-- column consumed_unit VARCHAR
+-- column billed_cost_usd DECIMAL(38,12)
+-- column effective_cost_usd DECIMAL(38,12)
+-- column tags VARCHAR
 SELECT
     t.source_file_hash,
     t.source_line,

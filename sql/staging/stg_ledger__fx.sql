@@ -2,7 +2,10 @@
 -- materialized: view
 -- unique_key: currency, date
 -- description: Exchange rates, US dollars per unit of a currency, each in force from its date until the currency's next one: for each (currency, date) the latest-loaded row (a later fx file restates a rate by repeating its key).
--- column next_date: The date of the currency's next rate (NULL for its latest): a rate is in force on the days from date up to, not including, next_date, so "the latest rate on or before a day" is a plain join on that range.
+-- column currency VARCHAR
+-- column date DATE
+-- column usd_per_unit DECIMAL(38,12)
+-- column next_date DATE: The date of the currency's next rate (NULL for its latest): a rate is in force on the days from date up to, not including, next_date, so "the latest rate on or before a day" is a plain join on that range.
 WITH latest AS (
     SELECT
         x.currency,

@@ -2,7 +2,12 @@
 -- materialized: view
 -- unique_key: cluster_id, metric, labels, sampled_at
 -- description: The GPUs' own meters as the DCGM exporter publishes them (raw.gpu_metrics), each sample with what it measures.
--- column measure: engine_active (share of the interval the graphics engine was busy, 0-1, a gauge), gpu_util (percentage of the interval a kernel ran, 0-100, a gauge), energy_mj (energy drawn since the driver loaded, mJ, a counter) or power_w (power drawn, W, a gauge).
+-- column cluster_id VARCHAR
+-- column metric VARCHAR
+-- column labels VARCHAR
+-- column sampled_at TIMESTAMP
+-- column value DECIMAL(38,6)
+-- column measure VARCHAR: engine_active (share of the interval the graphics engine was busy, 0-1, a gauge), gpu_util (percentage of the interval a kernel ran, 0-100, a gauge), energy_mj (energy drawn since the driver loaded, mJ, a counter) or power_w (power drawn, W, a gauge).
 SELECT
     cluster_id,
     metric,

@@ -2,6 +2,14 @@
 -- materialized: view
 -- unique_key: asset_id
 -- description: Owned hardware as loaded. Prices in another currency are converted to USD at the fx rate of the in-service date. nodes: 1 when not given.
+-- column asset_id VARCHAR
+-- column cluster_id VARCHAR
+-- column purchase_price_usd DECIMAL(38,12)
+-- column salvage_value_usd DECIMAL(38,12)
+-- column in_service_date DATE
+-- column life_months INTEGER
+-- column retired_date DATE
+-- column nodes INTEGER
 SELECT
     t.asset_id,
     t.cluster_id,

@@ -2,6 +2,20 @@
 -- materialized: view
 -- unique_key: provider, invoice_id, line_id, source_file_hash
 -- description: Invoice lines as loaded; the month is the month the billed period starts in. Amounts in another currency are converted to USD at the fx rate of the period start (the latest on or before it). usd_per_unit: that rate (1 for USD).
+-- column provider VARCHAR
+-- column invoice_id VARCHAR
+-- column line_id VARCHAR
+-- column period_start TIMESTAMP
+-- column period_end TIMESTAMP
+-- column month DATE
+-- column line_type VARCHAR
+-- column model VARCHAR
+-- column quantity DECIMAL(38,6)
+-- column unit_price_per_million DECIMAL(24,12)
+-- column amount_usd DECIMAL(38,12)
+-- column currency VARCHAR
+-- column usd_per_unit DECIMAL(38,12)
+-- column source_file_hash VARCHAR
 SELECT
     t.provider,
     t.invoice_id,

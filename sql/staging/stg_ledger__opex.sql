@@ -2,6 +2,11 @@
 -- materialized: view
 -- unique_key: month, cluster_id, category
 -- description: Operating costs as loaded; cluster_id NULL = shared by all clusters. Amounts in another currency are converted to USD at the fx rate of the month's first day.
+-- column month DATE
+-- column cluster_id VARCHAR
+-- column category VARCHAR
+-- column amount_usd DECIMAL(38,12)
+-- column note VARCHAR
 SELECT
     t.month,
     nullif(t.cluster_id, '') AS cluster_id,

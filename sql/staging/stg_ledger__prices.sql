@@ -2,7 +2,20 @@
 -- materialized: view
 -- unique_key: provider, model, service_tier, min_input_tokens, effective_from
 -- description: The current price catalogue, per million tokens in the row's currency: for each key the latest-loaded row (a later price file restates a row by repeating its key; the earlier row stays in raw.prices). Cache-write prices default to the cache-miss price.
--- column loaded_seq: Load order of the file the row came from (meta.loaded_files.load_seq).
+-- column provider VARCHAR
+-- column model VARCHAR
+-- column service_tier VARCHAR
+-- column min_input_tokens BIGINT
+-- column effective_from TIMESTAMP
+-- column effective_to TIMESTAMP
+-- column cache_hit_input_per_million DECIMAL(24,12)
+-- column cache_miss_input_per_million DECIMAL(24,12)
+-- column cache_write_5m_per_million DECIMAL(24,12)
+-- column cache_write_1h_per_million DECIMAL(24,12)
+-- column output_per_million DECIMAL(24,12)
+-- column web_search_per_call DECIMAL(24,12)
+-- column currency VARCHAR
+-- column loaded_seq BIGINT: Load order of the file the row came from (meta.loaded_files.load_seq).
 SELECT
     p.provider,
     p.model,

@@ -1,6 +1,37 @@
 -- grain: one row (the settings of the build)
 -- materialized: view
 -- description: The settings the SQL models use, typed (from meta.settings, written by `costledger build`).
+-- column reference_api_provider VARCHAR
+-- column reference_api_model VARCHAR
+-- column slo_ms_api BIGINT
+-- column slo_ms_self_hosted BIGINT
+-- column reconciliation_tolerance_pct DECIMAL(18,6)
+-- column reconciliation_tolerance_usd DECIMAL(38,12)
+-- column review_rate_per_hour_usd DECIMAL(38,12)
+-- column focus_cluster_tag_key VARCHAR
+-- column min_tasks_for_factor BIGINT
+-- column bootstrap_random_state BIGINT
+-- column gpus_per_node BIGINT
+-- column robustness_operating_cost_share DECIMAL(18,6)
+-- column clusters_idle_warning DECIMAL(18,6)
+-- column capacity_latency_headroom DECIMAL(18,6)
+-- column business_model_as_a_service BOOLEAN
+-- column api_tax_recoverable BOOLEAN
+-- column business_control_requirements VARCHAR
+-- column planning_node_month_usd DECIMAL(38,12)
+-- column planning_spare_nodes BIGINT
+-- column planning_bursty_ratio DECIMAL(18,6)
+-- column gate_min_cases BIGINT
+-- column gate_min_hosted_days BIGINT
+-- column gate_acceptance_margin DECIMAL(18,6)
+-- column gate_mix_tolerance DECIMAL(18,6)
+-- column gate_max_recovery_minutes DECIMAL(18,4)
+-- column gate_required_drills VARCHAR
+-- column energy_usd_per_kwh DECIMAL(18,6)
+-- column energy_pue DECIMAL(18,6)
+-- column chargeback_share_idle BOOLEAN
+-- column anomalies_threshold DECIMAL(18,6)
+-- column anomalies_min_usd DECIMAL(38,12)
 SELECT
     max(value) FILTER (WHERE key = 'reference_api_provider') AS reference_api_provider,
     max(value) FILTER (WHERE key = 'reference_api_model') AS reference_api_model,

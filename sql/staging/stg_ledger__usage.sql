@@ -2,7 +2,14 @@
 -- materialized: view
 -- unique_key: provider, bucket_start, line_id
 -- description: Provider usage exports are snapshots of the provider's month: for each (provider, month) only the lines of the most recently loaded file that has that month count (earlier files stay in raw.usage).
--- column month: Month the bucket starts in (first day, UTC).
+-- column provider VARCHAR
+-- column month DATE: Month the bucket starts in (first day, UTC).
+-- column bucket_start TIMESTAMP
+-- column bucket_end TIMESTAMP
+-- column line_id VARCHAR
+-- column model VARCHAR
+-- column token_type VARCHAR
+-- column quantity BIGINT
 WITH ranked AS (
     SELECT
         u.*,

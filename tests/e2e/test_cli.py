@@ -346,3 +346,19 @@ def test_every_settings_section_a_help_text_names_is_shown_in_its_help():
             assert f"[{word}]" in shown, (path, word)
             checked += 1
     assert checked >= 6  # [ledger] db of every --db, [gate], [sql] x 3, [chargeback], [spark], ...
+
+
+def test_the_marts_docs_are_the_ones_the_declarations_make():
+    from pipeline.base.model_docs import BEGIN, COLUMNS_DOC, END, columns_markdown, contract_markdown
+    from pipeline.base.models import discover
+
+    models = discover()
+    marts = (ROOT / "docs" / "marts.md").read_text(encoding="utf-8")
+    regenerate = "regenerate with: .venv/bin/python scripts/model_docs.py"
+    assert marts.split(BEGIN, 1)[1].split(END, 1)[0] == contract_markdown(models), regenerate
+    assert (ROOT / "docs" / COLUMNS_DOC).read_text(encoding="utf-8") == columns_markdown(models), regenerate
+    # every mart is in the table, linked to its section of the column reference
+    for m in models:
+        if m.layer == "marts":
+            assert f"[`{m.qualified}`]({COLUMNS_DOC}#marts{m.name})" in marts
+            assert f"## `{m.qualified}`" in columns_markdown(models)

@@ -101,7 +101,8 @@ def test_a_mart_with_a_row_per_cluster_takes_the_one_there_is_or_a_key(demo_db):
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["marts.monthly_break_even.verdict"], "no explanation for it; the columns explained are"),
+        (["marts.monthly_break_even.verdikt"], "no explanation for it: not a column of a mart with a row a month"),
+        (["marts.gate_verdict.verdict"], "the columns with a formula are marts.monthly_break_even"),
         (["monthly_break_even.nope"], "no explanation for it"),
         (["marts.monthly_break_even.saving_usd", "--month", "2031-01"], "month 2031-01 is not in the ledger"),
         (["marts.monthly_break_even.saving_usd", "--key", "cluster_id"], "give NAME=VALUE"),
@@ -129,3 +130,25 @@ def test_a_name_that_is_no_mart_column_is_refused_without_touching_the_file_syst
     assert "no explanation for it" in res.output  # exit 2: the planted definition was not read (it would explain)
     assert "Traceback" not in res.output and "File name too long" not in res.output and "\x1b" not in res.output
     assert len(res.output) < 5000
+
+
+def test_a_column_without_a_formula_is_explained_by_its_declared_meaning(demo_db):
+    """The meaning is the model file's own ``-- column`` line, read here from the file; the value is the mart's."""
+    declared = (ROOT / "sql" / "marts" / "monthly_phase_cost.sql").read_text(encoding="utf-8")
+    meaning = re.search(r"^-- column cost_usd DECIMAL\(38,12\): (.+)$", declared, re.M).group(1)
+    args = ["--month", "2026-10", "--key", "cluster_id=k3-b200-01", "--key", "phase=prompt", "--db", demo_db]
+    res = cli("explain", "marts.monthly_phase_cost.cost_usd", *args)
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "marts.monthly_phase_cost.cost_usd, 2026-10, cluster_id k3-b200-01, phase prompt" in text
+    assert f"cost_usd: {meaning}" in text
+    value = _mart_value(
+        demo_db,
+        "SELECT cost_usd FROM marts.monthly_phase_cost WHERE month = DATE '2026-10-01' AND phase = 'prompt'",
+    )
+    assert _decimal(text.split("= ", 1)[1].split()[0]) == value
+    as_json = json.loads(cli("explain", "marts.monthly_phase_cost.cost_usd", *args, "--json").stdout)
+    assert (as_json["definition"], as_json["formula"], Decimal(str(as_json["value"]))) == (meaning, None, value)
+    # the key the grain declares: both are needed, and a third is refused naming them
+    res = cli("explain", "marts.monthly_phase_cost.cost_usd", "--month", "2026-10", "--key", "x=1", "--db", demo_db)
+    assert res.exit_code == 2 and "its key: cluster_id, phase" in res.output

@@ -274,7 +274,9 @@ def test_failed_audit_rolls_back_the_whole_build(ledger, tmp_path):
     before = ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost")
     # a model tree whose audit always fails
     sql_dir = one_mart_tree(
-        tmp_path, "-- grain: one row per nothing\n-- unique_key: x\nSELECT 1 AS x UNION ALL SELECT 1"
+        tmp_path,
+        "-- grain: one row per nothing\n-- unique_key: x\n-- column x INTEGER: a number\n"
+        "SELECT 1 AS x UNION ALL SELECT 1",
     )
     with pytest.raises(AuditFailed, match="not unique"):
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)

@@ -52,16 +52,120 @@ def test_a_model_names_exactly_the_settings_it_reads(sql_copy):
     assert f"{path}:{line}: settings: gpus_per_node is declared but the model does not read it" in str(err.value)
 
 
-def test_a_comment_on_a_column_the_model_lacks_names_file_and_line(sql_copy, ledger):
-    path = sql_copy / "marts" / "monthly_reconciliation.sql"
-    text = path.read_text().replace("-- column provider: API provider.", "-- column provder: API provider.")
-    path.write_text(text)
-    line = text.splitlines().index("-- column provder: API provider.") + 1
+RECONCILIATION = "marts.monthly_reconciliation"
+PROVIDER = "-- column provider VARCHAR: API provider."
+METERED = (
+    "-- column metered_usd DECIMAL(38,12): Requests x the price in force at each request, in USD "
+    "(priced requests only)."
+)
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        # declared, and missing from the SELECT (a misspelt name): the defect guarded, a BinderException traceback
+        (
+            PROVIDER,
+            "-- column provder VARCHAR: API provider.",
+            "{path}:{line}: column provder is declared, but marts.monthly_reconciliation does not have it "
+            "(its SELECT gives month, provider, invoiced_usd,",
+        ),
+        # in the SELECT, and missing from the declaration: the column would reach the published file unexplained
+        (
+            PROVIDER + "\n",
+            "",
+            "{path}: marts.monthly_reconciliation has column provider (VARCHAR), which its header does not declare: "
+            "add '-- column provider VARCHAR: what it means' after column month",
+        ),
+        # declared with a type the SELECT does not give (money that became a DOUBLE)
+        (
+            METERED,
+            METERED.replace("DECIMAL(38,12)", "DOUBLE"),
+            "{path}:{line}: column metered_usd is declared DOUBLE, but marts.monthly_reconciliation gives "
+            "DECIMAL(38,12): cast it in the SELECT, or declare DECIMAL(38,12)",
+        ),
+    ],
+    ids=["declared-not-selected", "selected-not-declared", "wrong-type"],
+)
+def test_a_mart_whose_columns_differ_from_its_declaration_fails_the_build_naming_both(
+    sql_copy, ledger, old, new, message
+):
     from pipeline.transform.build import build
 
-    with pytest.raises(ModelFailed) as err:  # the defect guarded: a raw BinderException traceback
-        build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy)
-    assert f"sql/marts/monthly_reconciliation.sql:{line}: the comment names column provder" in str(err.value)
+    path = sql_copy / "marts" / "monthly_reconciliation.sql"
+    text = path.read_text()
+    assert old in text
+    line = text[: text.index(old)].count("\n") + 1
+    path.write_text(text.replace(old, new))
+    with pytest.raises(ModelFailed) as err:
+        build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy, selection=("+" + RECONCILIATION,))
+    assert message.format(path="sql/marts/monthly_reconciliation.sql", line=line) in str(err.value)
+    assert str(err.value).startswith("build rolled back: ")
+    # nothing of the failed build is left: the mart does not exist
+    assert not ledger.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'marts' AND table_name = 'monthly_reconciliation'"
+    ).fetchone()[0]
+
+
+def test_columns_in_another_order_than_the_select_fail_the_build(sql_copy, ledger):
+    from pipeline.transform.build import build
+
+    path = sql_copy / "marts" / "monthly_reconciliation.sql"
+    text = path.read_text()
+    month = "-- column month DATE: First day of the month (UTC).\n"
+    path.write_text(text.replace(month, "").replace(PROVIDER + "\n", PROVIDER + "\n" + month))
+    with pytest.raises(ModelFailed) as err:
+        build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_copy, selection=("+" + RECONCILIATION,))
+    # the header now says month second (line 7) while the SELECT gives it first
+    assert (
+        "sql/marts/monthly_reconciliation.sql:7: column month is declared in place 2 but is column 1 of "
+        "marts.monthly_reconciliation: declare the columns in the order the SELECT gives them"
+    ) in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        (
+            PROVIDER,
+            "-- column provider: API provider.",
+            "{path}:{line}: a column is declared with its type, as DuckDB names it: "
+            "'-- column provider TYPE: what it means'",
+        ),
+        (
+            PROVIDER,
+            PROVIDER + "\n" + PROVIDER,
+            "{path}:{after}: column provider is declared twice (first on line {line})",
+        ),
+        # a mart's column says what it means, or takes it from the same column of a table it reads
+        (
+            METERED,
+            "-- column metered_usd DECIMAL(38,12)",
+            "{path}:{line}: column metered_usd of marts.monthly_reconciliation has no meaning, and no table it "
+            "reads has a column metered_usd to take one from: '-- column metered_usd DECIMAL(38,12): what it means'",
+        ),
+    ],
+    ids=["no-type", "twice", "no-meaning"],
+)
+def test_a_column_declaration_without_type_or_meaning_names_file_and_line(sql_copy, old, new, message):
+    path = sql_copy / "marts" / "monthly_reconciliation.sql"
+    text = path.read_text()
+    line = text[: text.index(old)].count("\n") + 1
+    path.write_text(text.replace(old, new))
+    with pytest.raises(ModelHeaderError) as err:
+        discover(sql_copy)
+    assert message.format(path=path, line=line, after=line + 1) in str(err.value)
+
+
+def test_a_column_declared_without_meaning_takes_the_one_of_the_column_it_passes_on(sql_copy):
+    """``provider`` in marts.monthly_reconciliation, declared with no meaning, is the provider column of
+    intermediate.int_api_provider_monthly, the first table it reads that has one, which in turn takes it from the
+    table it reads: the meaning is written once, where the column is born."""
+    path = sql_copy / "marts" / "monthly_reconciliation.sql"
+    path.write_text(path.read_text().replace(PROVIDER, "-- column provider VARCHAR"))
+    by_name = {m.qualified: m for m in discover(sql_copy)}
+    inherited = by_name[RECONCILIATION].column("provider").meaning
+    assert inherited and inherited == by_name["intermediate.int_api_provider_monthly"].column("provider").meaning
 
 
 @pytest.mark.slow

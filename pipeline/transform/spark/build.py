@@ -205,4 +205,4 @@ def _take_results(con: duckdb.DuckDBPyConnection, models: list[Model], out: Path
             files = sql_string(str(out / m.layer / m.name / "*.parquet"))
             kind = "TABLE" if m.published == "yes" else "VIEW"
             con.execute(f"CREATE {kind} {m.qualified} AS SELECT * FROM read_parquet({files})")
-        comment_model(con, m, kind, sql_dir)
+        comment_model(con, m, kind, sql_dir, types=False)
