@@ -151,7 +151,7 @@ class Model:
         return (refs & known) - {self.qualified}
 
 
-_HEADER = re.compile(r"^--\s*((?:column|input)\s+\w+|[a-z_]+)\s*:\s*(.*)$")
+_HEADER = re.compile(r"^--\s*(input\s+\w+|[a-z_]+)\s*:\s*(.*)$")
 _REFERENCE = re.compile(r"\b(raw|staging|intermediate|marts)\.(\w+)")
 #: ``-- column NAME TYPE[: MEANING]``: a type holds no colon, so the first colon ends it
 _COLUMN = re.compile(r"^--\s*column\s+(\w+)\s+([^:]*?)\s*(?::\s*(.*))?$")
@@ -183,7 +183,8 @@ class ModelHeaderError(CostledgerError, ValueError):
 
 
 def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
-    """The header's ``key: (value, line)`` (``column NAME`` and ``input NAME`` keys as written) and the body lines."""
+    """The header's ``key: (value, line)`` (``input NAME`` keys as written; each column line whole, under a key
+    ``column N`` in the header's order) and the body lines."""
     meta: dict[str, tuple[str, int]] = {}
     body_lines: list[str] = []
     in_header = True
@@ -194,7 +195,7 @@ def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
         m = _HEADER.match(line) if in_header else None
         if m:
             key, value = m.group(1), m.group(2).strip()
-            if key.split()[0] not in ("column", "input") and key not in HEADER_KEYS:
+            if key.split()[0] != "input" and key not in HEADER_KEYS:
                 near = difflib.get_close_matches(key, HEADER_KEYS, n=1)
                 hint = f"did you mean {near[0]}? " if near else ""
                 raise ModelHeaderError(

@@ -139,8 +139,9 @@ def explain(
     settings: SettingsOpt = None,
 ) -> None:
     """Where a figure comes from: its meaning, its formula with the month's own values, and the landing files behind
-    each value (path, SHA-256, rows, and the lines when they are few). Any other column of a mart with a month is
-    explained by the meaning its model declares, with its value (docs/mart-columns.md lists them).
+    each value (path, SHA-256, rows, and the lines when they are few).
+
+    Any other column of a mart with a month: its declared meaning and its value (docs/mart-columns.md lists them).
 
     Example: costledger explain marts.monthly_break_even.break_even_accepted_tasks --month 2026-10
     """
