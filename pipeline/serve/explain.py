@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.base.text import printable
 from pipeline.base.errors import CostledgerError, ExitCode
-from pipeline.base.models import SQL_DIR, Model, parse_model
+from pipeline.base.models import SQL_DIR, Model, discover
 from pipeline.base.query import dict_rows, run_query
 
 if TYPE_CHECKING:
@@ -31,8 +31,9 @@ _LETTER = re.compile(r"\b[A-Z]\b")
 
 @cache
 def _declared() -> dict[str, Model]:
-    """The marts as their model files declare them, by name: a name given is looked up here, never made a path."""
-    return {path.stem: parse_model("marts", path) for path in sorted(MARTS.glob("*.sql"))}
+    """The marts as their model files declare them, by name, each column's meaning resolved (a column declared
+    without one takes that of the column it passes on): a name given is looked up here, never made a path."""
+    return {m.name: m for m in discover(SQL_DIR) if m.layer == "marts"}
 
 
 def _keys(mart: str) -> tuple[str, ...]:

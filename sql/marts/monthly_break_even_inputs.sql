@@ -36,11 +36,11 @@
 -- column sweep_optimistic BOOLEAN: Some cluster's load test overstates what it serves in production.
 -- column capacity_measured_after BOOLEAN: Some cluster's capacity was measured after the month.
 -- column capacity_lower_bound BOOLEAN: Some cluster's capacity is what it was seen to serve (observed or mixed), a lower bound.
--- column api_waste_factor DECIMAL(38,12)
--- column api_waste_basis VARCHAR
--- column api_waste_factor_low DECIMAL(38,12)
--- column api_waste_factor_high DECIMAL(38,12)
--- column api_invoice_uplift DECIMAL(38,12)
+-- column api_waste_factor DECIMAL(38,12): W, the reference provider's waste factor the break-even uses (intermediate.int_api_waste_monthly's is_break_even_factor row: its own, else every provider of the month pooled); 1 when neither has enough accepted tasks.
+-- column api_waste_basis VARCHAR: 'month', 'pooled' (with months before it), 'pooled_providers' (every API provider of the month) or 'assumed' (W = 1).
+-- column api_waste_factor_low DECIMAL(38,12): Low end of W's 95 % interval (the bootstrap's 2.5th percentile); 1 when W is assumed.
+-- column api_waste_factor_high DECIMAL(38,12): High end of W's 95 % interval (the bootstrap's 97.5th percentile); 1 when W is assumed.
+-- column api_invoice_uplift DECIMAL(38,12): U, the reference provider's invoice uplift of the month (intermediate.int_api_uplift_monthly); 1 without a row.
 -- column invoice_unreconciled BOOLEAN: The reference provider's invoice for the month does not reconcile with the request log.
 -- column invoice_volume_unknown BOOLEAN: The invoice uplift U rests on logged volume alone (the invoice states none) and is not 1.
 -- column cluster_logs_incomplete BOOLEAN: Some cluster's engines counted tokens its request log lacks (engine reconciliation logs_missing).

@@ -149,6 +149,14 @@ def test_a_column_without_a_formula_is_explained_by_its_declared_meaning(demo_db
     assert _decimal(text.split("= ", 1)[1].split()[0]) == value
     as_json = json.loads(cli("explain", "marts.monthly_phase_cost.cost_usd", *args, "--json").stdout)
     assert (as_json["definition"], as_json["formula"], Decimal(str(as_json["value"]))) == (meaning, None, value)
+    # a column declared without a meaning is explained by the one it passes on: month of the break-even inputs is
+    # the month of marts.monthly_route_cost, the first table it reads, whose own declaration says what it means
+    inputs = (ROOT / "sql" / "marts" / "monthly_break_even_inputs.sql").read_text(encoding="utf-8")
+    assert re.search(r"^-- column month DATE$", inputs, re.M)
+    parent = (ROOT / "sql" / "marts" / "monthly_route_cost.sql").read_text(encoding="utf-8")
+    passed_on = re.search(r"^-- column month DATE: (.+)$", parent, re.M).group(1)
+    res = cli("explain", "marts.monthly_break_even_inputs.month", "--month", "2026-10", "--db", demo_db)
+    assert res.exit_code == 0 and f"month: {passed_on}" in " ".join(res.output.split())
     # the key the grain declares: both are needed, and a third is refused naming them
     res = cli("explain", "marts.monthly_phase_cost.cost_usd", "--month", "2026-10", "--key", "x=1", "--db", demo_db)
     assert res.exit_code == 2 and "its key: cluster_id, phase" in res.output
