@@ -145,14 +145,19 @@ class Model:
             body = re.sub(rf"\bscoped\.{i.name}\b", i.source, body)
         return body
 
+    def reads(self) -> list[str]:
+        """Every table the model's SELECT names (``schema.name``; a scoped input as its source), in the order first
+        named, the model itself left out."""
+        names = dict.fromkeys(f"{s}.{n}" for s, n in _REFERENCE.findall(self.published_body()))
+        names.pop(self.qualified, None)
+        return list(names)
+
     def depends_on(self, known: set[str]) -> set[str]:
-        refs = {f"{s}.{n}" for s, n in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", self.body)}
-        refs |= {i.source for i in self.inputs}
-        return (refs & known) - {self.qualified}
+        return (set(self.reads()) | {i.source for i in self.inputs}) & known
 
 
 _HEADER = re.compile(r"^--\s*(input\s+\w+|[a-z_]+)\s*:\s*(.*)$")
-_REFERENCE = re.compile(r"\b(raw|staging|intermediate|marts)\.(\w+)")
+_REFERENCE = re.compile(r"\b(raw|meta|staging|intermediate|marts)\.(\w+)")
 #: ``-- column NAME TYPE[: MEANING]``: a type holds no colon, so the first colon ends it
 _COLUMN = re.compile(r"^--\s*column\s+(\w+)\s+([^:]*?)\s*(?::\s*(.*))?$")
 _INPUT = re.compile(
@@ -476,7 +481,7 @@ def _with_meanings(ordered: list[Model]) -> list[Model]:
     known = _raw_meanings()
     done: list[Model] = []
     for m in ordered:
-        reads = list(dict.fromkeys(f"{s}.{n}" for s, n in _REFERENCE.findall(m.published_body())))
+        reads = m.reads()
         columns = []
         for c in m.columns:
             meaning = c.meaning or next((known[r][c.name] for r in reads if c.name in known.get(r, {})), "")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -39,7 +38,6 @@ from schemas.tables import KINDS
 
 CASES = Path(__file__).resolve().parent / "cases"
 SETTINGS = "staging.stg_ledger__settings"
-_REFERENCE = re.compile(r"\b(raw|meta|staging|intermediate|marts)\.(\w+)")
 
 
 class CaseError(AssertionError):
@@ -101,8 +99,7 @@ def run_case(case: Case, sql_dir: Path = SQL_DIR) -> None:
     con = duckdb.connect(":memory:")
     try:
         define_macros(con, sql_dir)
-        reads = dict.fromkeys(f"{s}.{n}" for s, n in _REFERENCE.findall(model.published_body()))
-        reads.pop(model.qualified, None)
+        reads = model.reads()
         for name in case.given:
             if name not in reads:
                 raise CaseError(f"{case.path}: {case.id}: {case.model} does not read {name}")
