@@ -151,18 +151,18 @@ def check_columns(con: duckdb.DuckDBPyConnection, m: Model, sql_dir: Path, *, ty
                 f"build rolled back: {where}:{c.line}: column {c.name} is declared, but {m.qualified} does not "
                 f"have it (its SELECT gives {', '.join(have)})"
             )
-    declared = [c.name for c in m.columns]
+    place = {c.name: i for i, c in enumerate(m.columns)}
     for i, (name, sql_type) in enumerate(got):
-        if name not in declared:
+        if name not in place:
             after = f"after column {got[i - 1][0]}" if i else "first"
             raise ModelFailed(
                 f"build rolled back: {where}: {m.qualified} has column {name} ({sql_type}), which its header does "
                 f"not declare: add '-- column {name} {sql_type}: what it means' {after}"
             )
-        c = m.columns[declared.index(name)]
-        if declared.index(name) != i:
+        c = m.columns[place[name]]
+        if place[name] != i:
             raise ModelFailed(
-                f"build rolled back: {where}:{c.line}: column {name} is declared in place {declared.index(name) + 1} "
+                f"build rolled back: {where}:{c.line}: column {name} is declared in place {place[name] + 1} "
                 f"but is column {i + 1} of {m.qualified}: declare the columns in the order the SELECT gives them"
             )
         if types and c.type != sql_type:
