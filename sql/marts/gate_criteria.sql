@@ -210,8 +210,9 @@ mix AS (
         string_agg(
             m.category || ': ' || CAST(round(m.case_share * 100, 1) AS VARCHAR) || ' % of the cases, '
             || CAST(round(m.production_share * 100, 1) AS VARCHAR) || ' % of production''s accepted tasks',
-            -- the largest gap first (ascending on its negative: the form both engines order a list by)
-            '; ' ORDER BY -abs(m.case_share - m.production_share) ASC, m.category ASC
+            -- the largest gap first (ascending on its negative: the form both engines order a list by); gaps equal
+            -- but for the last binary digits of their quotients tie, in the categories' order
+            '; ' ORDER BY -round(abs(m.case_share - m.production_share), 9) ASC, m.category ASC
         ) FILTER (WHERE abs(m.case_share - m.production_share) > s.gate_mix_tolerance) AS beyond
     FROM mix_shares AS m
     CROSS JOIN settings AS s

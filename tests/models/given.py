@@ -1,7 +1,8 @@
 """Given/expect cases of one model: a few rows of each table the model reads, the rows it must give. A case runs the
 model's SELECT alone on an in-memory DuckDB: each table it reads is created empty with its declared columns (a model's
 ``-- column`` lines, a raw table's row class), filled with the case's rows (a column left out is NULL), the settings
-are the defaults unless the case sets some; nothing else is built.
+are the defaults unless the case sets some; nothing else is built. The ledger's own tables (``meta.loaded_files``)
+are given the same way.
 
 A file ``tests/models/cases/<schema>.<model>.yml`` holds a list of cases::
 
@@ -15,11 +16,12 @@ A file ``tests/models/cases/<schema>.<model>.yml`` holds a list of cases::
 
 ``expect`` lists every row the model gives (in any order), each with the columns the case checks of it; YAML's
 ``null`` is SQL's NULL. Money is written as a string or a number and compared exactly as a DECIMAL; a DOUBLE to 12
-significant digits.
+significant digits; a TIMESTAMP as ISO text ("2026-10-01 00:02:00").
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import math
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ import yaml
 
 from pipeline.base.models import SQL_DIR, Model, define_macros, discover
 from pipeline.base.settings import Settings
+from pipeline.storage.catalog import META_DDL
 from schemas.ddl import columns as raw_columns
 from schemas.ddl import table_name
 from schemas.tables import KINDS
@@ -81,6 +84,25 @@ def declared_columns(models: dict[str, Model]) -> dict[str, list[tuple[str, str]
     tables = {q: [(c.name, c.type) for c in m.columns] for q, m in models.items()}
     for kind in KINDS.values():
         tables[f"raw.{table_name(kind)}"] = [(c.name, c.duckdb_type) for c in raw_columns(kind)]
+    return tables | _meta_columns()
+
+
+@functools.cache
+def _meta_columns() -> dict[str, list[tuple[str, str]]]:
+    """The ledger's own tables (the manifest of loaded files, ...), as the store creates them."""
+    con = duckdb.connect(":memory:")
+    try:
+        for statement in META_DDL:
+            con.execute(statement)
+        found = con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE schema_name = 'meta' "
+            "ORDER BY table_name, column_index"
+        ).fetchall()
+    finally:
+        con.close()
+    tables: dict[str, list[tuple[str, str]]] = {}
+    for table, column, sql_type in found:
+        tables.setdefault(f"meta.{table}", []).append((column, sql_type))
     return tables
 
 
@@ -172,6 +194,10 @@ def _same(sql_type: str, got: Any, want: Any) -> bool:
         return math.isclose(got, float(want), rel_tol=1e-12, abs_tol=1e-12)
     if sql_type.startswith("DECIMAL") or sql_type in ("HUGEINT", "BIGINT", "INTEGER"):
         return Decimal(str(got)) == Decimal(str(want))
+    if sql_type == "TIMESTAMP" and isinstance(want, str):
+        return bool(got == dt.datetime.fromisoformat(want))
+    if sql_type == "DATE" and isinstance(want, str):
+        return bool(got == dt.date.fromisoformat(want))
     return bool(got == want)
 
 
