@@ -11,6 +11,9 @@ from pipeline.base.fileformats import BillingMapping
 from pipeline.ingest.files import IngestOptions, ingest_file
 from tests.conftest import ROOT, cli
 
+# the models these tests read, each built with what it reads (a build of every model is the nightly's)
+READS = ("+intermediate.int_invoice_lines_current", "+marts.monthly_usage_reconciliation")
+
 BILLING = ROOT / "tests" / "fixtures" / "billing"
 
 
@@ -28,7 +31,7 @@ def test_openai_costs_pages_become_one_invoice_per_month(ledger):
     assert (result.rows_in, result.rows_loaded, result.rows_quarantined) == (6, 5, 1)
     reason = ledger.one("SELECT line, reason FROM meta.quarantine")
     assert reason == {"line": 5, "reason": "openai_costs result 5: no amount.value"}
-    ledger.build()
+    ledger.build(*READS)
     got = lines(ledger)
     assert [(r["invoice_id"], r["line_type"], r["amount_usd"]) for r in got] == [
         ("openai-costs-2026-07", "tool", Decimal("0.1")),  # "web search tool calls"
@@ -52,7 +55,7 @@ def test_anthropic_cost_report_amounts_are_cents_and_token_types_become_line_typ
         "anthropic_costs result 6: amount is not a number: 'lots'"
         in ledger.one("SELECT reason FROM meta.quarantine")["reason"]
     )
-    ledger.build()
+    ledger.build(*READS)
     got = [(r["line_type"], r["model"], r["amount_usd"]) for r in lines(ledger)]
     assert got == [
         ("tool", None, Decimal("1")),  # web_search "100" cents
@@ -81,7 +84,7 @@ def test_a_later_export_of_the_same_month_restates_the_lines_it_repeats(ledger, 
     later = tmp_path / "anthropic-2026-07-b.json"
     later.write_text(json.dumps({"data": [{**report["data"][0], "results": [output | {"amount": "5000"}]}]}))
     ingest_file(ledger.con, "invoices", later, ledger.store)
-    ledger.build()
+    ledger.build(*READS)
     got = ledger.rows("SELECT line_type, amount_usd FROM intermediate.int_invoice_lines_current ORDER BY amount_usd")
     # the output line restated 40.00 -> 50.00; the others stay: 123.455 + 2.5 + 10 + 50 + 1 = 186.955
     assert {r["line_type"]: r["amount_usd"] for r in got}["output"] == Decimal("50")
@@ -109,7 +112,7 @@ def test_two_results_billing_the_same_line_in_one_bucket_are_both_kept(ledger, t
     )
     res = ingest_file(ledger.con, "invoices", path, ledger.store)
     assert (res.rows_loaded, res.rows_quarantined) == (2, 0)
-    ledger.build()
+    ledger.build(*READS)
     # 100 + 250 cents = $3.50
     assert ledger.one("SELECT sum(amount_usd) AS s FROM intermediate.int_invoice_lines_current")["s"] == Decimal("3.5")
 
@@ -174,7 +177,7 @@ def test_usage_exports_reconcile_against_the_logs_and_show_a_dropped_log(ledger)
         ]
         + [request(f"z{i}", f"z{i}", "2026-07-11T11:00:00Z", **kw) for i in range(4)],
     )  # fmt: skip
-    ledger.build()
+    ledger.build()  # every model: the report reads them all
     got = usage(ledger)
     # OpenAI reports: hit 800; miss (1000 - 800) + (2000 - 0) = 2200; output 500 + 100 = 600; requests 5 + 2 = 7.
     # The logs: hit 800; miss 200 + 2000 = 2200; output (400 + 100 reasoning) + 100 = 600: all ok.

@@ -16,6 +16,14 @@ from hypothesis import strategies as st
 from tests.conftest import PRICE_MOONSHOT, Ledger, request
 from pipeline.base.settings import Settings
 
+# the models these tests read, each built with what it reads (a build of every model is the nightly's)
+READS = (
+    "+marts.monthly_api_waste",
+    "+marts.monthly_break_even",
+    "+marts.monthly_cluster_economics",
+    "+marts.monthly_utilisation",
+)
+
 
 def q12(x: Decimal) -> Decimal:
     return x.quantize(Decimal("1e-12"), rounding=ROUND_HALF_UP)
@@ -72,7 +80,7 @@ def test_eight_nodes_serving_one_request_at_a_time(ledger):
     ]
     ledger.load("requests", rows)
     ledger.load("outcomes", accepted(*(f"t{h}" for h in range(744))))
-    ledger.build()
+    ledger.build(*READS)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # a request in flight every hour of the month: in-flight share 1.0, though the cluster was nearly idle
     assert u["in_flight_share"] == 1.0 and u["busy_hours"] == 744
@@ -121,7 +129,7 @@ def _one_hour_month(ledger, capacity: str, latency_ms: int = 60_000, slo_ms: int
         ],
     )
     ledger.load("outcomes", accepted(*(f"t{i}" for i in range(10))))
-    ledger.build(slo_ms_self_hosted=slo_ms)
+    ledger.build(*READS, slo_ms_self_hosted=slo_ms)
 
 
 @pytest.mark.slow
@@ -174,7 +182,7 @@ def test_shared_operating_costs_split_by_node_hours(ledger):
     ledger.load("cluster-charges", [reserved("a", "744"), reserved("b", "1488", "1488", cluster="c2")])
     ledger.load("opex", [{"month": "2026-07", "category": "platform_engineering", "amount": "900", "currency": "USD"}])
     ledger.load("load-tests", [sweep("1000"), sweep("1000", cluster="c2")])
-    ledger.build()
+    ledger.build(*READS)
     got = {r["cluster_id"]: r["fixed_cost_usd"] for r in ledger.rows("SELECT * FROM marts.monthly_utilisation")}
     assert got == {"c1": Decimal("1044"), "c2": Decimal("2088")}  # 744 + 300, 1,488 + 600
     be = ledger.one("SELECT fixed_cost_usd, idle_cost_usd, nodes_in_service FROM marts.monthly_break_even")
@@ -207,7 +215,7 @@ def test_accepted_failed_and_idle_add_up_to_the_fixed_cost(
             ],
         )  # fmt: skip
         ledger.load("outcomes", accepted("t1"))
-        ledger.build()
+        ledger.build(*READS)
         u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     finally:
         ledger.con.close()
@@ -250,7 +258,7 @@ def _two_providers(ledger, min_tasks: int) -> None:
         ],
     )
     ledger.load("outcomes", accepted("tm1", "tm2", "tc1", "tc2", "ts1"))
-    ledger.build(min_tasks_for_factor=min_tasks)
+    ledger.build(*READS, min_tasks_for_factor=min_tasks)
 
 
 @pytest.mark.slow
@@ -304,7 +312,7 @@ def test_an_idle_cluster_is_named_with_its_idle_dollars(ledger):
         ],
     )
     ledger.load("outcomes", accepted(*(f"t{i}" for i in range(5))))
-    ledger.build()
+    ledger.build()  # every model: the report reads them all
     econ = {r["cluster_id"]: r for r in ledger.rows("SELECT * FROM marts.monthly_cluster_economics")}
     assert econ["c1"]["token_utilisation"] == pytest.approx(7_776_000 / 26_784_000, rel=1e-12)
     assert (econ["c1"]["is_idle"], econ["c2"]["is_idle"]) == (False, True)  # 29 % and 0 % against 5 %
@@ -335,7 +343,7 @@ def test_production_beating_the_sweep_becomes_the_capacity(ledger):
         ],
     )
     ledger.load("outcomes", accepted("t1"))
-    ledger.build()
+    ledger.build(*READS)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # production's 1,000 tokens/s per node beats the sweep's 10: it is the month's capacity
     assert (u["capacity_source"], u["capacity_per_node_tokens_per_second"]) == ("observed_above_sweep", 1000)
@@ -373,6 +381,7 @@ def test_production_near_its_latency_limit_far_below_the_sweep(ledger, capacity,
     assert econ["sweep_optimistic"] is optimistic
     from pipeline.serve.report import plain_report
 
+    ledger.build()  # every model: the report reads them all
     text = " ".join(plain_report(ledger.con, "2026-07").split())
     said = (
         "cluster c1's accepted tasks took 280.0 s at the 95th percentile against a 300.0 s target, while its busiest "

@@ -5,6 +5,15 @@ from decimal import Decimal
 
 import pytest
 
+# the models these tests read, each built with what it reads (a build of every model is the nightly's)
+READS = (
+    "+intermediate.int_gpu_intervals",
+    "+marts.monthly_break_even",
+    "+marts.monthly_cluster_telemetry",
+    "+marts.monthly_self_hosted_cost",
+    "+marts.monthly_utilisation",
+)
+
 GPU0 = 'UUID="GPU-0",gpu="0"'
 GPU1 = 'UUID="GPU-1",gpu="1"'
 
@@ -54,7 +63,7 @@ def _load(ledger, gpus=GPUS) -> None:
 def test_owned_hardware_s_energy_becomes_an_operating_cost_and_a_cloud_node_s_never_does(ledger):
     # c2's GPU 0 draws the same 10 kWh as c1's
     _load(ledger, GPUS + [{**r, "cluster_id": "c2"} for r in GPUS if r["metric"] == ENERGY])
-    ledger.build(energy_usd_per_kwh=Decimal("0.12"), energy_pue=Decimal("1.25"))
+    ledger.build(*READS, energy_usd_per_kwh=Decimal("0.12"), energy_pue=Decimal("1.25"))
     rows = _telemetry(ledger)
     c1, c2 = rows["c1"], rows["c2"]
     assert (c1["energy_kwh"], c1["energy_source"]) == (Decimal("10.16"), "mixed")
@@ -74,7 +83,7 @@ def test_an_energy_opex_row_comes_first_and_no_price_adds_nothing(ledger):
     _load(ledger)
     ledger.load("opex", [{"month": "2026-07", "cluster_id": "c1", "category": "energy", "amount": "500",
                           "currency": "USD", "note": "site bill"}])  # fmt: skip
-    ledger.build(energy_usd_per_kwh=Decimal("0.12"))
+    ledger.build(*READS, energy_usd_per_kwh=Decimal("0.12"))
     assert _telemetry(ledger)["c1"]["energy_line"] == "opex_row"
     lines = ledger.rows("SELECT amount_usd FROM marts.monthly_self_hosted_cost WHERE category = 'energy'")
     assert [r["amount_usd"] for r in lines] == [Decimal("500")]  # the site's bill alone, never both
@@ -83,7 +92,7 @@ def test_an_energy_opex_row_comes_first_and_no_price_adds_nothing(ledger):
 @pytest.mark.slow
 def test_engine_active_share_is_busy_gpu_time_over_provisioned_gpu_time(ledger):
     _load(ledger)
-    ledger.build()
+    ledger.build(*READS)
     c1 = _telemetry(ledger)["c1"]
     # 450 busy seconds = 0.125 GPU-hours of 600 s = 0.166667 metered; provisioned (744 + 248) node-hours x 8 GPUs
     # = 7,936 GPU-hours; share 0.125 / 7,936
@@ -114,7 +123,7 @@ def test_requests_waiting_far_below_capacity_make_the_sweep_optimistic(ledger):
         _engine("10:00", "vllm:generation_tokens_total", 0), _engine("10:30", "vllm:generation_tokens_total", 400),
         _engine("10:02", "vllm:num_requests_waiting", 3), _engine("12:00", "vllm:num_requests_waiting", 0),
     ])  # fmt: skip
-    ledger.build()
+    ledger.build(*READS)
     c1 = _telemetry(ledger)["c1"]
     # 1 waiting hour, at 1,000 / 3,600 = 0.278 tokens per second against 2,000
     assert (c1["waiting_hours"], c1["least_waiting_hour_tokens_per_second"]) == (1, Decimal("0.278"))
@@ -135,7 +144,7 @@ def test_the_verdict_says_the_engines_queued_below_capacity(ledger):
                                 "p95_latency_ms": 9000, "p50_latency_ms": 5000, "nodes": 1}])  # fmt: skip
     ledger.load("engine-metrics", [_engine("10:02", "vllm:num_requests_waiting", 3)])
     ledger.load("requests", [request("r1", "t1", "2026-07-10T10:05:00Z", route="self_hosted")])
-    ledger.build()
+    ledger.build()  # every model: the report reads them all
     assert "sweep_optimistic" in ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")["verdict_caveats"]
     said = " ".join(caveat_sentences(gather(ledger.con, "2026-07")))
     # no latency target is set, so the queue alone flags it: 2 nodes in service, as above
@@ -151,7 +160,7 @@ def test_an_hourly_export_is_continuous_and_a_longer_silence_is_a_gap(ledger):
     hourly = [_gpu(t, POWER, GPU1, v) for t, v in (("10:00", "1000"), ("11:00", "500"), ("12:00", "800"),
                                                    ("16:00", "0"))]  # fmt: skip
     _load(ledger, hourly)
-    ledger.build()
+    ledger.build(*READS)
     # one sample an hour: 1,000 W x 3,600 s = 1 kWh, then 500 W x 3,600 s = 0.5 kWh; 12:00 -> 16:00 is over twice
     # the series' hour: a gap, nothing; 1.5 kWh from the power gauge
     c1 = _telemetry(ledger)["c1"]
@@ -182,7 +191,7 @@ def test_an_interval_belongs_to_the_month_it_was_used_in(ledger):
     for kind, rows in (("hardware", HARDWARE), ("opex", network), ("gpu-metrics", hourly + across)):
         res = ledger.load(kind, rows)
         assert (res.status, res.rows_quarantined) == ("loaded", 0), res.message
-    ledger.build(energy_usd_per_kwh=Decimal("0.15"), energy_pue=Decimal("1"))
+    ledger.build(*READS, energy_usd_per_kwh=Decimal("0.15"), energy_pue=Decimal("1"))
     by_month = {
         (r["month"].isoformat(), r["labels"]): r["kwh"]
         for r in ledger.rows(

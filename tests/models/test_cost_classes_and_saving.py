@@ -11,6 +11,15 @@ import pytest
 from tests.conftest import PRICE_MOONSHOT, request
 from tests.models.test_break_even import BIG, SMALL, accepted, charge, month
 
+# the models these tests read, each built with what it reads (a build of every model is the nightly's)
+READS = (
+    "+marts.monthly_reconciliation",
+    "+marts.monthly_self_hosted_cost",
+    "+marts.monthly_utilisation",
+    "+marts.monthly_verdict_sensitivity",
+    "+marts.monthly_counterfactual",
+)
+
 
 def moonshot_line(line_id: str, amount: str, currency: str = "USD", line_type: str = "output", **kw) -> dict:
     """A line of Moonshot's July invoice m-07."""
@@ -50,7 +59,7 @@ def _classes_month(ledger) -> dict:
         + [request(f"s{i}", f"t{i}", f"2026-07-0{i}T10:00:00Z", route="self_hosted", **BIG) for i in (2, 3, 4)],
     )
     ledger.load("outcomes", accepted("t1", "t2", "t3", "t4"))
-    ledger.build(min_tasks_for_factor=1)
+    ledger.build(*READS, min_tasks_for_factor=1)
     return month(ledger)
 
 
@@ -94,7 +103,7 @@ def test_saving_is_positive_past_break_even_and_counts_review(ledger):
     ledger.load("cluster-charges", [charge("od", "on_demand", "0.35")])
     ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
     ledger.load("outcomes", accepted("t1", review_minutes="1"))
-    ledger.build(review_rate_per_hour_usd=Decimal(60))
+    ledger.build(*READS, review_rate_per_hour_usd=Decimal(60))
     be = month(ledger)
     # the API accepted nothing: C = $1.35 (reference price) x W 1 x U 1 + the cluster's own review per task $1 = $2.35;
     # V = $1. break-even = $0.35 / ($2.35 - $1) = 0.259...; delivered 1 -> cheaper
@@ -122,7 +131,7 @@ def _waste_month(ledger, api_tasks: int, failed_per_task: int, **settings) -> di
     ledger.load("cluster-charges", [charge("od", "on_demand", "10")])
     ledger.load("requests", rows)
     ledger.load("outcomes", accepted(*[f"t{t}" for t in range(api_tasks)], "sh1"))
-    ledger.build(**settings)
+    ledger.build(*READS, **settings)
     return month(ledger)
 
 
@@ -150,7 +159,7 @@ def test_zero_accepted_api_tasks_is_the_same_assumption_no_jump(ledger):
         ],
     )
     ledger.load("outcomes", accepted("sh1") + [{"task_id": "t1", "accepted": "false", "decided_at": "2026-07-20"}])
-    ledger.build(min_tasks_for_factor=1)
+    ledger.build(*READS, min_tasks_for_factor=1)
     be = month(ledger)
     # the API accepted nothing: W = 1, assumed, even with the minimum at 1; C = $1.35
     assert (be["api_waste_factor"], be["api_waste_basis"]) == (1, "assumed")
@@ -188,7 +197,7 @@ def test_w_pools_earlier_months_to_reach_the_minimum(ledger):
         ],
     )
     ledger.load("outcomes", accepted("j1", "j2", at="2026-06-20T00:00:00Z") + accepted("t1", "sh1"))
-    ledger.build(min_tasks_for_factor=3)
+    ledger.build(*READS, min_tasks_for_factor=3)
     be = month(ledger)
     assert be["api_waste_basis"] == "pooled"
     assert be["api_waste_factor"] == pytest.approx(Decimal("5.13") / Decimal("4.05"), abs=Decimal("1e-11"))
@@ -234,7 +243,7 @@ def test_every_api_request_a_cache_hit(ledger_factory):
             "invoices",
             [moonshot_line("1", invoiced)],
         )
-        led.build(min_tasks_for_factor=3, reconciliation_tolerance_usd=Decimal("0.01"))
+        led.build(*READS, min_tasks_for_factor=3, reconciliation_tolerance_usd=Decimal("0.01"))
         return month(led)
 
     # logs and invoice agree at $1.35 x 3 = $4.05: U = 1, W = 1, C = $1.35, break-even $100 / $1.35
@@ -285,7 +294,7 @@ def _owned_and_on_demand(ledger, nodes_given: bool, **settings) -> dict:
     }
     ledger.load("load-tests", [{**point, "nodes": "1"} if nodes_given else point])
     ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
-    ledger.build(**settings)
+    ledger.build(*READS, **settings)
     return ledger.one("SELECT * FROM marts.monthly_utilisation WHERE month = '2026-07-01'")
 
 
@@ -336,7 +345,7 @@ def test_a_first_sweep_in_mid_month_holds_from_its_date(ledger):
             }
         ],
     )
-    ledger.build()
+    ledger.build(*READS)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # 1 -> 20 July = 19 x 24 = 456 node-hours at the observed 1,100; 20 July -> 1 August = 288 at 3,000:
     # (456 x 1,100 + 288 x 3,000) / 744 = (501,600 + 864,000) / 744 = 1,365,600 / 744 = 1,835.484 tokens/s per node
@@ -363,7 +372,7 @@ def test_a_sweep_of_another_token_mix_carries_a_warning(ledger):
         "p95_latency_ms": "1000",
     }
     ledger.load("load-tests", [sweep])
-    ledger.build()
+    ledger.build(*READS)
     assert ledger.one("SELECT capacity_mix_warning FROM marts.monthly_utilisation")["capacity_mix_warning"] is True
     assert "capacity_mix_warning" in month(ledger)["verdict_caveats"]
 
@@ -387,7 +396,7 @@ def test_cost_per_million_tokens_served_beside_the_at_capacity_figure(ledger):
         "p95_latency_ms": "1000",
     }
     ledger.load("load-tests", [sweep])
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     # served: $744 / 0.33 M tokens = $2,254.5454...; at capacity: $744 / (744 x 1,000 x 3,600 / 1e6) = $0.2777...
     assert be["self_hosted_cost_per_million_tokens_served"] == pytest.approx(
@@ -431,7 +440,7 @@ def test_a_line_above_its_quantity_times_unit_price_is_a_line_price_mismatch(led
             moonshot_line("4", line_type="input_cache_miss", amount="5.00"),
         ],
     )
-    ledger.build(reconciliation_tolerance_usd=Decimal("0.01"), reconciliation_tolerance_pct=Decimal("1"))
+    ledger.build(*READS, reconciliation_tolerance_usd=Decimal("0.01"), reconciliation_tolerance_pct=Decimal("1"))
     rec = ledger.one("SELECT * FROM marts.monthly_reconciliation")
     # tolerance per line: the larger of $0.01 and 1 % of $3.00 = $0.03; $0.09 is beyond it -> one line
     assert rec["line_price_mismatches"] == 1
@@ -466,7 +475,7 @@ def test_the_verdict_under_each_named_assumption(ledger):
         [request(f"s{i}", f"t{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in range(10)],
     )
     ledger.load("outcomes", accepted(*[f"t{i}" for i in range(10)]))
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     # break-even = $10 / $1.35 = 7.407...; 10 delivered -> cheaper, margin (10 - 7.407) / 7.407 = 13.5 / 10 - 1 = 0.35
     assert be["verdict"] == "self_hosting_cheaper" and be["verdict_margin"] == pytest.approx(0.35)
@@ -509,7 +518,7 @@ def test_compute_hour_prices_move_fixed_cost_and_a_robust_verdict_stays(ledger):
         [request(f"s{i}", f"t{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in range(20)],
     )
     ledger.load("outcomes", accepted(*[f"t{i}" for i in range(20)]))
-    ledger.build()
+    ledger.build(*READS)
     be = month(ledger)
     # break-even $13.50 / $1.35 = 10; 20 delivered; prices -20 % / +20 %: $10.80 -> 8, $16.20 -> 12: still cheaper
     row = ledger.one("SELECT * FROM marts.monthly_verdict_sensitivity WHERE assumption = 'compute_hour_price'")
@@ -525,6 +534,7 @@ def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
     from pipeline.serve.report import plain_report
 
     test_the_verdict_under_each_named_assumption(ledger)
+    ledger.build()  # every model: the report reads them all
     text = " ".join(plain_report(ledger.con, "2026-07").split())
     # saving = $1.35 x 10 - ($10 + 0) = $3.50; the API would have charged $13.50 (whole dollars on the first screen)
     # with the range under the named assumptions together: -$1.50 to $15 (whole dollars). One assumption alone turns
@@ -563,7 +573,7 @@ def test_observed_capacity_spreads_each_requests_tokens_over_the_time_it_ran(led
     )
     b = request("b", "t2", "2026-07-02T10:05:00Z", route="self_hosted", latency_ms=100_000, **BIG)
     ledger.load("requests", [a, b])
-    ledger.build()
+    ledger.build(*READS)
     u = ledger.one("SELECT * FROM marts.monthly_utilisation")
     # a spreads evenly: 10:00 window gets 150 s of 300 s = 300,000 tokens, 10:05 window the other 300,000; b lies in
     # the 10:05 window whole: 300,000 + 330,000 = 630,000 tokens / 300 s = 2,100 tokens/s (the best window)
@@ -576,5 +586,6 @@ def test_the_first_screen_names_each_caveat(ledger):
     from pipeline.serve.report import plain_report
 
     _waste_month(ledger, api_tasks=1, failed_per_task=5)
+    ledger.build()  # every model: the report reads them all
     text = " ".join(plain_report(ledger.con, "2026-07").split())
     assert "Too few tasks went to the API to measure what it spends on failures and retries" in text

@@ -19,6 +19,9 @@ from tests.models.test_cost_classes_and_saving import _classes_month
 from tests.models.test_capacity_and_idle import reserved, sweep
 from pipeline.base.settings import Settings
 
+# the models these tests read, each built with what it reads (a build of every model is the nightly's)
+READS = ("+marts.monthly_break_even", "+marts.monthly_counterfactual")
+
 
 def rows(ledger) -> dict[tuple[str, str], dict]:
     return {
@@ -79,7 +82,7 @@ def test_on_demand_hours_are_worth_the_tasks_they_enabled(ledger):
         ],
     )
     ledger.load("outcomes", accepted("t1", "sh0", "sh1", "sh2"))
-    ledger.build(min_tasks_for_factor=1)
+    ledger.build(*READS, min_tasks_for_factor=1)
     cancel = rows(ledger)[("this_month", "without_on_demand")]
     # 10 July 00:00 started 660,000 tokens; the reserved node serves 360,000: 300,000 go to the API, of the cluster's
     # 990,000 tokens for 3 accepted tasks: 3 x 300,000 / 990,000 = 0.909090909091 tasks, at C = $1.35:
@@ -117,7 +120,7 @@ def _random_month(ledger: Ledger, api: list[tuple[int, int]], cluster: list[tupl
     outcomes += [{"task_id": f"u{i}", "accepted": "true", "decided_at": "2026-07-20", "review_minutes": str(m)}
                  for i, (_, m) in enumerate(cluster)]  # fmt: skip
     ledger.load("outcomes", outcomes)
-    ledger.build(min_tasks_for_factor=1, review_rate_per_hour_usd=Decimal(60))
+    ledger.build(*READS, min_tasks_for_factor=1, review_rate_per_hour_usd=Decimal(60))
 
 
 @pytest.mark.slow
@@ -175,7 +178,7 @@ def test_an_owned_idle_cluster_is_sunk_this_month_and_not_at_renewal(ledger):
     ledger.load("hardware", [owned])
     ledger.load("requests", [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in (1, 2)])
     ledger.load("outcomes", accepted("t1", "t2"))
-    ledger.build(min_tasks_for_factor=1)
+    ledger.build(min_tasks_for_factor=1)  # every model: the report reads them all
     got = rows(ledger)
     # as run: $1,000 + $2.70; this month the server is paid whatever happens: everything on the API is the same
     # $1,002.70; at renewal it is not: $2.70, $1,000 less

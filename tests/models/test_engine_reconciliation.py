@@ -7,6 +7,14 @@ import pytest
 
 from tests.conftest import request
 
+# the models these tests read, each built with what it reads (a build of every model is the nightly's)
+READS = (
+    "+intermediate.int_engine_token_increases",
+    "+marts.monthly_break_even",
+    "+marts.monthly_cluster_telemetry",
+    "+marts.monthly_engine_reconciliation",
+)
+
 N1 = 'engine="0",instance="node-1:8000"'
 N2 = 'engine="0",instance="node-2:8000"'
 
@@ -46,7 +54,7 @@ def _month(ledger) -> dict:
 def test_a_tenth_of_the_logs_lost_is_flagged_with_its_tokens(ledger):
     ledger.load("engine-metrics", COUNTERS)
     ledger.load("requests", _requests(9))  # the 10th request's log line was lost: 9 x 1,100 = 9,900 logged
-    ledger.build()
+    ledger.build(*READS)
     row = _month(ledger)["c1"]
     assert (row["engine_prompt_tokens"], row["engine_generation_tokens"], row["engine_tokens"]) == (10000, 1000, 11000)
     # logged 9 x 1,000 = 9,000 prompt and 9 x 100 = 900 generation; difference 9,900 - 11,000 = -1,100: -10 % of
@@ -62,7 +70,7 @@ def test_a_tenth_of_the_logs_lost_is_flagged_with_its_tokens(ledger):
 def test_the_whole_log_agrees_and_a_cluster_without_counters_has_no_metrics(ledger):
     ledger.load("engine-metrics", COUNTERS)
     ledger.load("requests", _requests(10) + _requests(2, cluster="c2"))
-    ledger.build()
+    ledger.build(*READS)
     rows = _month(ledger)
     # 10 x 1,100 = 11,000 logged against 11,000 counted
     assert (rows["c1"]["difference"], rows["c1"]["status"]) == (0, "ok")
@@ -75,7 +83,7 @@ def test_the_whole_log_agrees_and_a_cluster_without_counters_has_no_metrics(ledg
 @pytest.mark.slow
 def test_each_interval_s_increase_never_crosses_a_restart(ledger):
     ledger.load("engine-metrics", COUNTERS)
-    ledger.build()
+    ledger.build(*READS)
     rows = ledger.rows(
         "SELECT labels, CAST(interval_end AS VARCHAR) AS at, increase, counter_reset, scrape_gap "
         "FROM intermediate.int_engine_token_increases WHERE measure = 'prompt_tokens' ORDER BY labels, interval_end"
@@ -99,7 +107,7 @@ def test_lost_logs_put_a_caveat_on_the_verdict_that_names_the_cluster_s_tokens(l
 
     ledger.load("engine-metrics", COUNTERS)
     ledger.load("requests", _requests(9))
-    ledger.build()
+    ledger.build()  # every model: the report reads them all
     caveats = ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")["verdict_caveats"]
     assert "cluster_logs_incomplete" in caveats
     said = " ".join(caveat_sentences(gather(ledger.con, "2026-07")))
@@ -111,7 +119,7 @@ def test_lost_logs_put_a_caveat_on_the_verdict_that_names_the_cluster_s_tokens(l
 def test_a_log_that_agrees_with_the_engines_puts_no_caveat(ledger):
     ledger.load("engine-metrics", COUNTERS)
     ledger.load("requests", _requests(10))
-    ledger.build()
+    ledger.build(*READS)
     caveats = ledger.one("SELECT verdict_caveats FROM marts.monthly_break_even")["verdict_caveats"]
     assert "cluster_logs_incomplete" not in caveats
 
@@ -126,7 +134,7 @@ def test_a_counter_s_rise_across_a_month_s_start_is_shared_by_time(ledger):
                             ("2026-11-01T00:40:00Z", 6600))]  # fmt: skip
     res = ledger.load("engine-metrics", samples)
     assert (res.status, res.rows_quarantined) == ("loaded", 0), res.message
-    ledger.build()
+    ledger.build(*READS)
     got = ledger.rows("SELECT month, interval_end, increase FROM intermediate.int_engine_token_increases "
                       "ORDER BY interval_end, month")  # fmt: skip
     assert [(r["month"].isoformat(), r["increase"]) for r in got] == [
@@ -158,7 +166,7 @@ def test_the_prefix_cache_s_share_and_its_worth_at_the_reference_price(ledger):
                                              cache_miss_input_tokens=300_000)])):  # fmt: skip
         res = ledger.load(kind, rows)
         assert (res.status, res.rows_quarantined) == ("loaded", 0), res.message
-    ledger.build()
+    ledger.build(*READS)
     row = ledger.one("SELECT * FROM marts.monthly_cluster_telemetry")
     assert (row["prefix_cache_queried_tokens"], row["prefix_cache_hit_tokens"]) == (1_000_000, 600_000)
     assert (row["prefix_cache_hit_share"], row["api_cache_hit_share"]) == (0.6, 0.5)

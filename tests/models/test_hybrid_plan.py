@@ -18,6 +18,9 @@ import pytest
 from tests.conftest import PRICE_MOONSHOT, cli, request
 from tests.models.test_break_even import BIG, accepted, charge
 
+# the models these tests read, each built with what it reads (a build of every model is the nightly's)
+READS = ("+marts.monthly_break_even", "+marts.monthly_counterfactual", "+marts.monthly_hybrid_plan")
+
 
 def sweep(tps: str) -> dict:
     """One load-test point on c1 (one node): ``tps`` tokens per second, well within any SLO."""
@@ -71,7 +74,7 @@ def test_a_cluster_busy_but_mostly_failing_plans_no_cluster(ledger):
     ledger.load(
         "outcomes", accepted("t-api", "k1") + [{"task_id": "k2", "accepted": "false", "decided_at": "2026-07-20"}]
     )
-    ledger.build(min_tasks_for_factor=1)
+    ledger.build(*READS, min_tasks_for_factor=1)
     rows = plan(ledger)
     # the busiest hour (330,000 tokens) fits one node; one more for a spare: n = 0, 1, 2
     assert [r["nodes"] for r in rows] == [0, 1, 2]
@@ -101,7 +104,7 @@ def test_review_follows_the_route_that_serves_the_task(ledger):
     ledger.load("load-tests", [sweep("100")])
     ledger.load("requests", api_task(ledger) + [cluster("s1", "k1", "2026-07-02T10:00:00Z")])
     ledger.load("outcomes", accepted("t-api", review_minutes="10") + accepted("k1", review_minutes="60"))
-    ledger.build(min_tasks_for_factor=1, review_rate_per_hour_usd=Decimal(60))
+    ledger.build(*READS, min_tasks_for_factor=1, review_rate_per_hour_usd=Decimal(60))
     zero, one, _ = plan(ledger)
     # C = $1.35 + the API's $10 review = $11.35. n = 0: run-rate $1.35 + C's token part $1.35 = $2.70; review: the
     # API's $10 + the API's $10 for the moved task = $20 (the cluster's $60 goes with the cluster): $22.70
@@ -133,7 +136,7 @@ def test_nodes_are_priced_as_what_they_are_cheapest_first(ledger):
     reqs = [cluster(f"s{i}", f"k{i}", "2026-07-02T10:00:00Z", latency_ms=3_600_000) for i in (1, 2)]
     ledger.load("requests", api_task(ledger) + reqs)
     ledger.load("outcomes", accepted("t-api", "k1", "k2"))
-    ledger.build(min_tasks_for_factor=1)
+    ledger.build(*READS, min_tasks_for_factor=1)
     rows = plan(ledger)
     # the busiest hour needs ceil(660,000 / 360,000) = 2 nodes, one spare: n = 0 .. 3; today's nodes at that hour:
     # the owned and the reserved one
@@ -176,7 +179,7 @@ def _burst(ledger) -> list[dict]:
     ]
     ledger.load("requests", api_task(ledger) + reqs)
     ledger.load("outcomes", accepted("t-api", "u0", "u1", "u2", "u3"))
-    ledger.build(min_tasks_for_factor=1)
+    ledger.build(min_tasks_for_factor=1)  # every model: a test runs `plan` on the published file
     return plan(ledger)
 
 
@@ -240,7 +243,7 @@ def test_an_api_only_month_plans_no_cluster(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in (1, 2)])
     ledger.load("outcomes", accepted("t1", "t2"))
-    ledger.build(min_tasks_for_factor=1, planning_node_month_usd=Decimal(1))
+    ledger.build(*READS, min_tasks_for_factor=1, planning_node_month_usd=Decimal(1))
     (row,) = plan(ledger)
     # n = 0: the API's run-rate $2.70; today's size is 0 nodes, the cheapest (the only) size
     assert (row["nodes"], row["total_usd"], row["is_cheapest"], row["is_current"]) == (0, Decimal("2.70"), True, True)
@@ -256,7 +259,7 @@ def test_a_month_without_a_sweep_uses_the_observed_capacity(ledger):
     ledger.load("cluster-charges", [charge("r", "reserved", "744")])
     ledger.load("requests", [cluster("s1", "t1", "2026-07-02T10:00:00Z", latency_ms=60_000)])
     ledger.load("outcomes", accepted("t1"))
-    ledger.build()
+    ledger.build(*READS)
     rows = plan(ledger)
     assert rows[1]["capacity_source"] == "observed"
     assert rows[1]["capacity_per_node_tokens_per_second"] == 1100
