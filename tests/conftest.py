@@ -33,6 +33,9 @@ _hypothesis_settings.register_profile("costledger", deadline=None)
 _hypothesis_settings.load_profile("costledger")
 
 
+#: the tiers' marks (``tests/marks.py``)
+pytest_plugins = ["tests.marks"]
+
 _UNGROUPED = pytest.StashKey[str]()
 
 

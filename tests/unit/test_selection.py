@@ -2,6 +2,7 @@
 `MODEL+` MODEL and everything that reads it, each in an order where a model runs after what it reads (properties
 that must hold for every model); a name that is no model is a usage error naming the close ones."""
 
+import functools
 import re
 
 import pytest
@@ -14,12 +15,14 @@ MODELS = discover()
 NAMES = [m.qualified for m in MODELS]
 
 
-def _reads(name: str) -> set[str]:
+@functools.cache
+def _reads(name: str) -> frozenset[str]:
     """The oracle's edges: the models a model's SQL names (layer.model), read off its file's text: its statement and
     its ``-- input NAME: SOURCE`` lines (an incremental model reads its inputs as ``scoped.NAME``)."""
     body = next(m for m in MODELS if m.qualified == name).path.read_text(encoding="utf-8")
     body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--") or "-- input " in line)
-    return {f"{a}.{b}" for a, b in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", body)} & set(NAMES) - {name}
+    named = {f"{a}.{b}" for a, b in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", body)}
+    return frozenset(named & set(NAMES) - {name})
 
 
 def _walk(start: str, step) -> set[str]:
