@@ -72,3 +72,13 @@ def test_a_given_value_of_the_wrong_type_fails_naming_the_table():
     given = {"marts.monthly_utilisation": [{"month": "October", "cluster_id": "c1"}]}
     with pytest.raises(CaseError, match=r"marts.monthly_utilisation row .*'October'.*Conversion Error"):
         run_case(Case(**{**case.__dict__, "given": given}))
+
+
+def test_every_mart_and_intermediate_model_has_its_cases():
+    """Each model that computes something the ledger reports has a case of its own, so that a change to its arithmetic
+    fails a test of that model alone (the staging models only type and rename the raw tables)."""
+    tested = {c.model for c in CASES}
+    models = sorted(
+        f"{p.parent.name}.{p.stem}" for layer in ("intermediate", "marts") for p in SQL_DIR.glob(f"{layer}/*.sql")
+    )
+    assert [m for m in models if m not in tested] == []
