@@ -674,7 +674,7 @@ def test_the_waste_factors_interval_is_about_as_wide_as_the_delta_method_says(de
 
 
 @pytest.mark.slow
-def test_every_v4_figure_of_the_demos_utilisation_matches_the_oracle(demo_db, oracle):
+def test_every_figure_of_the_demos_utilisation_matches_the_oracle(demo_db, oracle):
     """The cluster's month in capacity (docs/definitions.md): in-flight time, node-hours used by all and by accepted
     work, the busiest hour, and the fixed cost split into accepted work, failed work and idle capacity."""
     figures, cl, reqs, tks = oracle
