@@ -82,9 +82,10 @@ cluster_classes AS (
         coalesce(own.amount_usd, 0) + CASE WHEN st.amount_usd <> 0
             THEN money_share(u.fixed_cost_usd - coalesce(ot.amount_usd, 0), coalesce(sh.amount_usd, 0), st.amount_usd)
             ELSE 0 END AS class_usd,
-        u.fixed_cost_usd
+        u.fixed_cost_usd,
+        k.position = max(k.position) OVER (PARTITION BY u.month, u.cluster_id) AS takes_remainder
     FROM marts.monthly_utilisation AS u
-    CROSS JOIN (VALUES ('committed'), ('operating'), ('avoidable')) AS k (cost_class)
+    CROSS JOIN staging.stg_ledger__cost_classes AS k
     LEFT JOIN own_classes AS own ON own.month = u.month AND own.cluster_id = u.cluster_id AND own.cost_class = k.cost_class
     LEFT JOIN own_totals AS ot ON ot.month = u.month AND ot.cluster_id = u.cluster_id
     LEFT JOIN shared_classes AS sh ON sh.month = u.month AND sh.cost_class = k.cost_class
@@ -96,7 +97,7 @@ cluster_classes_exact AS (
         month,
         cluster_id,
         cost_class,
-        CASE WHEN cost_class = 'avoidable'
+        CASE WHEN takes_remainder
             THEN fixed_cost_usd - sum(class_usd) OVER (PARTITION BY month, cluster_id) + class_usd
             ELSE class_usd
         END AS class_usd

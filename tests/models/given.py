@@ -1,8 +1,9 @@
 """Given/expect cases of one model: a few rows of each table the model reads, the rows it must give. A case runs the
 model's SELECT alone on an in-memory DuckDB: each table it reads is created empty with its declared columns (a model's
 ``-- column`` lines, a raw table's row class), filled with the case's rows (a column left out is NULL), the settings
-are the defaults unless the case sets some; nothing else is built. The ledger's own tables (``meta.loaded_files``)
-are given the same way.
+are the defaults unless the case sets some, and a model that reads nothing (a declared list) is what its SQL says
+unless the case gives its rows; nothing else is built. The ledger's own tables (``meta.loaded_files``) are given the
+same way.
 
 A file ``tests/models/cases/<schema>.<model>.yml`` holds a list of cases::
 
@@ -130,6 +131,9 @@ def run_case(case: Case, sql_dir: Path = SQL_DIR) -> None:
         for name in reads:
             if name == SETTINGS:
                 _settings(con, case, models[SETTINGS])
+            elif name in models and not models[name].reads() and name not in case.given:
+                # a model that reads nothing (a declared list, such as the cost classes) is what its SQL says
+                con.execute(f"CREATE TABLE {name} AS {models[name].body}")
             elif name not in tables:
                 raise CaseError(f"{case.path}: {case.id}: {case.model} reads {name}, which a case cannot give")
             else:

@@ -296,3 +296,25 @@ def test_a_failing_model_is_named_and_rolls_back(ledger, tmp_path):
     ):
         build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir)
     assert ledger.one("SELECT count(*) AS n FROM marts.monthly_route_cost") == before
+
+
+def test_a_cost_line_of_a_class_not_declared_stops_the_build(ledger, tmp_path):
+    """The cost classes are declared once (staging.stg_ledger__cost_classes): a model that gives a cost line another
+    class (here the opex rows as 'opex' instead of 'operating') fails the build's audit, and nothing is published."""
+    import shutil
+
+    from pipeline.base.models import SQL_DIR
+
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql_dir)
+    mart = sql_dir / "marts" / "monthly_self_hosted_cost.sql"
+    text = mart.read_text(encoding="utf-8")
+    assert "o.category, 'operating', o.amount_usd" in text
+    mart.write_text(text.replace("o.category, 'operating', o.amount_usd", "o.category, 'opex', o.amount_usd"))
+    ledger.load("opex", [{"month": "2026-07", "category": "inference_operations", "amount": "100", "currency": "USD"}])
+    selection = ("+marts.monthly_self_hosted_cost", "staging.stg_ledger__cost_classes")
+    with pytest.raises(AuditFailed, match="assert_cost_classes_declared"):
+        build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir, selection=selection)
+    # the real tree passes the same audit
+    build(ledger.con, ledger.settings, ledger.store, selection=selection)
+    assert ledger.one("SELECT cost_class FROM marts.monthly_self_hosted_cost") == {"cost_class": "operating"}
