@@ -10,6 +10,9 @@ import pytest
 
 from tests.models.test_capacity_and_idle import _one_hour_month
 
+# the model these tests read, built with what it reads
+READS = ("+marts.monthly_break_even_curve",)
+
 
 @pytest.mark.slow
 def test_the_curve_at_fifty_percent_and_its_marks(ledger):
@@ -17,7 +20,7 @@ def test_the_curve_at_fifty_percent_and_its_marks(ledger):
     # operating costs $2,976: F = $3,720. Ten accepted tasks of 360,000 tokens each, all in one hour, $1.80 each at
     # the reference API: C = $1.80, V = 0
     ledger.load("opex", [{"month": "2026-07", "category": "platform_engineering", "amount": "2976", "currency": "USD"}])
-    _one_hour_month(ledger, "2000")
+    _one_hour_month(ledger, "2000", reads=READS)
     rows = ledger.rows("SELECT * FROM marts.monthly_break_even_curve ORDER BY token_utilisation")
     assert [r["token_utilisation"] for r in rows] == [Decimal(i) / 20 for i in range(1, 21)]
     at = {r["token_utilisation"]: r for r in rows}
@@ -39,6 +42,7 @@ def test_the_curve_at_fifty_percent_and_its_marks(ledger):
     # the report says it in words: today a task costs $3,720 / 10 = $372.00
     from pipeline.serve.report import plain_report
 
+    ledger.build()  # every model: the report reads them all
     text = " ".join(plain_report(ledger.con, "2026-07").split())
     assert (
         "At today's 0.1% of its token capacity, an accepted task costs $372.00 on the cluster against $1.80 on the "
@@ -50,5 +54,5 @@ def test_the_curve_at_fifty_percent_and_its_marks(ledger):
 @pytest.mark.slow
 def test_no_curve_without_a_capacity(ledger):
     # the same month with a sweep of no point within a 1 ms SLO: no capacity, no curve (and no traceback)
-    _one_hour_month(ledger, "1000", slo_ms=1)
+    _one_hour_month(ledger, "1000", slo_ms=1, reads=READS)
     assert ledger.rows("SELECT * FROM marts.monthly_break_even_curve") == []

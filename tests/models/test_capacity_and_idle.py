@@ -107,7 +107,9 @@ def test_eight_nodes_serving_one_request_at_a_time(ledger):
     assert be["nodes_in_service"] == 8  # 5,952 node-hours / 744 hours
 
 
-def _one_hour_month(ledger, capacity: str, latency_ms: int = 60_000, slo_ms: int | None = None) -> None:
+def _one_hour_month(
+    ledger, capacity: str, latency_ms: int = 60_000, slo_ms: int | None = None, reads: tuple[str, ...] = READS
+) -> None:
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [reserved("jul", "744")])  # one node (no quantity) all July: $744
     ledger.load("load-tests", [sweep(capacity)])
@@ -129,7 +131,7 @@ def _one_hour_month(ledger, capacity: str, latency_ms: int = 60_000, slo_ms: int
         ],
     )
     ledger.load("outcomes", accepted(*(f"t{i}" for i in range(10))))
-    ledger.build(*READS, slo_ms_self_hosted=slo_ms)
+    ledger.build(*reads, slo_ms_self_hosted=slo_ms)
 
 
 @pytest.mark.slow
