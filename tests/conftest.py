@@ -125,6 +125,14 @@ class Ledger:
             self.settings = replace(self.settings, **overrides)
         return build(self.con, self.settings, self.store, selection=select)
 
+    def report_text(self, month: str) -> str:
+        """The plain report of ``month``, its whitespace collapsed, after a build of every model (the report reads
+        most marts: a test that built only what it reads builds the rest here)."""
+        from pipeline.serve.report import plain_report
+
+        self.build()
+        return " ".join(plain_report(self.con, month).split())
+
     def publish(self) -> Path:
         """Publish the work file (as a nightly does); returns the published file's path."""
         from pipeline.transform.build import publication

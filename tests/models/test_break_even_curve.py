@@ -40,10 +40,7 @@ def test_the_curve_at_fifty_percent_and_its_marks(ledger):
     assert half["break_even_token_utilisation"] == pytest.approx(5 / 36, rel=1e-9)
     assert half["ceiling_token_utilisation"] == pytest.approx(1 / 744, rel=1e-12)
     # the report says it in words: today a task costs $3,720 / 10 = $372.00
-    from pipeline.serve.report import plain_report
-
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    text = ledger.report_text("2026-07")
     assert (
         "At today's 0.1% of its token capacity, an accepted task costs $372.00 on the cluster against $1.80 on the "
         "API; the cluster breaks even at 13.9%, and a cluster sized for its busiest hour can use at most 0.1% of its "

@@ -381,10 +381,8 @@ def test_production_near_its_latency_limit_far_below_the_sweep(ledger, capacity,
     assert ("sweep_optimistic" in be["verdict_caveats"]) is optimistic
     econ = ledger.one("SELECT sweep_optimistic FROM marts.monthly_cluster_economics")
     assert econ["sweep_optimistic"] is optimistic
-    from pipeline.serve.report import plain_report
 
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    text = ledger.report_text("2026-07")
     said = (
         "cluster c1's accepted tasks took 280.0 s at the 95th percentile against a 300.0 s target, while its busiest "
         "hour used 25.0% of the capacity its load test gives its 1 node."

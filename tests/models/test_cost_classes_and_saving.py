@@ -531,11 +531,8 @@ def test_compute_hour_prices_move_fixed_cost_and_a_robust_verdict_stays(ledger):
 @pytest.mark.slow
 def test_the_report_states_the_saving_and_what_turns_a_marginal_verdict(ledger):
     """The first test's month: $10 of hardware, 10 tasks at $1.35; the verdict turns with the hardware's life."""
-    from pipeline.serve.report import plain_report
-
     test_the_verdict_under_each_named_assumption(ledger)
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    text = ledger.report_text("2026-07")
     # saving = $1.35 x 10 - ($10 + 0) = $3.50; the API would have charged $13.50 (whole dollars on the first screen)
     # with the range under the named assumptions together: -$1.50 to $15 (whole dollars). One assumption alone turns
     # it: the headline says it is too close to call, and what would settle it
@@ -583,9 +580,6 @@ def test_observed_capacity_spreads_each_requests_tokens_over_the_time_it_ran(led
 @pytest.mark.slow
 def test_the_first_screen_names_each_caveat(ledger):
     """One accepted API task (W assumed) beside a cluster; the report says the waste factor was assumed."""
-    from pipeline.serve.report import plain_report
-
     _waste_month(ledger, api_tasks=1, failed_per_task=5)
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    text = ledger.report_text("2026-07")
     assert "Too few tasks went to the API to measure what it spends on failures and retries" in text

@@ -132,11 +132,8 @@ def test_a_slow_trend_is_beyond_twelve_months(ledger):
 
 @pytest.mark.slow
 def test_the_report_says_if_the_trend_continues(ledger):
-    from pipeline.serve.report import plain_report
-
     _volumes(ledger, {"2026-06": 50, "2026-07": 100, "2026-08": 200, "2026-09": 400})
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-09").split())
+    text = ledger.report_text("2026-09")
     # the perfect case above: +100 % a month, December, an interval of no width
     want = (
         "If the trend continues (+100% a month over the last 4 months; 95 % interval +100% to +100%), the cluster's "

@@ -112,10 +112,7 @@ def test_an_invoice_that_cannot_tell_price_from_volume_says_so_and_tests_both(le
     # the on-demand charge buys compute time: +/- 20 % moves F to $7.20 / $4.80. Together with U at 1, the saving is
     # $4.05 - $7.20 = -$3.15; at U = 2 with F at $4.80, $8.10 - $4.80 = $3.30: a range from a cost to a saving
     assert (be["saving_range_low_usd"], be["saving_range_high_usd"]) == (Decimal("-3.15"), Decimal("3.30"))
-    from pipeline.serve.report import plain_report
-
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    text = ledger.report_text("2026-07")
     assert (
         "Too close to call in 2026-07: self-hosting saved $2 against the API, but under the named assumptions the "
         "figure runs from -$3 to +$3. What would settle it: the invoice's token quantities or the provider's usage "

@@ -71,11 +71,8 @@ def test_the_joint_range_turns_a_verdict_no_single_assumption_turns(ledger):
 
 @pytest.mark.slow
 def test_a_marginal_verdict_never_shows_a_bare_saving(ledger):
-    from pipeline.serve.report import plain_report
-
     _month(ledger)
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    text = ledger.report_text("2026-07")
     # $6 saved, between -$1.20 and +$10.70 -> whole dollars: -$1 and +$11
     assert "Self-hosting saved $6 this month (between -$1 and +$11 under the named assumptions taken together)" in text
     assert "a marginal verdict" in text
@@ -84,12 +81,9 @@ def test_a_marginal_verdict_never_shows_a_bare_saving(ledger):
 @pytest.mark.slow
 def test_a_single_assumption_that_turns_the_verdict_makes_it_fragile(ledger):
     # operating costs moved by 60 %: +$6.60 -> F $27.60 -> 20.44 > 20: that assumption alone turns it
-    from pipeline.serve.report import plain_report
-
     be = _month(ledger, robustness_operating_cost_share=Decimal("0.6"))
     assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("fragile", ["operating_cost"])
-    ledger.build()  # every model: the report reads them all
-    text = " ".join(plain_report(ledger.con, "2026-07").split())
+    text = ledger.report_text("2026-07")
     assert "a fragile verdict. It turns with operating costs 60 % lower or higher." in text
 
 
