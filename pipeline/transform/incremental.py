@@ -1,45 +1,25 @@
-"""Incremental models: cost grows with the new data, not with all history.
+"""The DuckDB engine's incremental builds: the planner (``pipeline.transform.planner``) says which models are rebuilt
+in full and what slice each other one recomputes; here each strategy runs its model's statement over that slice
+inside the ledger and replaces the slice's rows. Nothing here names a model.
 
-A model chooses a strategy with its ``-- incremental:`` header and names its inputs with
-``-- input NAME: SCHEMA.MODEL [(COLUMNS)] [, lookback COLUMN]`` lines; it reads each as the
-view ``scoped.NAME``, which its strategy defines before each step: the whole SOURCE on a
-full build, only what is new on an incremental one. Nothing here names a model.
+A model names its inputs with ``-- input NAME: SCHEMA.MODEL [(COLUMNS)] [, lookback COLUMN]`` lines and reads each as
+the view ``scoped.NAME``, which its strategy defines before each step: the whole SOURCE on a full build, the slice on
+an incremental one.
 
-``append``  the rows of lake files loaded since the last build (the files of the raw
-            tables its inputs' sources read) are appended, in batches of at most
-            ``batch_rows`` rows, so memory stays bounded however much history a first
-            build meets. ``-- months_touched:`` gives the months a new row touches.
-``keys``    (a model that reads an ``append`` model; its key is the first column of its
-            unique_key, and a key may have several rows) after each batch of that model,
-            the keys with new input rows (the batch's rows; at the last batch also the new
-            files of its other inputs' raw tables) are deleted and recomputed from all their
-            input rows. A key's rows are computed from that key's input rows alone, so only
-            the keys that had input rows before can have rows to delete: the delete (a scan of
-            the model's table) looks for those, and is skipped when a batch's keys are all new.
-            The keys models with the same key column look up their keys and the
-            keys' earlier rows once per batch, together (a model given a key it did not need
-            recomputes it to the same rows). On a full build every key is new: the model is
+``append``  the rows of the new lake files are appended in batches of at most ``batch_rows`` rows, so memory stays
+            bounded however much history a first build meets; each batch records the months and days it touches.
+``keys``    after each batch of the append model it reads, the keys with new input rows (the batch's rows; at the
+            last batch also the new files of its other inputs' raw tables) are deleted and recomputed from all their
+            input rows. Only the keys that had input rows before can have rows to delete: the delete (a scan of the
+            model's table) looks for those, and is skipped when a batch's keys are all new. The keys models with the
+            same key column look up their keys and the keys' earlier rows once per batch, together (a model given a
+            key it did not need recomputes it to the same rows). On a full build every key is new: the model is
             computed once, after the last batch, from all rows.
-``months``  (unique_key includes ``month``) the months the run touched are deleted and
-            recomputed; other months are not read. ``lookback COLUMN`` also gives the rows
-            of the month before a touched month whose COLUMN reaches into it.
-``days``    (unique_key includes ``day``) the same by day: each input names the timestamp
-            column whose day puts a row in a day (``day COLUMN``); ``lookback COLUMN`` also
-            gives the earlier rows whose COLUMN reaches into a touched day. Month models that
-            sum or take the maximum of day partitions are then small: a late day recomputes
-            its day, not its month.
+``months``  the touched months are deleted and recomputed from their rows; other months are not read.
+``days``    the same by day. Month models that sum or take the maximum of day partitions are then small: a late day
+            recomputes its day, not its month.
 
-Each incremental model keeps a fingerprint of what its rows depend on besides the new files: its SQL (parse
-tree: comments and layout do not count), the macros it calls, the values of the settings its header declares
-(``-- settings:``), the rows of the raw tables it reads that are not read file by file (the prices, the exchange
-rates), and the fingerprints of the models it reads. A model whose fingerprint changed (or that has no table, or no
-earlier state) is rebuilt in full: its table emptied and every row computed again; so is every incremental model
-that reads it, directly or not. The others go on incrementally: a change of the review rate rebuilds the models that
-read the review rate and those downstream, not the priced requests. A
-month is touched when a new row touches it (``months_touched``), or a recomputed key has
-(or had) a row in it: the keys model's old and new rows, and every input row of the key. A day
-likewise (``days_touched``: every day from the first to the last a new row touches; and the days of
-every row, old or new, of a recomputed key).
+A model rebuilt in full has its table emptied and every row computed again.
 """
 
 from __future__ import annotations
@@ -53,7 +33,9 @@ import duckdb
 from pipeline.base.query import table_exists
 from pipeline.storage.catalog import table_columns
 from pipeline.base.models import STRATEGIES, Input, Model, ModelHeaderError
-from pipeline.transform.state import STATE_DDL, State, built_files, changes, file_kinds, input_kinds
+from pipeline.transform import planner
+from pipeline.transform.planner import date_filter, day_rows, in_files, month_rows
+from pipeline.transform.state import State, built_files, file_kinds, input_kinds
 
 Run = Callable[[Model, str], None]
 """Runs one statement of a model (errors name the model)."""
@@ -62,67 +44,10 @@ Audit = Callable[..., None]
 the model's table or of the table ``rows`` (rows about to be inserted into it)."""
 
 
-def _literals(values: list[str]) -> str:
-    """SQL string literals of values this program made (hex file hashes, ISO dates): never user input."""
-    for v in values:
-        if not all(c in "0123456789abcdef-" for c in v):
-            raise ValueError(f"not a hash or date: {v!r}")
-    return ", ".join(f"'{v}'" for v in values)
-
-
-def in_files(hashes: list[str]) -> str:
-    """``source_file_hash IN (the files)``, or ``false`` for none: the rows of those lake files."""
-    return f"source_file_hash IN ({_literals(hashes)})" if hashes else "false"
-
-
-def date_filter(dates: list[dt.date], column: str = "month") -> str:
-    """``column IN (the dates)``: the month or day partitions to delete and recompute."""
-    if not dates:
-        return "false"
-    return f"{column} IN ({', '.join(f'DATE {_literals([d.isoformat()])}' for d in dates)})"
-
-
-def _day_ranges(days: list[dt.date]) -> list[tuple[dt.date, dt.date]]:
-    """Sorted days as [first, after last) runs of consecutive days."""
-    ranges: list[tuple[dt.date, dt.date]] = []
-    for d in sorted(days):
-        if ranges and ranges[-1][1] == d:
-            ranges[-1] = (ranges[-1][0], d + dt.timedelta(days=1))
-        else:
-            ranges.append((d, d + dt.timedelta(days=1)))
-    return ranges
-
-
-def _timestamp(d: dt.date) -> str:
-    return f"TIMESTAMP {_literals([d.isoformat()])}"
-
-
-def day_rows(column: str, days: list[dt.date], lookback: str | None) -> str:
-    """The rows whose ``column`` falls on one of the days (as ranges, which zone maps prune), and with
-    ``lookback`` the earlier rows whose ``lookback`` column reaches into a run of those days."""
-    ranges = _day_ranges(days)
-    if not ranges:
-        return "false"
-    terms = [f"({column} >= {_timestamp(a)} AND {column} < {_timestamp(b)})" for a, b in ranges]
-    if lookback:
-        terms += [f"({column} < {_timestamp(a)} AND {lookback} > {_timestamp(a)})" for a, _ in ranges]
-    return " OR ".join(terms)
-
-
 def _days_touched(con: duckdb.DuckDBPyConnection, append: Model, rows: str) -> set[dt.date]:
-    """Every day from the first to the last that the append model's rows matching ``rows`` touch
-    (its ``days_touched``; none when it states none)."""
-    if not append.days_touched:
-        return set()
-    first, last = append.days_touched
-    return {
-        day
-        for (day,) in con.execute(
-            "SELECT DISTINCT CAST(unnest(generate_series(f, greatest(f, coalesce(l, f)), INTERVAL 1 DAY)) AS DATE) "
-            f"FROM (SELECT DISTINCT CAST({first} AS DATE) AS f, CAST({last} AS DATE) AS l "
-            f"FROM {append.qualified} WHERE {rows}) WHERE f IS NOT NULL"
-        ).fetchall()
-    }
+    """The days the append model's rows matching ``rows`` touch (none when it states none)."""
+    sql = planner.day_pairs_sql(append, rows)
+    return set(planner.touched_days(con.execute(sql).fetchall())) if sql else set()
 
 
 @dataclass(kw_only=True)
@@ -189,28 +114,18 @@ def _table_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
 
 
 def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -> Plan:
-    """Which incremental models are rebuilt in full and why, and the new files."""
+    """Which incremental models are rebuilt in full and why (the planner's decisions), and the new files."""
     strategies = {m.qualified: strategy(m, models) for m in models if m.incremental}  # a model whose header
     # its strategy cannot follow fails before anything is built
-    for stmt in STATE_DDL:
-        con.execute(stmt)
-    now, why = changes(con, models, set(strategies))
-    rebuilt = {name: reason for name, reason in why.items() if name in strategies}
-    reread = {kind for name in rebuilt for kind in strategies[name].kinds_read_whole()}
-    kinds = sorted(file_kinds(models))
-    files = con.execute(
-        "SELECT l.file_hash, l.kind, l.rows_loaded FROM meta.loaded_files AS l "
-        "WHERE l.kind IN (SELECT unnest(?)) AND l.lake_file IS NOT NULL ORDER BY l.load_seq",
-        [kinds],
-    ).fetchall()
+    decided = planner.decide(con, models)
     return Plan(
-        rebuilt=rebuilt,
-        states=now,
-        files=[(f, k, n) for f, k, n in files],
+        rebuilt=decided.rebuilt,
+        states=decided.states,
+        files=planner.lake_files(con, file_kinds(models)),
         built=built_files(con),
         batch_rows=batch_rows,
-        reread_kinds=reread,
-        incremental=set(strategies),
+        reread_kinds={kind for name in decided.rebuilt for kind in strategies[name].kinds_read_whole()},
+        incremental=decided.incremental,
     )
 
 
@@ -220,7 +135,7 @@ def finish(con: duckdb.DuckDBPyConnection, p: Plan) -> None:
     if done:
         con.execute(
             f"INSERT INTO meta.built_files SELECT file_hash, kind FROM meta.loaded_files "
-            f"WHERE file_hash IN ({_literals(done)})"
+            f"WHERE file_hash IN ({planner.literals(done)})"
         )
     con.execute("DELETE FROM meta.build_state")
     con.executemany(
@@ -426,8 +341,7 @@ class Append(Strategy):
     def touch(self, con: duckdb.DuckDBPyConnection, p: Plan, batch: str) -> None:
         """Record the months (``months_touched``) and days (``days_touched``) the batch's rows touch."""
         m = self.model
-        if m.months_touched:
-            touched = f"SELECT DISTINCT unnest([{', '.join(m.months_touched)}]) FROM {m.qualified} WHERE {batch}"
+        if touched := planner.months_sql(m, batch):
             p.touched.update(month for (month,) in con.execute(touched).fetchall() if month is not None)
         p.touched_days.update(_days_touched(con, m, batch))
 
@@ -483,14 +397,9 @@ class Months(Strategy):
         full = p.is_full(m) or not _table_exists(con, m.qualified)
         months = p.months
         for i in m.inputs:
-            where = "true" if full else date_filter(months)
-            if not full and i.lookback:
-                before = sorted({_previous_month(x) for x in months} - set(months))
-                if before:
-                    where += (
-                        f" OR ({date_filter(before)} AND {i.lookback} > TIMESTAMP {_literals([months[0].isoformat()])})"
-                    )
-            _define(con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {where}")
+            _define(
+                con, i.name, f"SELECT {_select(i)} FROM {i.source} WHERE {'true' if full else month_rows(i, months)}"
+            )
         if full:
             run(m, f"CREATE OR REPLACE TABLE {m.qualified} AS\n{m.body}")
             audit(m, "true")
@@ -554,7 +463,3 @@ assert tuple(_STRATEGIES) == STRATEGIES, "pipeline.base.models.STRATEGIES names 
 def strategy(model: Model, models: list[Model]) -> Strategy:
     """The strategy object of an incremental model (its header checked against what the strategy needs)."""
     return _STRATEGIES[model.incremental](model, models)  # type: ignore[index]
-
-
-def _previous_month(m: dt.date) -> dt.date:
-    return (m.replace(day=1) - dt.timedelta(days=1)).replace(day=1)

@@ -7,9 +7,10 @@ the results in one transaction: a published table model becomes a table of the l
 DuckDB build. The grain audits and ``sql/audits`` run in DuckDB over those; a failure rolls the whole build back and
 removes its folder. So the SQL shell, the report, ``status`` and ``verify`` read a Spark build as they read any.
 
-An incremental model goes on from the last Spark build when nothing it depends on changed (``incremental`` says which,
-``going_on`` how): the priced requests of the new lake files alone, the tasks of the new rows' keys, the days the new
-rows touch. Every other model is computed whole. The state the build leaves is Spark's: the next DuckDB build is a
+An incremental model goes on from the last Spark build when nothing it depends on changed (the planner,
+``pipeline.transform.planner``, says which and what it recomputes; ``going_on`` how): the priced requests of the new
+lake files alone, the tasks of the new rows' keys, the months and days they touch. Every other model is computed
+whole. The state the build leaves is Spark's: the next DuckDB build is a
 full one.
 """
 
@@ -45,12 +46,13 @@ if TYPE_CHECKING:
 
 
 class SparkEngine:
-    """Every model whole on Spark; the results taken into the ledger in the build's transaction."""
+    """The models on Spark, whole or going on from the last Spark build; the results taken into the ledger in the
+    build's transaction."""
 
     def __init__(
         self, settings: Settings, store: "Store", sql_dir: Path, progress: Callable[[str], None] | None
     ) -> None:
-        self.settings, self.store, self.sql_dir = settings, store, sql_dir
+        self.settings, self.store, self.sql_dir, self.progress = settings, store, sql_dir, progress
         self.macros = spark_macros(sql_dir)
         self.root = store.spark
         self.out = self.root / f"build-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"
@@ -58,7 +60,8 @@ class SparkEngine:
         self.plan: incremental.SparkPlan | None = None
         self.skipped: set[str] = set()
         self.models: list[Model] = []
-        self.days: list[date] | None = None
+        self.touched: tuple[list[date], list[date]] | None = None
+        """The months and the days the models that go on by month or day recompute."""
 
     def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
         # the append models' files already folded in are re-hashed only if the plan reads them again (``begin``)
@@ -94,10 +97,14 @@ class SparkEngine:
             return going.AppendRows(new_files=p.new_files[m.qualified])
         if scope := p.keys.get(m.qualified):
             return going.KeyRows(scope=scope, earlier=earlier, new_appended=p.new_files[scope.appended])
-        if m.qualified in p.days:
-            if self.days is None:  # once, at the first days model: the append models are written by then
-                self.days = going.new_days(self.spark, self.models, p.new_files, self.macros)
-            return going.DayRows(days=self.days, earlier=earlier)
+        if m.qualified in p.months | p.days:
+            if self.touched is None:  # once, at the first: the append and keys models are written by then
+                self.touched = going.touched(self.spark, self.models, p, self.macros)
+            column = "month" if m.qualified in p.months else "day"
+            dates = self.touched[0 if column == "month" else 1]
+            if self.progress:
+                self.progress(f"{m.qualified}: {len(dates)} {column}(s) recomputed, the others carried over")
+            return going.PartitionRows(column=column, dates=dates, earlier=earlier)
         return None
 
     def finish(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
@@ -125,7 +132,7 @@ class SparkEngine:
 def _scoped_inputs(spark: Any, m: Model, going_on: going.GoingOn | None) -> None:
     """An incremental model's inputs (``scoped.NAME``): whole, or the rows a model that goes on reads. Each model has
     its own views of them (two models may name an input alike)."""
-    for i in m.inputs:
+    for i in sorted(m.inputs, key=lambda i: i.within is not None):  # a ``within`` input reads a day input's view
         schema, name = i.source.split(".", 1)
         cols = ", ".join(f"`{c}`" for c in i.columns) or "*"
         only = f" WHERE {going_on.where(i)}" if going_on else ""

@@ -1,12 +1,10 @@
-"""How a model that goes on from the last Spark build is computed (``pipeline.transform.spark.incremental`` says
-which do): which rows of its inputs it reads, and how its new rows meet the earlier build's.
+"""How a model that goes on from the last Spark build is computed (``pipeline.transform.planner`` says which do, and
+the slices): which rows of its inputs it reads, and how its new rows meet the earlier build's.
 
 - ``AppendRows``: the rows of the new lake files, written beside the earlier build's files (linked into the folder).
 - ``KeyRows``: the rows of the keys with new input rows; the earlier build's rows of every other key carried over.
-- ``DayRows``: the rows of the days the new rows touch (and the earlier rows a ``lookback`` column reaches into them);
-  the earlier build's rows of every other day carried over.
-
-The conditions are SQL this program makes from file hashes and dates, never from user input.
+- ``PartitionRows``: the rows of the touched months or days (``touched``); the earlier build's rows of every other
+  month or day carried over.
 """
 
 from __future__ import annotations
@@ -17,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.base.models import Input, Model
-from pipeline.transform.incremental import date_filter, day_rows, in_files
+from pipeline.transform import planner
+from pipeline.transform.planner import in_files
 from pipeline.transform.spark import incremental
 from pipeline.transform.spark.translate import Macro, to_spark, view_name
 
@@ -68,15 +67,8 @@ class KeyRows(GoingOn):
     _view: str = ""
 
     def start(self, spark: Any, m: Model) -> list[Any]:
-        key, scope = self.scope.key, self.scope
-        parts = [f"SELECT `{key}` FROM {view_name(*scope.appended.split('.', 1))} WHERE {in_files(self.new_appended)}"]
-        if scope.new_other_files:
-            parts += [
-                f"SELECT `{key}` FROM {view_name('raw', kind)} WHERE {in_files(scope.new_other_files)}"
-                for kind in scope.other_kinds
-            ]
         self._view = f"{view_name(m.layer, m.name)}__keys"
-        self._keys = keep(spark.sql(" UNION ".join(parts)))
+        self._keys = keep(spark.sql(keys_sql(self.scope, self.new_appended)))
         self._keys.createOrReplaceTempView(self._view)
         return [self._keys]
 
@@ -91,32 +83,78 @@ class KeyRows(GoingOn):
 
 
 @dataclass(kw_only=True)
-class DayRows(GoingOn):
-    days: list[dt.date]
+class PartitionRows(GoingOn):
+    """A ``months`` model (``column`` month) or a ``days`` model (``column`` day): its inputs' rows of the touched
+    months or days, computed anew."""
+
+    column: str
+    dates: list[dt.date]
     earlier: Path
+    _scoped: str = ""
+
+    def start(self, spark: Any, m: Model) -> list[Any]:
+        self._scoped = f"{view_name(m.layer, m.name)}__scoped__"
+        return []
 
     def where(self, i: Input) -> str:
-        return day_rows(i.day, self.days, i.lookback)  # type: ignore[arg-type]
+        if self.column == "month":
+            return planner.month_rows(i, self.dates)
+        if i.within is not None:  # between the least and the greatest value of a day input (defined before it)
+            col, other, other_col = i.within
+            bounds = f"SELECT {{}}(`{other_col}`) FROM {self._scoped}{other}"
+            return f"`{col}` BETWEEN ({bounds.format('min')}) AND ({bounds.format('max')})"
+        return planner.day_rows(i.day, self.dates, i.lookback)  # type: ignore[arg-type]
 
     def combine(self, spark: Any, result: Any) -> Any:
-        chosen = date_filter(self.days, "day")
+        chosen = planner.date_filter(self.dates, self.column)
         earlier = spark.read.schema(result.schema).parquet(str(self.earlier))
-        # the touched days' rows anew (a lookback row may give a row of another day: not this model's to replace)
+        # the touched partitions' rows anew (a lookback row may give a row of another one: not this model's to
+        # replace)
         return earlier.where(f"({chosen}) IS NOT TRUE").unionByName(result.where(chosen))
 
 
-def new_days(
-    spark: Any, models: list[Model], new_files: dict[str, list[str]], macros: dict[str, Macro]
-) -> list[dt.date]:
-    """The days the append models' new rows touch (each one's ``days_touched``: every day from the first to the
-    last of a row)."""
+def keys_sql(scope: incremental.KeysScope, new_appended: list[str]) -> str:
+    """The keys a keys model recomputes: of the append model's new rows and of its other inputs' new files."""
+    key = scope.key
+    parts = [f"SELECT `{key}` FROM {view_name(*scope.appended.split('.', 1))} WHERE {in_files(new_appended)}"]
+    if scope.new_other_files:
+        parts += [
+            f"SELECT `{key}` FROM {view_name('raw', kind)} WHERE {in_files(scope.new_other_files)}"
+            for kind in scope.other_kinds
+        ]
+    return " UNION ".join(parts)
+
+
+def touched(
+    spark: Any, models: list[Model], p: incremental.SparkPlan, macros: dict[str, Macro]
+) -> tuple[list[dt.date], list[dt.date]]:
+    """The months and the days the build recomputes (the planner's rules): those the append models' new rows touch,
+    and those of every row of a recomputed key: the append model's rows of the key and the key's earlier rows in a
+    keys model. Called once the append and keys models are written."""
+    months: set[dt.date] = set()
     pairs: list[tuple[dt.date | None, dt.date | None]] = []
+
+    def collect(sql: str | None) -> list[tuple]:
+        return [tuple(row) for row in spark.sql(to_spark(sql, macros)).collect()] if sql else []
+
     for m in models:
-        if m.qualified in new_files and m.days_touched:
-            first, last = m.days_touched
-            sql = (
-                f"SELECT DISTINCT CAST({first} AS DATE) AS f, CAST({last} AS DATE) AS l FROM {m.qualified} "
-                f"WHERE {in_files(new_files[m.qualified])}"
-            )
-            pairs += [(row[0], row[1]) for row in spark.sql(to_spark(sql, macros)).collect()]
-    return incremental.touched_days(pairs)
+        if m.qualified not in p.new_files:
+            continue
+        new = in_files(p.new_files[m.qualified])
+        months.update(month for (month,) in collect(planner.months_sql(m, new)))
+        pairs += collect(planner.day_pairs_sql(m, new))
+        appended = spark.table(view_name(m.layer, m.name))
+        for name, scope in p.keys.items():
+            if scope.appended != m.qualified:
+                continue
+            keys = spark.sql(keys_sql(scope, p.new_files[m.qualified])).distinct()
+            keys.createOrReplaceTempView(f"{view_name(m.layer, m.name)}__touched_keys")
+            rows = f"{scope.key} IN (SELECT {scope.key} FROM {view_name(m.layer, m.name)}__touched_keys)"  # DuckDB's
+            pairs += collect(planner.day_pairs_sql(m, rows))
+            if "month" in appended.columns:
+                months.update(month for (month,) in collect(f"SELECT DISTINCT month FROM {m.qualified} WHERE {rows}"))
+            earlier = spark.read.parquet(str(p.previous / name.replace(".", "/", 1)))  # type: ignore[operator]
+            if "month" in earlier.columns:
+                old = earlier.join(keys, on=scope.key, how="left_semi").select("month").distinct().collect()
+                months.update(row[0] for row in old)
+    return sorted(mo for mo in months if mo is not None), planner.touched_days(pairs)

@@ -1,12 +1,12 @@
-"""The days a Spark build that goes on recomputes: every day from the first to the last a new row touches, counted as
-the DuckDB engine counts them (``generate_series(first, greatest(first, coalesce(last, first)))``)."""
+"""The days an incremental build recomputes, on either engine: every day from the first to the last a new row touches
+(an end before the start, or none, counts as the start)."""
 
 import datetime as dt
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.transform.spark.incremental import touched_days
+from pipeline.transform.planner import touched_days
 
 D = dt.date
 
