@@ -100,8 +100,8 @@ def connect_server(tmp_path_factory):
 def test_the_demo_builds_over_spark_connect_month_after_month_to_duckdbs_ledger(demo_db, tmp_path, connect_server):
     # the demo's first three months, built in full over Spark Connect; then its last month, built from there: the
     # priced requests of the first three are carried over, not computed again, and so are the tasks, the months and
-    # the days the new month does not touch. Every mart and intermediate equals the DuckDB build of all four months at once
-    # (demo_db; a Spark full build equals that one: test_spark.py).
+    # the days the new month does not touch. Every mart and intermediate equals the DuckDB build of all four months at
+    # once (demo_db; a Spark full build equals that one: test_spark.py).
     landing, later = tmp_path / "landing", tmp_path / "later"
     shutil.copytree(ROOT / "sample_data", landing)
     for kind, name in (("requests", "requests-2026-10.parquet"), ("outcomes", "outcomes-2026-10.csv.gz")):
