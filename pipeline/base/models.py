@@ -148,7 +148,8 @@ class Model:
     def reads(self) -> list[str]:
         """Every table the model's SELECT names (``schema.name``; a scoped input as its source), in the order first
         named, the model itself left out."""
-        names = dict.fromkeys(f"{s}.{n}" for s, n in _REFERENCE.findall(self.published_body()))
+        code = _NOT_CODE.sub(" ", self.published_body())  # a name in a string or a comment is not read
+        names = dict.fromkeys(f"{s}.{n}" for s, n in _REFERENCE.findall(code))
         names.pop(self.qualified, None)
         return list(names)
 
@@ -158,6 +159,8 @@ class Model:
 
 _HEADER = re.compile(r"^--\s*(input\s+\w+|[a-z_]+)\s*:\s*(.*)$")
 _REFERENCE = re.compile(r"\b(raw|meta|staging|intermediate|marts)\.(\w+)")
+#: SQL string literals ('' inside one is a quote), line comments and block comments
+_NOT_CODE = re.compile(r"'(?:[^']|'')*'|--[^\n]*|/\*.*?\*/", re.DOTALL)
 #: ``-- column NAME TYPE[: MEANING]``: a type holds no colon, so the first colon ends it
 _COLUMN = re.compile(r"^--\s*column\s+(\w+)\s+([^:]*?)\s*(?::\s*(.*))?$")
 _INPUT = re.compile(
@@ -447,6 +450,7 @@ def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
     by_name = {m.qualified: m for m in models}
     ordered: list[Model] = []
     state: dict[str, int] = {}
+    runs_with = _runs_with(models)
 
     def visit(m: Model, chain: tuple[str, ...]) -> None:
         if state.get(m.qualified) == 2:
@@ -454,7 +458,7 @@ def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
         if state.get(m.qualified) == 1:
             raise ValueError(f"models form a cycle: {' -> '.join(chain + (m.qualified,))}")
         state[m.qualified] = 1
-        for dep in sorted(m.depends_on(set(by_name))):
+        for dep in sorted(m.depends_on(set(by_name)) | (runs_with.get(m.qualified, set()) & set(by_name))):
             visit(by_name[dep], chain + (m.qualified,))
         state[m.qualified] = 2
         ordered.append(m)
@@ -462,6 +466,19 @@ def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
     for m in models:
         visit(m, ())
     return _with_meanings(ordered)
+
+
+def _runs_with(models: list[Model]) -> dict[str, set[str]]:
+    """Per ``append`` model, the other inputs of the ``keys`` models that read it: the DuckDB engine computes those
+    models batch by batch with it, so what they read must be built before it."""
+    keys = [m for m in models if m.incremental == "keys"]
+    found: dict[str, set[str]] = {}
+    for m in models:
+        if m.incremental == "append":
+            followers = [k for k in keys if any(i.source == m.qualified for i in k.inputs)]
+            names = {k.qualified for k in followers} | {m.qualified}
+            found[m.qualified] = {i.source for k in followers for i in k.inputs if i.source not in names}
+    return found
 
 
 def _raw_meanings() -> dict[str, dict[str, str]]:

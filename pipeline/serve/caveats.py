@@ -1,5 +1,6 @@
 """What the verdict rests on and what it leaves aside, in the report's words: one sentence per caveat of
-``marts.monthly_break_even.verdict_caveats``, the clusters that sat idle, and the control requirements that make
+``marts.monthly_break_even.verdict_caveats`` (its meaning as ``staging.stg_ledger__caveats`` declares it; two with
+the figures of the clusters they name), the clusters that sat idle, and the control requirements that make
 self-hosting a requirement whatever the cost."""
 
 from __future__ import annotations
@@ -13,41 +14,9 @@ if TYPE_CHECKING:
     from pipeline.serve.reportdata import ReportData
 
 
-#: one sentence per caveat the verdict carries (monthly_break_even.verdict_caveats)
-CAVEATS = {
-    "invoice_unreconciled": "The reference provider's invoice does not match its request logs this month (see "
-    "'How far to trust these numbers').",
-    "invoice_volume_unknown": "The reference provider's invoice states no quantities and there is no usage export "
-    "for the month, so what it bills beyond the logged requests could be a higher price or requests that were never "
-    "logged; the API price here takes it as price (while the invoice does not reconcile, the verdict is also "
-    "checked with it taken as volume).",
-    "api_waste_assumed": "Too few tasks went to the API to measure what it spends on failures and retries; it is "
-    "assumed to spend nothing on them, which makes the API look cheaper than it may be.",
-    "capacity_mix_warning": "The load test that measured the cluster's capacity ran a different mix of input and "
-    "output tokens from production's, so the capacity may not hold for this traffic.",
-    "sweep_nodes_assumed": "A load test does not say how many nodes it ran on; it is taken as one node.",
-    "capacity_contradiction": "Production contradicts the cluster's measured capacity (it served more than the "
-    "capacity allows, or more per node within the latency target than its load test says), so the capacity figure "
-    "is wrong for this month: load-test the cluster again before trusting the utilisation figures.",
-    "sweep_mix_unknown": "The load test does not say how many of its tokens were output, so its capacity cannot be "
-    "checked against production's mix of input and output tokens.",
-    "sweep_optimistic": "Production ran close to its latency target while using well under half of what the load "
-    "test says the cluster can serve, so the load test overstates the capacity: load-test the cluster again at "
-    "production's mix before trusting the utilisation figures.",
-    "cluster_logs_incomplete": "The cluster's request log holds fewer tokens than its serving engines counted, so "
-    "requests went unlogged: the cluster did more work than these figures show, and its cost per accepted task is "
-    "overstated.",
-    "capacity_measured_after": "No load test was in force for this month: the cluster's capacity is taken from the "
-    "first load test after it, measured within 60 days of the month's end.",
-    "capacity_lower_bound": "No load test covers the cluster for this month, so its capacity is the most it was seen "
-    "to serve within the latency target in the request log: a lower bound. Its utilisation is at most, and its idle "
-    "cost at least, the figures shown; load-test the cluster to settle them.",
-}
-
-
 def caveat_sentences(d: "ReportData") -> list[str]:
     named = {"sweep_optimistic": _sweep_optimistic, "cluster_logs_incomplete": _logs_incomplete}
-    return [named[c](d) if c in named else CAVEATS.get(c, c) for c in d.be.verdict_caveats or []]
+    return [named[c](d) if c in named else d.caveat_meanings.get(c, c) for c in d.be.verdict_caveats or []]
 
 
 def _logs_incomplete(d: "ReportData") -> str:
@@ -60,7 +29,7 @@ def _logs_incomplete(d: "ReportData") -> str:
         if e.status == "logs_missing"
     ]
     if not parts:
-        return CAVEATS["cluster_logs_incomplete"]
+        return d.caveat_meanings.get("cluster_logs_incomplete", "cluster_logs_incomplete")
     return (
         f"Requests went unlogged: {'; '.join(parts)}. The cluster did more work than these figures show, and its "
         "cost per accepted task is overstated until the missing logs are loaded."
@@ -72,7 +41,7 @@ def _sweep_optimistic(d: "ReportData") -> str:
     latency limit, or requests queueing in the engines, while the cluster served under half its tested capacity."""
     parts = [_optimistic_part(d, u) for u in d.utilisation if u.get("sweep_optimistic")]
     if not parts:
-        return CAVEATS["sweep_optimistic"]
+        return d.caveat_meanings.get("sweep_optimistic", "sweep_optimistic")
     return (
         f"The load test overstates what the cluster serves: {'; '.join(parts)}. Production strains far below the "
         "tested capacity: load-test the cluster again at production's mix before trusting the utilisation figures."

@@ -170,6 +170,9 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         previous=_previous_break_even(con, first),
         forecast=_forecast(con, first),
         movements=query(con, "month_movements", {"month": first}),
+        caveat_meanings=dict(con.execute("SELECT caveat, meaning FROM staging.stg_ledger__caveats").fetchall())
+        if table_exists(con, "staging", "stg_ledger__caveats", "VIEW")
+        else {},
         **_decision_marts(con, m, first),
     )
 

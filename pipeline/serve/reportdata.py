@@ -78,6 +78,8 @@ class ReportData:
     """How the month's cost figures tie together (sql/queries/cost_bridge.sql), step by step."""
     gate: Gate | None = None
     """The latest evaluation set's deployment gate, when the ledger has one."""
+    caveat_meanings: dict[str, str] = field(default_factory=dict)
+    """Each caveat the verdict can carry and what it means, in the report's words (staging.stg_ledger__caveats)."""
     charts: dict[str, str] = field(default_factory=dict)
 
     def setting(self, key: str) -> str | None:

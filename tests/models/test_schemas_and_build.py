@@ -318,3 +318,26 @@ def test_a_cost_line_of_a_class_not_declared_stops_the_build(ledger, tmp_path):
     # the real tree passes the same audit
     build(ledger.con, ledger.settings, ledger.store, selection=selection)
     assert ledger.one("SELECT cost_class FROM marts.monthly_self_hosted_cost") == {"cost_class": "operating"}
+
+
+def test_a_caveat_not_declared_stops_the_build(ledger, tmp_path):
+    """The verdict's caveats are declared once (staging.stg_ledger__caveats, with what each means in the report's
+    words): a break-even that gives a month a caveat not declared there fails the build's audit."""
+    import shutil
+
+    from pipeline.base.models import SQL_DIR
+
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql_dir)
+    mart = sql_dir / "marts" / "monthly_break_even.sql"
+    text = mart.read_text(encoding="utf-8")
+    raised = "CASE WHEN invoice_unreconciled THEN 'invoice_unreconciled' END,"
+    assert raised in text
+    mart.write_text(text.replace(raised, "'not_declared',"), encoding="utf-8")  # every month carries it
+    ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])
+    selection = ("+marts.monthly_break_even", "staging.stg_ledger__caveats")
+    with pytest.raises(AuditFailed, match="assert_caveats_declared"):
+        build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir, selection=selection)
+    # the real tree passes the same audit, over the same month
+    build(ledger.con, ledger.settings, ledger.store, selection=selection)
+    assert ledger.one("SELECT count(*) AS n FROM marts.monthly_break_even") == {"n": 1}

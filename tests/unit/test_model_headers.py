@@ -396,3 +396,29 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
     assert ledger.con.execute(
         "SELECT task_id, CAST(month AS VARCHAR), accepted FROM intermediate.int_tasks_resolved_copy ORDER BY task_id"
     ).fetchall() == [("t1", "2026-08-01", True), ("t2", "2026-07-01", False)]
+
+
+def test_a_table_named_in_a_string_or_a_comment_is_not_read(sql_copy):
+    # a seed whose text mentions a mart neither reads it nor waits for it
+    (sql_copy / "staging" / "stg_a_words.sql").write_text(
+        "-- grain: one row\n-- materialized: view\n-- column words VARCHAR: Words.\n"
+        "SELECT 'see marts.monthly_break_even' AS words -- and intermediate.int_tasks_resolved\n"
+        "/* or staging.stg_ledger__outcomes */\n",
+        encoding="utf-8",
+    )
+    (model,) = [m for m in discover(sql_copy) if m.qualified == "staging.stg_a_words"]
+    assert model.reads() == []
+
+
+def test_an_append_model_runs_after_what_the_keys_models_it_computes_read(sql_copy):
+    # the DuckDB engine computes the tasks (a keys model) batch by batch with the priced requests (the append model
+    # they read): the outcomes they also read must be built first, even when a model visited early pulls the priced
+    # requests forward (here a staging model that reads a mart built from them)
+    (sql_copy / "staging" / "stg_a_early.sql").write_text(
+        "-- grain: one row per cluster\n-- materialized: view\n-- column cluster_id VARCHAR: The cluster.\n"
+        "SELECT DISTINCT e.cluster_id FROM marts.monthly_engine_reconciliation AS e\n",
+        encoding="utf-8",
+    )
+    order = [m.qualified for m in discover(sql_copy)]
+    assert order.index("staging.stg_ledger__outcomes") < order.index("intermediate.int_requests_priced")
+    assert order.index("intermediate.int_requests_priced") < order.index("intermediate.int_tasks_resolved")
