@@ -47,7 +47,7 @@ def _model_seconds(db: Path) -> dict[str, float]:
     try:
         rows = con.execute(
             "SELECT name, seconds FROM meta.run_steps WHERE step = 'build' AND name IN (SELECT unnest(?)) "
-            "AND run_id = (SELECT max(run_id) FROM meta.run_steps WHERE step = 'build')",
+            "AND run_id = (SELECT run_id FROM meta.runs ORDER BY started_at DESC LIMIT 1)",
             [incremental],
         ).fetchall()
     finally:
