@@ -18,9 +18,11 @@ NAMES = [m.qualified for m in MODELS]
 @functools.cache
 def _reads(name: str) -> frozenset[str]:
     """The oracle's edges: the models a model's SQL names (layer.model), read off its file's text: its statement and
-    its ``-- input NAME: SOURCE`` lines (an incremental model reads its inputs as ``scoped.NAME``)."""
+    its ``-- input NAME: SOURCE`` lines (an incremental model reads its inputs as ``scoped.NAME``), not a name in a
+    string ('...': a doubled quote inside one makes two adjacent strings here, removed alike)."""
     body = next(m for m in MODELS if m.qualified == name).path.read_text(encoding="utf-8")
     body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("--") or "-- input " in line)
+    body = re.sub(r"'[^']*'", "''", body)
     named = {f"{a}.{b}" for a, b in re.findall(r"\b(staging|intermediate|marts)\.(\w+)", body)}
     return frozenset(named & set(NAMES) - {name})
 
