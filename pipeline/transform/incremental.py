@@ -115,9 +115,8 @@ def _table_exists(con: duckdb.DuckDBPyConnection, qualified: str) -> bool:
 
 def plan(con: duckdb.DuckDBPyConnection, models: list[Model], batch_rows: int) -> Plan:
     """Which incremental models are rebuilt in full and why (the planner's decisions), and the new files."""
-    strategies = {m.qualified: strategy(m, models) for m in models if m.incremental}  # a model whose header
-    # its strategy cannot follow fails before anything is built
-    decided = planner.decide(con, models)
+    decided = planner.decide(con, models)  # a model whose header its strategy cannot follow fails here
+    strategies = {m.qualified: strategy(m, models) for m in models if m.incremental}
     return Plan(
         rebuilt=decided.rebuilt,
         states=decided.states,
@@ -156,11 +155,8 @@ class Strategy:
     """How an incremental model is built; ``run`` is called in dependency order."""
 
     def __init__(self, model: Model, models: list[Model]) -> None:
-        self.model = model
+        self.model = model  # its header checked against the other models' by the planner (``planner.check``)
         self.by_name = {m.qualified: m for m in models}
-        for i in model.inputs:
-            if i.source not in self.by_name:
-                raise ModelHeaderError(f"{model.path}:{i.line}: input {i.name} reads {i.source}, which is not a model")
 
     def run(
         self, con: duckdb.DuckDBPyConnection, p: Plan, run: Run, audit: Audit, progress: Callable[[str], None] | None
@@ -202,13 +198,7 @@ class Keys(Strategy):
     def __init__(self, model: Model, models: list[Model]) -> None:
         super().__init__(model, models)
         self.key = model.unique_key[0]
-        appended = [i for i in model.inputs if self.by_name[i.source].incremental == "append"]
-        if len(appended) != 1:
-            raise ModelHeaderError(
-                f"{model.path}: a keys model reads exactly one append model (after whose "
-                f"batches it is recomputed); it reads {len(appended)}"
-            )
-        self.appended = appended[0]
+        (self.appended,) = [i for i in model.inputs if self.by_name[i.source].incremental == "append"]
         self.others = [i for i in model.inputs if i is not self.appended]
         self.other_kinds = input_kinds(self.others, self.by_name)
 
@@ -320,11 +310,6 @@ class Append(Strategy):
     def __init__(self, model: Model, models: list[Model]) -> None:
         super().__init__(model, models)
         self.kinds = input_kinds(model.inputs, self.by_name)
-        if not self.kinds:
-            raise ModelHeaderError(
-                f"{model.path}: an append model's inputs must read raw tables (the lake files "
-                "whose new ones it appends)"
-            )
         self.followers = [
             Keys(x, models)
             for x in models

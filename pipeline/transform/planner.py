@@ -33,8 +33,8 @@ from typing import Callable
 
 import duckdb
 
-from pipeline.base.models import Input, Model
-from pipeline.transform.state import STATE_DDL, State, changes
+from pipeline.base.models import Input, Model, ModelHeaderError
+from pipeline.transform.state import STATE_DDL, State, changes, input_kinds
 
 
 @dataclass(kw_only=True)
@@ -56,8 +56,10 @@ def decide(
     before: dict[str, State] | None = None,
     present: Callable[[str], bool] | None = None,
 ) -> Decisions:
-    """Which incremental models are rebuilt in full and why. ``before``: the last build's states (default: the
-    ledger's ``meta.build_state``); ``present``: whether a model's earlier rows are there (default: its table)."""
+    """Which incremental models are rebuilt in full and why (their headers checked first). ``before``: the last
+    build's states (default: the ledger's ``meta.build_state``); ``present``: whether a model's earlier rows are there
+    (default: its table)."""
+    check(models)
     for stmt in STATE_DDL:
         con.execute(stmt)
     incremental = {m.qualified for m in models if m.incremental}
@@ -67,6 +69,30 @@ def decide(
         rebuilt={name: reason for name, reason in why.items() if name in incremental},
         incremental=incremental,
     )
+
+
+def check(models: list[Model]) -> None:
+    """The incremental models' headers against what their strategies need across models (a file's own lines are
+    checked as it is read): every input reads a model; an append model's inputs read raw tables (whose new lake files
+    it appends); a keys model reads exactly one append model (whose new rows give its keys). Raises
+    ``ModelHeaderError`` naming the file, before anything is built, on either engine."""
+    by_name = {m.qualified: m for m in models}
+    for m in models:
+        if not m.incremental:
+            continue
+        for i in m.inputs:
+            if i.source not in by_name:
+                raise ModelHeaderError(f"{m.path}:{i.line}: input {i.name} reads {i.source}, which is not a model")
+        if m.incremental == "append" and not input_kinds(m.inputs, by_name):
+            raise ModelHeaderError(
+                f"{m.path}: an append model's inputs must read raw tables (the lake files whose new ones it appends)"
+            )
+        appended = [i for i in m.inputs if by_name[i.source].incremental == "append"]
+        if m.incremental == "keys" and len(appended) != 1:
+            raise ModelHeaderError(
+                f"{m.path}: a keys model reads exactly one append model (after whose batches it is recomputed); it "
+                f"reads {len(appended)}"
+            )
 
 
 def lake_files(con: duckdb.DuckDBPyConnection, kinds: set[str]) -> list[tuple[str, str, int]]:

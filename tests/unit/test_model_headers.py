@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.transform.build import ModelFailed, month_fingerprints
+from pipeline.transform.build import ModelFailed, build, month_fingerprints
 from pipeline.base.models import SQL_DIR, ModelHeaderError, discover
 from pipeline.base.errors import CostledgerError
 from tests.conftest import PRICE_MOONSHOT, request
@@ -90,8 +90,6 @@ METERED = (
 def test_a_mart_whose_columns_differ_from_its_declaration_fails_the_build_naming_both(
     sql_copy, ledger, old, new, message
 ):
-    from pipeline.transform.build import build
-
     path = sql_copy / "marts" / "monthly_reconciliation.sql"
     text = path.read_text()
     assert old in text
@@ -108,8 +106,6 @@ def test_a_mart_whose_columns_differ_from_its_declaration_fails_the_build_naming
 
 
 def test_columns_in_another_order_than_the_select_fail_the_build(sql_copy, ledger):
-    from pipeline.transform.build import build
-
     path = sql_copy / "marts" / "monthly_reconciliation.sql"
     text = path.read_text()
     month = "-- column month DATE: First day of the month (UTC).\n"
@@ -186,7 +182,6 @@ def test_every_mart_with_a_month_is_watched_for_restatements(ledger):
 @pytest.mark.slow
 def test_a_comment_or_layout_edit_does_not_make_the_next_build_full(sql_copy, ledger):
     from pipeline.transform import incremental
-    from pipeline.transform.build import build
 
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1000)])
@@ -320,8 +315,6 @@ def test_an_incremental_header_its_strategy_cannot_follow_names_file_and_line(sq
 def test_the_declared_compression_is_the_one_the_columns_are_stored_with(sql_copy, ledger):
     # int_requests_priced and int_tasks_resolved declare zstd for their columns of unique ids (at 10 M requests
     # half the write time and size of DuckDB's own choice, DICT_FSST); the other text columns keep DuckDB's choice
-    from pipeline.transform.build import build
-
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request(f"r{i}", f"t{i}", "2026-07-10T10:00:00Z") for i in range(50)])
     ledger.build()
@@ -351,13 +344,16 @@ def test_the_declared_compression_is_the_one_the_columns_are_stored_with(sql_cop
     )
 
 
-def test_a_keys_model_must_read_an_append_model(sql_copy, ledger):
-    from pipeline.transform import incremental
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+def test_a_keys_model_must_read_an_append_model_on_either_engine(sql_copy, ledger, engine):
+    # one planner checks the headers for both engines, before anything is built (and before Spark starts)
+    from dataclasses import replace
 
     path = sql_copy / "intermediate" / "int_tasks_resolved.sql"
     _edit(path, "intermediate.int_requests_priced (", "staging.stg_ledger__requests (")
-    with pytest.raises(ModelHeaderError, match="a keys model reads exactly one append model"):
-        incremental.plan(ledger.con, discover(sql_copy), 10_000_000)
+    settings = replace(ledger.settings, engine_name=engine)
+    with pytest.raises(ModelHeaderError, match=f"^{path}: a keys model reads exactly one append model"):
+        build(ledger.con, settings, ledger.store, sql_dir=sql_copy)
 
 
 @pytest.mark.slow
@@ -365,7 +361,6 @@ def test_a_second_model_of_each_strategy_is_built_from_its_header_alone(sql_copy
     """Before, the engine named int_requests_priced and took *the* tasks model with next(...): a copy of either
     was silently wrong. Copies of the keys and months models, under new names, now agree with the originals
     after a full build and after incremental ones (a retry and a late decision)."""
-    from pipeline.transform.build import build
 
     models = ("int_tasks_resolved", "int_task_outcomes_monthly", "int_requests_daily")  # keys, months, days
     for layer, name in (("intermediate", m) for m in models):

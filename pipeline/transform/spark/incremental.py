@@ -101,7 +101,7 @@ def plan(con: duckdb.DuckDBPyConnection, models: list[Model], root: Path) -> Spa
 def _keys_scope(m: Model, by_name: dict[str, Model], new_of: Callable[[set[str]], list[str]]) -> KeysScope:
     """The keys a keys model recomputes: those of the one append model it reads (which goes on with it: a keys
     model whose append model is rebuilt in full is rebuilt too) and of its other inputs' new files."""
-    (appended,) = [i for i in m.inputs if by_name[i.source].incremental == "append"]  # its strategy checked one
+    (appended,) = [i for i in m.inputs if by_name[i.source].incremental == "append"]  # the planner checked one
     kinds = input_kinds([i for i in m.inputs if i is not appended], by_name)
     return KeysScope(
         key=m.unique_key[0], appended=appended.source, other_kinds=sorted(kinds), new_other_files=new_of(kinds)
