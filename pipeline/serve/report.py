@@ -170,11 +170,22 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         previous=_previous_break_even(con, first),
         forecast=_forecast(con, first),
         movements=query(con, "month_movements", {"month": first}),
-        caveat_meanings=dict(con.execute("SELECT caveat, meaning FROM staging.stg_ledger__caveats").fetchall())
-        if table_exists(con, "staging", "stg_ledger__caveats", "VIEW")
-        else {},
+        caveat_meanings={r["caveat"]: r["meaning"] for r in _declared(con, "stg_ledger__caveats")},
+        verdict_words={r["verdict"]: r for r in _declared(con, "stg_ledger__verdicts")},
         **_decision_marts(con, m, first),
     )
+
+
+#: the declared enumerations the report's words come from
+_DECLARED = {
+    "stg_ledger__caveats": "SELECT * FROM staging.stg_ledger__caveats ORDER BY position",
+    "stg_ledger__verdicts": "SELECT * FROM staging.stg_ledger__verdicts ORDER BY position",
+}
+
+
+def _declared(con: duckdb.DuckDBPyConnection, view: str) -> list[dict[str, Any]]:
+    """The rows of a declared enumeration (a staging view), none in a ledger built before it was declared."""
+    return dict_rows(con, _DECLARED[view]) if table_exists(con, "staging", view, "VIEW") else []
 
 
 def _decision_marts(con: duckdb.DuckDBPyConnection, month: str, first: dt.date) -> dict[str, Any]:

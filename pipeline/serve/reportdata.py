@@ -80,6 +80,9 @@ class ReportData:
     """The latest evaluation set's deployment gate, when the ledger has one."""
     caveat_meanings: dict[str, str] = field(default_factory=dict)
     """Each caveat the verdict can carry and what it means, in the report's words (staging.stg_ledger__caveats)."""
+    verdict_words: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Each verdict the break-even can give, as the headline says it and inside a sentence
+    (staging.stg_ledger__verdicts: ``headline``, ``in_a_sentence``)."""
     charts: dict[str, str] = field(default_factory=dict)
 
     def setting(self, key: str) -> str | None:

@@ -21,15 +21,6 @@ if TYPE_CHECKING:
     from pipeline.serve.reportdata import ReportData
 
 
-VERDICTS = {
-    "api_cheaper": "The API was cheaper",
-    "self_hosting_cheaper": "Self-hosting was cheaper",
-    "never_breaks_even": "Self-hosting never breaks even",
-    "no_api_price": "No verdict: no API cost per accepted task to compare with",
-    "no_self_hosted_route": "No self-hosted route",
-}
-
-
 #: how a route's cost was found, in words (monthly_route_cost.cost_basis)
 BASIS_WORDS = {"invoice": "invoices", "metered": "logs x prices", "cluster_billing": "cluster bills + review"}
 
@@ -43,18 +34,15 @@ SOURCE_WORDS = {
     "observed_above_sweep": "the request log, where production beat the load tests",
 }
 
-#: the verdict inside a sentence
-VERDICT_NOUNS = {
-    "api_cheaper": "the API cheaper",
-    "self_hosting_cheaper": "self-hosting cheaper",
-    "never_breaks_even": "self-hosting never breaking even",
-    "no_api_price": "no API cost per accepted task to compare with",
-    "no_self_hosted_route": "no self-hosted route",
-}
+
+def verdict(d: "ReportData") -> str:
+    """The month's verdict as the headline says it (staging.stg_ledger__verdicts)."""
+    return d.verdict_words.get(d.be.verdict or "", {}).get("headline", "No verdict")
 
 
-def verdict(be: BreakEvenMonth) -> str:
-    return VERDICTS.get(be.verdict, "No verdict")
+def _verdict_in_a_sentence(d: "ReportData", name: str | None) -> str:
+    """A verdict inside a sentence (staging.stg_ledger__verdicts); its name where the ledger does not declare it."""
+    return d.verdict_words.get(name or "", {}).get("in_a_sentence", name or "no verdict")
 
 
 def _slo(d: "ReportData") -> str:
@@ -192,7 +180,7 @@ def _value(name: str, value: float | None) -> str:
 
 def robustness_rows(d: "ReportData") -> list[dict[str, Any]]:
     """The verdict under each named assumption (monthly_break_even.verdict_sensitivity), in the reader's words."""
-    words = {"api_cheaper": "API cheaper", "self_hosting_cheaper": "self-hosting cheaper", "never_breaks_even": "never"}
+    words = {name: said.get("in_a_table", name) for name, said in d.verdict_words.items()}
     return [
         {
             "assumption": _assumption(r["assumption"], d),
@@ -285,7 +273,7 @@ def _too_close(d: "ReportData") -> list[str]:
 def _headline(d: "ReportData") -> list[str]:
     be, m = d.be, d.month
     v = be.verdict
-    out = _too_close(d) if too_close_to_call(be) else [f"{verdict(be)} in {m}."]
+    out = _too_close(d) if too_close_to_call(be) else [f"{verdict(d)} in {m}."]
     if v == "no_self_hosted_route":
         api = next((r for r in d.routes if r.route == "api"), None)
         spent = (
@@ -442,8 +430,8 @@ def changes(d: "ReportData") -> list[str]:
             f"{count(before.self_hosted_accepted_tasks)}, then {count(be.self_hosted_accepted_tasks)}."
         )
     if be.verdict != before.verdict:
-        now = "too close to call now" if too_close_to_call(be) else f"{VERDICT_NOUNS[be.verdict]} now"
-        out.append(f"The verdict changed: {VERDICT_NOUNS[before.verdict]} before, {now}.")
+        now = "too close to call now" if too_close_to_call(be) else f"{_verdict_in_a_sentence(d, be.verdict)} now"
+        out.append(f"The verdict changed: {_verdict_in_a_sentence(d, before.verdict)} before, {now}.")
     for m in d.movements:
         name = category_label(m["item"]) if m["kind"] == "self-hosted" else f"the API at {m['item']}"
         out.append(

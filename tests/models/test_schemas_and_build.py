@@ -341,3 +341,28 @@ def test_a_caveat_not_declared_stops_the_build(ledger, tmp_path):
     # the real tree passes the same audit, over the same month
     build(ledger.con, ledger.settings, ledger.store, selection=selection)
     assert ledger.one("SELECT count(*) AS n FROM marts.monthly_break_even") == {"n": 1}
+
+
+def test_a_verdict_not_declared_stops_the_build(ledger, tmp_path):
+    """The break-even's verdicts are declared once (staging.stg_ledger__verdicts, with how the report says each): a
+    break-even that gives a month a verdict not declared there fails the build's audit."""
+    import shutil
+
+    from pipeline.base.models import SQL_DIR
+
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql_dir)
+    mart = sql_dir / "marts" / "monthly_break_even.sql"
+    text = mart.read_text(encoding="utf-8")
+    given = "WHEN NOT has_self_hosted_route THEN 'no_self_hosted_route'"
+    assert given in text
+    mart.write_text(text.replace(given, "WHEN NOT has_self_hosted_route THEN 'no_cluster'"), encoding="utf-8")
+    ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])  # an API request, no cluster at all
+    selection = ("+marts.monthly_verdict_sensitivity", "staging.stg_ledger__verdicts")
+    with pytest.raises(AuditFailed, match="assert_verdicts_declared"):
+        build(ledger.con, ledger.settings, ledger.store, sql_dir=sql_dir, selection=selection)
+    # the real tree passes the same audit, over the same month, and gives the month the declared verdict
+    build(ledger.con, ledger.settings, ledger.store, selection=selection)
+    assert ledger.one("SELECT verdict FROM marts.monthly_break_even") == {"verdict": "no_self_hosted_route"}
+    # the report says it in the declared words
+    assert "No self-hosted route in 2026-07." in ledger.report_text("2026-07")
