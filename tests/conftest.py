@@ -233,6 +233,20 @@ def open_published(db: Path | str):  # noqa: ANN201 - a duckdb connection
     return con
 
 
+def sql_tree_with(tmp_path: Path, model_file: str, old: str, new: str) -> Path:
+    """A copy of the model tree (``sql/``) under ``tmp_path`` with ``old`` replaced by ``new`` in ``model_file``
+    (relative to ``sql/``); ``old`` must be in it, so a test cannot go on editing text the model no longer has."""
+    from pipeline.base.models import SQL_DIR
+
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql_dir)
+    path = sql_dir / model_file
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{model_file} no longer has {old!r}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return sql_dir
+
+
 def D(text: str) -> Decimal:
     return Decimal(text)
 

@@ -3,13 +3,13 @@ the rows it gives, without building anything else."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
 from pipeline.base.models import SQL_DIR
+from tests.conftest import sql_tree_with
 from tests.models.given import Case, CaseError, load_cases, run_case
 
 CASES = load_cases()
@@ -51,10 +51,8 @@ def test_a_case_naming_a_table_or_column_the_model_does_not_have_fails_naming_it
 
 def test_a_case_runs_the_model_as_its_file_says(tmp_path: Path):
     """The case runs the model's SQL of the tree given, not a copy: a changed formula fails the case."""
-    sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
-    path = sql_dir / "marts" / "monthly_phase_cost.sql"
-    path.write_text(path.read_text().replace("money_share(fixed_cost_usd, prompt_weight, total_weight)", "0"))
+    formula = "money_share(fixed_cost_usd, prompt_weight, total_weight)"
+    sql_dir = sql_tree_with(tmp_path, "marts/monthly_phase_cost.sql", formula, "0")
     with pytest.raises(CaseError, match="no row of marts.monthly_phase_cost is"):
         run_case(_phase_case(), sql_dir)
 

@@ -5,7 +5,7 @@ import pytest
 from pipeline.transform.build import AuditFailed, build, discover
 from schemas.ddl import canonical_columns, table_name
 from schemas.tables import KINDS, Request
-from tests.conftest import PRICE_MOONSHOT, request
+from tests.conftest import PRICE_MOONSHOT, request, sql_tree_with
 
 # docs/marts.md, "Outputs": mart -> the columns the contract names (marts may carry more after them)
 CONTRACT = {
@@ -301,16 +301,12 @@ def test_a_failing_model_is_named_and_rolls_back(ledger, tmp_path):
 def test_a_cost_line_of_a_class_not_declared_stops_the_build(ledger, tmp_path):
     """The cost classes are declared once (staging.stg_ledger__cost_classes): a model that gives a cost line another
     class (here the opex rows as 'opex' instead of 'operating') fails the build's audit, and nothing is published."""
-    import shutil
-
-    from pipeline.base.models import SQL_DIR
-
-    sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
-    mart = sql_dir / "marts" / "monthly_self_hosted_cost.sql"
-    text = mart.read_text(encoding="utf-8")
-    assert "o.category, 'operating', o.amount_usd" in text
-    mart.write_text(text.replace("o.category, 'operating', o.amount_usd", "o.category, 'opex', o.amount_usd"))
+    sql_dir = sql_tree_with(
+        tmp_path,
+        "marts/monthly_self_hosted_cost.sql",
+        "o.category, 'operating', o.amount_usd",
+        "o.category, 'opex', o.amount_usd",
+    )
     ledger.load("opex", [{"month": "2026-07", "category": "inference_operations", "amount": "100", "currency": "USD"}])
     selection = ("+marts.monthly_self_hosted_cost", "staging.stg_ledger__cost_classes")
     with pytest.raises(AuditFailed, match="assert_cost_classes_declared"):
@@ -323,17 +319,8 @@ def test_a_cost_line_of_a_class_not_declared_stops_the_build(ledger, tmp_path):
 def test_a_caveat_not_declared_stops_the_build(ledger, tmp_path):
     """The verdict's caveats are declared once (staging.stg_ledger__caveats, with what each means in the report's
     words): a break-even that gives a month a caveat not declared there fails the build's audit."""
-    import shutil
-
-    from pipeline.base.models import SQL_DIR
-
-    sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
-    mart = sql_dir / "marts" / "monthly_break_even.sql"
-    text = mart.read_text(encoding="utf-8")
     raised = "CASE WHEN invoice_unreconciled THEN 'invoice_unreconciled' END,"
-    assert raised in text
-    mart.write_text(text.replace(raised, "'not_declared',"), encoding="utf-8")  # every month carries it
+    sql_dir = sql_tree_with(tmp_path, "marts/monthly_break_even.sql", raised, "'not_declared',")  # every month
     ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])
     selection = ("+marts.monthly_break_even", "staging.stg_ledger__caveats")
     with pytest.raises(AuditFailed, match="assert_caveats_declared"):
@@ -346,17 +333,10 @@ def test_a_caveat_not_declared_stops_the_build(ledger, tmp_path):
 def test_a_verdict_not_declared_stops_the_build(ledger, tmp_path):
     """The break-even's verdicts are declared once (staging.stg_ledger__verdicts, with how the report says each): a
     break-even that gives a month a verdict not declared there fails the build's audit."""
-    import shutil
-
-    from pipeline.base.models import SQL_DIR
-
-    sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
-    mart = sql_dir / "marts" / "monthly_break_even.sql"
-    text = mart.read_text(encoding="utf-8")
     given = "WHEN NOT has_self_hosted_route THEN 'no_self_hosted_route'"
-    assert given in text
-    mart.write_text(text.replace(given, "WHEN NOT has_self_hosted_route THEN 'no_cluster'"), encoding="utf-8")
+    sql_dir = sql_tree_with(
+        tmp_path, "marts/monthly_break_even.sql", given, given.replace("no_self_hosted_route'", "no_cluster'")
+    )
     ledger.load("requests", [request("r", "t", "2026-07-01T10:00:00Z")])  # an API request, no cluster at all
     selection = ("+marts.monthly_verdict_sensitivity", "staging.stg_ledger__verdicts")
     with pytest.raises(AuditFailed, match="assert_verdicts_declared"):
@@ -364,5 +344,3 @@ def test_a_verdict_not_declared_stops_the_build(ledger, tmp_path):
     # the real tree passes the same audit, over the same month, and gives the month the declared verdict
     build(ledger.con, ledger.settings, ledger.store, selection=selection)
     assert ledger.one("SELECT verdict FROM marts.monthly_break_even") == {"verdict": "no_self_hosted_route"}
-    # the report says it in the declared words
-    assert "No self-hosted route in 2026-07." in ledger.report_text("2026-07")
