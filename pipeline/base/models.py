@@ -403,7 +403,8 @@ def _parse_settings(path: Path, meta: dict[str, tuple[str, int]], body: str) -> 
         if declared:
             raise ModelHeaderError(f"{path}:{line}: settings: a model that reads meta.settings declares none")
         return ()
-    named = tuple(s for s in SQL_SETTINGS if re.search(rf"\b{s}\b", body))
+    words = set(re.findall(r"\w+", body))  # a setting is read where its name is a whole word of the body
+    named = tuple(s for s in SQL_SETTINGS if s in words)
     if missing := [s for s in named if s not in declared]:
         raise ModelHeaderError(
             f"{path}: the model reads the setting {missing[0]}: name it in its header (-- settings: "

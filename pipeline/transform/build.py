@@ -323,11 +323,11 @@ def comment_model(con: duckdb.DuckDBPyConnection, m: Model, kind: str, sql_dir: 
     """The model's header as COMMENTs on the table (description and grain) and its columns, once its columns are
     checked against the declared ones."""
     doc = m.description + (f" Grain: {m.grain}." if m.grain else "")
-    con.execute(f"COMMENT ON {kind} {m.qualified} IS {sql_string(doc.strip())}")
     check_columns(con, m, sql_dir, types=types)
-    for c in m.columns:
-        if c.meaning:
-            con.execute(f"COMMENT ON COLUMN {m.qualified}.{c.name} IS {sql_string(c.meaning)}")
+    comments = [f"COMMENT ON {kind} {m.qualified} IS {sql_string(doc.strip())}"] + [
+        f"COMMENT ON COLUMN {m.qualified}.{c.name} IS {sql_string(c.meaning)}" for c in m.columns if c.meaning
+    ]
+    con.execute(";\n".join(comments))  # one call: a model's comments are many small catalog statements
 
 
 def run_audits(con: duckdb.DuckDBPyConnection, models: list[Model], audits: list[Path], failures: list[str]) -> int:
