@@ -88,35 +88,48 @@ listed AS (
         AND p.service_tier = 'standard' AND p.min_input_tokens = 0
         AND p.valid_from <= b.priced_at AND (p.valid_until IS NULL OR p.valid_until > b.priced_at)
 ),
--- a quantity at list: the logs' own price for its type, else the list price in force at its start
-valued AS (
+-- the logs' own list cost and count of each quantity's type, where the month's logged requests hold that type
+logged_paid AS MATERIALIZED (
     SELECT
-        b.source,
-        b.month,
-        b.provider,
-        b.amount_usd,
-        b.quantity,
-        CASE
-            WHEN b.quantity IS NULL THEN NULL
-            WHEN b.token_type = 'input_cache_hit' AND l.hit_tokens > 0
-                THEN money_count_share(l.hit_usd, b.quantity, l.hit_tokens)
-            WHEN b.token_type = 'input_cache_miss' AND l.miss_tokens > 0
-                THEN money_count_share(l.miss_usd, b.quantity, l.miss_tokens)
-            WHEN b.token_type = 'input_cache_write' AND l.write_5m_tokens + l.write_1h_tokens > 0
-                THEN money_count_share(l.write_5m_usd + l.write_1h_usd, b.quantity, l.write_5m_tokens + l.write_1h_tokens)
-            WHEN b.token_type = 'input_cache_write_5m' AND l.write_5m_tokens > 0
-                THEN money_count_share(l.write_5m_usd, b.quantity, l.write_5m_tokens)
-            WHEN b.token_type = 'input_cache_write_1h' AND l.write_1h_tokens > 0
-                THEN money_count_share(l.write_1h_usd, b.quantity, l.write_1h_tokens)
-            WHEN b.token_type = 'output' AND l.output_tokens > 0
-                THEN money_count_share(l.output_usd, b.quantity, l.output_tokens)
-            WHEN b.token_type = 'tool' AND l.search_calls > 0
-                THEN money_count_share(l.search_usd, b.quantity, l.search_calls)
-            WHEN b.token_type = 'tool' THEN money_mul(b.quantity, b.web_search_per_call)
-            ELSE money_div(money_mul(b.quantity, b.list_per_million), 1000000)
-        END AS list_usd
+        b.*,
+        CASE b.token_type
+            WHEN 'input_cache_hit' THEN l.hit_usd
+            WHEN 'input_cache_miss' THEN l.miss_usd
+            WHEN 'input_cache_write' THEN l.write_5m_usd + l.write_1h_usd
+            WHEN 'input_cache_write_5m' THEN l.write_5m_usd
+            WHEN 'input_cache_write_1h' THEN l.write_1h_usd
+            WHEN 'output' THEN l.output_usd
+            WHEN 'tool' THEN l.search_usd
+        END AS logged_usd,
+        CASE b.token_type
+            WHEN 'input_cache_hit' THEN l.hit_tokens
+            WHEN 'input_cache_miss' THEN l.miss_tokens
+            WHEN 'input_cache_write' THEN l.write_5m_tokens + l.write_1h_tokens
+            WHEN 'input_cache_write_5m' THEN l.write_5m_tokens
+            WHEN 'input_cache_write_1h' THEN l.write_1h_tokens
+            WHEN 'output' THEN l.output_tokens
+            WHEN 'tool' THEN l.search_calls
+        END AS logged_units,
+        money_mul(b.quantity, b.list_per_million) AS at_list_per_million
     FROM listed AS b
     LEFT JOIN logged AS l ON l.month = b.month AND l.provider = b.provider
+),
+-- a quantity at list: the logs' own price for its type, else the list price in force at its start (one share
+-- written once, its arguments chosen by type: each copy of the exact arithmetic lengthens the plan)
+valued AS (
+    SELECT
+        source,
+        month,
+        provider,
+        amount_usd,
+        quantity,
+        CASE
+            WHEN quantity IS NULL THEN NULL
+            WHEN logged_units > 0 THEN money_count_share(logged_usd, quantity, logged_units)
+            WHEN token_type = 'tool' THEN money_mul(quantity, web_search_per_call)
+            ELSE money_div(at_list_per_million, 1000000)
+        END AS list_usd
+    FROM logged_paid
 ),
 -- each source's list value, when every one of its quantities could be valued
 sources AS (
@@ -163,10 +176,10 @@ SELECT
         AS DECIMAL(38, 12)) AS list_value_usd,
     CAST(metered_usd AS DECIMAL(38, 12)) AS metered_usd,
     uplift_basis,
-    CAST(coalesce(CASE uplift_basis
-        WHEN 'invoice_quantities' THEN money_div(invoiced_usage_usd, invoice_list_usd)
-        WHEN 'usage_export' THEN money_div(invoiced_usage_usd, export_list_usd)
-        WHEN 'logged' THEN CASE WHEN metered_usd > 0 THEN money_div(invoiced_usage_usd, metered_usd) END
-    END, 1) AS DECIMAL(38, 12)) AS api_invoice_uplift,
+    CAST(coalesce(money_div(invoiced_usage_usd, CASE uplift_basis
+        WHEN 'invoice_quantities' THEN invoice_list_usd
+        WHEN 'usage_export' THEN export_list_usd
+        WHEN 'logged' THEN CASE WHEN metered_usd > 0 THEN metered_usd END
+    END), 1) AS DECIMAL(38, 12)) AS api_invoice_uplift,
     CASE WHEN has_invoice AND metered_usd > 0 THEN money_div(invoiced_usage_usd, metered_usd) END AS naive_uplift
 FROM based

@@ -161,12 +161,15 @@ SELECT
     CASE WHEN monthly_token_capacity > 0 THEN money_div(fixed_cost_usd,
         CAST(per_million(monthly_token_capacity) AS DECIMAL(38, 12))) END
         AS self_hosted_cost_per_million_tokens_at_capacity,
-    CASE api_cost_source
-        WHEN 'equivalent' THEN money_div(CAST(api_equivalent_cost_usd * api_overhead_factor AS DECIMAL(38, 12)),
-            CAST(per_million(CAST(sh_tokens AS DECIMAL(38, 6))) AS DECIMAL(38, 12)))
-        WHEN 'measured' THEN money_div(run_rate_usd,
-            CAST(per_million(CAST(api_tokens AS DECIMAL(38, 6))) AS DECIMAL(38, 12)))
-    END AS api_cost_per_million_tokens_at_mix,
+    -- one division, its two sides chosen by the basis of C (each copy of the exact arithmetic lengthens the plan)
+    money_div(
+        CASE api_cost_source
+            WHEN 'equivalent' THEN CAST(api_equivalent_cost_usd * api_overhead_factor AS DECIMAL(38, 12))
+            WHEN 'measured' THEN CAST(run_rate_usd AS DECIMAL(38, 12))
+        END,
+        CAST(per_million(CAST(CASE api_cost_source WHEN 'equivalent' THEN sh_tokens WHEN 'measured' THEN api_tokens END
+            AS DECIMAL(38, 6))) AS DECIMAL(38, 12))
+    ) AS api_cost_per_million_tokens_at_mix,
     credits_usd AS api_credits_usd,
     tax_usd AS api_tax_usd,
     CAST(api_cost_per_accepted_task_usd - api_measured_cost_per_accepted_task_usd AS DECIMAL(38, 12)) AS api_comparator_gap_usd,

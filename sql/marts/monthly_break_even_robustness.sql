@@ -86,7 +86,7 @@ end_figures AS (
         break_even_saving(f, c, v, sh_accepted) AS saving
     FROM moved
 ),
-end_verdicts AS (
+end_verdicts AS MATERIALIZED (
     SELECT
         *,
         break_even_verdict(c, v, sh_accepted, break_even) AS end_verdict,

@@ -44,6 +44,15 @@ inputs AS (
     FROM marts.monthly_break_even AS b
     LEFT JOIN reviews AS r USING (month)
 ),
+-- the cluster's accepted tasks on the API: C's token part of them, and the review they move (products taken once
+-- here, not inside each share below: every copy of the exact arithmetic lengthens the plan)
+all_moved AS (
+    SELECT
+        *,
+        money_mul(c - c_review, n) AS all_api_usd,
+        money_mul(c_review - v, n) AS all_review_moved_usd
+    FROM inputs
+),
 -- each hour's tokens above what the committed nodes serve: the work the on-demand nodes enabled
 hours AS (
     SELECT
@@ -85,13 +94,13 @@ moved AS (
         END AS tasks_moved,
         CASE
             WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
-            WHEN e.capacity_known THEN money_count_share(money_mul(i.c - i.c_review, i.n), e.enabled_tokens, e.sh_tokens)
+            WHEN e.capacity_known THEN money_count_share(i.all_api_usd, e.enabled_tokens, e.sh_tokens)
         END AS moved_api_usd,
         CASE
             WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
-            WHEN e.capacity_known THEN money_count_share(money_mul(i.c_review - i.v, i.n), e.enabled_tokens, e.sh_tokens)
+            WHEN e.capacity_known THEN money_count_share(i.all_review_moved_usd, e.enabled_tokens, e.sh_tokens)
         END AS moved_review_usd
-    FROM inputs AS i
+    FROM all_moved AS i
     LEFT JOIN enabled AS e USING (month)
     LEFT JOIN on_demand AS o USING (month)
 ),

@@ -186,7 +186,7 @@ ordered AS (
         coalesce(CAST(ceil(peak_tokens / (capacity_per_node * 3600)) AS BIGINT), 0) AS peak_nodes
     FROM months
 ),
-sizes AS (
+sizes AS MATERIALIZED (
     -- 0 .. the nodes the busiest hour could use plus the spares, at least today's count, at most 1,000
     SELECT
         m.*,
@@ -233,11 +233,15 @@ moved AS (
         CASE
             WHEN m.nodes = 0 THEN CAST(m.cluster_tokens AS DECIMAL(38, 0))
             ELSE CAST(coalesce(o.overflow_tokens, 0) AS DECIMAL(38, 0))
-        END AS moved_tokens
+        END AS moved_tokens,
+        -- every accepted task on the API: its token part, and the API's review of it (products taken once here, not
+        -- inside each share below: every copy of the exact arithmetic lengthens the plan)
+        money_mul(m.c - m.c_review, m.accepted) AS all_moved_usd,
+        money_mul(m.c_review, m.accepted) AS all_review_usd
     FROM sizes AS m
     LEFT JOIN overflows AS o ON m.month = o.month AND m.nodes = o.serving
 ),
-priced AS (
+priced AS MATERIALIZED (
     SELECT
         v.month,
         v.serving,
@@ -246,14 +250,14 @@ priced AS (
         v.tasks_moved,
         CASE
             WHEN v.tasks_moved = 0 THEN CAST(0 AS DECIMAL(38, 12))
-            WHEN v.serving = 0 THEN money_mul(m.c - m.c_review, m.accepted)
-            ELSE money_count_share(money_mul(m.c - m.c_review, m.accepted), v.moved_tokens, m.cluster_tokens)
+            WHEN v.serving = 0 THEN v.all_moved_usd
+            ELSE money_count_share(v.all_moved_usd, v.moved_tokens, m.cluster_tokens)
         END AS api_moved_usd,
         m.api_review_usd + CASE
             WHEN v.tasks_moved = 0 THEN m.sh_review_usd
-            WHEN v.serving = 0 THEN money_mul(m.c_review, m.accepted)
+            WHEN v.serving = 0 THEN v.all_review_usd
             ELSE m.sh_review_usd - money_count_share(m.sh_review_usd, v.moved_tokens, m.cluster_tokens)
-                + money_count_share(money_mul(m.c_review, m.accepted), v.moved_tokens, m.cluster_tokens)
+                + money_count_share(v.all_review_usd, v.moved_tokens, m.cluster_tokens)
         END AS review_usd
     FROM moved AS v
     JOIN sizes AS m ON v.month = m.month AND v.serving = m.nodes
