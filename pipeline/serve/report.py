@@ -52,7 +52,6 @@ from pipeline.serve.words import (
     steps,
     too_close_to_call,
     surcharges,
-    verdict,
     views,
 )
 from pipeline.base.query import dict_rows, run_query, table_exists
@@ -357,7 +356,6 @@ def _env():
     )
     env.filters.update(usd=usd, pct=pct, count=count, ms=ms)
     env.globals.update(
-        verdict=verdict,
         headline=headline,
         views=views,
         steps=steps,

@@ -81,8 +81,8 @@ class ReportData:
     caveat_meanings: dict[str, str] = field(default_factory=dict)
     """Each caveat the verdict can carry and what it means, in the report's words (staging.stg_ledger__caveats)."""
     verdict_words: dict[str, dict[str, str]] = field(default_factory=dict)
-    """Each verdict the break-even can give, as the headline says it and inside a sentence
-    (staging.stg_ledger__verdicts: ``headline``, ``in_a_sentence``)."""
+    """Each verdict the break-even can give, as the headline, a sentence and a table cell say it
+    (staging.stg_ledger__verdicts: ``headline``, ``in_a_sentence``, ``in_a_table``)."""
     charts: dict[str, str] = field(default_factory=dict)
 
     def setting(self, key: str) -> str | None:

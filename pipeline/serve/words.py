@@ -35,14 +35,20 @@ SOURCE_WORDS = {
 }
 
 
+def _verdict_said(d: "ReportData", name: str | None, form: str, otherwise: str) -> str:
+    """A verdict in one of the report's forms (``headline``, ``in_a_sentence``, ``in_a_table``: the columns of
+    staging.stg_ledger__verdicts); ``otherwise`` where the ledger does not declare it."""
+    return d.verdict_words.get(name or "", {}).get(form, otherwise)
+
+
 def verdict(d: "ReportData") -> str:
-    """The month's verdict as the headline says it (staging.stg_ledger__verdicts)."""
-    return d.verdict_words.get(d.be.verdict or "", {}).get("headline", "No verdict")
+    """The month's verdict as the headline says it."""
+    return _verdict_said(d, d.be.verdict, "headline", "No verdict")
 
 
 def _verdict_in_a_sentence(d: "ReportData", name: str | None) -> str:
-    """A verdict inside a sentence (staging.stg_ledger__verdicts); its name where the ledger does not declare it."""
-    return d.verdict_words.get(name or "", {}).get("in_a_sentence", name or "no verdict")
+    """A verdict inside a sentence; its name where the ledger does not declare it."""
+    return _verdict_said(d, name, "in_a_sentence", name or "no verdict")
 
 
 def _slo(d: "ReportData") -> str:
@@ -180,7 +186,6 @@ def _value(name: str, value: float | None) -> str:
 
 def robustness_rows(d: "ReportData") -> list[dict[str, Any]]:
     """The verdict under each named assumption (monthly_break_even.verdict_sensitivity), in the reader's words."""
-    words = {name: said.get("in_a_table", name) for name, said in d.verdict_words.items()}
     return [
         {
             "assumption": _assumption(r["assumption"], d),
@@ -188,8 +193,8 @@ def robustness_rows(d: "ReportData") -> list[dict[str, Any]]:
             "high": _value(r["assumption"], r["value_high"]),
             "break_even_low": r["break_even_at_low_value"],
             "break_even_high": r["break_even_at_high_value"],
-            "verdict_low": words.get(r["verdict_at_low_value"], r["verdict_at_low_value"]),
-            "verdict_high": words.get(r["verdict_at_high_value"], r["verdict_at_high_value"]),
+            "verdict_low": _verdict_said(d, r["verdict_at_low_value"], "in_a_table", r["verdict_at_low_value"]),
+            "verdict_high": _verdict_said(d, r["verdict_at_high_value"], "in_a_table", r["verdict_at_high_value"]),
             "flips": r["flips"],
         }
         for r in d.be.verdict_sensitivity or []

@@ -446,5 +446,5 @@ assert tuple(_STRATEGIES) == STRATEGIES, "pipeline.base.models.STRATEGIES names 
 
 
 def strategy(model: Model, models: list[Model]) -> Strategy:
-    """The strategy object of an incremental model (its header checked against what the strategy needs)."""
+    """The strategy object of an incremental model (its header already checked across models by the planner)."""
     return _STRATEGIES[model.incremental](model, models)  # type: ignore[index]
