@@ -27,7 +27,7 @@ CREATE OR REPLACE TEMP MACRO money_div_units(n, d) AS  -- noqa: CP05
 + (2 * (((n % d) * 1000000) % d) * 1000000 + d) // (2 * d)
 ;
 
-CREATE OR REPLACE TEMP MACRO money_div(num, den) AS  -- noqa: CP05
+CREATE OR REPLACE TEMP MACRO money_div_formula(num, den) AS  -- noqa: CP05
 CASE WHEN den IS NULL OR den = 0 OR num IS NULL THEN NULL
 WHEN num = 0 THEN CAST(0 AS DECIMAL(38, 12))  -- the same value, without the HUGEINT steps (most review costs)
 WHEN abs(num) < 80000000000000 AND abs(den) < 100000000000000 THEN
@@ -54,7 +54,7 @@ END
 -- holds too: each factor split into its whole part and its fraction (x - x % 1 and x % 1, the same on Spark), the
 -- four partial products each in range, only the product of the two fractions rounded (the others are exact at
 -- scale 12, so the sum is the exact product rounded once)
-CREATE OR REPLACE TEMP MACRO money_mul(a, b) AS  -- noqa: CP05
+CREATE OR REPLACE TEMP MACRO money_mul_formula(a, b) AS  -- noqa: CP05
 CAST(
     CAST(CAST(a AS DECIMAL(38, 12)) - CAST(a AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0))
     * CAST(CAST(b AS DECIMAL(38, 12)) - CAST(b AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0))
@@ -73,7 +73,7 @@ CAST(
 -- DECIMAL(38, 12) holds. The caller gives one row what the shares leave, so allocations still add up exactly. (The
 -- share is written out here rather than passed to money_mul, which names its arguments six times each: the models'
 -- text, and the time DuckDB and Spark take to plan them, grow with every copy.)
-CREATE OR REPLACE TEMP MACRO money_share(amount, part, whole) AS  -- noqa: CP05
+CREATE OR REPLACE TEMP MACRO money_share_formula(amount, part, whole) AS  -- noqa: CP05
 CASE WHEN whole IS NULL OR whole = 0 OR amount IS NULL OR part IS NULL THEN NULL
 WHEN abs(CAST(amount AS DECIMAL(38, 12))) < 9000000 AND abs(CAST(part AS DECIMAL(38, 12))) < 9000000
     THEN money_div(CAST(amount AS DECIMAL(38, 12)) * CAST(part AS DECIMAL(38, 12)), whole)
@@ -88,7 +88,7 @@ END
 -- amount x count / whole, rounded to 1e-12, for a count (tokens, seconds, hours: a whole number): the product is
 -- exact at the amount's scale (a count has none) and divided once, as long as it stays below 1e25; past that (figures
 -- near the plausibility bounds) the share is amount x (count / whole rounded to 1e-12), as money_share takes it.
-CREATE OR REPLACE TEMP MACRO money_count_share(amount, count, whole) AS  -- noqa: CP05
+CREATE OR REPLACE TEMP MACRO money_count_share_formula(amount, count, whole) AS  -- noqa: CP05
 CASE WHEN whole IS NULL OR whole = 0 OR amount IS NULL OR count IS NULL THEN NULL
 WHEN abs(CAST(amount AS DOUBLE) * CAST(count AS DOUBLE)) < 1e25
     THEN money_div(CAST(amount AS DECIMAL(38, 12)) * CAST(count AS DECIMAL(38, 0)), whole)
@@ -98,6 +98,31 @@ ELSE CAST(
     AS DECIMAL(38, 12)
 )
 END
+;
+
+-- The four macros the models call, each taking its arguments once. DuckDB copies a macro's argument into every place
+-- its body names it, and the formulas above name each argument up to a dozen times: a share of a product, written
+-- out, would be hundreds of copies of the product to plan and to compute. Here each argument becomes a field of a
+-- one-element list whose lambda applies the formula to the fields: every argument is computed once, and the formula
+-- reads the result.
+CREATE OR REPLACE TEMP MACRO money_div(num, den) AS  -- noqa: CP05
+list_transform([{ 'num': num, 'den': den }], LAMBDA x: money_div_formula(x.num, x.den))[1]
+;
+
+CREATE OR REPLACE TEMP MACRO money_mul(a, b) AS  -- noqa: CP05
+list_transform([{ 'a': a, 'b': b }], LAMBDA x: money_mul_formula(x.a, x.b))[1]
+;
+
+CREATE OR REPLACE TEMP MACRO money_share(amount, part, whole) AS  -- noqa: CP05
+list_transform(
+    [{ 'amount': amount, 'part': part, 'whole': whole }], LAMBDA x: money_share_formula(x.amount, x.part, x.whole)
+)[1]
+;
+
+CREATE OR REPLACE TEMP MACRO money_count_share(amount, count, whole) AS  -- noqa: CP05
+list_transform(
+    [{ 'amount': amount, 'count': count, 'whole': whole }], LAMBDA x: money_count_share_formula(x.amount, x.count, x.whole)
+)[1]
 ;
 
 -- The position of the discrete quantile q among n sorted values, as DuckDB's quantile_disc takes it: the

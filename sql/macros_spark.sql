@@ -12,6 +12,9 @@
 --   money_units      Spark's trunc() truncates dates, not numbers: the whole part is x - x % 1 (% keeps x's sign on
 --                    both engines).
 --   hash_key         DuckDB reads hex digits by a cast from '0x...'; Spark with conv().
+--   money_mul, money_share, money_count_share
+--                    DuckDB takes their arguments once through a lambda over a one-element list (macros.sql says
+--                    why); Spark is given the arguments in place: each is its formula.
 
 CREATE OR REPLACE TEMP MACRO money_units(x) AS  -- noqa: CP05
 CAST(CAST(x AS DECIMAL(38, 12)) - CAST(x AS DECIMAL(38, 12)) % 1 AS DECIMAL(38, 0)) * CAST(1000000000000 AS DECIMAL(38, 0))
@@ -44,4 +47,16 @@ END
 
 CREATE OR REPLACE TEMP MACRO hash_key(x) AS  -- noqa: CP05
 CAST(conv(left(md5(CAST(x AS VARCHAR)), 15), 16, 10) AS BIGINT)
+;
+
+CREATE OR REPLACE TEMP MACRO money_mul(a, b) AS  -- noqa: CP05
+money_mul_formula(a, b)
+;
+
+CREATE OR REPLACE TEMP MACRO money_share(amount, part, whole) AS  -- noqa: CP05
+money_share_formula(amount, part, whole)
+;
+
+CREATE OR REPLACE TEMP MACRO money_count_share(amount, count, whole) AS  -- noqa: CP05
+money_count_share_formula(amount, count, whole)
 ;

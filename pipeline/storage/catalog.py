@@ -104,6 +104,9 @@ META_DDL = [
     "(a corrections/ folder of its kind, or ingest --correction) with the key of a row loaded earlier and other "
     "content replaces it. The earlier row stays in the lake (history is never edited); the raw view leaves it out.'",
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
+    "CREATE TABLE IF NOT EXISTS meta.raw_views_made (kind VARCHAR NOT NULL, statements VARCHAR NOT NULL)",
+    "COMMENT ON TABLE meta.raw_views_made IS 'The statements that made each raw view (the view and its comments): a "
+    "command that opens the ledger makes a view again only when they have changed. Work file only.'",
 ]
 
 
@@ -112,7 +115,6 @@ def init_ledger(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
     for stmt in META_DDL:
         con.execute(stmt)
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
-    con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_MADE} (kind VARCHAR NOT NULL, statements VARCHAR NOT NULL)")
     for kind in KINDS:
         refresh_raw_view(con, lake, kind)
     # the marks of views that lag the manifest (``mark_raw_view_stale``): none, every view was just refreshed
@@ -208,15 +210,17 @@ def _readable_footers(con: duckdb.DuckDBPyConnection, literals: list[str]) -> tu
     return kept, columns
 
 
-#: the raw views this connection made, with the statements that made them (the view, then its ~30 comments): a view
-#: whose statements would be the same again is left as it is. A temp table, so that a rollback takes a view's record
-#: back with the view. The table is made by ``init_ledger``.
-_MADE = "temp.main.raw_views_made"
+#: the raw views made in this work file, with the statements that made them (the view, then its ~30 comments): a view
+#: whose statements would be the same again is left as it is. A table of the work file, so that a rollback takes a
+#: view's record back with the view and the next command that opens the ledger does not make the views again (some
+#: 450 catalog statements). The table is made by ``init_ledger`` (``META_DDL``).
+_MADE = "meta.raw_views_made"
 
 
 def refresh_raw_view(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> None:
-    """(Re)make the kind's raw view over the files the manifest names, with its comments, unless this connection made
-    it with these very statements (a build reopens every raw view; most have not changed since the ledger opened)."""
+    """(Re)make the kind's raw view over the files the manifest names, with its comments, unless it was made with these
+    very statements and is still there (every command opens the ledger and a build reopens every raw view; most
+    have not changed since they were made)."""
     comments = comment_sql(KINDS[kind])
     for name, stmt in raw_view_statements(con, lake, [kind]):
         statements = "\n".join([stmt, *comments])

@@ -178,3 +178,29 @@ def test_a_build_keeps_the_raw_views_current_and_documented_whatever_happened_to
     ledger.load("requests", [R2])
     ledger.build()
     assert requests_view() == (["r1", "r2"], comment)
+
+
+def test_a_ledger_opened_again_shows_its_rows_and_a_raw_view_dropped_between_commands_is_back(tmp_path):
+    """Opening a ledger leaves a raw view made with the same statements as it is; one dropped behind the ledger's
+    back (a duckdb CLI on the work file) is made again, with its description, by the next command that opens it."""
+    import duckdb
+
+    from tests.conftest import Ledger
+
+    first = Ledger(tmp_path, Settings())
+    first.load("requests", [R1, R2])
+    first.con.close()
+    again = Ledger(tmp_path, Settings())
+    assert [r["request_id"] for r in again.rows("SELECT request_id FROM raw.requests ORDER BY ALL")] == ["r1", "r2"]
+    again.con.close()
+    con = duckdb.connect(str(again.store.work_db))
+    con.execute("DROP VIEW raw.requests")
+    con.close()
+    last = Ledger(tmp_path, Settings())
+    assert [r["request_id"] for r in last.rows("SELECT request_id FROM raw.requests ORDER BY ALL")] == ["r1", "r2"]
+    (described,) = last.rows(
+        "SELECT comment FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'raw' "
+        "AND table_name = 'requests' AND column_name = 'output_tokens'"
+    )
+    assert described["comment"]
+    last.con.close()
