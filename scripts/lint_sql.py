@@ -18,15 +18,14 @@ ROOT = Path(__file__).resolve().parent.parent
 PASSED = ROOT / ".venv" / "sqlfluff-passed"
 
 
-def _fingerprint(path: Path, setting: bytes) -> str:
-    digest = hashlib.sha256(version("sqlfluff").encode() + b"\0" + setting + b"\0")
-    digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+def _fingerprint(path: Path, linter: bytes) -> str:
+    """The file's path and text under ``linter`` (sqlfluff's version and ``.sqlfluff``)."""
+    return hashlib.sha256(linter + str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes()).hexdigest()
 
 
 def main(argv: list[str]) -> int:
-    setting = (ROOT / ".sqlfluff").read_bytes()
-    files = {path: _fingerprint(path, setting) for path in sorted((ROOT / "sql").rglob("*.sql"))}
+    linter = version("sqlfluff").encode() + b"\0" + (ROOT / ".sqlfluff").read_bytes() + b"\0"
+    files = {path: _fingerprint(path, linter) for path in sorted((ROOT / "sql").rglob("*.sql"))}
     passed = set() if "--all" in argv or not PASSED.exists() else set(PASSED.read_text().split())
     stale = [path for path, key in files.items() if key not in passed]
     if stale:

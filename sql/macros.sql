@@ -71,8 +71,8 @@ CAST(
 -- 1e-12), off by at most amount x 5e-13, its product taken as money_mul takes it (the amount's whole part times the
 -- share, exact at scale 12, plus its fraction times the share, rounded once), so any amount and part whose share
 -- DECIMAL(38, 12) holds. The caller gives one row what the shares leave, so allocations still add up exactly. (The
--- share is written out here rather than passed to money_mul, which names its arguments six times each: the models'
--- text, and the time DuckDB and Spark take to plan them, grow with every copy.)
+-- share is written out here rather than passed to money_mul: on Spark money_mul is its formula, which names its
+-- arguments six times each, and the time Spark takes to plan a model grows with every copy.)
 CREATE OR REPLACE TEMP MACRO money_share_formula(amount, part, whole) AS  -- noqa: CP05
 CASE WHEN whole IS NULL OR whole = 0 OR amount IS NULL OR part IS NULL THEN NULL
 WHEN abs(CAST(amount AS DECIMAL(38, 12))) < 9000000 AND abs(CAST(part AS DECIMAL(38, 12))) < 9000000

@@ -7,14 +7,13 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.base.settings import Settings
-from tests.conftest import PRICE_MOONSHOT, Ledger, request
+from tests.conftest import PRICE_MOONSHOT, new_ledger, request
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
+def published(tmp_path_factory, new_ledger_folder):
     """One published ledger for the module's tests: they only read it (and check that nothing changed it)."""
-    ledger = Ledger(tmp_path_factory.mktemp("published"), Settings())
+    ledger = new_ledger(tmp_path_factory.mktemp("published"), new_ledger_folder)
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("requests", [request("r1", "t1", "2026-07-10T10:00:00Z", cache_miss_input_tokens=1_000_000)])
     ledger.build()

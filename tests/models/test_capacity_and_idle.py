@@ -13,8 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import PRICE_MOONSHOT, Ledger, request
-from pipeline.base.settings import Settings
+from tests.conftest import PRICE_MOONSHOT, new_ledger, request
 
 # the models these tests read, each built with what it reads (a build of every model is the nightly's)
 READS = (
@@ -201,9 +200,9 @@ def test_shared_operating_costs_split_by_node_hours(ledger):
     failed_tokens=st.integers(min_value=0, max_value=5_000_000),
 )
 def test_accepted_failed_and_idle_add_up_to_the_fixed_cost(
-    tmp_path_factory, fixed, capacity, accepted_tokens, failed_tokens
+    tmp_path_factory, new_ledger_folder, fixed, capacity, accepted_tokens, failed_tokens
 ):
-    ledger = Ledger(tmp_path_factory.mktemp("split"), Settings())
+    ledger = new_ledger(tmp_path_factory.mktemp("split"), new_ledger_folder)
     try:
         ledger.load("cluster-charges", [reserved("jul", str(fixed))])  # one node, all July
         ledger.load("load-tests", [sweep(str(capacity))])

@@ -13,11 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import PRICE_MOONSHOT, Ledger, request
+from tests.conftest import PRICE_MOONSHOT, Ledger, new_ledger, request
 from tests.models.test_break_even import BIG, accepted
 from tests.models.test_cost_classes_and_saving import _classes_month
 from tests.models.test_capacity_and_idle import reserved, sweep
-from pipeline.base.settings import Settings
 
 # the models these tests read, each built with what it reads (a build of every model is the nightly's)
 READS = ("+marts.monthly_break_even", "+marts.monthly_counterfactual")
@@ -131,11 +130,11 @@ def _random_month(ledger: Ledger, api: list[tuple[int, int]], cluster: list[tupl
     od=st.integers(0, 500),
     rs=st.integers(1, 500),
 )
-def test_the_scenarios_agree_with_the_verdict_for_any_month(tmp_path_factory, api, cluster, od, rs):
+def test_the_scenarios_agree_with_the_verdict_for_any_month(tmp_path_factory, new_ledger_folder, api, cluster, od, rs):
     """Any month: at renewal everything on the API less the month as run is the verdict's saving to the cent; the
     cluster's failed attempts never reach the API's cost (it grows by C for each of its accepted tasks only); with a
     committed node that serves every hour, cancelling the on-demand capacity saves exactly its price."""
-    ledger = Ledger(tmp_path_factory.mktemp("cf"), Settings())
+    ledger = new_ledger(tmp_path_factory.mktemp("cf"), new_ledger_folder)
     try:
         _random_month(ledger, api, cluster, od, rs)
         be = ledger.one("SELECT * FROM marts.monthly_break_even")

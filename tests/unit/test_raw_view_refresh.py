@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import duckdb
+
 import pytest
 
 from pipeline.storage.catalog import refresh_stale_raw_views
@@ -17,7 +19,7 @@ from pipeline.storage.lake import file_sha256
 from pipeline.run.nightly import Run
 from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
-from tests.conftest import PRICE_MOONSHOT, request, write_csv
+from tests.conftest import PRICE_MOONSHOT, Ledger, request, write_csv
 
 R1 = request("r1", "t1", "2026-07-01T10:00:00Z", output_tokens=10)
 R2 = request("r2", "t2", "2026-07-01T11:00:00Z", output_tokens=20)
@@ -183,10 +185,6 @@ def test_a_build_keeps_the_raw_views_current_and_documented_whatever_happened_to
 def test_a_ledger_opened_again_shows_its_rows_and_a_raw_view_dropped_between_commands_is_back(tmp_path):
     """Opening a ledger leaves a raw view made with the same statements as it is; one dropped behind the ledger's
     back (a duckdb CLI on the work file) is made again, with its description, by the next command that opens it."""
-    import duckdb
-
-    from tests.conftest import Ledger
-
     first = Ledger(tmp_path, Settings())
     first.load("requests", [R1, R2])
     first.con.close()

@@ -20,10 +20,9 @@ import pytest
 
 from pipeline.base import faults
 from pipeline.ingest.files import ingest_file
-from pipeline.base.settings import Settings
 from schemas.ddl import canonical_columns
 from schemas.tables import KINDS
-from tests.conftest import PRICE_MOONSHOT, Ledger, request
+from tests.conftest import PRICE_MOONSHOT, Ledger, new_ledger, request
 from tests.models.test_incremental import assert_same_as_full_build
 
 ARROW_TYPES = {
@@ -152,7 +151,7 @@ def _as_csv_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_verbatim_and_written_lake_files_give_the_same_ledger(tmp_path):
+def test_verbatim_and_written_lake_files_give_the_same_ledger(tmp_path, new_ledger_folder):
     # the same prices and requests, once as CSV (written lake files) and once as canonical Parquet (copied)
     july = ROWS
     august = [
@@ -162,8 +161,7 @@ def test_verbatim_and_written_lake_files_give_the_same_ledger(tmp_path):
     ledgers = {}
     for how in ("csv", "parquet"):
         folder = tmp_path / how
-        folder.mkdir()
-        led = Ledger(folder, Settings())
+        led = new_ledger(folder, new_ledger_folder)
         led.load("prices", [PRICE_MOONSHOT])
         for n, rows in enumerate([july, august]):
             if how == "csv":
