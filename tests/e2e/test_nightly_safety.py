@@ -127,31 +127,57 @@ def landings(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def reference(landings, tmp_path_factory) -> tuple[Path, tuple, tuple]:
-    """A ledger after A (state 'before'), and the fingerprint an uninterrupted run on B gives ('after')."""
+    """A ledger after A (state 'before'), and the fingerprint an uninterrupted run on B gives ('after'). Both
+    ledgers stay in their folders (``A/ledger.duckdb``; ``B/ledger.duckdb``, a copy of A's that B's nightly went on
+    from): a test that needs one works on a copy (``copy_to``)."""
     july, full = landings
 
     def make(folder: Path) -> None:
-        db = folder / "ledger.duckdb"
+        (folder / "A").mkdir()
+        db = folder / "A" / "ledger.duckdb"
         assert nightly_process(july, db).returncode in (0, 4)
-        after_db = folder / "after.duckdb"
-        shutil.copytree(Store.for_db(db).state, Store.for_db(after_db).state)
-        shutil.copy(db, after_db)
-        assert nightly_process(full, after_db).returncode in (0, 4)
+        (folder / "B").mkdir()
+        assert nightly_process(full, copy_to(db, folder / "B")).returncode in (0, 4)
 
     folder = made_once(tmp_path_factory, "reference", make)
-    db = folder / "ledger.duckdb"
-    before, after = fingerprint(db), fingerprint(folder / "after.duckdb")
+    db = folder / "A" / "ledger.duckdb"
+    before, after = fingerprint(db), fingerprint(folder / "B" / "ledger.duckdb")
     assert before != after
     return db, before, after
+
+
+def copy_to(db: Path, folder: Path) -> Path:
+    """A copy of the ledger ``db`` (its published file and state folder) in ``folder``, of the same name: the
+    published file and its snapshots read the lake by paths that begin with that name."""
+    copy = folder / db.name
+    store, copied = Store.for_db(db), Store.for_db(copy)
+    shutil.copytree(store.state, copied.state)
+    # the published file is a hard link to its snapshot (a rollback tells the current snapshot by it): so is the copy
+    published = [snap for snap in store.snapshot_list() if snap.samefile(db)]
+    if published:
+        os.link(copied.snapshots / published[0].name, copy)
+    else:
+        shutil.copy(db, copy)
+    return copy
+
+
+@pytest.fixture
+def after_a(reference, tmp_path) -> Path:
+    """A copy of the ledger after landing A's nightly (July), in the test's folder."""
+    return copy_to(reference[0], tmp_path)
+
+
+@pytest.fixture
+def after_b(reference, tmp_path) -> Path:
+    """A copy of the ledger after landing A's nightly and then B's (July, then August), in the test's folder."""
+    return copy_to(reference[0].parent.parent / "B" / "ledger.duckdb", tmp_path)
 
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_sigkill_leaves_before_or_after_and_next_run_completes(point, landings, reference, tmp_path):
     _, full = landings
     ref_db, before, after = reference
-    db = tmp_path / "ledger.duckdb"
-    shutil.copytree(Store.for_db(ref_db).state, Store.for_db(db).state)
-    shutil.copy(ref_db, db)
+    db = copy_to(ref_db, tmp_path)
 
     crashed = nightly_process(full, db, crash_at=point)
     assert crashed.returncode == -9, f"{point} was never reached: {crashed.stdout[-500:]} {crashed.stderr[-2000:]}"
@@ -173,9 +199,7 @@ def test_sigkill_leaves_before_or_after_and_next_run_completes(point, landings, 
 def test_readers_never_blocked_and_never_see_half_a_build(landings, reference, tmp_path):
     _, full = landings
     ref_db, before, after = reference
-    db = tmp_path / "ledger.duckdb"
-    shutil.copytree(Store.for_db(ref_db).state, Store.for_db(db).state)
-    shutil.copy(ref_db, db)
+    db = copy_to(ref_db, tmp_path)
     duckdb_cli = Path(sys.executable).parent / "duckdb"
     results = {"reads": 0, "during": 0, "after": 0, "errors": [], "states": set(), "cli_reads": 0}
     done = threading.Event()
@@ -234,12 +258,11 @@ def cli(*args: str):
     return runner.invoke(app, [*args, "--settings", str(SETTINGS)])
 
 
-def test_same_name_different_content_is_a_conflict(tmp_path, landings):
+def test_same_name_different_content_is_a_conflict(tmp_path, landings, after_a):
     july, _ = landings
     landing = tmp_path / "landing"
     shutil.copytree(july, landing)
-    db = tmp_path / "l.duckdb"
-    assert cli("nightly", str(landing), "--db", str(db)).exit_code in (0, 4)
+    db = after_a  # July's files loaded (from another folder: a file's name is its path under its kind folder)
     opex = landing / "opex" / "opex-2026-07.csv"
     opex.write_text(opex.read_text().replace("18000", "19000"))
     res = cli("nightly", str(landing), "--db", str(db))
@@ -295,10 +318,9 @@ def test_late_file_restates_its_month_and_the_run_log_says_so(tmp_path, landings
     assert log[-1][0] == 1 and "2026-08-01" in log[-1][1]
 
 
-def test_second_writer_is_refused_while_readers_still_read(tmp_path, landings):
+def test_second_writer_is_refused_while_readers_still_read(landings, after_a):
     july, _ = landings
-    db = tmp_path / "l.duckdb"
-    assert cli("nightly", str(july), "--db", str(db)).exit_code in (0, 4)
+    db = after_a
     store = Store.for_db(db)
     with store.writer_lock():
         res = cli("nightly", str(july), "--db", str(db))
@@ -315,23 +337,18 @@ def test_low_disk_refuses_before_writing(tmp_path, landings, monkeypatch):
     assert not db.exists()
 
 
-def test_rollback_publishes_the_previous_snapshot(tmp_path, landings):
-    july, full = landings
-    db = tmp_path / "l.duckdb"
-    assert cli("nightly", str(july), "--db", str(db)).exit_code in (0, 4)
-    first = fingerprint(db)
-    assert cli("nightly", str(full), "--db", str(db)).exit_code in (0, 4)
-    assert fingerprint(db) != first
+def test_rollback_publishes_the_previous_snapshot(reference, after_b):
+    _, first, second = reference  # the states after July's nightly and after August's
+    db = after_b
+    assert fingerprint(db) == second
     assert cli("rollback", "--db", str(db)).exit_code == 0
     assert fingerprint(db) == first
 
 
-def test_a_rollback_sticks_through_the_next_nightly(tmp_path, landings):
-    july, full = landings
-    db = tmp_path / "l.duckdb"
-    assert cli("nightly", str(july), "--db", str(db)).exit_code in (0, 4)
-    first = fingerprint(db)
-    assert cli("nightly", str(full), "--db", str(db)).exit_code in (0, 4)
+def test_a_rollback_sticks_through_the_next_nightly(landings, reference, after_b):
+    _, full = landings
+    _, first, _ = reference  # the state after July's nightly
+    db = after_b  # July's nightly, then August's
     res = cli("rollback", "--db", str(db), "--json")
     assert res.exit_code == 0, res.output
     taken = sorted(Path(f["path"]).name for f in json.loads(res.stdout)["rolled_back_files"])
@@ -362,7 +379,7 @@ def rows_of(db: Path, sql: str) -> list[tuple]:
         con.close()
 
 
-def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landings, monkeypatch):
+def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landings, after_a, monkeypatch):
     # A nightly over a landing folder that already loaded its files spends seconds hashing them;
     # GX's import (~5 s) starts beside that hashing when a file's kind and name are new, and not at all when every
     # file is one loaded before
@@ -373,8 +390,7 @@ def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landi
     july, full = landings
     landing = tmp_path / "landing"
     shutil.copytree(july, landing)
-    db = tmp_path / "l.duckdb"
-    assert cli("nightly", str(landing), "--db", str(db)).exit_code in (0, 4)
+    db = after_a  # July's files loaded (from another folder: they are told loaded by their content)
     events: list[str] = []
     real_hash = lake_module.file_sha256
     monkeypatch.setattr(validate_module, "warm_up", lambda: events.append("warm_up"))
@@ -391,7 +407,7 @@ def test_gx_import_starts_before_the_loaded_files_are_recognised(tmp_path, landi
 
 
 def test_files_loaded_before_are_hashed_once_and_a_new_file_s_recorded_hash_is_its_content_s(
-    tmp_path, landings, monkeypatch
+    tmp_path, landings, after_a, monkeypatch
 ):
     # Telling the files loaded before loaded and intact hashes each landing file and its lake file: each landing file
     # once (the build reads lake files, never landing files). A file restated under a known name is new: the hash
@@ -402,8 +418,7 @@ def test_files_loaded_before_are_hashed_once_and_a_new_file_s_recorded_hash_is_i
     july, full = landings
     landing = tmp_path / "landing"
     shutil.copytree(july, landing)
-    db = tmp_path / "l.duckdb"
-    assert cli("nightly", str(landing), "--db", str(db)).exit_code in (0, 4)
+    db = after_a  # July's files loaded (from another folder: they are told loaded by their content)
     con = open_published(db)
     loaded = con.execute("SELECT path, lake_file FROM meta.loaded_files").fetchall()
     con.close()

@@ -282,9 +282,12 @@ def test_a_lake_object_with_other_bytes_is_not_restored_and_the_build_names_the_
 
 
 def test_a_lake_bucket_that_does_not_exist_stops_the_nightly_before_it_publishes(s3, tmp_path):
+    landing = tmp_path / "landing"
+    (landing / "prices").mkdir(parents=True)
+    (landing / "prices" / "p.csv").write_bytes((ROOT / "sample_data" / "prices" / "prices.csv").read_bytes())
     db = tmp_path / "ledger.duckdb"
     settings = _with_lake(tmp_path, "s3://no-such-lake-bucket/team-a")
-    res = cli("nightly", ROOT / "sample_data", "--db", db, "--settings", settings)
+    res = cli("nightly", landing, "--db", db, "--settings", settings)
     assert res.exit_code == 1, res.output
     assert "the lake s3://no-such-lake-bucket/team-a: the bucket no-such-lake-bucket does not exist" in res.output
     assert not db.exists()  # nothing was published: a ledger naming lake files object storage lacks
