@@ -40,7 +40,7 @@ def rollback(
     store = Store.for_db(s.db)
     snaps = store.snapshot_list()
     if list_:
-        current = s.db.stat().st_ino if s.db.exists() else None
+        current = store.current_snapshot(snaps)
         out.print(
             "  snapshot (* = published)                           published at         run           months  MiB  ",
             markup=False,
@@ -50,7 +50,7 @@ def rollback(
             i = store.snapshot_info(snap)
             note = "" if i["changed"] else "  (loaded nothing, changed no month)"
             out.print(
-                f"{'*' if snap.stat().st_ino == current else ' '} {snap.name:50} {i['published_at']:20} "
+                f"{'*' if snap == current else ' '} {snap.name:50} {i['published_at']:20} "
                 f"{i['run_id']:13} {i['months'] if i['months'] is not None else '?':>6} {i['mib']:5.1f}{note}",
                 markup=False,
                 highlight=False,

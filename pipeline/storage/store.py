@@ -327,12 +327,25 @@ class Store:
             info.update(run_id="?", published_at="unreadable", months=None)
         return info
 
+    def current_snapshot(self, snaps: list[Path]) -> Path | None:
+        """Which of ``snaps`` the published file is: the same file (a hard link, as a publication leaves it), else the
+        snapshot of the same run (a ledger copied without its hard links, as ``cp`` or ``rsync`` without ``-H`` copy
+        it, has a published file of its own); None when neither."""
+        if not self.published.exists():
+            return None
+        for snap in snaps:
+            if snap.samefile(self.published):
+                return snap
+        run_id = self.snapshot_info(self.published)["run_id"]
+        same_run = [snap for snap in snaps if self.snapshot_info(snap)["run_id"] == run_id]
+        return same_run[-1] if run_id != "?" and same_run else None
+
     def rollback_target(self, to: Path | None = None) -> Path:
         """The snapshot a rollback publishes: ``to``, else the one before the current."""
         snaps = self.snapshot_list()
         if to is None:
-            current = self.published.stat().st_ino if self.published.exists() else None
-            older = [s for s in snaps if s.stat().st_ino != current]
+            current = self.current_snapshot(snaps)
+            older = [s for s in snaps if s != current]
             if not older:
                 raise FileNotFoundError(f"no earlier snapshot in {self.snapshots} to roll back to")
             to = older[-1]

@@ -1,35 +1,42 @@
 """Runs that loaded nothing never push real snapshots out of keep_snapshots."""
 
 import csv
+import shutil
+from pathlib import Path
 
 from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.storage.store import Store
-from tests.conftest import request
+from tests.conftest import open_published, request
+
+
+def _deliver(landing: Path, name: str, rid: str) -> None:
+    """A request log of one request, ``rid``, as ``requests/name``."""
+    (landing / "requests").mkdir(parents=True, exist_ok=True)
+    with (landing / "requests" / name).open("w", newline="") as fh:
+        row = request(rid, rid, "2026-07-10T10:00:00Z")
+        w = csv.DictWriter(fh, fieldnames=list(row))
+        w.writeheader()
+        w.writerow(row)
+
+
+def _run(*args: str | Path) -> str:
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    return res.output
 
 
 def test_empty_nightlies_keep_the_real_snapshots(tmp_path):
     landing, db = tmp_path / "l", tmp_path / "l.duckdb"
     (tmp_path / "s.toml").write_text("[ledger]\nkeep_snapshots = 2\n")
-    (landing / "requests").mkdir(parents=True)
-
-    def deliver(name, rid):
-        with (landing / "requests" / name).open("w", newline="") as fh:
-            row = request(rid, rid, "2026-07-10T10:00:00Z")
-            w = csv.DictWriter(fh, fieldnames=list(row))
-            w.writeheader()
-            w.writerow(row)
 
     def nightly():
-        res = CliRunner().invoke(
-            app, ["nightly", str(landing), "--db", str(db), "--settings", str(tmp_path / "s.toml")]
-        )
-        assert res.exit_code == 0, res.output
+        _run("nightly", landing, "--db", db, "--settings", tmp_path / "s.toml")
 
-    deliver("a.csv", "a")
+    _deliver(landing, "a.csv", "a")
     nightly()
-    deliver("b.csv", "b")
+    _deliver(landing, "b.csv", "b")
     nightly()
     for _ in range(3):  # three nights with nothing new
         nightly()
@@ -39,6 +46,30 @@ def test_empty_nightlies_keep_the_real_snapshots(tmp_path):
     assert [s.endswith("-unchanged.duckdb") for s in snaps] == [False, False, True]
     res = CliRunner().invoke(app, ["rollback", "--list", "--db", str(db), "--settings", str(tmp_path / "s.toml")])
     assert res.exit_code == 0 and "loaded nothing, changed no month" in res.output and "published at" in res.output
+
+
+def test_a_ledger_copied_without_its_hard_links_rolls_back_to_the_snapshot_before_its_own(tmp_path):
+    # a publication leaves the published file a hard link to its snapshot; a copy of the ledger made as cp, or rsync
+    # without -H, make it has a published file of its own. A rollback still tells which snapshot it is (its run) and
+    # publishes the one before it, and the snapshot list marks it
+    landing, db = tmp_path / "l", tmp_path / "l.duckdb"
+    _deliver(landing, "a.csv", "a")
+    _run("nightly", landing, "--db", db)
+    _deliver(landing, "b.csv", "b")
+    _run("nightly", landing, "--db", db)
+    shutil.copy(db, tmp_path / "copy.duckdb")
+    (tmp_path / "copy.duckdb").replace(db)  # the same bytes, no longer the snapshot's file
+    first, second = Store.for_db(db).snapshot_list()
+    assert not second.samefile(db)
+    listed = _run("rollback", "--list", "--db", db).splitlines()
+    assert [line[:1] for line in listed if first.name in line or second.name in line] == [" ", "*"]
+    _run("rollback", "--db", db)
+    assert first.samefile(db)
+    con = open_published(db)
+    try:
+        assert con.execute("SELECT task_id FROM raw.requests").fetchall() == [("a",)]  # b.csv's request taken back
+    finally:
+        con.close()
 
 
 class _Recorder:
