@@ -112,8 +112,9 @@ def compare(before: str, after: str, schemas: list[str]) -> list[tuple[str, bool
 
 
 def copy_ledger(db: Path, to: Path) -> Path:
-    """A copy of a ledger (its published file and state folder) in the folder ``to``; the lake files, written once
-    and read-only, are hard links."""
+    """A copy of a ledger (its published file and state folder) in the folder ``to``, of the same name (the published
+    file and its snapshots read the lake by paths that begin with it); the lake files, written once and read-only, are
+    hard links."""
     state = Path(f"{db}.d")
     copy = to / db.name
     shutil.copy2(db, copy)
@@ -130,6 +131,11 @@ def copy_ledger(db: Path, to: Path) -> Path:
     shutil.copytree(
         state, Path(f"{copy}.d"), copy_function=link_or_copy, ignore=shutil.ignore_patterns("spark", "lock")
     )
+    # the published file is a hard link to its snapshot (a rollback tells the published snapshot by it): so is the copy
+    for snap in sorted((state / "snapshots").glob("*.duckdb")):
+        if snap.samefile(db):
+            copy.unlink()
+            os.link(Path(f"{copy}.d") / "snapshots" / snap.name, copy)
     return copy
 
 

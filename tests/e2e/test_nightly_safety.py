@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.sample.demo import write_sample
 from pipeline.storage.store import Store
+from scripts.marts_equal import copy_ledger
 from tests.conftest import made_once, open_published, ROOT
 
 runner = CliRunner()
@@ -129,7 +130,7 @@ def landings(tmp_path_factory) -> tuple[Path, Path]:
 def reference(landings, tmp_path_factory) -> tuple[Path, tuple, tuple]:
     """A ledger after A (state 'before'), and the fingerprint an uninterrupted run on B gives ('after'). Both
     ledgers stay in their folders (``A/ledger.duckdb``; ``B/ledger.duckdb``, a copy of A's that B's nightly went on
-    from): a test that needs one works on a copy (``copy_to``)."""
+    from): a test that needs one works on a copy (``copy_ledger``)."""
     july, full = landings
 
     def make(folder: Path) -> None:
@@ -137,7 +138,7 @@ def reference(landings, tmp_path_factory) -> tuple[Path, tuple, tuple]:
         db = folder / "A" / "ledger.duckdb"
         assert nightly_process(july, db).returncode in (0, 4)
         (folder / "B").mkdir()
-        assert nightly_process(full, copy_to(db, folder / "B")).returncode in (0, 4)
+        assert nightly_process(full, copy_ledger(db, folder / "B")).returncode in (0, 4)
 
     folder = made_once(tmp_path_factory, "reference", make)
     db = folder / "A" / "ledger.duckdb"
@@ -146,38 +147,23 @@ def reference(landings, tmp_path_factory) -> tuple[Path, tuple, tuple]:
     return db, before, after
 
 
-def copy_to(db: Path, folder: Path) -> Path:
-    """A copy of the ledger ``db`` (its published file and state folder) in ``folder``, of the same name: the
-    published file and its snapshots read the lake by paths that begin with that name."""
-    copy = folder / db.name
-    store, copied = Store.for_db(db), Store.for_db(copy)
-    shutil.copytree(store.state, copied.state)
-    # the published file is a hard link to its snapshot (a rollback tells the current snapshot by it): so is the copy
-    published = [snap for snap in store.snapshot_list() if snap.samefile(db)]
-    if published:
-        os.link(copied.snapshots / published[0].name, copy)
-    else:
-        shutil.copy(db, copy)
-    return copy
-
-
 @pytest.fixture
 def after_a(reference, tmp_path) -> Path:
     """A copy of the ledger after landing A's nightly (July), in the test's folder."""
-    return copy_to(reference[0], tmp_path)
+    return copy_ledger(reference[0], tmp_path)
 
 
 @pytest.fixture
 def after_b(reference, tmp_path) -> Path:
     """A copy of the ledger after landing A's nightly and then B's (July, then August), in the test's folder."""
-    return copy_to(reference[0].parent.parent / "B" / "ledger.duckdb", tmp_path)
+    return copy_ledger(reference[0].parent.parent / "B" / "ledger.duckdb", tmp_path)
 
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_sigkill_leaves_before_or_after_and_next_run_completes(point, landings, reference, tmp_path):
     _, full = landings
     ref_db, before, after = reference
-    db = copy_to(ref_db, tmp_path)
+    db = copy_ledger(ref_db, tmp_path)
 
     crashed = nightly_process(full, db, crash_at=point)
     assert crashed.returncode == -9, f"{point} was never reached: {crashed.stdout[-500:]} {crashed.stderr[-2000:]}"
@@ -199,7 +185,7 @@ def test_sigkill_leaves_before_or_after_and_next_run_completes(point, landings, 
 def test_readers_never_blocked_and_never_see_half_a_build(landings, reference, tmp_path):
     _, full = landings
     ref_db, before, after = reference
-    db = copy_to(ref_db, tmp_path)
+    db = copy_ledger(ref_db, tmp_path)
     duckdb_cli = Path(sys.executable).parent / "duckdb"
     results = {"reads": 0, "during": 0, "after": 0, "errors": [], "states": set(), "cli_reads": 0}
     done = threading.Event()
