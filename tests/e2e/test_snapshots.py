@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.storage.store import Store
-from tests.conftest import open_published, request
+from tests.conftest import cli, open_published, request
 
 
 def _deliver(landing: Path, name: str, rid: str) -> None:
@@ -22,7 +22,7 @@ def _deliver(landing: Path, name: str, rid: str) -> None:
 
 
 def _run(*args: str | Path) -> str:
-    res = CliRunner().invoke(app, [str(a) for a in args])
+    res = cli(*args)
     assert res.exit_code == 0, res.output
     return res.output
 
