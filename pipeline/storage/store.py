@@ -266,6 +266,9 @@ class Store:
                 pub.execute(f"CREATE TABLE {table} AS SELECT * FROM incoming_arrow")
                 pub.unregister("incoming_arrow")
                 crashpoint("publish.table")
+            # the views and the comments (a thousand small statements) commit once: each commit of its own costs
+            # more than the statement; the tables above commit one by one, so that no table's rows wait in memory
+            pub.execute("BEGIN")
             for _, stmt in views:
                 pub.execute(stmt)
             for stmt in _comment_statements(con, set(tables) | {name for name, _ in views}):
@@ -275,6 +278,7 @@ class Store:
                 "(SELECT count(*) FROM marts.monthly_break_even) AS months",
                 [run_id],
             )
+            pub.execute("COMMIT")
             pub.execute("CHECKPOINT")
         finally:
             pub.close()
