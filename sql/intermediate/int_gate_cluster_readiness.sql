@@ -1,5 +1,5 @@
 -- grain: one row per eval set run on a cluster
--- materialized: table
+-- materialized: view
 -- unique_key: eval_set
 -- description: Whether the clusters an evaluation set ran its self-hosted tasks on are ready to be judged: their load tests measured within the evaluation's period (its first to its last attempt) or the 30 days before it, and the months the set ran on them with operating costs recorded (for that cluster or for no cluster), without which the cluster's full monthly cost is not known.
 -- column eval_set VARCHAR: The evaluation set.

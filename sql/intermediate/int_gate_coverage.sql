@@ -1,5 +1,5 @@
 -- grain: one row per eval set
--- materialized: table
+-- materialized: view
 -- unique_key: eval_set
 -- description: What each evaluation set of the deployment gate covers: its cases, their categories, the cases run on both routes (the hosted API and the cluster) and the days its API measurements span. A set named only by a drill run has no cases.
 -- column eval_set VARCHAR: The evaluation set.

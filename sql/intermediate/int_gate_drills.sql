@@ -1,5 +1,5 @@
 -- grain: one row per eval set x required drill
--- materialized: table
+-- materialized: view
 -- unique_key: eval_set, drill
 -- description: Each failure drill the deployment gate requires (gate.required_drills) for each evaluation set, with the drill's latest run for the set on any cluster (of two at the same time, the first cluster's); the run's columns are NULL when the drill never ran for the set.
 -- settings: gate_required_drills

@@ -1,5 +1,5 @@
 -- grain: one row per eval set whose cases name categories, in months with production's workload logged
--- materialized: table
+-- materialized: view
 -- unique_key: eval_set
 -- description: Whether an evaluation set's cases are representative of production: each category's share of the set's cases against its share of production's accepted tasks (both routes) in the set's months, by the workload the request log names. A set none of whose cases names a category, or whose months have no workload logged, has no row (the check is skipped).
 -- settings: gate_mix_tolerance

@@ -1,5 +1,5 @@
 -- grain: one row per eval set with a case run on both routes
--- materialized: table
+-- materialized: view
 -- unique_key: eval_set
 -- description: Acceptance on the cases an evaluation set ran on both routes (paired cases), for the gate's non-inferiority criterion: the difference between the cluster's accepted share and the API's, its one-sided 95 % lower bound (z = 1.645) and the paired cases the acceptance margin (gate.acceptance_margin) would need at that difference. A case counts as accepted on a route when any of its tasks there was accepted.
 -- settings: gate_acceptance_margin

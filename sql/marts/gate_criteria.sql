@@ -14,6 +14,7 @@
 WITH settings AS (
     SELECT
         *,
+        -- the margin as a DOUBLE, the lower bound's type, to compare it with and to show it in words
         CAST(gate_acceptance_margin AS DOUBLE) AS margin
     FROM staging.stg_ledger__settings
 ),
