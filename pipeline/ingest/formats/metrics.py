@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,8 @@ CLUSTER_LABELS = ("cluster_id", "cluster")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 #: The labels of a series with none besides its name and its cluster (the column is part of the key: never empty)
 NO_LABELS = "(none)"
+#: a character no label may hold: C0 controls, DEL, NEL and the Unicode line and paragraph separators
+_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def sniff_prometheus_range(head: bytes) -> bool:
@@ -80,8 +83,7 @@ def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...]) -> tuple[s
     for name, value in metric.items():
         if isinstance(value, (dict, list)):
             raise ValueError(f"label {str(name)[:40]!r} holds a list or an object, not a single value")
-        text = f"{name}{value}"
-        if any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in text):
+        if _CONTROL.search(f"{name}{value}"):
             raise ValueError(f"label {str(name)[:40]!r} holds a control character")
     cluster = next((str(metric[k]) for k in CLUSTER_LABELS if metric.get(k) not in (None, "")), None)
     cluster = cluster or next((m.cluster_id for m in clusters if str(metric.get(m.label)) == m.value), None)
