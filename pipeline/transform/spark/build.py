@@ -38,7 +38,8 @@ from pipeline.transform.spark import incremental
 from pipeline.transform.spark import lake as spark_lake
 from pipeline.transform.spark import session
 from pipeline.transform.state import built_files, file_kinds
-from pipeline.transform.spark.translate import Macro, TranslationFailed, spark_macros, to_spark_steps, view_name
+from pipeline.transform.spark.translate import TranslationFailed, spark_macros, view_name
+from pipeline.transform.spark.translations import Translations
 from schemas.ddl import sql_string
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class SparkEngine:
         self.settings, self.store, self.sql_dir, self.progress = settings, store, sql_dir, progress
         self.macros = spark_macros(sql_dir)
         self.root = store.spark
+        self.translations = Translations(self.root / "sql", self.macros)
         self.out = self.root / f"build-{datetime.now(timezone.utc):%Y%m%dT%H%M%S%fZ}"
         self.spark: Any = None
         self.plan: incremental.SparkPlan | None = None
@@ -84,7 +86,7 @@ class SparkEngine:
         if isinstance(going_on, going.AppendRows):
             assert self.plan is not None and self.plan.previous is not None
             incremental.carry_over(self.plan.previous / m.layer / m.name, self.out / m.layer / m.name)
-        _run_on_spark(self.spark, m, self.macros, self.out, self.sql_dir, going_on)
+        _run_on_spark(self.spark, m, self.translations, self.out, self.sql_dir, going_on)
 
     def _going_on(self, m: Model) -> going.GoingOn | None:
         """How model ``m`` goes on from the last Spark build, or None: computed whole."""
@@ -121,6 +123,7 @@ class SparkEngine:
 
     def done(self, result: BuildResult) -> None:
         session.release(self.spark)
+        self.translations.prune()
         if self.plan is not None:
             result.rebuilt_in_full = dict(self.plan.rebuilt)
             result.incremental_models = len(self.plan.incremental)
@@ -141,13 +144,13 @@ def _scoped_inputs(spark: Any, m: Model, going_on: going.GoingOn | None) -> None
 
 
 def _run_on_spark(
-    spark: Any, m: Model, macros: dict[str, Macro], out: Path, sql_dir: Path, going_on: going.GoingOn | None = None
+    spark: Any, m: Model, translations: Translations, out: Path, sql_dir: Path, going_on: going.GoingOn | None = None
 ) -> None:
     """Model ``m`` on Spark: a view, or a table written as Parquet under ``out``; ``going_on``: computed from part of
     its inputs and joined to the earlier build's rows (``pipeline.transform.spark.going_on``)."""
     where = f"model {m.qualified} ({m.path.relative_to(sql_dir.parent)})"
     try:
-        steps, sql = to_spark_steps(m.body, macros, prefix=f"{view_name(m.layer, m.name)}__")
+        steps, sql = translations.steps(m.body, prefix=f"{view_name(m.layer, m.name)}__")
     except TranslationFailed as exc:
         raise ModelFailed(f"build rolled back: {where} cannot run on Spark: {exc}") from exc
     target = view_name(m.layer, m.name)
