@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.base.models import discover
 from scripts.marts_equal import copy_ledger
 from tests.conftest import ROOT, free_port, wait_listening
 from tests.e2e.spark_support import MARKS, assert_equal
@@ -118,6 +119,9 @@ def test_the_demo_builds_over_spark_connect_month_after_month_to_duckdbs_ledger(
     res = _no_java("nightly", landing, "--db", db, "--settings", settings, "--json")
     assert res.exit_code in (0, 4), res.output  # 4: the demo's cometapi invoices are 3 % above metered
     assert json.loads(res.stdout)["models_rebuilt_in_full"][PRICED] == "no earlier build"
+    # each model's Spark SQL is kept for the next build, one file a model
+    kept = {path: path.stat().st_ino for path in (Path(f"{db}.d") / "spark" / "sql").glob("*.json")}
+    assert len(kept) == len(discover())
     for kind in ("requests", "outcomes"):
         for path in (later / kind).iterdir():
             path.rename(landing / kind / path.name)
@@ -128,6 +132,9 @@ def test_the_demo_builds_over_spark_connect_month_after_month_to_duckdbs_ledger(
     # every incremental model went on from the first build: the priced requests of the new files, the tasks (keys)
     # of the new requests and outcomes, the months and days they touch; none was computed again in full
     assert summary["models_rebuilt_in_full"] == {}
+    # and no model's SQL was translated again (a translation is kept by writing a new file in its place): the build
+    # ran what the first one kept
+    assert {path: path.stat().st_ino for path in (Path(f"{db}.d") / "spark" / "sql").glob("*.json")} == kept
     before, after = Path(f"{demo_db}.d") / "work.duckdb", Path(f"{db}.d") / "work.duckdb"
     assert_equal(before, after)
     # the Spark build's published file answers the usual questions: the report reads it
