@@ -3,6 +3,7 @@ says what it holds, so a page already there is not pulled again and a nightly ne
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -39,7 +40,8 @@ def write_page(path: Path, doc: Any) -> int:
             os.fsync(fh.fileno())
         os.replace(hidden, path)
     except OSError as exc:
-        hidden.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # no folder to hold it (a file in its place): nothing was written
+            hidden.unlink(missing_ok=True)
         raise PullError(f"cannot write {path}: {exc.strerror or exc}") from None
     return len(data)
 

@@ -201,3 +201,16 @@ def test_a_refused_key_and_a_missing_key_are_clear(provider, tmp_path, monkeypat
     assert res.exit_code == 1
     assert "HTTP 401" in res.output and "check the key" in " ".join(res.output.split())
     assert not landing.exists()
+
+
+def test_a_landing_folder_that_cannot_hold_a_page_is_named(provider, tmp_path, monkeypatch):
+    # a file stands where the invoices folder would be: the page cannot be written, and the command says where
+    server = provider({})
+    monkeypatch.setenv("OPENAI_ADMIN_KEY", "sk-admin-test")
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "invoices").write_text("not a folder", encoding="utf-8")
+    res = cli("pull", "openai", "--month", "2026-10", "--base-url", f"http://127.0.0.1:{server.server_port}",
+              "--landing", landing)  # fmt: skip
+    assert res.exit_code == 1, res.output
+    assert f"error: cannot write {landing / 'invoices'}/openai-costs-" in " ".join(res.output.split())

@@ -12,6 +12,7 @@ cannot be read is made again, and one that cannot be written is only not kept. A
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -89,7 +90,5 @@ def _keep(path: Path, steps: list[Step], final: str) -> None:
         tmp.write_text(json.dumps({"steps": [[s.view, s.sql, s.shared] for s in steps], "sql": final}), "utf-8")
         os.replace(tmp, path)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):  # no folder to hold it (a file in its place): nothing was written
             tmp.unlink(missing_ok=True)
-        except OSError:
-            pass  # no folder to hold it: nothing was written
