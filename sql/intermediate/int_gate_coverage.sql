@@ -6,18 +6,11 @@
 -- column cases BIGINT: Its cases.
 -- column categories BIGINT: The categories its cases name ('uncategorised' counting as one).
 -- column categories_on_both BIGINT: The categories with a case run on both routes.
--- column cases_missing_a_route BIGINT: The cases not run on one of the routes.
--- column missing_cases VARCHAR: Those cases in case order, each with the route it was not run on; NULL when none.
+-- column cases_missing_a_route BIGINT: The cases not run on one of the routes, or on either.
+-- column missing_cases VARCHAR: Those cases in case order, each with the route it was not run on (or on neither route: none of its tasks is in the request log); NULL when none.
 -- column api_days DECIMAL(18,2): The days between the set's first and last API attempt; NULL when it has no API attempt.
 WITH cases AS (
-    SELECT
-        eval_set,
-        case_id,
-        min(category) AS category,
-        bool_or(route = 'api') AS on_api,
-        bool_or(route = 'self_hosted') AS on_cluster
-    FROM intermediate.int_gate_cases
-    GROUP BY eval_set, case_id
+    SELECT * FROM intermediate.int_gate_case_routes
 ),
 sets AS (
     SELECT eval_set FROM cases
@@ -31,8 +24,14 @@ case_counts AS (
         count(DISTINCT c.category) AS categories,
         count(DISTINCT c.category) FILTER (WHERE c.on_api AND c.on_cluster) AS categories_on_both,
         count(*) FILTER (WHERE NOT (c.on_api AND c.on_cluster)) AS cases_missing_a_route,
-        string_agg(c.case_id || CASE WHEN c.on_api THEN ' (not on the cluster)' ELSE ' (not on the API)' END, ', '
-            ORDER BY c.case_id) FILTER (WHERE NOT (c.on_api AND c.on_cluster)) AS missing_cases
+        string_agg(
+            c.case_id || CASE
+                WHEN c.on_api THEN ' (not on the cluster)'
+                WHEN c.on_cluster THEN ' (not on the API)'
+                ELSE ' (on neither route)'
+            END,
+            ', ' ORDER BY c.case_id
+        ) FILTER (WHERE NOT (c.on_api AND c.on_cluster)) AS missing_cases
     FROM sets AS s
     LEFT JOIN cases AS c ON s.eval_set = c.eval_set
     GROUP BY s.eval_set

@@ -7,9 +7,7 @@
 -- column largest_gap DOUBLE: The largest gap between a category's share of the cases and its share of production's accepted tasks, as a share (0.1 = 10 points); a category on one side only counts its whole share.
 -- column beyond VARCHAR: The categories whose gap is beyond the tolerance (gate.mix_tolerance), each with both shares in percent, the largest gap first (equal gaps in category order); NULL when none.
 WITH cases AS (
-    SELECT eval_set, case_id, min(category) AS category
-    FROM intermediate.int_gate_cases
-    GROUP BY eval_set, case_id
+    SELECT eval_set, case_id, category FROM intermediate.int_gate_case_routes
 ),
 set_months AS (
     SELECT DISTINCT eval_set, month FROM intermediate.int_gate_cases WHERE month IS NOT NULL

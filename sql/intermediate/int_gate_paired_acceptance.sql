@@ -1,7 +1,7 @@
 -- grain: one row per eval set with a case run on both routes
 -- materialized: view
 -- unique_key: eval_set
--- description: Acceptance on the cases an evaluation set ran on both routes (paired cases), for the gate's non-inferiority criterion: the difference between the cluster's accepted share and the API's, its one-sided 95 % lower bound (z = 1.645) and the paired cases the acceptance margin (gate.acceptance_margin) would need at that difference. A case counts as accepted on a route when any of its tasks there was accepted.
+-- description: Acceptance on the cases an evaluation set ran on both routes (paired cases), for the gate's non-inferiority criterion: the difference between the cluster's accepted share and the API's, its one-sided 95 % lower bound (z = 1.645) and the paired cases the acceptance margin (gate.acceptance_margin) would need at that difference. A case's acceptance on each route is int_gate_case_routes'.
 -- settings: gate_acceptance_margin
 -- column eval_set VARCHAR: The evaluation set.
 -- column paired_cases BIGINT: n, the cases run on both routes.
@@ -10,24 +10,14 @@
 -- column difference DOUBLE: The cluster's accepted share minus the API's, (b - c) / n.
 -- column lower_bound DOUBLE: The difference's one-sided 95 % lower bound: (b - c) / n - 1.645 x sqrt(b + c - (b - c)^2 / n) / n.
 -- column cases_needed BIGINT: The paired cases that would show non-inferiority at this difference and discordance: 1.645^2 x (d - difference^2) / (difference + margin)^2, d = (b + c) / n, rounded up; NULL when the difference is at or below -margin (no number of cases would).
-WITH per_case AS (
-    SELECT
-        eval_set,
-        case_id,
-        bool_or(route = 'api' AND accepted) AS api_accepted,
-        bool_or(route = 'self_hosted' AND accepted) AS cluster_accepted,
-        bool_or(route = 'api') AND bool_or(route = 'self_hosted') AS paired
-    FROM intermediate.int_gate_cases
-    GROUP BY eval_set, case_id
-),
-pairs AS (
+WITH pairs AS (
     SELECT
         eval_set,
         count(*) AS n,
         count(*) FILTER (WHERE cluster_accepted AND NOT api_accepted) AS b,
         count(*) FILTER (WHERE api_accepted AND NOT cluster_accepted) AS c
-    FROM per_case
-    WHERE paired
+    FROM intermediate.int_gate_case_routes
+    WHERE on_api AND on_cluster
     GROUP BY eval_set
 ),
 paired_difference AS (

@@ -146,3 +146,16 @@ def test_production_s_mix_from_the_request_log_within_the_tolerance(ledger):
     rep = criteria(ledger)["representative"]
     assert (rep["value"], rep["status"], rep["detail"]) == (10, "passed", None)
     assert verdict(ledger)["verdict"] == "passed"
+
+
+@pytest.mark.slow
+def test_a_case_never_run_is_missing_from_both_routes(ledger):
+    # the base set (2 cases, both on both routes) and case-3, whose task the request log never names: it ran on
+    # neither route, so 1 case is missing a route and the criterion is a measurement not yet taken, not a pass
+    load_set(ledger)
+    ledger.load("eval-tasks", [{"eval_set": "e1", "case_id": "case-3", "task_id": "never-run", "category": "a"}])
+    ledger.build("+marts.gate_verdict", **SMALL_SET)
+    c = criteria(ledger)["every_case_on_both_routes"]
+    assert (c["status"], c["value"]) == ("missing", 1), c
+    assert "case-3 (on neither route)" in c["detail"], c
+    assert verdict(ledger)["verdict"] != "passed"
