@@ -377,7 +377,7 @@ def test_latency_percentiles_from_the_histogram_equal_quantile_disc(ledger, n):
             for i, ms in enumerate(latencies)
         ],
     )
-    ledger.build()
+    ledger.build("+intermediate.int_route_volume_monthly")
     got = ledger.one("SELECT p50_latency_ms, p95_latency_ms FROM intermediate.int_route_volume_monthly")
     want = ledger.one(
         "SELECT quantile_disc(latency_ms, 0.5) AS p50_latency_ms, quantile_disc(latency_ms, 0.95) AS p95_latency_ms "

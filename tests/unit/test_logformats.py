@@ -524,7 +524,7 @@ def test_litellm_cache_writes_are_priced_as_writes_and_its_provider_prefix_resol
     path = ledger.folder / "spend.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     assert ingest_file(ledger.con, "requests", path, ledger.store).rows_loaded == 3
-    ledger.build()
+    ledger.build("+intermediate.int_requests_priced")
     cost = {
         r["request_id"]: r
         for r in ledger.rows(
