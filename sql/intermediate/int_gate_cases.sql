@@ -2,25 +2,25 @@
 -- materialized: table
 -- unique_key: eval_set, task_id
 -- description: Each evaluation task of the deployment gate with what its attempts did: its route and month (those of the task: its accepted attempt's, else its last attempt's), its final outcome (a latency violation is not accepted), its attempts and their latencies, its tokens over every attempt and, on the API, their metered cost at the provider's own prices. A task missing from the request log has no route: its case is not measured on that route. A self-hosted task carries the cluster its attempts ran on (cluster_id).
--- column eval_set VARCHAR
--- column case_id VARCHAR
--- column category VARCHAR
--- column task_id VARCHAR
--- column route VARCHAR
--- column month DATE
--- column accepted BOOLEAN
--- column latency_violation BOOLEAN
--- column attempts BIGINT
--- column first_started_at TIMESTAMP
--- column last_started_at TIMESTAMP
--- column latencies_ms BIGINT[]
--- column input_tokens HUGEINT
--- column cache_hit_input_tokens HUGEINT
--- column output_tokens HUGEINT
--- column reasoning_tokens HUGEINT
--- column metered_cost_usd DECIMAL(38,12)
--- column review_cost_usd DECIMAL(38,12)
--- column cluster_id VARCHAR
+-- column eval_set VARCHAR: The evaluation set.
+-- column case_id VARCHAR: The case: one prompt and its acceptance criteria, run as a task on each route.
+-- column category VARCHAR: The category the evaluation file names for it ('uncategorised' when none).
+-- column task_id VARCHAR: The task that ran the case.
+-- column route VARCHAR: The task's route ('api' or 'self_hosted', int_tasks_resolved.route); NULL when the request log does not name the task.
+-- column month DATE: First day of the task's month (UTC); NULL when the request log does not name the task.
+-- column accepted BOOLEAN: The task was accepted (within its route's latency limit).
+-- column latency_violation BOOLEAN: The task's accepted attempt was slower than its route's limit.
+-- column attempts BIGINT: The task's attempts; 0 when the request log does not name it.
+-- column first_started_at TIMESTAMP: When its first attempt started (UTC).
+-- column last_started_at TIMESTAMP: When its last attempt started (UTC).
+-- column latencies_ms BIGINT[]: Its attempts' latencies in milliseconds, ascending (those logged).
+-- column input_tokens HUGEINT: Input tokens over its attempts: cache hits, misses and cache writes.
+-- column cache_hit_input_tokens HUGEINT: Cache-hit input tokens over its attempts.
+-- column output_tokens HUGEINT: Output tokens over its attempts.
+-- column reasoning_tokens HUGEINT: Reasoning tokens over its attempts.
+-- column metered_cost_usd DECIMAL(38,12): On the API, its attempts' metered cost at the provider's own prices; NULL on the cluster or when an attempt is unpriced.
+-- column review_cost_usd DECIMAL(38,12): Its human review at the review rate.
+-- column cluster_id VARCHAR: The cluster its attempts ran on (the first by name when several); NULL on the API.
 WITH cases AS (
     SELECT * FROM staging.stg_ledger__eval_tasks
 ),

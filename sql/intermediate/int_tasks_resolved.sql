@@ -8,27 +8,27 @@
 -- compression: task_id zstd, accepted_request_id zstd
 -- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Every task carries the team and workload of its last attempt ('(none)' when not logged: where its workload's accepted tasks are counted). A task with one attempt also carries that attempt's day (UTC) and team (single_day, single_team: where int_team_usage_daily counts it, without joining every request with its task); an accepted task carries its accepted attempt's day and cluster (accepted_day, accepted_cluster_id: where int_cluster_requests_daily counts its request time, likewise). Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
 -- settings: review_rate_per_hour_usd, slo_ms_api, slo_ms_self_hosted
--- column task_id VARCHAR
--- column attempts BIGINT
--- column outcome_source VARCHAR
--- column judged_accepted BOOLEAN
--- column accepted_request_id VARCHAR
--- column accepted_attempt_missing BOOLEAN
--- column route VARCHAR
--- column month DATE
--- column accepted_latency_ms BIGINT
--- column slo_ms BIGINT
--- column latency_violation BOOLEAN
--- column accepted BOOLEAN
--- column review_minutes DECIMAL(38,4)
--- column review_cost_usd DECIMAL(38,12)
--- column accepted_attempt_api_cost_usd DECIMAL(38,12)
--- column single_day DATE
--- column single_team VARCHAR
--- column team VARCHAR
--- column workload VARCHAR
--- column accepted_day DATE
--- column accepted_cluster_id VARCHAR
+-- column task_id VARCHAR: The task.
+-- column attempts BIGINT: Its attempts (requests) in the request log.
+-- column outcome_source VARCHAR: What decided it: 'outcomes' (its latest outcomes row), 'request_log' (the log's accepted column) or 'undecided' (neither).
+-- column judged_accepted BOOLEAN: Judged accepted by that decision, before the latency check.
+-- column accepted_request_id VARCHAR: Its accepted attempt: the one the decision names, else its last 'ok' attempt (with the request log deciding, the last attempt judged accepted); NULL when none.
+-- column accepted_attempt_missing BOOLEAN: Judged accepted, but the accepted attempt is not in the request log (or the task has no 'ok' attempt).
+-- column route VARCHAR: 'api' or 'self_hosted': its accepted attempt's route, else its last attempt's.
+-- column month DATE: First day of its month (UTC): its accepted attempt's, else its last attempt's.
+-- column accepted_latency_ms BIGINT: The accepted attempt's latency in milliseconds; NULL when not logged.
+-- column slo_ms BIGINT: The latency limit of the accepted attempt's route (slo.api_ms or slo.self_hosted_ms); NULL without an accepted attempt or a limit.
+-- column latency_violation BOOLEAN: The accepted attempt was slower than slo_ms: the task is not accepted.
+-- column accepted BOOLEAN: Accepted: an accepted attempt within its route's latency limit.
+-- column review_minutes DECIMAL(38,4): Human review minutes over all its outcomes rows.
+-- column review_cost_usd DECIMAL(38,12): review_minutes at the review rate (review.rate_per_hour_usd / 60 a minute).
+-- column accepted_attempt_api_cost_usd DECIMAL(38,12): What the accepted attempt alone costs at the API: its own provider's price on the API, the reference API price on the cluster; NULL when not accepted or unpriced.
+-- column single_day DATE: The day (UTC) of its one attempt; NULL when it has several.
+-- column single_team VARCHAR: The team of its one attempt ('(none)' when not logged); NULL when it has several.
+-- column team VARCHAR: Its last attempt's team; '(none)' when not logged.
+-- column workload VARCHAR: Its last attempt's workload; '(none)' when not logged.
+-- column accepted_day DATE: The accepted attempt's day (UTC), for an accepted task.
+-- column accepted_cluster_id VARCHAR: The cluster the accepted attempt ran on, for an accepted task on the cluster.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
 -- ("latest" = started_at, then attempt, then request_id: the same order everywhere). Most tasks have one attempt,
