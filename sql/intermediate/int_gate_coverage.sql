@@ -6,7 +6,7 @@
 -- column cases BIGINT: Its cases.
 -- column categories BIGINT: The categories its cases name ('uncategorised' counting as one).
 -- column categories_on_both BIGINT: The categories with a case run on both routes.
--- column cases_missing_a_route BIGINT: The cases not run on one of the routes, or on either.
+-- column cases_missing_a_route BIGINT: The cases not run on both routes (on one of them, or on neither).
 -- column missing_cases VARCHAR: Those cases in case order, each with the route it was not run on (or on neither route: none of its tasks is in the request log); NULL when none.
 -- column api_days DECIMAL(18,2): The days between the set's first and last API attempt; NULL when it has no API attempt.
 WITH cases AS (

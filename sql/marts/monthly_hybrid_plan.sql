@@ -83,21 +83,6 @@ kinds_hours AS (
     FROM intermediate.int_cluster_nodes_monthly
     GROUP BY month
 ),
--- when the month's commitments end, so that a plan at renewal can start: the month after the last write-off of the
--- owned hardware in service, and after the last month of a committed charge running in the month; the latest of them
-commitments AS (
-    SELECT a.month, max(CAST(a.month + to_months(CAST(h.life_months - a.month_index + 1 AS INTEGER)) AS DATE)) AS ends
-    FROM intermediate.int_hardware_amortised AS a
-    JOIN staging.stg_ledger__hardware AS h ON a.asset_id = h.asset_id
-    GROUP BY a.month
-    UNION ALL
-    SELECT m.month, max(CAST(date_trunc('month', c.charge_end - INTERVAL 1 MICROSECOND) + INTERVAL 1 MONTH AS DATE))
-    FROM intermediate.int_cluster_charge_lines AS c
-    JOIN intermediate.int_months_spined AS m ON c.charge_start < m.month_end AND c.charge_end > m.month_start
-    WHERE c.cost_class = 'committed'
-    GROUP BY m.month
-),
-renewals AS (SELECT month, max(ends) AS renewal_from FROM commitments GROUP BY month),
 counted AS (
     -- each committed kind's whole nodes (node-hours / hours in the month, rounded up); none under a what-if price
     SELECT
@@ -121,7 +106,7 @@ counted AS (
     CROSS JOIN settings AS s
     LEFT JOIN kinds_hours AS k ON b.month = k.month
     LEFT JOIN kinds_cost AS c ON b.month = c.month
-    LEFT JOIN renewals AS rn ON b.month = rn.month
+    LEFT JOIN intermediate.int_cluster_renewals_monthly AS rn ON b.month = rn.month
 ),
 priced_kinds AS (
     SELECT
