@@ -180,7 +180,7 @@ measured AS (
         m.eval_set IS NOT NULL,
         CASE
             WHEN m.eval_set IS NULL
-                THEN 'skipped: the check needs the cases'' categories and the workload column in the request log'
+                THEN 'the check needs the cases'' categories and the workload column in the request log'
             WHEN m.largest_gap > s.gate_mix_tolerance
                 THEN 'the cases are not production''s mix (tolerance ' || CAST(round(s.gate_mix_tolerance * 100, 1)
                     AS VARCHAR) || ' points): ' || m.beyond
