@@ -2,10 +2,10 @@
 -- materialized: table
 -- unique_key: eval_set, task_id
 -- description: Each evaluation task of the deployment gate with what its attempts did: its route and month (those of the task: its accepted attempt's, else its last attempt's), its final outcome (a latency violation is not accepted), its attempts and their latencies, its tokens over every attempt and, on the API, their metered cost at the provider's own prices. A task missing from the request log has no route: its case is not measured on that route. A self-hosted task carries the cluster its attempts ran on (cluster_id).
--- column eval_set VARCHAR: The evaluation set.
--- column case_id VARCHAR: The case: one prompt and its acceptance criteria, run as a task on each route.
+-- column eval_set VARCHAR
+-- column case_id VARCHAR
 -- column category VARCHAR: The category the evaluation file names for it ('uncategorised' when none).
--- column task_id VARCHAR: The task that ran the case.
+-- column task_id VARCHAR
 -- column route VARCHAR: The task's route ('api' or 'self_hosted', int_tasks_resolved.route); NULL when the request log does not name the task.
 -- column month DATE: First day of the task's month (UTC); NULL when the request log does not name the task.
 -- column accepted BOOLEAN: The task was accepted (within its route's latency limit).

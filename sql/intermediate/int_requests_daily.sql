@@ -4,15 +4,15 @@
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
 -- unique_key: day, route, provider, model, cluster_id, team
 -- description: Request volume, tokens and token cost per day (UTC, by request start), route, provider, model (the model the request named), cluster and team: the sums of int_requests_monthly, kept per day so that a late day recomputes its day, not its month. The a/b/c sums are priced per price band: the band's prices times the band's token sums, the same exact value as the sum of every request's own (DECIMAL arithmetic does not round). Money sums keep their full scale here; int_requests_monthly sums the days and rounds once. Incremental: only the days touched by new data are recomputed.
--- column day DATE
+-- column day DATE: The day (UTC) the requests started.
 -- column month DATE
 -- column route VARCHAR
 -- column provider VARCHAR
 -- column model VARCHAR
 -- column cluster_id VARCHAR
 -- column team VARCHAR
--- column requests BIGINT
--- column unpriced_requests BIGINT
+-- column requests BIGINT: Requests (attempts), every status.
+-- column unpriced_requests BIGINT: Of them, requests no price applied to (their costs are left out of every sum below).
 -- column cache_hit_input_tokens HUGEINT
 -- column cache_miss_input_tokens HUGEINT
 -- column cache_write_5m_input_tokens HUGEINT
@@ -20,18 +20,18 @@
 -- column output_tokens HUGEINT
 -- column reasoning_tokens HUGEINT
 -- column web_search_calls HUGEINT
--- column request_ms HUGEINT
--- column metered_usd DECIMAL(38,12)
--- column api_equivalent_usd DECIMAL(38,12)
--- column a_all_miss_usd DECIMAL(38,24)
--- column b_hit_saving_usd DECIMAL(38,24)
--- column c_not_read_input_usd DECIMAL(38,24)
--- column cache_hit_input_usd DECIMAL(38,24)
--- column cache_miss_input_usd DECIMAL(38,24)
--- column cache_write_5m_input_usd DECIMAL(38,24)
--- column cache_write_1h_input_usd DECIMAL(38,24)
--- column output_usd DECIMAL(38,24)
--- column web_search_usd DECIMAL(38,18)
+-- column request_ms HUGEINT: The requests' latencies added up, in milliseconds (those that logged one).
+-- column metered_usd DECIMAL(38,12): The API requests' metered cost at their provider's prices (int_requests_priced.metered_cost_usd); NULL on the cluster.
+-- column api_equivalent_usd DECIMAL(38,12): The self-hosted requests at the reference API's price (int_requests_priced.api_equivalent_cost_usd); NULL on the API.
+-- column a_all_miss_usd DECIMAL(38,24): A: the read input tokens (cache hits + misses) all at the cache-miss price; the cost at a 0 % hit rate of what the cache-hit sensitivity varies (cost(h) = A - h x B + C).
+-- column b_hit_saving_usd DECIMAL(38,24): B: the read input tokens x (cache-miss price - cache-hit price): what a 100 % hit rate would save on them.
+-- column c_not_read_input_usd DECIMAL(38,24): C: what does not depend on the hit rate: output and reasoning at the output price, cache writes at their prices, web searches per call.
+-- column cache_hit_input_usd DECIMAL(38,24): The cache-hit input tokens at their price band's cache-hit price.
+-- column cache_miss_input_usd DECIMAL(38,24): The cache-miss input tokens at their price band's cache-miss price.
+-- column cache_write_5m_input_usd DECIMAL(38,24): The 5-minute cache writes at their price band's 5-minute write price.
+-- column cache_write_1h_input_usd DECIMAL(38,24): The 1-hour cache writes at their price band's 1-hour write price.
+-- column output_usd DECIMAL(38,24): Output and reasoning tokens at their price band's output price.
+-- column web_search_usd DECIMAL(38,18): The web searches at their price band's price per call.
 WITH by_band AS (
     -- the day's sums per price band (int_requests_priced keeps a request's band, not its prices)
     SELECT

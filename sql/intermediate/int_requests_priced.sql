@@ -9,29 +9,29 @@
 -- compression: request_id zstd, task_id zstd
 -- description: Every request priced once. API requests at their own provider's price in force at started_at for their service tier and long-context band (metered_cost_usd); self-hosted requests at the reference API price (api_equivalent_cost_usd). No price found: cost NULL and is_priced false, never 0. Of the price it keeps only its band (price_band, a row of int_prices_effective), and of the request only the columns the models that read it use: every column written costs time on every build (at 10 M requests, each price column about 0.2 s). Incremental: rows of lake files loaded since the last build are appended (everything is repriced when prices, settings or this SQL change). In the published file it is a view: this same query over all the requests, computed when read (no copy of the table is stored); price_band joins int_prices_effective for the prices used.
 -- settings: reference_api_model, reference_api_provider
--- column request_id VARCHAR: The request's id, unique per provider.
--- column task_id VARCHAR: The task (unit of business work) the request is an attempt of.
--- column attempt INTEGER: Its attempt number within the task (1 = first try), if logged.
--- column started_at TIMESTAMP: When it started (UTC).
+-- column request_id VARCHAR
+-- column task_id VARCHAR
+-- column attempt INTEGER
+-- column started_at TIMESTAMP
 -- column ended_at TIMESTAMP: started_at + latency_ms; NULL when the latency is not logged.
 -- column month DATE: First day of its month (UTC), by started_at.
--- column route VARCHAR: 'api' (hosted, per token) or 'self_hosted' (the cluster, per hour).
--- column provider VARCHAR: The API provider (API rows).
--- column model VARCHAR: The model, as the price catalogue names it.
--- column cluster_id VARCHAR: The cluster that served it (self-hosted rows).
--- column cache_hit_input_tokens BIGINT: Prompt tokens served from the prefix cache.
--- column cache_miss_input_tokens BIGINT: Prompt tokens not served from cache (cache writes excluded).
--- column cache_write_5m_input_tokens BIGINT: Prompt tokens written to the prompt cache for 5 minutes, at the 5-minute write price.
--- column cache_write_1h_input_tokens BIGINT: Prompt tokens written to the prompt cache for 1 hour, at the 1-hour write price.
--- column output_tokens BIGINT: Visible output tokens, reasoning excluded.
--- column reasoning_tokens BIGINT: Hidden reasoning tokens, priced at the output price.
--- column web_search_calls BIGINT: Web searches it ran, priced per call.
--- column latency_ms BIGINT: Its wall time in milliseconds; NULL when not logged (API rows may lack it).
--- column status VARCHAR: How it ended: 'ok', 'error', 'timeout', ...
--- column accepted BOOLEAN: The task's outcome as the request log judged it on this attempt, if logged (the outcomes file decides over it).
--- column team VARCHAR: The team that sent it, if logged.
--- column workload VARCHAR: The kind of work it did, if logged (free text).
--- column source_file_hash VARCHAR: SHA-256 of the landing file it was loaded from.
+-- column route VARCHAR
+-- column provider VARCHAR
+-- column model VARCHAR
+-- column cluster_id VARCHAR
+-- column cache_hit_input_tokens BIGINT
+-- column cache_miss_input_tokens BIGINT
+-- column cache_write_5m_input_tokens BIGINT
+-- column cache_write_1h_input_tokens BIGINT
+-- column output_tokens BIGINT
+-- column reasoning_tokens BIGINT
+-- column web_search_calls BIGINT
+-- column latency_ms BIGINT
+-- column status VARCHAR
+-- column accepted BOOLEAN
+-- column team VARCHAR
+-- column workload VARCHAR
+-- column source_file_hash VARCHAR
 -- column is_priced BOOLEAN: A price applies to it: its provider's and model's (the reference API's for a self-hosted request), for its service tier, at started_at, in its long-context band.
 -- column price_band BIGINT: The price that applied (a row of int_prices_effective); NULL when none.
 -- column metered_cost_usd DECIMAL(38,12): On the API, its cost at that price: (hit x hit price + miss x miss price + cache writes x their prices + (output + reasoning) x output price) / 1,000,000 + web searches x price per search, exact to 1e-12 USD; NULL when unpriced or self-hosted.

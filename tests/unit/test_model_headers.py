@@ -133,12 +133,14 @@ def test_columns_in_another_order_than_the_select_fail_the_build(sql_copy, ledge
             PROVIDER + "\n" + PROVIDER,
             "{path}:{after}: column provider is declared twice (first on line {line})",
         ),
-        # a mart's column says what it means, or takes it from the same column of a table it reads
+        # a mart's column says what it means, or takes it from the same column of a table it reads (none reads a
+        # difference_usd)
         (
-            METERED,
-            "-- column metered_usd DECIMAL(38,12)",
-            "{path}:{line}: column metered_usd of marts.monthly_reconciliation has no meaning, and no table it "
-            "reads has a column metered_usd to take one from: '-- column metered_usd DECIMAL(38,12): what it means'",
+            "-- column difference_usd DECIMAL(38,12): invoiced_usd - metered_usd; NULL when either side is missing.",
+            "-- column difference_usd DECIMAL(38,12)",
+            "{path}:{line}: column difference_usd of marts.monthly_reconciliation has no meaning, and no table it "
+            "reads has a column difference_usd to take one from: "
+            "'-- column difference_usd DECIMAL(38,12): what it means'",
         ),
     ],
     ids=["no-type", "twice", "no-meaning"],
