@@ -50,6 +50,16 @@ def _shutdown(now: dict[str, Any] | None, cancel: Any) -> Any:
     return now["versus_as_run_usd"] - cancel if now and now["versus_as_run_usd"] is not None else None
 
 
+def _self_hosted(rows: list[dict[str, Any]]) -> bool:
+    """Whether the month as run had anything self-hosted to keep or shut down: a cluster cost, an operating cost or a
+    task of the cluster's (rows without the month as run: assumed so)."""
+    as_run, now = scenario_row(rows, "this_month", "as_run"), scenario_row(rows, "this_month", "all_api")
+    if as_run is None:
+        return True
+    paid = (as_run["cluster_cost_usd"] or 0) != 0 or (as_run["operating_cost_usd"] or 0) != 0
+    return paid or (now is not None and (now["tasks_moved_to_api"] or 0) != 0)
+
+
 def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool, cancel: Any = 0) -> str | None:
     """Keep the cluster or not, on both horizons, in one sentence when they disagree; at renewal, a verdict too
     close to call is said to be so, never turned into an action. ``cancel``: what cancelling the on-demand hours
@@ -140,7 +150,8 @@ def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int 
         said.append(_on_demand(cancel))
         saves = min(cancel["versus_as_run_usd"] or 0, 0)
     now, later = scenario_row(rows, "this_month", "all_api"), scenario_row(rows, "at_renewal", "all_api")
-    said.append(_cluster(now, later, close, saves))
+    if _self_hosted(rows):  # a month with no cluster has no cluster to keep or shut down
+        said.append(_cluster(now, later, close, saves))
     move = scenario_row(rows, "this_month", "moves")
     if move is not None:
         said.append(_moves(move, now, later, saves))

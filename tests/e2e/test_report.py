@@ -182,6 +182,10 @@ def test_api_only_and_cluster_only_ledgers_get_their_verdict_everywhere(ledger, 
         and want[1] in plain_report(con, "2026-07")
     )
     assert "Self-hosting was cheaper" not in render_html(data)
+    # no advice on a cluster the month did not have (API only), nor one priced against no API (cluster only)
+    assert "Keep the cluster" not in _words(render_html(data)) and "Keep the cluster" not in plain_report(
+        con, "2026-07"
+    )
     if case == "cluster_only":  # the cause: the cluster accepted a task, and the reference API has no price
         assert "could not be priced at the reference API (moonshot kimi-k3: no price" in plain_report(con, "2026-07")
     if chromium() is not None:  # the page as a reader sees it, kept beside the demo's

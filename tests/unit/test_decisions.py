@@ -90,3 +90,21 @@ def test_at_most_three_actions_and_the_renewal_size_when_it_is_not_today_s():
     assert len(actions(rows, current_nodes=2)) == 1
     crowded = month(cancel="-100", shutdown="-40", renewal="-500", moves="-30") + rows[2:]
     assert len(actions(crowded, current_nodes=1)) == 3
+
+
+def test_a_month_without_a_cluster_is_not_told_to_keep_one():
+    # API only: the month as run paid no cluster and no operating cost, and sending everything to the API moves no
+    # task (both horizons $0 against the month as run): no cluster sentence at all
+    as_run = {"cluster_cost_usd": Decimal(0), "operating_cost_usd": Decimal(0)}
+    rows = month(cancel=None, shutdown="0", renewal="0") + [row("this_month", "as_run", "0", **as_run)]
+    assert actions(rows, current_nodes=0) == []
+    # a month with a cluster that cost $100 and the same $0 differences is still worded (what it saves: nothing)
+    paid = month(cancel=None, shutdown="0", renewal="0") + [
+        row("this_month", "as_run", "0", cluster_cost_usd=Decimal(100), operating_cost_usd=Decimal(0))
+    ]
+    assert [s[:16] for s in actions(paid, current_nodes=1)] == ["Keep the cluster"]
+    # operating costs alone (a service without nodes this month) are something to shut down
+    ops = month(cancel=None, shutdown="-30", renewal="-30") + [
+        row("this_month", "as_run", "0", cluster_cost_usd=Decimal(0), operating_cost_usd=Decimal(30))
+    ]
+    assert actions(ops, current_nodes=0)[0].startswith("Send the work to the API: shutting the service down saves $30")
