@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.base.text import printable
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.models import SQL_DIR, Model, discover
-from pipeline.base.query import dict_rows, run_query
+from pipeline.base.query import dict_rows, run_query, table_exists
 
 if TYPE_CHECKING:
     import duckdb
@@ -81,6 +81,9 @@ class Explanation:
     """Each letter's value in the row."""
     files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Per kind of landing file: the files whose rows fed the month (path, sha256, rows, lines)."""
+    verdict: str | None = None
+    """The month's break-even verdict in words, when the value is missing and the row has one (no self-hosted route,
+    no API price, ...): what the reader needs to know why."""
 
     @property
     def with_values(self) -> str | None:
@@ -163,6 +166,8 @@ def explain(con: duckdb.DuckDBPyConnection, name: str, month: str, key: dict[str
         value=row[d.column],
         values={letter.symbol: row[letter.column] for letter in d.letters},
     )
+    if explanation.value is None and row.get("verdict") is not None:
+        explanation.verdict = _verdict_words(con, row["verdict"])
     start = dt.datetime.fromisoformat(f"{month}-01")
     end = (start + dt.timedelta(days=32)).replace(day=1)
     names, rows = run_query(con, "month_files", {"month_start": start, "month_end": end})
@@ -171,6 +176,15 @@ def explain(con: duckdb.DuckDBPyConnection, name: str, month: str, key: dict[str
         if r["kind"] in kinds:
             explanation.files.setdefault(r["kind"], []).append(r)
     return explanation
+
+
+def _verdict_words(con: duckdb.DuckDBPyConnection, verdict: str) -> str:
+    """The verdict as the report's headline says it, and when the break-even gives it (its name alone in a ledger
+    without the declared verdicts)."""
+    if not table_exists(con, "staging", "stg_ledger__verdicts", "VIEW"):
+        return verdict
+    found = dict_rows(con, "SELECT headline, given_when FROM staging.stg_ledger__verdicts WHERE verdict = ?", [verdict])
+    return f"{found[0]['headline']} ({found[0]['given_when']})" if found else verdict
 
 
 def _row(con: duckdb.DuckDBPyConnection, mart: str, month: str, key: dict[str, str]) -> dict[str, Any]:
@@ -211,16 +225,17 @@ def explanation_lines(e: Explanation) -> list[str]:
     d = e.definition
     where = "".join(f", {k} {v}" for k, v in e.key.items())
     lines = [f"marts.{d.mart}.{d.column}, {e.month}{where}", f"{d.title}: {d.words}", ""]
+    missing = f"  the month's verdict: {e.verdict}" if e.verdict else None
     if d.letters:
-        lines += [f"  {d.formula}", f"  = {e.with_values}", f"  = {number(e.value)}", ""]
+        lines += [f"  {d.formula}", f"  = {e.with_values}", f"  = {number(e.value)}", *filter(None, [missing]), ""]
         for letter in d.letters:
             lines.append(f"  {letter.symbol} = {number(e.values[letter.symbol])}: {letter.words} ({letter.column})")
             lines += _file_lines(e, letter.kinds)
     elif d.formula:
-        lines += [f"  {d.formula}", f"  = {number(e.value)}", ""]
+        lines += [f"  {d.formula}", f"  = {number(e.value)}", *filter(None, [missing]), ""]
         lines += _file_lines(e, d.kinds)
     else:
-        lines += [f"  = {number(e.value)}"]
+        lines += [f"  = {number(e.value)}", *filter(None, [missing])]
     return lines
 
 
@@ -251,6 +266,7 @@ def explanation_json(e: Explanation) -> dict[str, Any]:
         "formula": d.formula or None,
         "formula_with_values": e.with_values,
         "value": jsonable(e.value),
+        "verdict_when_missing": e.verdict,
         "terms": [
             {
                 "letter": letter.symbol,

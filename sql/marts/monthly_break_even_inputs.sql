@@ -3,7 +3,7 @@
 -- unique_key: month
 -- settings: api_tax_recoverable, business_control_requirements, reference_api_provider
 -- description: What the month's break-even is computed from, derived once: the fixed cost F and its classes (committed, operating, avoidable), the API's price per accepted task C on its basis (the cluster's accepted attempts priced at the reference API x the reference provider's waste factor W x its invoice uplift U, plus the API's review per task: 'equivalent'; else the API route's run-rate and review per accepted task: 'measured'), the cluster's variable cost per accepted task V (review), each route's volumes and the clusters' capacity. The month's break-even and its robustness read it; the break-even itself is the macro break_even_tasks(F, C, V).
--- column month DATE: First day of the month (UTC).
+-- column month DATE
 -- column self_hosted_cost_usd DECIMAL(38,12): The self-hosted route's cost of the month (marts.monthly_route_cost, route self_hosted).
 -- column sh_accepted BIGINT: Tasks accepted on the cluster in the month.
 -- column sh_requests BIGINT: Requests the cluster served in the month (all attempts).

@@ -11,7 +11,7 @@ from decimal import ROUND_HALF_UP, Decimal, getcontext
 
 import pytest
 
-from tests.conftest import cli, open_published, ROOT
+from tests.conftest import PRICE_MOONSHOT, ROOT, cli, open_published, request
 
 getcontext().prec = 60
 
@@ -160,3 +160,29 @@ def test_a_column_without_a_formula_is_explained_by_its_declared_meaning(demo_db
     # the key the grain declares: both are needed, and a third is refused naming them
     res = cli("explain", "marts.monthly_phase_cost.cost_usd", "--month", "2026-10", "--key", "x=1", "--db", demo_db)
     assert res.exit_code == 2 and "its key: cluster_id, phase" in res.output
+
+
+def test_a_figure_the_month_does_not_have_says_the_month_s_verdict(ledger):
+    # API only: F = 0 and C = $0.90 (300,000 miss tokens at $3.00 a million), yet no break-even: there is no
+    # self-hosted route, which the explanation says under its "(none)" rather than leaving 0 / 0.9 = (none) unexplained
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request("a1", "t1", "2026-07-01T10:00:00Z", cache_miss_input_tokens=300_000)])
+    ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-20T00:00:00Z"}])
+    ledger.build()
+    db = ledger.publish()
+    res = cli("explain", "marts.monthly_break_even.break_even_accepted_tasks", "--month", "2026-07", "--db", db)
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    at = lines.index("  = (none)")
+    assert lines[at + 1] == (
+        "  the month's verdict: No self-hosted route (no self-hosted cost and no self-hosted requests in the month)"
+    )
+    as_json = json.loads(
+        cli("explain", "marts.monthly_break_even.break_even_accepted_tasks", "--month", "2026-07", "--db", db,
+            "--json").stdout
+    )  # fmt: skip
+    assert as_json["value"] is None and as_json["verdict_when_missing"].startswith("No self-hosted route")
+    # a figure the month has (C, $0.90 for its one accepted task) says no verdict under it
+    res = cli("explain", "marts.monthly_break_even.api_cost_per_accepted_task_usd", "--month", "2026-07", "--db", db)
+    assert res.exit_code == 0 and "  = 0.900000000000" in res.output.splitlines(), res.output
+    assert "the month's verdict" not in res.output
