@@ -184,7 +184,13 @@ def _verdict_words(con: duckdb.DuckDBPyConnection, verdict: str) -> str:
     if not table_exists(con, "staging", "stg_ledger__verdicts", "VIEW"):
         return verdict
     found = dict_rows(con, "SELECT headline, given_when FROM staging.stg_ledger__verdicts WHERE verdict = ?", [verdict])
-    return f"{found[0]['headline']} ({found[0]['given_when']})" if found else verdict
+    if not found:
+        return verdict
+    headline, when = found[0]["headline"], found[0]["given_when"]
+    # when the headline already says the condition, only what the condition adds in brackets follows it
+    said = when.split(" (", 1)[0]
+    rest = when[len(said) :].strip() if said.lower() in headline.lower() else f"({when})"
+    return f"{headline} {rest}".strip()
 
 
 def _row(con: duckdb.DuckDBPyConnection, mart: str, month: str, key: dict[str, str]) -> dict[str, Any]:

@@ -186,3 +186,22 @@ def test_a_figure_the_month_does_not_have_says_the_month_s_verdict(ledger):
     res = cli("explain", "marts.monthly_break_even.api_cost_per_accepted_task_usd", "--month", "2026-07", "--db", db)
     assert res.exit_code == 0 and "  = 0.900000000000" in res.output.splitlines(), res.output
     assert "the month's verdict" not in res.output
+
+
+def test_a_verdict_whose_headline_says_its_condition_is_not_said_twice(ledger):
+    # a cluster ($945 reserved) and its accepted tasks, and no price at all: C is missing, so is the break-even
+    ledger.load(
+        "cluster-charges",
+        [{"charge_id": "jul", "cluster_id": "c1", "charge_start": "2026-07-01", "charge_end": "2026-08-01",
+          "kind": "reserved", "amount": "945", "currency": "USD"}],
+    )  # fmt: skip
+    ledger.load("requests", [request("s1", "t1", "2026-07-01T10:00:00Z", route="self_hosted", accepted="true")])
+    ledger.build()
+    res = cli(
+        "explain", "marts.monthly_break_even.break_even_accepted_tasks", "--month", "2026-07", "--db", ledger.publish()
+    )
+    assert res.exit_code == 0, res.output
+    assert (
+        "  the month's verdict: No verdict: no API cost per accepted task to compare with (no API route and no "
+        "reference price)"
+    ) in res.output.splitlines(), res.output
