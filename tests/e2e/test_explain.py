@@ -162,6 +162,7 @@ def test_a_column_without_a_formula_is_explained_by_its_declared_meaning(demo_db
     assert res.exit_code == 2 and "its key: cluster_id, phase" in res.output
 
 
+@pytest.mark.slow
 def test_a_figure_the_month_does_not_have_says_the_month_s_verdict(ledger):
     # API only: F = 0 and C = $0.90 (300,000 miss tokens at $3.00 a million), yet no break-even: there is no
     # self-hosted route, which the explanation says under its "(none)" rather than leaving 0 / 0.9 = (none) unexplained
@@ -188,6 +189,7 @@ def test_a_figure_the_month_does_not_have_says_the_month_s_verdict(ledger):
     assert "the month's verdict" not in res.output
 
 
+@pytest.mark.slow
 def test_a_verdict_whose_headline_says_its_condition_is_not_said_twice(ledger):
     # a cluster ($945 reserved) and its accepted tasks, and no price at all: C is missing, so is the break-even
     ledger.load(
