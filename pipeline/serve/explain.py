@@ -231,17 +231,17 @@ def explanation_lines(e: Explanation) -> list[str]:
     d = e.definition
     where = "".join(f", {k} {v}" for k, v in e.key.items())
     lines = [f"marts.{d.mart}.{d.column}, {e.month}{where}", f"{d.title}: {d.words}", ""]
-    missing = f"  the month's verdict: {e.verdict}" if e.verdict else None
+    verdict = [f"  the month's verdict: {e.verdict}"] if e.verdict else []
     if d.letters:
-        lines += [f"  {d.formula}", f"  = {e.with_values}", f"  = {number(e.value)}", *filter(None, [missing]), ""]
+        lines += [f"  {d.formula}", f"  = {e.with_values}", f"  = {number(e.value)}", *verdict, ""]
         for letter in d.letters:
             lines.append(f"  {letter.symbol} = {number(e.values[letter.symbol])}: {letter.words} ({letter.column})")
             lines += _file_lines(e, letter.kinds)
     elif d.formula:
-        lines += [f"  {d.formula}", f"  = {number(e.value)}", *filter(None, [missing]), ""]
+        lines += [f"  {d.formula}", f"  = {number(e.value)}", *verdict, ""]
         lines += _file_lines(e, d.kinds)
     else:
-        lines += [f"  = {number(e.value)}", *filter(None, [missing])]
+        lines += [f"  = {number(e.value)}", *verdict]
     return lines
 
 
