@@ -181,14 +181,20 @@ def change_sentence(today: PlanRow, best: PlanRow) -> str:
 
 def _single_size_sentence(first: PlanRow, month: str) -> str:
     """Why the plan has no size but the API alone."""
-    said = f"Everything on the API would have cost {usd(first.total_usd, 0)} in {month}."
+    said = (
+        f"Everything on the API would have cost {usd(first.total_usd, 0)} in {month}."
+        if first.total_usd is not None
+        else f"What everything on the API would have cost in {month} is unknown: the month has no API price to put on "
+        "an accepted task."
+    )
     if first.peak_tokens_per_second == 0 and first.capacity_per_node_tokens_per_second and first.node_month_usd:
         return said + (
             " The cluster served no work this month, so there is none to size it for: which API workloads a "
             "cluster would take, and what they would save, is the workload moves' question."
         )
     missing = (
-        "no capacity per node was measured (no load test and no self-hosted requests)"
+        "no capacity per node was measured (no load test, and no self-hosted tokens served within the latency "
+        "target in the request log)"
         if first.capacity_per_node_tokens_per_second is None
         else "there is no price for a node (no cluster this month and no planning.node_month_usd setting)"
     )

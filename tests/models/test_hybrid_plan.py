@@ -270,3 +270,19 @@ def test_a_month_without_a_sweep_uses_the_observed_capacity(ledger):
         (1, 744, False, True),
         (2, 1488, False, False),
     ]
+
+
+@pytest.mark.slow
+def test_a_cluster_month_without_an_api_price_says_the_all_api_cost_is_unknown(ledger):
+    """July: one reserved node ($945) and one accepted self-hosted task with no tokens; no price list at all, so no C
+    and no capacity (no load test, no token served). The plan says what it cannot say, never "$n/a"."""
+    ledger.load("cluster-charges", [charge("r", "reserved", "945")])
+    ledger.load("requests", [request("s1", "t1", "2026-07-01T10:00:00Z", route="self_hosted")])
+    ledger.load("outcomes", accepted("t1"))
+    ledger.build()  # every model: the command reads the published file
+    res = cli("plan", "--month", "2026-07", "--db", ledger.publish())
+    assert res.exit_code == 0, res.output
+    words = " ".join(res.output.split())
+    assert "What everything on the API would have cost in 2026-07 is unknown: the month has no API price" in words
+    assert "no load test, and no self-hosted tokens served within the latency target" in words
+    assert "would have cost n/a" not in words and "no self-hosted requests" not in words
