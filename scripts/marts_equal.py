@@ -117,7 +117,9 @@ def copy_ledger(db: Path, to: Path) -> Path:
     hard links."""
     state = Path(f"{db}.d")
     copy = to / db.name
-    shutil.copy2(db, copy)
+    published = db.exists()  # a ledger never published (a test's work file alone) has its state folder only
+    if published:
+        shutil.copy2(db, copy)
 
     def link_or_copy(src: str, dst: str) -> None:
         if Path(src).is_relative_to(state / "lake"):
@@ -132,7 +134,7 @@ def copy_ledger(db: Path, to: Path) -> Path:
         state, Path(f"{copy}.d"), copy_function=link_or_copy, ignore=shutil.ignore_patterns("spark", "lock")
     )
     # the published file is a hard link to its snapshot (a rollback tells the published snapshot by it): so is the copy
-    for snap in sorted((state / "snapshots").glob("*.duckdb")):
+    for snap in sorted((state / "snapshots").glob("*.duckdb")) if published else []:
         if snap.samefile(db):
             copy.unlink()
             os.link(Path(f"{copy}.d") / "snapshots" / snap.name, copy)
