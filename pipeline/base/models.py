@@ -483,19 +483,32 @@ def _runs_with(models: list[Model]) -> dict[str, set[str]]:
 
 
 def _raw_meanings() -> dict[str, dict[str, str]]:
-    """The raw tables' column meanings, as their row classes describe them."""
+    """The column meanings of what the models read that is not a model: the raw tables', as their row classes
+    describe them, and ``meta.settings``' (one column per setting the models read, as the settings view names it),
+    as the setting's own doc says it."""
+    from dataclasses import fields
+
+    from pipeline.base.settings import Settings
+    from pipeline.base.settings_docs import FIELD_DOCS
     from schemas.ddl import columns, table_name
     from schemas.tables import KINDS
 
-    return {
+    known = {
         f"raw.{table_name(t)}": {c.name: c.description for c in columns(t) if c.description} for t in KINDS.values()
     }
+    docs = FIELD_DOCS()
+    known["meta.settings"] = {
+        f.name: f"The setting {f.metadata['toml']}: {docs[f.name]}"
+        for f in fields(Settings)
+        if f.metadata.get("sql") and docs.get(f.name)
+    }
+    return known
 
 
 def _with_meanings(ordered: list[Model]) -> list[Model]:
     """The models (each after what it reads), a column declared without a meaning given that of the same column in
-    the first table its model names that has one: a column passed on keeps what it means, said once. A mart's
-    column must end up with a meaning (the published file's COMMENTs, the docs, ``explain``)."""
+    the first table its model names that has one: a column passed on keeps what it means, said once. Every column
+    must end up with a meaning (the published file's COMMENTs, the docs, ``explain``)."""
     known = _raw_meanings()
     done: list[Model] = []
     for m in ordered:
@@ -503,7 +516,7 @@ def _with_meanings(ordered: list[Model]) -> list[Model]:
         columns = []
         for c in m.columns:
             meaning = c.meaning or next((known[r][c.name] for r in reads if c.name in known.get(r, {})), "")
-            if not meaning and m.layer == "marts":
+            if not meaning:
                 raise ModelHeaderError(
                     f"{m.path}:{c.line}: column {c.name} of {m.qualified} has no meaning, and no table it reads has "
                     f"a column {c.name} to take one from: '-- column {c.name} {c.type}: what it means'"

@@ -7,15 +7,15 @@
 -- column requests BIGINT
 -- column unpriced_requests BIGINT
 -- column metered_usd DECIMAL(38,12)
--- column has_invoice BOOLEAN
--- column invoice_lines BIGINT
--- column invoices INTEGER
--- column invoice_ids VARCHAR
--- column allocated_from_multi_month_usd DECIMAL(38,12)
--- column invoiced_total_usd DECIMAL(38,12)
--- column invoiced_usage_usd DECIMAL(38,12)
--- column credits_usd DECIMAL(38,12)
--- column tax_usd DECIMAL(38,12)
+-- column has_invoice BOOLEAN: Whether any current invoice line of the provider falls in the month.
+-- column invoice_lines BIGINT: Current invoice lines of the provider in the month (0 when none).
+-- column invoices INTEGER: Distinct invoices those lines belong to.
+-- column invoice_ids VARCHAR: Those invoices' ids, sorted, comma-separated (NULL when none).
+-- column allocated_from_multi_month_usd DECIMAL(38,12): The part of invoiced_total_usd allocated to the month from lines whose billed period spans several months (NULL when no invoice).
+-- column invoiced_total_usd DECIMAL(38,12): Every current invoice line of the provider in the month added up: usage, credits and tax (NULL when no invoice).
+-- column invoiced_usage_usd DECIMAL(38,12): The usage lines alone (cache-hit, cache-miss, output and other lines; not credits, not tax; NULL when no invoice).
+-- column credits_usd DECIMAL(38,12): The credit lines added up (NULL when no invoice).
+-- column tax_usd DECIMAL(38,12): The tax lines added up (NULL when no invoice).
 WITH metered AS (
     SELECT
         month,

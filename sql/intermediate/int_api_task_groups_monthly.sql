@@ -7,10 +7,10 @@
 -- description: The API route's month per provider, split into up to 1,000 groups of tasks (a task's group is a hash of its task_id, so all its attempts fall in one group): the metered cost of the provider's attempts started that month, and the accepted tasks whose accepted attempt went to the provider, with that attempt's metered cost. Their sums over the groups are the provider's month; over providers too, the route's. The API waste factor's interval resamples these groups. Incremental: only months touched by new data are recomputed.
 -- column month DATE
 -- column provider VARCHAR
--- column task_group INTEGER
--- column attempts_metered_usd DECIMAL(38,12)
--- column accepted_tasks BIGINT
--- column accepted_metered_usd DECIMAL(38,12)
+-- column task_group INTEGER: The group of tasks, 0-999: a hash of the task_id modulo 1,000, so a task's attempts all fall in one group.
+-- column attempts_metered_usd DECIMAL(38,12): Metered cost of every attempt of the group's tasks sent to the provider and started in the month.
+-- column accepted_tasks BIGINT: The group's accepted API tasks whose accepted attempt went to the provider.
+-- column accepted_metered_usd DECIMAL(38,12): Metered cost of those accepted attempts alone.
 WITH api AS (
     SELECT task_id, request_id, provider, month, metered_cost_usd, CAST(hash_key(task_id) % 1000 AS INTEGER) AS task_group
     FROM scoped.requests_of_months

@@ -4,10 +4,10 @@
 -- input requests_near_days: intermediate.int_requests_priced (cluster_id, route, latency_ms, started_at, ended_at), day started_at, lookback ended_at
 -- unique_key: cluster_id, day
 -- description: Busy time of each cluster in each day (UTC): the union of its self-hosted request intervals [started_at, started_at + latency), overlaps counted once. Intervals are cut at midnight and their union is measured per cluster and day (each piece adds what lies after the latest end before it), so a day's union never depends on another day. Incremental: only the days touched by new data are recomputed (from their requests and the earlier ones whose intervals run into them); int_cluster_busy_monthly sums the days.
--- column cluster_id VARCHAR
--- column day DATE
+-- column cluster_id VARCHAR: The cluster.
+-- column day DATE: The day (UTC).
 -- column month DATE
--- column busy_ms HUGEINT
+-- column busy_ms HUGEINT: Milliseconds of the day during which at least one self-hosted request of the cluster was running (overlapping requests counted once).
 WITH intervals AS (
     SELECT cluster_id, started_at AS s, ended_at AS e
     FROM scoped.requests_near_days

@@ -2,22 +2,22 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: What each cluster can serve at the latency SLO, per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). A month wholly before the cluster's first sweep takes that sweep when it was measured within 60 days after the month's end (capacity_measured_after); otherwise the part of a month before the first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node, and is left out when that is unknown.
--- column cluster_id VARCHAR
+-- column cluster_id VARCHAR: The cluster.
 -- column month DATE
--- column capacity_tokens_per_second DECIMAL(38,3)
--- column capacity_source VARCHAR
+-- column capacity_tokens_per_second DECIMAL(38,3): The cluster's capacity within the self-hosted latency SLO, in tokens per second at the month's mean node count: capacity per node x provisioned node-hours / provisioned hours (NULL when unknown).
+-- column capacity_source VARCHAR: Where the capacity per node comes from: 'sweep' (load tests in force), 'observed' (the request log's best 5-minute window within the SLO, a lower bound), 'mixed' (part of the month each) or 'observed_above_sweep' (production beat the sweep: the observed figure is taken).
 -- column sweep_id VARCHAR
--- column sweep_measured_at TIMESTAMP
--- column sweep_points BIGINT
--- column sweep_points_within_slo BIGINT
--- column observed_tokens_per_second DECIMAL(38,3)
--- column provisioned_node_hours DECIMAL(38,6)
--- column capacity_per_node_tokens_per_second DECIMAL(38,3)
--- column monthly_token_capacity DECIMAL(38,3)
--- column capacity_mix_warning BOOLEAN
--- column sweep_nodes_assumed BOOLEAN
--- column sweep_mix_unknown BOOLEAN
--- column observed_above_sweep BOOLEAN
+-- column sweep_measured_at TIMESTAMP: When the sweep in force at the month's end was measured (its last point).
+-- column sweep_points BIGINT: That sweep's points (concurrency levels).
+-- column sweep_points_within_slo BIGINT: Those of its points whose p95 latency is within the setting slo.self_hosted_ms (all of them when it is not set).
+-- column observed_tokens_per_second DECIMAL(38,3): The request log's observed capacity of the month (int_cluster_hours_monthly): a lower bound, for the whole cluster.
+-- column provisioned_node_hours DECIMAL(38,6): Node-hours provisioned in the month: charges that buy compute (spread evenly over their periods) and owned hardware in service.
+-- column capacity_per_node_tokens_per_second DECIMAL(38,3): Tokens per second one node serves within the SLO: the mean of the capacities in force in the month, weighted by the node-hours provisioned while each was.
+-- column monthly_token_capacity DECIMAL(38,3): Tokens the cluster could serve in the month within the SLO: provisioned node-hours x capacity per node x 3,600.
+-- column capacity_mix_warning BOOLEAN: A sweep in force ran at a token mix more than 10 points of input share away from production's in the month.
+-- column sweep_nodes_assumed BOOLEAN: A sweep in force did not say how many nodes it ran on (taken as 1) while the cluster had more than one node provisioned.
+-- column sweep_mix_unknown BOOLEAN: A sweep in force did not report its output tokens, so its token mix could not be compared with production's.
+-- column observed_above_sweep BOOLEAN: Production beat the sweep: in a 5-minute window within the SLO the cluster served more tokens per second per node than the sweep says it can; the observed figure is the capacity.
 -- column capacity_measured_after BOOLEAN: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
 -- settings: slo_ms_self_hosted
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),

@@ -5,14 +5,14 @@
 -- settings: gpus_per_node
 -- column charge_id VARCHAR
 -- column cluster_id VARCHAR
--- column category VARCHAR
--- column cost_class VARCHAR
+-- column category VARCHAR: Where the charge comes from and what it is: cluster_on_demand, cluster_reserved or cluster_other (a cluster charge by its kind), focus_<charge category> (a FOCUS row) or focus_correction.
+-- column cost_class VARCHAR: committed (reserved charges, FOCUS PricingCategory 'committed': paid whether used or not) or avoidable (capacity that could be stopped).
 -- column charge_start TIMESTAMP
 -- column charge_end TIMESTAMP
--- column charge_seconds BIGINT
--- column amount_usd DECIMAL(38,12)
--- column buys_compute BOOLEAN
--- column node_hours DECIMAL(38,12)
+-- column charge_seconds BIGINT: Length of the charge's period in seconds.
+-- column amount_usd DECIMAL(38,12): What the charge costs in USD: a cluster charge's amount, a FOCUS row's EffectiveCost (its BilledCost when it has none).
+-- column buys_compute BOOLEAN: Whether the charge pays for compute time (every cluster charge; a FOCUS row of ServiceCategory Compute or AI and Machine Learning, or without one), rather than storage, networking or another service.
+-- column node_hours DECIMAL(38,12): The node-hours the charge buys, spread evenly over its period (NULL for a charge that buys no compute time).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings)
 SELECT
     c.charge_id,

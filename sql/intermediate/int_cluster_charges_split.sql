@@ -4,11 +4,11 @@
 -- description: Cluster charges (canonical and allocated FOCUS rows) split across months by hours. Each piece is the charge's amount pro rata to seconds, rounded to 1e-12 by telescoping (cumulative share at the piece's end minus cumulative share at its start), so the pieces add up to the charge exactly. A charge with an empty period falls in the month it starts.
 -- column charge_id VARCHAR
 -- column cluster_id VARCHAR
--- column category VARCHAR
--- column cost_class VARCHAR
+-- column category VARCHAR: The charge's cost category (int_cluster_charge_lines.category).
+-- column cost_class VARCHAR: The charge's cost class: committed or avoidable.
 -- column month DATE
--- column seconds_in_month BIGINT
--- column amount_usd DECIMAL(38,12)
+-- column seconds_in_month BIGINT: Seconds of the charge's period inside the month.
+-- column amount_usd DECIMAL(38,12): The part of the charge's amount that falls in the month, in proportion to its seconds there (the pieces of a charge add up to it exactly).
 SELECT
     c.charge_id,
     c.cluster_id,

@@ -2,9 +2,9 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: Provisioned and busy hours of each cluster in each month of the spine (merged intervals clipped to the month), the share of self-hosted request time that belongs to accepted attempts, the tokens served (all attempts, and the accepted attempts'), the busiest hour's tokens, the observed capacity and the accepted attempts' p95 latency.
--- column cluster_id VARCHAR
+-- column cluster_id VARCHAR: The cluster.
 -- column month DATE
--- column provisioned_ms HUGEINT
+-- column provisioned_ms HUGEINT: Milliseconds of the month the cluster was provisioned: charges that buy compute and owned hardware in service, overlaps counted once (0 when none).
 -- column busy_ms HUGEINT
 -- column requests BIGINT
 -- column request_ms HUGEINT

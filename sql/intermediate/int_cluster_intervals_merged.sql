@@ -3,10 +3,10 @@
 -- published: no
 -- unique_key: interval_kind, cluster_id, interval_start
 -- description: Time intervals per cluster with overlaps merged (gaps and islands), so overlapping time counts once. 'provisioned': cluster charges (and FOCUS usage rows allocated to the cluster that buy compute: a storage volume tagged with the cluster is cost, not provisioned time) and owned hardware in service. (Busy time, from request intervals, is merged per day in int_cluster_busy_monthly.)
--- column interval_kind VARCHAR
--- column cluster_id VARCHAR
--- column interval_start TIMESTAMP
--- column interval_end TIMESTAMP
+-- column interval_kind VARCHAR: What the intervals are: 'provisioned' (charges that buy compute and owned hardware in service).
+-- column cluster_id VARCHAR: The cluster.
+-- column interval_start TIMESTAMP: The merged interval's start: the earliest start among the overlapping intervals.
+-- column interval_end TIMESTAMP: The merged interval's end (exclusive): the latest end among them.
 WITH intervals AS (
     SELECT 'provisioned' AS interval_kind, cluster_id, charge_start AS s, charge_end AS e
     FROM intermediate.int_cluster_charge_lines

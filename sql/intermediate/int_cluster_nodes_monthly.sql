@@ -3,11 +3,11 @@
 -- unique_key: month, cluster_id
 -- description: What each cluster's node-hours of the month were: committed (owned hardware in service and charges of cost class 'committed': reserved, FOCUS committed) or on demand (every other charge that buys node-hours), and what the on-demand ones cost (each charge's amount / its node-hours, for the hours of it inside the month). Each source runs at an even rate over its period, as in int_cluster_capacity_monthly. marts.monthly_hybrid_plan prices nodes by what they are from it. owned_node_hours: the committed node-hours of owned hardware in service (the energy of those the ledger counts itself; a cloud node's energy is in its price).
 -- column month DATE
--- column cluster_id VARCHAR
--- column committed_node_hours DECIMAL(38,6)
--- column on_demand_node_hours DECIMAL(38,6)
--- column owned_node_hours DECIMAL(38,6)
--- column on_demand_usd DECIMAL(38,12)
+-- column cluster_id VARCHAR: The cluster.
+-- column committed_node_hours DECIMAL(38,6): Node-hours of the month paid whether used or not: owned hardware in service and committed (reserved) charges.
+-- column on_demand_node_hours DECIMAL(38,6): Node-hours of the month bought by every other charge that buys compute.
+-- column owned_node_hours DECIMAL(38,6): The part of committed_node_hours that is owned hardware in service.
+-- column on_demand_usd DECIMAL(38,12): What the on-demand node-hours of the month cost (each charge's amount in proportion to its seconds inside the month).
 WITH sources AS (
     -- node-hours bought over a period (and, for a charge, their cost): each at an even rate over it
     SELECT

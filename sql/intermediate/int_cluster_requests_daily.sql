@@ -7,19 +7,19 @@
 -- unique_key: cluster_id, day
 -- description: Each cluster's self-hosted requests started in a day (UTC): count, request time (sum of latencies), the part of it that belongs to accepted attempts, the requests started in the day's busiest clock hour and the tokens started in its busiest hour by tokens (peak_hour_tokens) and the start of every hour that many tokens started in (peak_hours), the tokens served and those of accepted attempts (accepted_tokens: the day's requests an accepted task names as its accepted attempt), the histogram of the accepted attempts' known latencies (accepted_latencies: one (latency_ms, n) per distinct latency, for the month's exact p95), and the highest tokens per second in any of the day's 5-minute windows whose p95 latency was within the self-hosted SLO (NULL when none was): each request's tokens spread evenly over the time it ran, so a window counts the tokens served in it and the requests running in it (requests started the day before included: the lookback of requests_near_days). Clock hours and 5-minute windows lie within a day, so int_cluster_requests_monthly sums and takes the maximum of the days. The accepted part comes from the accepted tasks by their accepted attempt's day and cluster (int_tasks_resolved's accepted_day, accepted_cluster_id), not from joining every request with its task. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed (its accepted attempt may move).
 -- settings: slo_ms_self_hosted
--- column cluster_id VARCHAR
--- column day DATE
+-- column cluster_id VARCHAR: The cluster that served the requests.
+-- column day DATE: The day (UTC) the requests started.
 -- column month DATE
--- column requests BIGINT
--- column request_ms HUGEINT
--- column accepted_attempt_request_ms HUGEINT
--- column tokens_served BIGINT
--- column accepted_tokens BIGINT
--- column peak_hour_requests BIGINT
--- column peak_hour_tokens BIGINT
--- column peak_hours TIMESTAMP[]
--- column observed_tokens_per_second DECIMAL(38,3)
--- column accepted_latencies STRUCT(latency_ms BIGINT, n BIGINT)[]
+-- column requests BIGINT: The cluster's self-hosted requests started in the day.
+-- column request_ms HUGEINT: Their latencies added up (overlapping requests each counted: request time, not busy time).
+-- column accepted_attempt_request_ms HUGEINT: The latencies of the accepted attempts among them (an accepted task's accepted attempt that ran on the cluster and started in the day).
+-- column tokens_served BIGINT: Input (cache-hit and cache-miss), output and reasoning tokens of the day's requests, every attempt.
+-- column accepted_tokens BIGINT: The same tokens of the accepted attempts alone.
+-- column peak_hour_requests BIGINT: The requests started in the day's busiest clock hour (by requests).
+-- column peak_hour_tokens BIGINT: The tokens of the requests started in the day's busiest clock hour (by tokens).
+-- column peak_hours TIMESTAMP[]: The start of every clock hour of the day in which peak_hour_tokens tokens started (more than one when hours tie).
+-- column observed_tokens_per_second DECIMAL(38,3): The most tokens per second the cluster served in any 5-minute window of the day whose p95 latency was within the setting slo.self_hosted_ms (every window when it is not set): each request's tokens spread evenly over the time it ran; NULL when no window was within it.
+-- column accepted_latencies STRUCT(latency_ms BIGINT, n BIGINT)[]: The accepted attempts' known latencies as a histogram: one (latency_ms, n) per distinct latency, in order (the month's exact p95 is taken from these).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
     SELECT

@@ -2,17 +2,17 @@
 -- materialized: table
 -- unique_key: cluster_id, month
 -- description: Each cluster's self-hosted requests in a month: count, request time (sum of latencies), the part of it that belongs to accepted attempts (a failed retry of a task that was later accepted is not among them), the requests started in the busiest clock hour, the tokens it served (input and output, all requests) and those of its accepted attempts, the tokens started in its busiest clock hour, the observed capacity: the highest tokens per second in any 5-minute window (each request's tokens spread over the time it ran) whose p95 latency was within the self-hosted SLO (every window when there is no SLO), and the accepted attempts' exact p95 latency (DuckDB's quantile_disc: the ceil(0.95 x n)-th smallest, from the days' latency histograms). Observed capacity is a lower bound: the cluster did at least this much at the SLO. The sums and maxima of its days (int_cluster_requests_daily): hours and 5-minute windows never cross midnight.
--- column cluster_id VARCHAR
+-- column cluster_id VARCHAR: The cluster that served the requests.
 -- column month DATE
--- column requests BIGINT
--- column request_ms HUGEINT
--- column accepted_attempt_request_ms HUGEINT
--- column tokens_served BIGINT
--- column accepted_tokens BIGINT
--- column peak_hour_requests BIGINT
--- column peak_hour_tokens BIGINT
--- column observed_tokens_per_second DECIMAL(38,3)
--- column accepted_p95_latency_ms BIGINT
+-- column requests BIGINT: The cluster's self-hosted requests started in the month.
+-- column request_ms HUGEINT: Their latencies added up (overlapping requests each counted: request time, not busy time).
+-- column accepted_attempt_request_ms HUGEINT: The latencies of the accepted attempts among them (a failed retry of a task later accepted is not one).
+-- column tokens_served BIGINT: Input (cache-hit and cache-miss), output and reasoning tokens of the month's requests, every attempt.
+-- column accepted_tokens BIGINT: The same tokens of the accepted attempts alone.
+-- column peak_hour_requests BIGINT: The requests started in the month's busiest clock hour (by requests).
+-- column peak_hour_tokens BIGINT: The tokens of the requests started in the month's busiest clock hour (by tokens).
+-- column observed_tokens_per_second DECIMAL(38,3): Observed capacity, a lower bound: the most tokens per second the cluster served in any 5-minute window of the month whose p95 latency was within the setting slo.self_hosted_ms (every window when it is not set); NULL when none was.
+-- column accepted_p95_latency_ms BIGINT: The accepted attempts' 95th-percentile latency, exact: the ceil(0.95 x n)-th smallest of their known latencies (NULL when none is known).
 WITH histogram AS (
     SELECT cluster_id, month, struct_extract(h, 'latency_ms') AS latency_ms, sum(struct_extract(h, 'n')) AS n
     FROM (SELECT cluster_id, month, unnest(accepted_latencies) AS h FROM intermediate.int_cluster_requests_daily) AS days

@@ -4,15 +4,15 @@
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
 -- unique_key: day, hour, route, cluster_id
 -- description: The demand profile: the tokens the organisation asked for in each clock hour (UTC, by request start) on each route (and, on the self-hosted route, each cluster), every attempt counted (input including cache hits and writes, output and reasoning), and what the priced part of them costs at the API (an API request at its own provider's price, a self-hosted one at the reference API price): marts.monthly_hybrid_plan sends an hour's tokens above the cluster's capacity to the API at that hour's price per token. Incremental: only the days touched by new data are recomputed.
--- column day DATE
+-- column day DATE: The day (UTC) of the hour.
 -- column month DATE
--- column hour TIMESTAMP
+-- column hour TIMESTAMP: The clock hour (UTC) the requests started in.
 -- column route VARCHAR
 -- column cluster_id VARCHAR
--- column requests BIGINT
--- column tokens HUGEINT
--- column priced_tokens HUGEINT
--- column priced_cost_usd DECIMAL(38,12)
+-- column requests BIGINT: Requests started in the hour on the route (and cluster), every attempt.
+-- column tokens HUGEINT: Their tokens: input (cache hits, misses and writes), output and reasoning.
+-- column priced_tokens HUGEINT: The part of those tokens of requests the ledger can price (at the API).
+-- column priced_cost_usd DECIMAL(38,12): What those priced requests cost at the API: an API request at its own provider's price, a self-hosted one at the reference API price.
 SELECT
     CAST(started_at AS DATE) AS day,
     CAST(date_trunc('month', started_at) AS DATE) AS month,

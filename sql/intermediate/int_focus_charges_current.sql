@@ -23,8 +23,8 @@
 -- column billed_cost_usd DECIMAL(38,12)
 -- column effective_cost_usd DECIMAL(38,12)
 -- column tags VARCHAR
--- column cluster_id VARCHAR
--- column is_correction BOOLEAN
+-- column cluster_id VARCHAR: The cluster the row is allocated to: the value of its tag named by the setting focus.cluster_tag_key, else the first cluster (by id) whose ResourceId pattern it matches; NULL = unallocated.
+-- column is_correction BOOLEAN: Whether the row is a correction of an earlier period (ChargeClass 'correction'): counted in the month of its own charge period, as a correction.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 ranked AS (
     SELECT

@@ -5,8 +5,8 @@
 -- column asset_id VARCHAR
 -- column cluster_id VARCHAR
 -- column month DATE
--- column month_index BIGINT
--- column amount_usd DECIMAL(38,12)
+-- column month_index BIGINT: Which month of the asset's life this is: 1 for its in-service month.
+-- column amount_usd DECIMAL(38,12): The month's amortisation: (purchase price - salvage value) / life_months, telescoped so the months add up to the amortisable amount exactly.
 WITH asset_months AS (
     SELECT
         h.asset_id,

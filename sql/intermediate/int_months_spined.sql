@@ -3,9 +3,9 @@
 -- unique_key: month
 -- description: The month spine: every month between the first and last month that has requests, charges, invoices, opex or FOCUS rows.
 -- column month DATE
--- column month_start TIMESTAMP
--- column month_end TIMESTAMP
--- column hours_in_month BIGINT
+-- column month_start TIMESTAMP: The month's first instant (UTC).
+-- column month_end TIMESTAMP: The next month's first instant: the month is [month_start, month_end).
+-- column hours_in_month BIGINT: Hours from month_start to month_end (672 to 744).
 WITH activity AS (
     SELECT month AS m FROM intermediate.int_requests_monthly
     UNION ALL SELECT CAST(date_trunc('month', charge_start) AS DATE) FROM staging.stg_ledger__cluster_charges

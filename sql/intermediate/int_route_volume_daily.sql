@@ -4,11 +4,11 @@
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
 -- unique_key: day, route
 -- description: Each route's requests per day (UTC, by request start) by latency: the requests without a latency (latency_unknown) and the histogram of the known latencies (latencies: one (latency_ms, n) per distinct latency), which int_route_volume_monthly adds up to exact monthly percentiles. The tokens and counts come from int_requests_monthly. Incremental: only the days touched by new data are recomputed.
--- column day DATE
+-- column day DATE: The day (UTC) the requests started.
 -- column month DATE
 -- column route VARCHAR
--- column latency_unknown BIGINT
--- column latencies STRUCT(latency_ms BIGINT, n BIGINT)[]
+-- column latency_unknown BIGINT: The route's requests of the day without a latency.
+-- column latencies STRUCT(latency_ms BIGINT, n BIGINT)[]: The known latencies as a histogram: one (latency_ms, n) per distinct latency, in order.
 SELECT
     day,
     month,

@@ -13,10 +13,10 @@
 -- column cache_write_1h_input_tokens HUGEINT
 -- column web_search_calls HUGEINT
 -- column unpriced_requests BIGINT
--- column latency_unknown BIGINT
--- column tasks BIGINT
--- column p50_latency_ms BIGINT
--- column p95_latency_ms BIGINT
+-- column latency_unknown BIGINT: The route's requests of the month without a latency.
+-- column tasks BIGINT: Distinct tasks with a request on the route in the month.
+-- column p50_latency_ms BIGINT: The median latency of the requests with one: the ceil(0.5 x n)-th smallest (NULL when none has one).
+-- column p95_latency_ms BIGINT: Their 95th-percentile latency: the ceil(0.95 x n)-th smallest (NULL when none has one).
 WITH volume AS (
     -- the request counts and token sums every monthly model reads (int_requests_monthly), by route
     SELECT

@@ -6,13 +6,13 @@
 -- description: Task outcomes by the month and route each task belongs to: accepted tasks, latency violations, accepted tasks whose accepted attempt has no latency (judged by their outcome alone: an API response body carries none), review cost, and what the accepted attempts alone cost at the API (their own provider's price on the api route, the reference price on self_hosted; accepted_attempts_priced of them had a price). Incremental: only months touched by new data are recomputed.
 -- column month DATE
 -- column route VARCHAR
--- column tasks_resolved BIGINT
--- column accepted_tasks BIGINT
--- column latency_violations BIGINT
--- column accepted_latency_unknown BIGINT
+-- column tasks_resolved BIGINT: Tasks of the month and route (each task once, by its accepted attempt's month and route, else its last attempt's).
+-- column accepted_tasks BIGINT: Those of them accepted.
+-- column latency_violations BIGINT: Tasks whose otherwise accepted attempt was slower than the route's latency SLO (so not accepted).
+-- column accepted_latency_unknown BIGINT: Accepted tasks whose accepted attempt has no latency (judged by their outcome alone).
 -- column review_cost_usd DECIMAL(38,12)
 -- column accepted_attempt_api_cost_usd DECIMAL(38,12)
--- column accepted_attempts_priced BIGINT
+-- column accepted_attempts_priced BIGINT: Accepted attempts that had a price (those accepted_attempt_api_cost_usd adds up).
 SELECT
     month,
     route,

@@ -10,8 +10,8 @@
 -- column month DATE
 -- column route VARCHAR
 -- column team VARCHAR
--- column first_day DATE
--- column first_in_route BOOLEAN
+-- column first_day DATE: The day (UTC) of the task's earliest request in the month, route and team.
+-- column first_in_route BOOLEAN: Whether that request is the task's earliest in the month and route over all teams (the team the task counts under when counted once per route).
 WITH retried AS (
     SELECT task_id FROM scoped.tasks_of_task_retries WHERE attempts > 1
 ),

@@ -7,15 +7,15 @@
 -- input tasks_of_days: intermediate.int_tasks_resolved (task_id, attempts, accepted, route, month), within task_id of retries_of_days.task_id
 -- unique_key: day, route, team
 -- description: Who used each route, per day (UTC, by request start): requests and their token cost at API prices (API rows at their provider's price, self-hosted rows at the reference API price), and tasks counted on one day each: a task with one attempt on its request's day, a retried task on its first day in the month, route and team (int_task_retries). tasks: once per month, route and team; route_tasks: once per month and route over all teams (int_route_volume_monthly's count); accepted_tasks: of the tasks, the ones accepted on this route in this month. monthly_team_usage adds up the days. Incremental: only the days touched by new data are recomputed, and the days of every attempt of a task whose attempts or decision changed.
--- column day DATE
+-- column day DATE: The day (UTC) the requests started.
 -- column month DATE
 -- column route VARCHAR
 -- column team VARCHAR
--- column requests BIGINT
--- column tasks BIGINT
--- column route_tasks BIGINT
--- column accepted_tasks BIGINT
--- column token_cost_usd DECIMAL(38,12)
+-- column requests BIGINT: The team's requests on the route started in the day.
+-- column tasks BIGINT: Tasks counted on this day: once per month, route and team (a task with one attempt on its day, a retried one on its first day there).
+-- column route_tasks BIGINT: Tasks counted once per month and route over all teams (the team of the task's earliest request there).
+-- column accepted_tasks BIGINT: Of the tasks, those accepted on this route in this month.
+-- column token_cost_usd DECIMAL(38,12): What the requests' tokens cost at API prices: API requests at their provider's price, self-hosted ones at the reference API price.
 WITH requests AS (
     SELECT
         CAST(started_at AS DATE) AS day,

@@ -4,15 +4,15 @@
 -- description: The named assumptions the break-even verdict is recomputed under (marts.monthly_verdict_sensitivity), each at a low and a high value, as what it does to the break-even inputs: fixed_delta_low / _high are added to the fixed cost F; equivalent_factor_low / _high multiply the token part of the API comparator on the equivalent basis (C = equivalent x factor + review); review_factor_low / _high multiply review on both routes (C's review part and the self-hosted variable cost V). Assumptions: operating_cost (operating costs, the opex rows and the metered energy line, down and up by the robustness.operating_cost_share setting, 0.20), review_rate (the review rate -20 % / +20 %, months with review cost), api_waste_factor (W at its 95 % interval: factor W_low / W and W_high / W; months where W was measured), hardware_life (life x 2/3 and x 4/3: straight-line amortisation x 3/2 and x 3/4), compute_hour_price (node-hour and GPU-hour prices -20 % / +20 %: the charges that buy compute time, int_cluster_charge_lines.node_hours), api_cache_hit_rate (the cluster's requests priced at the API route's own cache-hit share of input instead of the cluster's: value_low the cluster's share, value_high the API's), reference_provider:<provider> (each other provider that prices the reference model, at the cluster's token mix, each provider at its own waste factor W and invoice uplift U: its cost of the cluster's tokens x its W x its U / the reference provider's, both at the reference model's list price of the month, int_reference_prices_monthly; a provider with too few accepted tasks for its own W takes the reference's), and invoice_uplift (U at 1 and at the reference provider's invoiced usage / metered cost, when its invoice states no quantities and no usage export says whether what it bills beyond the logs is price or unlogged volume; the break-even mart keeps it only in months whose invoice does not reconcile).
 -- settings: reference_api_provider, robustness_operating_cost_share
 -- column month DATE
--- column assumption VARCHAR
+-- column assumption VARCHAR: The assumption: operating_cost, review_rate, api_waste_factor, hardware_life, compute_hour_price, api_cache_hit_rate, reference_provider:<provider> or invoice_uplift.
 -- column value_low DOUBLE: The assumption's low value (a factor, a share or a price ratio).
 -- column value_high DOUBLE: Its high value.
--- column fixed_delta_low DECIMAL(38,12)
--- column fixed_delta_high DECIMAL(38,12)
--- column equivalent_factor_low DECIMAL(38,12)
--- column equivalent_factor_high DECIMAL(38,12)
--- column review_factor_low DECIMAL(38,12)
--- column review_factor_high DECIMAL(38,12)
+-- column fixed_delta_low DECIMAL(38,12): What the assumption at its low value adds to the month's fixed cost F (negative: takes away).
+-- column fixed_delta_high DECIMAL(38,12): What it adds to F at its high value.
+-- column equivalent_factor_low DECIMAL(38,12): What the token part of the API's cost per accepted task is multiplied by at the low value (1: unchanged).
+-- column equivalent_factor_high DECIMAL(38,12): The same at the high value.
+-- column review_factor_low DECIMAL(38,12): What review cost is multiplied by on both routes at the low value (1: unchanged).
+-- column review_factor_high DECIMAL(38,12): The same at the high value.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 months AS (SELECT month FROM intermediate.int_months_spined),
 hardware AS (

@@ -8,8 +8,8 @@
 -- column route VARCHAR
 -- column team VARCHAR
 -- column workload VARCHAR
--- column tasks_resolved BIGINT
--- column accepted_tasks BIGINT
+-- column tasks_resolved BIGINT: Tasks of the month, route, team and workload (each task once, by its accepted attempt's month and route, else its last attempt's).
+-- column accepted_tasks BIGINT: Those of them accepted.
 -- column review_cost_usd DECIMAL(38,12)
 SELECT
     month,

@@ -4,19 +4,19 @@
 -- input requests_of_days: intermediate.int_requests_priced, day started_at
 -- unique_key: day, hour, route, provider, team, workload
 -- description: What each workload asked for in each clock hour (UTC, by request start) on each route, every attempt counted: a workload is the request's team and workload ('(none)' when the log names none). Its tokens (input including cache hits and writes, output and reasoning), the cache-hit and all input tokens (for its cache-hit share) and, on the API, the metered cost of its priced attempts at their own provider's price (unpriced_requests counts the others). marts.monthly_workload_moves takes each workload's busiest hour and its month's cost from here. Incremental: only the days touched by new data are recomputed.
--- column day DATE
+-- column day DATE: The day (UTC) of the hour.
 -- column month DATE
--- column hour TIMESTAMP
+-- column hour TIMESTAMP: The clock hour (UTC) the requests started in.
 -- column route VARCHAR
 -- column provider VARCHAR
 -- column team VARCHAR
 -- column workload VARCHAR
--- column requests BIGINT
--- column tokens HUGEINT
+-- column requests BIGINT: Requests of the workload started in the hour on the route, every attempt.
+-- column tokens HUGEINT: Their tokens: input (cache hits, misses and writes), output and reasoning.
 -- column cache_hit_input_tokens HUGEINT
--- column input_tokens HUGEINT
--- column metered_cost_usd DECIMAL(38,12)
--- column unpriced_requests BIGINT
+-- column input_tokens HUGEINT: Their input tokens alone: cache hits, misses and writes.
+-- column metered_cost_usd DECIMAL(38,12): The metered cost of the priced ones at their own provider's price (API requests; 0 on the self-hosted route).
+-- column unpriced_requests BIGINT: API requests of the hour the ledger has no price for.
 SELECT
     CAST(started_at AS DATE) AS day,
     CAST(date_trunc('month', started_at) AS DATE) AS month,

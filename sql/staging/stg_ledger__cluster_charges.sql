@@ -6,12 +6,12 @@
 -- column cluster_id VARCHAR
 -- column charge_start TIMESTAMP
 -- column charge_end TIMESTAMP
--- column charge_seconds BIGINT
+-- column charge_seconds BIGINT: Length of the charge's period in seconds (charge_end - charge_start): what a charge is split by when it spans months.
 -- column kind VARCHAR
 -- column quantity DECIMAL(38,6)
 -- column unit VARCHAR
 -- column unit_price DECIMAL(38,12)
--- column amount_usd DECIMAL(38,12)
+-- column amount_usd DECIMAL(38,12): The charge's amount in USD (converted at the fx rate of the charge start when it was in another currency).
 SELECT
     t.charge_id,
     t.cluster_id,

@@ -9,7 +9,7 @@
 -- column billing_period_start TIMESTAMP
 -- column charge_period_start TIMESTAMP
 -- column charge_period_end TIMESTAMP
--- column charge_seconds BIGINT
+-- column charge_seconds BIGINT: Length of the charge period in seconds (ChargePeriodEnd - ChargePeriodStart).
 -- column charge_category VARCHAR
 -- column charge_class VARCHAR
 -- column charge_frequency VARCHAR
@@ -19,8 +19,8 @@
 -- column service_category VARCHAR
 -- column consumed_quantity DECIMAL(38,12)
 -- column consumed_unit VARCHAR
--- column billed_cost_usd DECIMAL(38,12)
--- column effective_cost_usd DECIMAL(38,12)
+-- column billed_cost_usd DECIMAL(38,12): BilledCost (the cash cost) in USD, converted at the fx rate of the charge period start.
+-- column effective_cost_usd DECIMAL(38,12): EffectiveCost (the amortised cost, commitments spread over their term) in USD, converted at the fx rate of the charge period start.
 -- column tags VARCHAR
 SELECT
     t.source_file_hash,

@@ -4,8 +4,8 @@
 -- description: Owned hardware as loaded. Prices in another currency are converted to USD at the fx rate of the in-service date. nodes: 1 when not given.
 -- column asset_id VARCHAR
 -- column cluster_id VARCHAR
--- column purchase_price_usd DECIMAL(38,12)
--- column salvage_value_usd DECIMAL(38,12)
+-- column purchase_price_usd DECIMAL(38,12): The asset's purchase price in USD (converted at the fx rate of the in-service date).
+-- column salvage_value_usd DECIMAL(38,12): What the asset is expected to fetch at the end of its life, in USD (0 when not given).
 -- column in_service_date DATE
 -- column life_months INTEGER
 -- column retired_date DATE

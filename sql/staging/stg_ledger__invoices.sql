@@ -7,12 +7,12 @@
 -- column line_id VARCHAR
 -- column period_start TIMESTAMP
 -- column period_end TIMESTAMP
--- column month DATE
+-- column month DATE: The month the line's billed period starts in (first day).
 -- column line_type VARCHAR
 -- column model VARCHAR
 -- column quantity DECIMAL(38,6)
 -- column unit_price_per_million DECIMAL(24,12)
--- column amount_usd DECIMAL(38,12)
+-- column amount_usd DECIMAL(38,12): The line's amount in USD (converted at usd_per_unit when the invoice was in another currency).
 -- column currency VARCHAR
 -- column usd_per_unit DECIMAL(38,12)
 -- column source_file_hash VARCHAR

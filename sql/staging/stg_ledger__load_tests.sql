@@ -11,7 +11,7 @@
 -- column p50_latency_ms DECIMAL(18,3)
 -- column output_tokens_per_second DECIMAL(18,3)
 -- column nodes INTEGER
--- column nodes_given BOOLEAN
+-- column nodes_given BOOLEAN: Whether the sweep file said how many nodes served it (otherwise nodes is taken as 1).
 SELECT
     sweep_id,
     cluster_id,

@@ -5,7 +5,7 @@
 -- column month DATE
 -- column cluster_id VARCHAR
 -- column category VARCHAR
--- column amount_usd DECIMAL(38,12)
+-- column amount_usd DECIMAL(38,12): The operating cost in USD (converted at the fx rate of the month's first day).
 -- column note VARCHAR
 SELECT
     t.month,

@@ -7,8 +7,8 @@
 -- column task_id VARCHAR
 -- column attempt INTEGER
 -- column started_at TIMESTAMP
--- column ended_at TIMESTAMP
--- column month DATE
+-- column ended_at TIMESTAMP: When the request ended: started_at + latency_ms (NULL when the latency is unknown).
+-- column month DATE: The month the request started in (first day).
 -- column route VARCHAR
 -- column provider VARCHAR
 -- column cluster_id VARCHAR

@@ -155,6 +155,32 @@ def test_a_column_declaration_without_type_or_meaning_names_file_and_line(sql_co
     assert message.format(path=path, line=line, after=line + 1) in str(err.value)
 
 
+def test_an_intermediate_column_without_a_meaning_of_its_own_or_upstream_names_file_and_line(sql_copy):
+    """Not only a mart's columns: a column of any model says what it means (its COMMENT in the ledger, the docs).
+    hours_in_month is made in int_months_spined; nothing it reads has one."""
+    path = sql_copy / "intermediate" / "int_months_spined.sql"
+    text = path.read_text()
+    old = next(line for line in text.splitlines() if line.startswith("-- column hours_in_month BIGINT:"))
+    line = text[: text.index(old)].count("\n") + 1
+    path.write_text(text.replace(old, "-- column hours_in_month BIGINT"))
+    with pytest.raises(ModelHeaderError) as err:
+        discover(sql_copy)
+    assert (
+        f"{path}:{line}: column hours_in_month of intermediate.int_months_spined has no meaning, and no table it reads "
+        "has a column hours_in_month to take one from"
+    ) in str(err.value)
+
+
+def test_the_settings_views_columns_mean_what_the_settings_docs_say(sql_copy):
+    """The settings view's columns are declared without meanings: each takes its setting's doc, with the key a user
+    writes in the settings file, so the two never say different things."""
+    by_name = {m.qualified: m for m in discover(sql_copy)}
+    assert by_name["staging.stg_ledger__settings"].column("gate_min_cases").meaning == (
+        "The setting gate.min_cases: Deployment gate: the evaluation set needs at least this many cases, covering "
+        "every category."
+    )
+
+
 def test_a_column_declared_without_meaning_takes_the_one_of_the_column_it_passes_on(sql_copy):
     """``provider`` in marts.monthly_reconciliation, declared with no meaning, is the provider column of
     intermediate.int_api_provider_monthly, the first table it reads that has one, which in turn takes it from the
