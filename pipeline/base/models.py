@@ -190,13 +190,16 @@ class ModelHeaderError(CostledgerError, ValueError):
     """A model file's header has an unknown key or a bad value; the message names file and line."""
 
 
-def _read_header(path: Path) -> tuple[dict[str, tuple[str, int]], list[str]]:
+def _read_header(path: Path, text: str | None = None) -> tuple[dict[str, tuple[str, int]], list[str]]:
     """The header's ``key: (value, line)`` (``input NAME`` keys as written; each column line whole, under a key
-    ``column N`` in the header's order) and the body lines."""
+    ``column N`` in the header's order) and the body lines, of the file's ``text`` (read from ``path`` when not
+    given)."""
     meta: dict[str, tuple[str, int]] = {}
     body_lines: list[str] = []
     in_header = True
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    if text is None:
+        text = path.read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), start=1):
         if in_header and re.match(r"^--\s*column\b", line):
             meta[f"column {len(meta)}"] = (line, number)  # parsed by _columns, in the header's order
             continue
@@ -323,8 +326,8 @@ def _check_within(path: Path, i: Input, inputs: tuple[Input, ...]) -> None:
             raise ModelHeaderError(f"{path}:{i.line}: input {i.name}: within: input {x.name} does not read {c}")
 
 
-def parse_model(layer: str, path: Path) -> Model:
-    meta, body_lines = _read_header(path)
+def parse_model(layer: str, path: Path, text: str | None = None) -> Model:
+    meta, body_lines = _read_header(path, text)
     value = {k: v for k, (v, _) in meta.items()}
     materialized = value.get("materialized", "table")
     if materialized not in ("view", "table"):
@@ -445,9 +448,29 @@ def _split_top_level(text: str) -> list[str]:
     return parts + [current]
 
 
+#: discover's answers by the model files' names and texts: a build discovers the models twice, and a process (a test
+#: run, a nightly's builds) discovers the same files many times; the models are frozen, so one answer serves them all
+_DISCOVERED: dict[str, tuple[Model, ...]] = {}
+
+
 def discover(sql_dir: Path = SQL_DIR) -> list[Model]:
     """All models, in an order where each runs after the models it reads."""
-    models = [parse_model(layer, p) for layer in LAYERS for p in sorted((sql_dir / layer).glob("*.sql"))]
+    files = [
+        (layer, p, p.read_text(encoding="utf-8")) for layer in LAYERS for p in sorted((sql_dir / layer).glob("*.sql"))
+    ]
+    digest = hashlib.sha256()
+    for _, p, text in files:
+        digest.update(f"{p}\0{len(text)}\0{text}".encode())
+    key = digest.hexdigest()
+    if key not in _DISCOVERED:
+        if len(_DISCOVERED) >= 16:
+            _DISCOVERED.clear()
+        _DISCOVERED[key] = tuple(_discover([parse_model(layer, p, text) for layer, p, text in files]))
+    return list(_DISCOVERED[key])
+
+
+def _discover(models: list[Model]) -> list[Model]:
+    """The models ordered so that each runs after the models it reads, each column with its meaning."""
     by_name = {m.qualified: m for m in models}
     ordered: list[Model] = []
     state: dict[str, int] = {}

@@ -3,6 +3,7 @@ from the fields of ``pipeline.base.settings.Settings`` and their docstrings, so 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 from decimal import Decimal
 from typing import Any
@@ -11,6 +12,7 @@ from pipeline.base.fileformats import BILLING_FORMATS, LOAD_TEST_FORMATS, LOG_FO
 from pipeline.base.settings import Settings
 
 
+@functools.cache
 def _field_docs() -> dict[str, str]:
     """Field docstrings, for ``costledger settings`` (read from the source of ``Settings``)."""
     import ast
@@ -25,7 +27,9 @@ def _field_docs() -> dict[str, str]:
     return docs
 
 
-FIELD_DOCS = _field_docs
+def FIELD_DOCS() -> dict[str, str]:
+    """Field docstrings, by field name (a copy: the source is parsed once)."""
+    return dict(_field_docs())
 
 
 def _toml_value(value: Any) -> str:

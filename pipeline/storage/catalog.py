@@ -110,13 +110,27 @@ META_DDL = [
 ]
 
 
+#: the key under which ``meta.raw_views_made`` records the statements that made the meta tables
+_META_MADE = "(meta tables)"
+
+
 def init_ledger(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
-    """Create the meta tables and the raw views if missing (idempotent)."""
-    for stmt in META_DDL:
-        con.execute(stmt)
+    """Create the meta tables and the raw views if missing (idempotent). Every command opens the ledger: the meta
+    tables' statements (some 30, each comment a write to the catalogue) run only when they are not the ones that made
+    them, and a raw view is made again only when its statements changed (``refresh_raw_views``)."""
+    statements = "\n".join(META_DDL)
+    try:
+        made = con.execute(f"SELECT count(*) FROM {_MADE} WHERE kind = ? AND statements = ?", [_META_MADE, statements])
+        current = bool(made.fetchall()[0][0])
+    except duckdb.CatalogException:
+        current = False  # a new ledger, or one made before the record was kept
+    if not current:
+        for stmt in META_DDL:
+            con.execute(stmt)
+        con.execute(f"DELETE FROM {_MADE} WHERE kind = ?", [_META_MADE])
+        con.execute(f"INSERT INTO {_MADE} VALUES (?, ?)", [_META_MADE, statements])
     con.execute("CREATE SCHEMA IF NOT EXISTS raw")
-    for kind in KINDS:
-        refresh_raw_view(con, lake, kind)
+    refresh_raw_views(con, lake, list(KINDS))
     # the marks of views that lag the manifest (``mark_raw_view_stale``): none, every view was just refreshed
     con.execute(f"CREATE TEMP TABLE IF NOT EXISTS {_STALE} (kind VARCHAR NOT NULL, lake VARCHAR NOT NULL)")
     con.execute(f"DELETE FROM {_STALE}")
@@ -159,41 +173,66 @@ def raw_view_statements(
 ) -> list[tuple[str, str]]:
     """(name, CREATE VIEW) for the raw views (all, or those of ``kinds``) over the files the manifest names; with
     ``spelled_from`` (the folder that holds the published file), each lake file is named relative to it, so that the
-    published file finds its lake wherever the ledger's folder is copied or moved (``pipeline.storage.db``)."""
-    out = []
-    for kind in kinds or list(KINDS):
-        model = KINDS[kind]
-        files = con.execute(
-            "SELECT lake_file FROM meta.loaded_files WHERE kind = ? AND lake_file IS NOT NULL ORDER BY load_seq", [kind]
-        ).fetchall()
+    published file finds its lake wherever the ledger's folder is copied or moved (``pipeline.storage.db``). The
+    manifest, the corrections and the lake files' footers are each read once for all the kinds."""
+    wanted = kinds or list(KINDS)
+    files: dict[str, list[str]] = {kind: [] for kind in wanted}
+    for kind, lake_file in con.execute(
+        "SELECT kind, lake_file FROM meta.loaded_files WHERE lake_file IS NOT NULL AND list_contains(?, kind) "
+        "ORDER BY load_seq",
+        [wanted],
+    ).fetchall():
         # a missing lake file is left out of the view (so the ledger still opens and the original landing
         # file can be re-delivered to rewrite it); every build refuses to run while one is missing
-        paths = [str(lake / f) for (f,) in files if (lake / f).is_file()]
+        if (lake / lake_file).is_file():
+            files[kind].append(str(lake / lake_file))
+    superseded = {
+        kind
+        for (kind,) in con.execute(
+            "SELECT DISTINCT kind FROM meta.superseded_rows WHERE list_contains(?, kind)", [wanted]
+        ).fetchall()
+    }
+    footers = _footers(con, [p for kind in wanted for p in files[kind]])
+    out = []
+    for kind in wanted:
+        model = KINDS[kind]
+        paths = files[kind]
         literals = [sql_literal(p) for p in paths]
         spelled = {lit: sql_literal(os.path.relpath(p, spelled_from)) for p, lit in zip(paths, literals)}
         file_columns = None
         if literals:
             # the columns each lake file has, in the files' order (footers only): older files may lack a column
             # added since, and a copied landing file lacks the provenance columns
-            try:
-                by_file = {
-                    file_name: set(names)
-                    for file_name, names in con.execute(
-                        f"SELECT file_name, list(name) FROM parquet_schema([{', '.join(literals)}]) GROUP BY file_name"
-                    ).fetchall()
-                }
-                file_columns = [by_file[p] for p in paths]
-            except duckdb.Error:
+            if footers is not None:
+                file_columns = [footers[p] for p in paths]
+            else:
                 literals, file_columns = _readable_footers(con, literals)
-        superseded = bool(
-            con.execute("SELECT count(*) FROM meta.superseded_rows WHERE kind = ?", [kind]).fetchall()[0][0]
-        )
         if spelled_from is not None:
             literals = [spelled[lit] for lit in literals]
         out.append(
-            (f"raw.{table_name(model)}", raw_view_sql(model, literals, file_columns, kind if superseded else None))
+            (
+                f"raw.{table_name(model)}",
+                raw_view_sql(model, literals, file_columns, kind if kind in superseded else None),
+            )
         )
     return out
+
+
+def _footers(con: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, set[str]] | None:
+    """The column names in each lake file's footer, read in one pass; None when some footer does not read (then
+    each file is read alone, ``_readable_footers``)."""
+    if not paths:
+        return {}
+    try:
+        return {
+            file_name: set(names)
+            for file_name, names in con.execute(
+                f"SELECT file_name, list(name) FROM parquet_schema([{', '.join(sql_literal(p) for p in paths)}]) "
+                "GROUP BY file_name"
+            ).fetchall()
+        }
+    except duckdb.Error:
+        return None
 
 
 def _readable_footers(con: duckdb.DuckDBPyConnection, literals: list[str]) -> tuple[list[str], list[set[str]]]:
@@ -218,25 +257,42 @@ _MADE = "meta.raw_views_made"
 
 
 def refresh_raw_view(con: duckdb.DuckDBPyConnection, lake: Path, kind: str) -> None:
-    """(Re)make the kind's raw view over the files the manifest names, with its comments, unless it was made with these
-    very statements and is still there (every command opens the ledger and a build reopens every raw view; most
+    """(Re)make the kind's raw view (``refresh_raw_views``)."""
+    refresh_raw_views(con, lake, [kind])
+
+
+def refresh_raw_views(con: duckdb.DuckDBPyConnection, lake: Path, kinds: list[str]) -> None:
+    """(Re)make the kinds' raw views over the files the manifest names, with their comments, except those made with
+    these very statements and still there (every command opens the ledger and a build reopens every raw view; most
     have not changed since they were made)."""
-    comments = comment_sql(KINDS[kind])
-    for name, stmt in raw_view_statements(con, lake, [kind]):
+    made = _made_views(con, kinds)
+    for kind, (_, stmt) in zip(kinds, raw_view_statements(con, lake, kinds)):
+        comments = comment_sql(KINDS[kind])
         statements = "\n".join([stmt, *comments])
-        schema, view = name.split(".")
-        same = con.execute(
-            f"SELECT count(*) FROM {_MADE} WHERE kind = ? AND statements = ? AND EXISTS (SELECT 1 FROM duckdb_views() "
-            "WHERE database_name = current_database() AND schema_name = ? AND view_name = ?)",
-            [kind, statements, schema, view],
-        ).fetchall()
-        if same[0][0]:
+        if made.get(kind) == statements:
             continue
         con.execute(stmt)
         for comment in comments:
             con.execute(comment)
         con.execute(f"DELETE FROM {_MADE} WHERE kind = ?", [kind])
         con.execute(f"INSERT INTO {_MADE} VALUES (?, ?)", [kind, statements])
+
+
+def _made_views(con: duckdb.DuckDBPyConnection, kinds: list[str]) -> dict[str, str]:
+    """The statements that made each of the kinds' raw views, for the views still there."""
+    views = {
+        name
+        for (name,) in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'raw'"
+        ).fetchall()
+    }
+    return {
+        kind: statements
+        for kind, statements in con.execute(
+            f"SELECT kind, statements FROM {_MADE} WHERE list_contains(?, kind)", [kinds]
+        ).fetchall()
+        if table_name(KINDS[kind]) in views
+    }
 
 
 #: the raw views of this connection that lag the manifest: a temp table, so that a rollback takes a mark back with

@@ -445,3 +445,14 @@ def test_an_append_model_runs_after_what_the_keys_models_it_computes_read(sql_co
     order = [m.qualified for m in discover(sql_copy)]
     assert order.index("staging.stg_ledger__outcomes") < order.index("intermediate.int_requests_priced")
     assert order.index("intermediate.int_requests_priced") < order.index("intermediate.int_tasks_resolved")
+
+
+def test_a_model_file_changed_is_read_again_even_at_the_same_length(sql_copy):
+    """The models are read from their files each time they are asked for: a file rewritten with text of the same
+    length (a meaning with two letters swapped), however soon after, gives its new declaration."""
+    path = sql_copy / "intermediate" / "int_months_spined.sql"
+    before = {m.qualified: m for m in discover(sql_copy)}["intermediate.int_months_spined"].column("month_start")
+    assert before.meaning == "The month's first instant (UTC)."
+    path.write_text(path.read_text().replace("The month's first instant (UTC).", "The month's frist instant (UTC)."))
+    after = {m.qualified: m for m in discover(sql_copy)}["intermediate.int_months_spined"].column("month_start")
+    assert after.meaning == "The month's frist instant (UTC)."

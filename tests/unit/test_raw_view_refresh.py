@@ -202,3 +202,24 @@ def test_a_ledger_opened_again_shows_its_rows_and_a_raw_view_dropped_between_com
     )
     assert described["comment"]
     last.con.close()
+
+
+def test_a_ledger_from_before_its_catalogue_was_recorded_gains_the_meta_columns_added_since(tmp_path):
+    """A command that opens a ledger runs the meta tables' statements only when they are not the ones that made
+    them. A ledger made before that record was kept (no ``meta.raw_views_made``) and before a column was added to
+    ``meta.runs`` is brought up to date by the next command that opens it, its rows kept."""
+    first = Ledger(tmp_path, Settings())
+    first.load("requests", [R1, R2])
+    first.con.close()
+    con = duckdb.connect(str(first.store.work_db))
+    con.execute("ALTER TABLE meta.runs DROP COLUMN alerts")
+    con.execute("DROP TABLE meta.raw_views_made")
+    con.close()
+    again = Ledger(tmp_path, Settings())
+    assert [r["request_id"] for r in again.rows("SELECT request_id FROM raw.requests ORDER BY ALL")] == ["r1", "r2"]
+    (column,) = again.rows(
+        "SELECT comment FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'meta' "
+        "AND table_name = 'runs' AND column_name = 'alerts'"
+    )
+    assert column["comment"].startswith("What became of the run's alerts webhook")
+    again.con.close()
