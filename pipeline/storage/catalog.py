@@ -105,8 +105,9 @@ META_DDL = [
     "content replaces it. The earlier row stays in the lake (history is never edited); the raw view leaves it out.'",
     "COMMENT ON TABLE meta.settings IS 'The settings the last build used (the SQL models read them from here).'",
     "CREATE TABLE IF NOT EXISTS meta.raw_views_made (kind VARCHAR NOT NULL, statements VARCHAR NOT NULL)",
-    "COMMENT ON TABLE meta.raw_views_made IS 'The statements that made each raw view (the view and its comments): a "
-    "command that opens the ledger makes a view again only when they have changed. Work file only.'",
+    "COMMENT ON TABLE meta.raw_views_made IS 'The statements that made each raw view (the view and its comments), and "
+    "those that made the meta tables (kind (meta tables)): a command that opens the ledger runs them again only when "
+    "they have changed. Work file only.'",
 ]
 
 
