@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from pipeline.cli import toc
 from pipeline.cli.common import DbOpt, JsonOpt, SettingsOpt, console, error, read_settings, out, writer
+
+if TYPE_CHECKING:
+    from pipeline.storage.store import Store
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
@@ -18,6 +21,27 @@ _RollbackTo = Annotated[
     Optional[str], typer.Option(help="Snapshot file name to publish (default: the one before the current).")
 ]
 _RollbackList = Annotated[bool, typer.Option("--list", metavar="", help="List the kept snapshots and exit.")]
+
+
+def _list_snapshots(store: Store) -> None:
+    """`rollback --list`: the kept snapshots, the published one marked (each snapshot's file opened once)."""
+    snaps = store.snapshot_list()
+    infos = {snap: store.snapshot_info(snap) for snap in snaps}
+    current = store.current_snapshot(snaps, infos)
+    out.print(
+        "  snapshot (* = published)                           published at         run           months  MiB  ",
+        markup=False,
+        highlight=False,
+    )
+    for snap in snaps:
+        i = infos[snap]
+        note = "" if i["changed"] else "  (loaded nothing, changed no month)"
+        out.print(
+            f"{'*' if snap == current else ' '} {snap.name:50} {i['published_at']:20} "
+            f"{i['run_id']:13} {i['months'] if i['months'] is not None else '?':>6} {i['mib']:5.1f}{note}",
+            markup=False,
+            highlight=False,
+        )
 
 
 @app.command(rich_help_panel=toc.panel("rollback"))
@@ -38,23 +62,8 @@ def rollback(
 
     s = read_settings(settings, db)
     store = Store.for_db(s.db)
-    snaps = store.snapshot_list()
     if list_:
-        current = store.current_snapshot(snaps)
-        out.print(
-            "  snapshot (* = published)                           published at         run           months  MiB  ",
-            markup=False,
-            highlight=False,
-        )
-        for snap in snaps:
-            i = store.snapshot_info(snap)
-            note = "" if i["changed"] else "  (loaded nothing, changed no month)"
-            out.print(
-                f"{'*' if snap == current else ' '} {snap.name:50} {i['published_at']:20} "
-                f"{i['run_id']:13} {i['months'] if i['months'] is not None else '?':>6} {i['mib']:5.1f}{note}",
-                markup=False,
-                highlight=False,
-            )
+        _list_snapshots(store)
         return
     from pipeline.run.nightly import run_rollback
 

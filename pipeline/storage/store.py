@@ -331,17 +331,19 @@ class Store:
             info.update(run_id="?", published_at="unreadable", months=None)
         return info
 
-    def current_snapshot(self, snaps: list[Path]) -> Path | None:
+    def current_snapshot(self, snaps: list[Path], infos: dict[Path, dict[str, object]] | None = None) -> Path | None:
         """Which of ``snaps`` the published file is: the same file (a hard link, as a publication leaves it), else the
         snapshot of the same run (a ledger copied without its hard links, as ``cp`` or ``rsync`` without ``-H`` copy
-        it, has a published file of its own); None when neither."""
+        it, has a published file of its own); None when neither. ``infos``: the snapshots' ``snapshot_info`` when the
+        caller has read them already (each is a file to open)."""
         if not self.published.exists():
             return None
         for snap in snaps:
             if snap.samefile(self.published):
                 return snap
         run_id = self.snapshot_info(self.published)["run_id"]
-        same_run = [snap for snap in snaps if self.snapshot_info(snap)["run_id"] == run_id]
+        infos = infos or {}
+        same_run = [snap for snap in snaps if (infos.get(snap) or self.snapshot_info(snap))["run_id"] == run_id]
         return same_run[-1] if run_id != "?" and same_run else None
 
     def rollback_target(self, to: Path | None = None) -> Path:
