@@ -64,6 +64,8 @@ class SparkEngine:
         self.models: list[Model] = []
         self.touched: tuple[list[date], list[date]] | None = None
         """The months and the days the models that go on by month or day recompute."""
+        self.keys: dict[str, Any] = {}
+        """Each keys model's recomputed keys, kept until the build ends (the model and ``touched`` read them)."""
 
     def rehash(self, con: duckdb.DuckDBPyConnection, models: list[Model]) -> Callable[[str, str], bool]:
         # the append models' files already folded in are re-hashed only if the plan reads them again (``begin``)
@@ -98,16 +100,29 @@ class SparkEngine:
         if m.qualified in p.new_files:
             return going.AppendRows(new_files=p.new_files[m.qualified])
         if scope := p.keys.get(m.qualified):
-            return going.KeyRows(scope=scope, earlier=earlier, new_appended=p.new_files[scope.appended])
+            return going.KeyRows(scope=scope, earlier=earlier, keys=self._keys_of(m.qualified))
         if m.qualified in p.months | p.days:
             if self.touched is None:  # once, at the first: the append and keys models are written by then
-                self.touched = going.touched(self.spark, self.models, p, self.macros)
+                self.touched = going.touched(self.spark, self.models, p, self.macros, self._keys_of)
             column = "month" if m.qualified in p.months else "day"
             dates = self.touched[0 if column == "month" else 1]
             if self.progress:
                 self.progress(f"{m.qualified}: {len(dates)} {column}(s) recomputed, the others carried over")
             return going.PartitionRows(column=column, dates=dates, earlier=earlier)
         return None
+
+    def _keys_of(self, name: str) -> Any:
+        """The keys model ``name``'s recomputed keys, computed at the first reader (``going_on.recomputed_keys``)."""
+        if name not in self.keys:
+            assert self.plan is not None
+            scope = self.plan.keys[name]
+            self.keys[name] = going.recomputed_keys(self.spark, scope, self.plan.new_files[scope.appended])
+        return self.keys[name]
+
+    def _free_keys(self) -> None:
+        keys, self.keys = list(self.keys.values()), {}
+        for kept in keys:
+            kept.unpersist()
 
     def finish(self, con: duckdb.DuckDBPyConnection, models: list[Model], steps: Steps) -> None:
         _take_results(con, models, self.out, self.sql_dir)
@@ -118,10 +133,15 @@ class SparkEngine:
         return False  # every model is audited in DuckDB, over the results taken in
 
     def abort(self) -> None:
+        try:
+            self._free_keys()
+        except Exception:  # a session that failed may not answer; releasing it drops what it kept
+            pass
         session.release(self.spark)
         shutil.rmtree(self.out, ignore_errors=True)
 
     def done(self, result: BuildResult) -> None:
+        self._free_keys()
         session.release(self.spark)
         self.translations.prune()
         if self.plan is not None:

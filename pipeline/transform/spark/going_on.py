@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pipeline.base.models import Input, Model
 from pipeline.transform import planner
@@ -61,16 +61,14 @@ class AppendRows(GoingOn):
 class KeyRows(GoingOn):
     scope: incremental.KeysScope
     earlier: Path
-    new_appended: list[str]
-    """The new files of the append model it reads."""
-    _keys: Any = None
+    keys: Any
+    """The keys it recomputes (``recomputed_keys``), kept by the engine: ``touched`` reads them too."""
     _view: str = ""
 
     def start(self, spark: Any, m: Model) -> list[Any]:
         self._view = f"{view_name(m.layer, m.name)}__keys"
-        self._keys = keep(spark.sql(keys_sql(self.scope, self.new_appended)))
-        self._keys.createOrReplaceTempView(self._view)
-        return [self._keys]
+        self.keys.createOrReplaceTempView(self._view)
+        return []
 
     def where(self, i: Input) -> str:
         key = self.scope.key
@@ -79,7 +77,7 @@ class KeyRows(GoingOn):
     def combine(self, spark: Any, result: Any) -> Any:
         # the other keys' rows as the earlier build left them (a NULL key is no key: its rows stay, as on DuckDB)
         earlier = spark.read.schema(result.schema).parquet(str(self.earlier))
-        return earlier.join(self._keys, on=self.scope.key, how="left_anti").unionByName(result)
+        return earlier.join(self.keys, on=self.scope.key, how="left_anti").unionByName(result)
 
 
 @dataclass(kw_only=True)
@@ -113,6 +111,12 @@ class PartitionRows(GoingOn):
         return earlier.where(f"({chosen}) IS NOT TRUE").unionByName(result.where(chosen))
 
 
+def recomputed_keys(spark: Any, scope: incremental.KeysScope, new_appended: list[str]) -> Any:
+    """The keys a keys model recomputes (``keys_sql``), computed once and kept: the model reads them, and so does
+    ``touched`` (the months and days of their rows). The caller frees them."""
+    return keep(spark.sql(keys_sql(scope, new_appended)))
+
+
 def keys_sql(scope: incremental.KeysScope, new_appended: list[str]) -> str:
     """The keys a keys model recomputes: of the append model's new rows and of its other inputs' new files."""
     key = scope.key
@@ -126,11 +130,16 @@ def keys_sql(scope: incremental.KeysScope, new_appended: list[str]) -> str:
 
 
 def touched(
-    spark: Any, models: list[Model], p: incremental.SparkPlan, macros: dict[str, Macro]
+    spark: Any,
+    models: list[Model],
+    p: incremental.SparkPlan,
+    macros: dict[str, Macro],
+    keys_of: Callable[[str], Any],
 ) -> tuple[list[dt.date], list[dt.date]]:
     """The months and the days the build recomputes (the planner's rules): those the append models' new rows touch,
-    and those of every row of a recomputed key: the append model's rows of the key and the key's earlier rows in a
-    keys model. Called once the append and keys models are written."""
+    and those of every row of a recomputed key (``keys_of``: a keys model's, ``recomputed_keys``): the append model's
+    rows of the key and the key's earlier rows in a keys model. Called once the append and keys models are
+    written."""
     months: set[dt.date] = set()
     pairs: list[tuple[dt.date | None, dt.date | None]] = []
 
@@ -147,7 +156,7 @@ def touched(
         for name, scope in p.keys.items():
             if scope.appended != m.qualified:
                 continue
-            keys = spark.sql(keys_sql(scope, p.new_files[m.qualified])).distinct()
+            keys = keys_of(name)
             keys.createOrReplaceTempView(f"{view_name(m.layer, m.name)}__touched_keys")
             rows = f"{scope.key} IN (SELECT {scope.key} FROM {view_name(m.layer, m.name)}__touched_keys)"  # DuckDB's
             pairs += collect(planner.day_pairs_sql(m, rows))
