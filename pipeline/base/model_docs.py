@@ -1,6 +1,7 @@
-"""The marts described for people, made from the models' declarations (``-- grain``, ``-- description``,
-``-- column NAME TYPE: MEANING``): the contract table of docs/marts.md and the column reference docs/mart-columns.md.
-A test holds both files to what this module makes, so the docs cannot drift from the models."""
+"""The models described for people, made from their declarations (``-- grain``, ``-- description``,
+``-- column NAME TYPE: MEANING``): the contract table of docs/marts.md, the marts' column reference
+docs/mart-columns.md and the staging and intermediate models' docs/model-columns.md. A test holds the files to what
+this module makes, so the docs cannot drift from the models."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pipeline.base.models import Model
 #: docs/marts.md's generated table sits between these lines
 BEGIN, END = "<!-- marts:begin -->\n", "<!-- marts:end -->"
 COLUMNS_DOC = "mart-columns.md"
+#: the staging and intermediate models' column reference
+MODELS_DOC = "model-columns.md"
 
 
 def _cell(text: str) -> str:
@@ -46,8 +49,34 @@ def columns_markdown(models: list[Model]) -> str:
         "column (a whole number beyond 64 bits) as `DECIMAL(38,0)`.",
     ]
     for m in _marts(models):
-        key = f"; key: {', '.join(m.unique_key)}" if m.unique_key else ""
-        out += ["", f"## `{m.qualified}`", "", m.description, "", f"One row per {_grain(m)}{key}.", ""]
-        out += ["| column | type | meaning |", "|---|---|---|"]
-        out += [f"| `{c.name}` | `{c.type}` | {_cell(c.meaning)} |" for c in m.columns]
+        out += _section(m)
+    return "\n".join(out) + "\n"
+
+
+def _section(m: Model) -> list[str]:
+    """A model's heading, description, grain and key, and a table of its columns: name, DuckDB type, meaning."""
+    key = f"; key: {', '.join(m.unique_key)}" if m.unique_key else ""
+    out = ["", f"## `{m.qualified}`", "", m.description, "", f"One row per {_grain(m)}{key}.", ""]
+    if m.published == "no":
+        out += ["In the work file only: the published file does not hold it.", ""]
+    out += ["| column | type | meaning |", "|---|---|---|"]
+    return out + [f"| `{c.name}` | `{c.type}` | {_cell(c.meaning)} |" for c in m.columns]
+
+
+def models_markdown(models: list[Model]) -> str:
+    """The staging and intermediate models, each as the marts are in ``columns_markdown``, staging first."""
+    out = [
+        "# The staging and intermediate models' columns",
+        "",
+        "[Back to the marts](marts.md)",
+        "",
+        "What the marts are made from, for ad-hoc SQL: the staging views (the loaded rows typed, in USD) and the",
+        "intermediate models (`sql/staging/`, `sql/intermediate/`). Made from their declarations",
+        "(`.venv/bin/python scripts/model_docs.py` writes it again); the same meanings are the columns' `COMMENT`s",
+        "in the ledger. These models may change between versions ([migration.md](migration.md) says how); the marts",
+        "are the contract.",
+    ]
+    for layer in ("staging", "intermediate"):
+        for m in sorted((m for m in models if m.layer == layer), key=lambda m: m.name):
+            out += _section(m)
     return "\n".join(out) + "\n"

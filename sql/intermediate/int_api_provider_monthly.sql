@@ -2,7 +2,7 @@
 -- materialized: table
 -- unique_key: month, provider
 -- description: Each API provider's month: metered cost of its requests (priced rows only; unpriced ones counted apart) and its current invoice lines (the latest version of each line; several invoices of a month add up; multi-month lines allocated) by type. Usage = cache-hit, cache-miss, output and other lines; credits and tax are kept apart.
--- column month DATE
+-- column month DATE: The month (its first day, UTC): of the requests' start, and the month an invoice line is allocated to.
 -- column provider VARCHAR
 -- column requests BIGINT
 -- column unpriced_requests BIGINT

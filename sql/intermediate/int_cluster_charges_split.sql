@@ -6,7 +6,7 @@
 -- column cluster_id VARCHAR
 -- column category VARCHAR: The charge's cost category (int_cluster_charge_lines.category).
 -- column cost_class VARCHAR: The charge's cost class: committed or avoidable.
--- column month DATE
+-- column month DATE: The month this piece of the charge falls in (its first day, UTC).
 -- column seconds_in_month BIGINT: Seconds of the charge's period inside the month.
 -- column amount_usd DECIMAL(38,12): The part of the charge's amount that falls in the month, in proportion to its seconds there (the pieces of a charge add up to it exactly).
 SELECT

@@ -2,7 +2,7 @@
 -- materialized: table
 -- unique_key: month
 -- description: The month spine: every month between the first and last month that has requests, charges, invoices, opex or FOCUS rows.
--- column month DATE
+-- column month DATE: The month (its first day, UTC).
 -- column month_start TIMESTAMP: The month's first instant (UTC).
 -- column month_end TIMESTAMP: The next month's first instant: the month is [month_start, month_end).
 -- column hours_in_month BIGINT: Hours from month_start to month_end (672 to 744).

@@ -349,7 +349,15 @@ def test_every_settings_section_a_help_text_names_is_shown_in_its_help():
 
 
 def test_the_marts_docs_are_the_ones_the_declarations_make():
-    from pipeline.base.model_docs import BEGIN, COLUMNS_DOC, END, columns_markdown, contract_markdown
+    from pipeline.base.model_docs import (
+        BEGIN,
+        COLUMNS_DOC,
+        END,
+        MODELS_DOC,
+        columns_markdown,
+        contract_markdown,
+        models_markdown,
+    )
     from pipeline.base.models import discover
 
     models = discover()
@@ -357,6 +365,14 @@ def test_the_marts_docs_are_the_ones_the_declarations_make():
     regenerate = "regenerate with: .venv/bin/python scripts/model_docs.py"
     assert marts.split(BEGIN, 1)[1].split(END, 1)[0] == contract_markdown(models), regenerate
     assert (ROOT / "docs" / COLUMNS_DOC).read_text(encoding="utf-8") == columns_markdown(models), regenerate
+    assert (ROOT / "docs" / MODELS_DOC).read_text(encoding="utf-8") == models_markdown(models), regenerate
+    # every staging and intermediate model has its section, each column its meaning (the capacity's source, made in
+    # int_cluster_capacity_monthly, says what its values are)
+    reference = models_markdown(models)
+    for m in models:
+        if m.layer != "marts":
+            assert f"## `{m.qualified}`" in reference
+    assert "| `capacity_source` | `VARCHAR` | Where the capacity per node comes from: 'sweep'" in reference
     # every mart is in the table, linked to its section of the column reference
     for m in models:
         if m.layer == "marts":
