@@ -6,7 +6,7 @@
 -- column month DATE
 -- column capacity_tokens_per_second DECIMAL(38,3): The cluster's capacity within the self-hosted latency SLO, in tokens per second at the month's mean node count: capacity per node x provisioned node-hours / provisioned hours (NULL when unknown).
 -- column capacity_source VARCHAR: Where the capacity per node comes from: 'sweep' (load tests in force), 'observed' (the request log's best 5-minute window within the SLO, a lower bound), 'mixed' (part of the month each) or 'observed_above_sweep' (production beat the sweep: the observed figure is taken).
--- column sweep_id VARCHAR
+-- column sweep_id VARCHAR: The sweep (load test) in force at the month's end; NULL when none was.
 -- column sweep_measured_at TIMESTAMP: When the sweep in force at the month's end was measured (its last point).
 -- column sweep_points BIGINT: That sweep's points (concurrency levels).
 -- column sweep_points_within_slo BIGINT: Those of its points whose p95 latency is within the setting slo.self_hosted_ms (all of them when it is not set).

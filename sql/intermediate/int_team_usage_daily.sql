@@ -10,7 +10,7 @@
 -- column day DATE: The day (UTC) the requests started.
 -- column month DATE
 -- column route VARCHAR
--- column team VARCHAR
+-- column team VARCHAR: The team that sent the requests ('(none)' when not logged).
 -- column requests BIGINT: The team's requests on the route started in the day.
 -- column tasks BIGINT: Tasks counted on this day: once per month, route and team (a task with one attempt on its day, a retried one on its first day there).
 -- column route_tasks BIGINT: Tasks counted once per month and route over all teams (the team of the task's earliest request there).

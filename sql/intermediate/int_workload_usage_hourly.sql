@@ -9,8 +9,8 @@
 -- column hour TIMESTAMP: The clock hour (UTC) the requests started in.
 -- column route VARCHAR
 -- column provider VARCHAR
--- column team VARCHAR
--- column workload VARCHAR
+-- column team VARCHAR: The team that sent the requests ('(none)' when not logged).
+-- column workload VARCHAR: The kind of work the requests did, as the request log names it ('(none)' when not logged).
 -- column requests BIGINT: Requests of the workload started in the hour on the route, every attempt.
 -- column tokens HUGEINT: Their tokens: input (cache hits, misses and writes), output and reasoning.
 -- column cache_hit_input_tokens HUGEINT
