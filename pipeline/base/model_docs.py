@@ -80,3 +80,15 @@ def models_markdown(models: list[Model]) -> str:
         for m in sorted((m for m in models if m.layer == layer), key=lambda m: m.name):
             out += _section(m)
     return "\n".join(out) + "\n"
+
+
+def generated_docs(models: list[Model], marts_md: str) -> dict[str, str]:
+    """Every doc made from the declarations, by its name in docs/, with the text it must hold: ``marts_md`` (the text
+    of docs/marts.md) with the contract table in place between BEGIN and END, and the two column references. The
+    script writes them, the docs test compares them: one list of what is generated."""
+    head, rest = marts_md.split(BEGIN, 1)
+    return {
+        "marts.md": head + BEGIN + contract_markdown(models) + END + rest.split(END, 1)[1],
+        COLUMNS_DOC: columns_markdown(models),
+        MODELS_DOC: models_markdown(models),
+    }
