@@ -67,44 +67,46 @@ waste AS (
 ),
 -- its 95 % interval: a reproducible Poisson bootstrap over the task groups of the months and providers it was measured
 -- on (500 replicates; each group's weight is a Poisson(1) draw from a hash of bootstrap_random_state, the replicate,
--- the month and the group)
-waste_draws AS (
+-- the month and the group). A group's draw is the same in every row that resamples it: drawn once per month, group
+-- and replicate, then joined to each row.
+group_weights AS (
     SELECT
-        w.month,
-        w.provider,
-        b.replicate,
-        -- one integer key per (random state, replicate, month, group), hashed whole (a hash that combines several
-        -- arguments' hashes can mix them too weakly for independent draws), as a uniform draw in [0, 1)
-        hash_key(
-            ((CAST(s.bootstrap_random_state AS HUGEINT) * 1000 + b.replicate) * 100000
-                + date_diff('day', DATE '2000-01-01', g.month)) * 1000 + g.task_group
-        ) / 1152921504606846976.0 AS u,
-        g.attempts_metered_usd,
-        g.accepted_metered_usd
-    FROM waste AS w
-    CROSS JOIN settings AS s
-    JOIN intermediate.int_api_task_groups_monthly AS g
-        ON g.month BETWEEN CAST(w.month - to_months(CAST(w.pooled_back AS INTEGER)) AS DATE) AND w.month
-        AND (w.provider IS NULL OR g.provider = w.provider)
-    CROSS JOIN replicates AS b
+        month,
+        task_group,
+        replicate,
+        -- Poisson(1) by its cumulative distribution
+        CASE WHEN u < 0.3678794412 THEN 0 WHEN u < 0.7357588823 THEN 1 WHEN u < 0.9196986029 THEN 2
+            WHEN u < 0.9810118431 THEN 3 WHEN u < 0.9963401532 THEN 4 WHEN u < 0.9994058151 THEN 5
+            WHEN u < 0.9999167589 THEN 6 WHEN u < 0.9999897508 THEN 7 ELSE 8 END AS weight
+    FROM (
+        SELECT
+            g.month,
+            g.task_group,
+            b.replicate,
+            -- one integer key per (random state, replicate, month, group), hashed whole (a hash that combines
+            -- several arguments' hashes can mix them too weakly for independent draws), as a uniform draw in [0, 1)
+            hash_key(
+                ((CAST(s.bootstrap_random_state AS HUGEINT) * 1000 + b.replicate) * 100000
+                    + date_diff('day', DATE '2000-01-01', g.month)) * 1000 + g.task_group
+            ) / 1152921504606846976.0 AS u
+        FROM (SELECT DISTINCT month, task_group FROM intermediate.int_api_task_groups_monthly) AS g
+        CROSS JOIN settings AS s
+        CROSS JOIN replicates AS b
+    ) AS drawn
 ),
 waste_replicates AS (
     SELECT
-        month,
-        provider,
-        replicate,
-        sum(weight * CAST(attempts_metered_usd AS DOUBLE)) / nullif(sum(weight * CAST(accepted_metered_usd AS DOUBLE)), 0)
-            AS factor
-    FROM (
-        SELECT
-            *,
-            -- Poisson(1) by its cumulative distribution
-            CASE WHEN u < 0.3678794412 THEN 0 WHEN u < 0.7357588823 THEN 1 WHEN u < 0.9196986029 THEN 2
-                WHEN u < 0.9810118431 THEN 3 WHEN u < 0.9963401532 THEN 4 WHEN u < 0.9994058151 THEN 5
-                WHEN u < 0.9999167589 THEN 6 WHEN u < 0.9999897508 THEN 7 ELSE 8 END AS weight
-        FROM waste_draws
-    ) AS weighted
-    GROUP BY month, provider, replicate
+        w.month,
+        w.provider,
+        d.replicate,
+        sum(d.weight * CAST(g.attempts_metered_usd AS DOUBLE))
+        / nullif(sum(d.weight * CAST(g.accepted_metered_usd AS DOUBLE)), 0) AS factor
+    FROM waste AS w
+    JOIN intermediate.int_api_task_groups_monthly AS g
+        ON g.month BETWEEN CAST(w.month - to_months(CAST(w.pooled_back AS INTEGER)) AS DATE) AND w.month
+        AND (w.provider IS NULL OR g.provider = w.provider)
+    JOIN group_weights AS d ON d.month = g.month AND d.task_group = g.task_group
+    GROUP BY w.month, w.provider, d.replicate
 ),
 waste_interval AS (
     SELECT
