@@ -232,10 +232,22 @@ def no_api_price_cause(d: "ReportData") -> str:
             "so there is no cost per accepted task to compare."
         )
     provider, model = d.setting("reference_api_provider"), d.setting("reference_api_model")
+    unpriced = f"could not be priced at the reference API ({provider} {model}: no price of it in force)"
+    if api_accepted:  # the API's own cost measures nothing when none of its requests has a price or an invoice
+        cluster = (
+            f"the cluster's accepted attempts {unpriced}"
+            if be.self_hosted_accepted_tasks
+            else "the cluster accepted no task to price at the reference API"
+        )
+        tasks = f"{count(api_accepted)} task{'s' if api_accepted != 1 else ''}"
+        return (
+            f"The API route accepted {tasks} in {m}, but none of its requests has a price in force and no invoice of "
+            f"their providers covers the month, so what the API costs cannot be measured; and {cluster}, so "
+            "break-even cannot be computed (load the prices, or the providers' invoices)."
+        )
     return (
-        f"The API route accepted no task in {m}, and the cluster's accepted attempts could not be priced at the "
-        f"reference API ({provider} {model}: no price of it in force), so break-even cannot be computed (load its "
-        "price, or set [reference_api] to a priced model)."
+        f"The API route accepted no task in {m}, and the cluster's accepted attempts {unpriced}, so break-even "
+        "cannot be computed (load its price, or set [reference_api] to a priced model)."
     )
 
 

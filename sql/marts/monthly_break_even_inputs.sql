@@ -19,6 +19,8 @@
 -- column run_rate_usd DECIMAL(38,12): What the API cost to run in the month: invoiced usage (metered where no invoice), plus credits that recur and tax the team does not recover.
 -- column credits_usd DECIMAL(38,12): One-off credits on the month's API invoices, left out of the run rate.
 -- column tax_usd DECIMAL(38,12): Tax on the month's API invoices that the team recovers, left out of the run rate.
+-- column run_rate_unpriced BOOLEAN: Some API requests of the month have no price and no invoice of their provider covers the month: the run rate leaves their cost out, so the measured C is understated (caveat api_unpriced).
+-- column run_rate_unmeasured BOOLEAN: No API request of the month has a price and no invoice of its provider covers the month: the run rate measures nothing, and there is no measured C.
 -- column api_equivalent_cost_usd DECIMAL(38,12): The cluster's requests of the month priced at the reference API's list prices (all attempts).
 -- column api_latency_unknown BIGINT: The API's accepted tasks whose accepted attempt has no latency (judged by outcome alone).
 -- column accepted_tokens_served HUGEINT: Tokens of the clusters' accepted attempts in the month, all clusters.
@@ -50,7 +52,7 @@
 -- column sh_review_per_task DECIMAL(38,12): The cluster's review cost per accepted self-hosted task.
 -- column control_requirements VARCHAR[]: The controls the business requires of the self-hosted route ([business] control_requirements).
 -- column api_equivalent_cost_per_accepted_task_usd DECIMAL(38,12): The cluster's accepted task priced at the reference API x W x U, before review.
--- column api_measured_cost_per_accepted_task_usd DECIMAL(38,12): The API route's run rate plus its review, per accepted API task.
+-- column api_measured_cost_per_accepted_task_usd DECIMAL(38,12): The API route's run rate plus its review, per accepted API task; NULL when no API request of the month has a price or an invoice (run_rate_unmeasured).
 -- column self_hosted_variable_cost_per_accepted_task_usd DECIMAL(38,12): V: what one more accepted task costs on the cluster beyond F: its review.
 -- column has_self_hosted_route BOOLEAN: The month has a self-hosted cost or self-hosted requests.
 -- column api_review_per_accepted_task_usd DECIMAL(38,12): The review part of C: the API's review per task on the equivalent basis (the cluster's when the API accepted nothing); the API's on the measured basis.
@@ -99,7 +101,11 @@ providers AS (
         coalesce(p.credits_usd, 0) AS credits_usd,
         coalesce(p.tax_usd, 0) AS tax_usd,
         coalesce(p.credits_usd <> 0 AND before.credits_usd <> 0, FALSE) AS credits_recur,
-        NOT s.api_tax_recoverable AS tax_borne
+        NOT s.api_tax_recoverable AS tax_borne,
+        -- metered usage leaves out the requests without a price; an invoice bills them
+        NOT coalesce(p.has_invoice, FALSE) AND coalesce(p.unpriced_requests, 0) > 0 AS usage_unpriced,
+        coalesce(p.has_invoice, FALSE)
+        OR NOT (coalesce(p.unpriced_requests, 0) > 0 AND p.unpriced_requests >= coalesce(p.requests, 0)) AS usage_priced
     FROM intermediate.int_api_provider_monthly AS p
     CROSS JOIN settings AS s
     LEFT JOIN intermediate.int_api_provider_monthly AS before
@@ -111,7 +117,9 @@ api AS (
         CAST(sum(usage_usd + CASE WHEN credits_recur THEN credits_usd ELSE 0 END
             + CASE WHEN tax_borne THEN tax_usd ELSE 0 END) AS DECIMAL(38, 12)) AS run_rate_usd,
         CAST(coalesce(sum(credits_usd) FILTER (WHERE NOT credits_recur), 0) AS DECIMAL(38, 12)) AS credits_usd,
-        CAST(coalesce(sum(tax_usd) FILTER (WHERE NOT tax_borne), 0) AS DECIMAL(38, 12)) AS tax_usd
+        CAST(coalesce(sum(tax_usd) FILTER (WHERE NOT tax_borne), 0) AS DECIMAL(38, 12)) AS tax_usd,
+        bool_or(usage_unpriced) AS run_rate_unpriced,
+        NOT bool_or(usage_priced) AS run_rate_unmeasured
     FROM providers
     GROUP BY month
 ),
@@ -187,6 +195,8 @@ inputs AS (
         coalesce(a.run_rate_usd, 0) AS run_rate_usd,
         coalesce(a.credits_usd, 0) AS credits_usd,
         coalesce(a.tax_usd, 0) AS tax_usd,
+        coalesce(a.run_rate_unpriced, FALSE) AS run_rate_unpriced,
+        coalesce(a.run_rate_unmeasured, FALSE) AS run_rate_unmeasured,
         e.api_equivalent_cost_usd,
         x.api_latency_unknown,
         u.accepted_tokens_served,
@@ -234,7 +244,9 @@ comparator AS (
         *,
         money_mul(sh_accepted_equivalent_per_task, api_overhead_factor)
             AS api_equivalent_cost_per_accepted_task_usd,
-        money_div(run_rate_usd + api_review_usd, api_accepted) AS api_measured_cost_per_accepted_task_usd,
+        -- a run rate of requests none of which has a price measures nothing: no measured C
+        CASE WHEN NOT run_rate_unmeasured THEN money_div(run_rate_usd + api_review_usd, api_accepted) END
+            AS api_measured_cost_per_accepted_task_usd,
         coalesce(sh_review_per_task, api_review_per_task, CAST(0 AS DECIMAL(38, 12)))
             AS self_hosted_variable_cost_per_accepted_task_usd
     FROM inputs

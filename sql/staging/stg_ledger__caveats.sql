@@ -102,5 +102,14 @@ FROM (
         || 'within the latency target in the request log: a lower bound. Its utilisation is at most, and its '
         || 'idle cost at least, the figures shown; load-test the cluster to settle them.',
         11
+    ),
+    (
+        'api_unpriced',
+        'the API price is measured on the API route (api_cost_source measured) and some of its requests have no '
+        || 'price while no invoice of their provider covers the month: the run rate leaves their cost out',
+        'The API''s price comes from what its own requests cost, and some of them have no price in the catalogue '
+        || '(and no invoice covers them): their cost is left out, which makes the API look cheaper than it is. '
+        || 'Load their prices (prices/) or the provider''s invoice.',
+        12
     )
 ) AS c (caveat, raised_when, meaning, position)

@@ -237,6 +237,52 @@ def test_cluster_only_ledger_uses_the_reference_price_and_without_one_has_no_api
 
 
 @pytest.mark.slow
+def test_an_api_route_without_prices_measures_no_api_price_and_one_partly_priced_carries_a_caveat(ledger):
+    # the reference API (moonshot kimi-k3) has no price in either month, so the cluster's accepted attempts cannot be
+    # priced at it and C falls back to the API route's own run rate per accepted task ('measured')
+    ledger.load(
+        "cluster-charges",
+        [charge("jul", "reserved", "27"), charge("aug", "reserved", "27", "2026-08-01", "2026-09-01")],
+    )
+    cometapi = {**PRICE_MOONSHOT, "provider": "cometapi", "cache_hit_input_per_million": "2.40"}
+    cometapi |= {"cache_miss_input_per_million": "2.40", "output_per_million": "12.00"}
+    ledger.load("prices", [cometapi])
+    ledger.load(
+        "requests",
+        [
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
+            request("s2", "t2", "2026-08-02T10:00:00Z", route="self_hosted", **BIG),
+            # July: the API's one request is moonshot's, without a price: its run rate of $0 measures nothing
+            request("a1", "t3", "2026-07-03T10:00:00Z", **BIG),
+            # August: one at cometapi, priced, and one at moonshot, not
+            request("a2", "t4", "2026-08-03T10:00:00Z", provider="cometapi", **BIG),
+            request("a3", "t5", "2026-08-03T11:00:00Z", **BIG),
+        ],
+    )
+    ledger.load("outcomes", accepted("t1", "t3") + accepted("t2", "t4", "t5", at="2026-08-20T00:00:00Z"))
+    ledger.build(*READS)
+    jul, aug = month(ledger), month(ledger, "2026-08-01")
+    # July: no API request has a price and no invoice covers the month: no C at all, not a C of $0
+    assert (jul["verdict"], jul["api_cost_per_accepted_task_usd"], jul["api_measured_cost_per_accepted_task_usd"]) == (
+        "no_api_price",
+        None,
+        None,
+    )
+    assert "api_unpriced" not in jul["verdict_caveats"]
+    # August: the run rate is cometapi's request alone, 300,000 input x $2.40 + 30,000 output x $12.00 per million =
+    # $0.72 + $0.36 = $1.08, no review; over the API's 2 accepted tasks C = $1.08 / 2 = $0.54; moonshot's request is
+    # left out of it, and the verdict says so
+    assert (aug["api_cost_source"], aug["api_cost_per_accepted_task_usd"]) == ("measured", Decimal("0.54"))
+    assert "api_unpriced" in aug["verdict_caveats"]
+    # the report says why July has no verdict, and what August's rests on
+    assert (
+        "The API route accepted 1 task in 2026-07, but none of its requests has a price in force and no invoice of "
+        "their providers covers the month, so what the API costs cannot be measured"
+    ) in ledger.report_text("2026-07")
+    assert "some of them have no price in the catalogue (and no invoice covers them)" in ledger.report_text("2026-08")
+
+
+@pytest.mark.slow
 def test_credits_and_tax_stay_out_of_the_run_rate(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("jul", "reserved", "100")])
