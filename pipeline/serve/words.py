@@ -327,10 +327,12 @@ def _headline(d: "ReportData") -> list[str]:
     )
     share = be.break_even_share_of_capacity
     if share is None:
-        out.append(
-            f"The cluster's capacity at {_slo(d)} is unknown (no load-test sweep and no window of the request "
-            "log within the latency target), so whether that volume fits is not known."
+        why = (
+            "no load-test sweep and no window of the request log within the latency target"
+            if be.provisioned_node_hours
+            else "no node-hours are billed to give it a capacity per node"
         )
+        out.append(f"The cluster's capacity at {_slo(d)} is unknown ({why}), so whether that volume fits is not known.")
     else:
         lower = (
             " (capacity observed in the request log: a lower bound, so this share is at most this)"

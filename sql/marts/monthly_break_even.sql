@@ -201,7 +201,8 @@ SELECT
         CASE WHEN cluster_logs_incomplete THEN 'cluster_logs_incomplete' END,
         CASE WHEN capacity_measured_after THEN 'capacity_measured_after' END,
         CASE WHEN capacity_lower_bound THEN 'capacity_lower_bound' END,
-        CASE WHEN run_rate_unpriced AND api_cost_source = 'measured' THEN 'api_unpriced' END
+        CASE WHEN run_rate_unpriced AND api_cost_source = 'measured' THEN 'api_unpriced' END,
+        CASE WHEN coalesce(sh_requests, 0) > 0 AND coalesce(fixed_cost_usd, 0) = 0 THEN 'cluster_cost_missing' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,

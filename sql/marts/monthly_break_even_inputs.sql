@@ -37,7 +37,7 @@
 -- column sweep_mix_unknown BOOLEAN: Some cluster's load test did not state its token mix.
 -- column sweep_optimistic BOOLEAN: Some cluster's load test overstates what it serves in production.
 -- column capacity_measured_after BOOLEAN: Some cluster's capacity was measured after the month.
--- column capacity_lower_bound BOOLEAN: Some cluster's capacity is what it was seen to serve (observed or mixed), a lower bound.
+-- column capacity_lower_bound BOOLEAN: Some cluster's capacity is what it was seen to serve (observed or mixed), a lower bound (not a cluster without a capacity: no node-hours to divide by).
 -- column api_waste_factor DECIMAL(38,12): W, the reference provider's waste factor the break-even uses (intermediate.int_api_waste_monthly's is_break_even_factor row: its own, else every provider of the month pooled); 1 when neither has enough accepted tasks.
 -- column api_waste_basis VARCHAR: 'month', 'pooled' (with months before it), 'pooled_providers' (every API provider of the month) or 'assumed' (W = 1).
 -- column api_waste_factor_low DECIMAL(38,12): Low end of W's 95 % interval (the bootstrap's 2.5th percentile); 1 when W is assumed.
@@ -169,7 +169,9 @@ clusters AS (
         coalesce(bool_or(sweep_nodes_assumed), FALSE) AS sweep_nodes_assumed,
         coalesce(bool_or(sweep_mix_unknown), FALSE) AS sweep_mix_unknown,
         coalesce(bool_or(capacity_measured_after), FALSE) AS capacity_measured_after,
-        coalesce(bool_or(capacity_source IN ('observed', 'mixed')), FALSE) AS capacity_lower_bound,
+        -- a capacity seen in the log bounds it from below; a cluster without node-hours has none to bound
+        coalesce(bool_or(capacity_source IN ('observed', 'mixed') AND capacity_tokens_per_second IS NOT NULL), FALSE)
+            AS capacity_lower_bound,
         coalesce(bool_or(sweep_optimistic), FALSE) AS sweep_optimistic
     FROM marts.monthly_utilisation
     GROUP BY month

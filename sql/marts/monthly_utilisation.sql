@@ -35,7 +35,7 @@
 -- column capacity_mix_warning BOOLEAN: A sweep in force had an input share of tokens (when it reports output_tokens_per_second) more than 10 points away from the month's production input share on the cluster: its capacity may not hold for this mix.
 -- column sweep_nodes_assumed BOOLEAN: The cluster ran more than one node in the month and a sweep in force does not say how many nodes it ran on (taken as 1).
 -- column accepted_tokens BIGINT: Tokens (input + output + reasoning) of the cluster's accepted attempts in the month.
--- column capacity_contradiction BOOLEAN: Production contradicts the capacity figure: the cluster served more tokens than its capacity at the SLO (token_utilisation above 1), or in some 5-minute window within the SLO more tokens per second per node than its sweep says (capacity_source 'observed_above_sweep', the observed figure is then the capacity).
+-- column capacity_contradiction BOOLEAN: Production contradicts the capacity figure: the cluster served more tokens than its capacity at the SLO (token_utilisation above 1; not without provisioned node-hours, where there is no capacity to contradict), or in some 5-minute window within the SLO more tokens per second per node than its sweep says (capacity_source 'observed_above_sweep', the observed figure is then the capacity).
 -- column sweep_mix_unknown BOOLEAN: A sweep in force does not report output_tokens_per_second, so its capacity cannot be checked against production's mix of input and output tokens.
 -- column capacity_measured_after BOOLEAN: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end.
 -- column accepted_p95_latency_ms BIGINT: The 95th percentile latency of the cluster's accepted attempts in the month (the ceil(0.95 x n)-th smallest); NULL without one.
@@ -153,8 +153,9 @@ SELECT
     capacity_mix_warning,
     sweep_nodes_assumed,
     accepted_tokens,
-    coalesce(tokens_served > monthly_token_capacity, FALSE) OR coalesce(observed_above_sweep, FALSE)
-        AS capacity_contradiction,
+    -- without provisioned node-hours there is no capacity to contradict (the cluster's bills are missing)
+    coalesce(monthly_token_capacity > 0 AND tokens_served > monthly_token_capacity, FALSE)
+    OR coalesce(observed_above_sweep, FALSE) AS capacity_contradiction,
     sweep_mix_unknown,
     coalesce(capacity_measured_after, FALSE) AS capacity_measured_after,
     accepted_p95_latency_ms,

@@ -111,5 +111,14 @@ FROM (
         || '(and no invoice covers them): their cost is left out, which makes the API look cheaper than it is. '
         || 'Load their prices (prices/) or the provider''s invoice.',
         12
+    ),
+    (
+        'cluster_cost_missing',
+        'the cluster served requests in the month but no cost of it is loaded: no cluster charge, hardware, FOCUS '
+        || 'or operating cost row falls in the month, so the fixed cost F is 0',
+        'The cluster served requests this month but none of its costs is loaded (no cluster charges, hardware, '
+        || 'FOCUS or operating costs), so self-hosting looks free: load the cluster''s bills before trusting '
+        || 'the verdict.',
+        13
     )
 ) AS c (caveat, raised_when, meaning, position)

@@ -283,6 +283,31 @@ def test_an_api_route_without_prices_measures_no_api_price_and_one_partly_priced
 
 
 @pytest.mark.slow
+def test_a_cluster_that_served_requests_without_any_cost_loaded_says_so_instead_of_contradicting_its_capacity(ledger):
+    # the cluster's request log is loaded, its bills are not: no charge, hardware, FOCUS or operating cost row
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "requests",
+        [
+            request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
+            request("a1", "t2", "2026-07-02T11:00:00Z", **BIG),
+        ],
+    )
+    ledger.load("outcomes", accepted("t1", "t2"))
+    ledger.build(*READS)
+    be = month(ledger)
+    # F = $0: self-hosting "breaks even" at 0 tasks; the verdict says what that rests on. Without node-hours there is
+    # no capacity, so none is contradicted and none is a lower bound
+    assert (be["fixed_cost_usd"], be["break_even_accepted_tasks"]) == (0, 0)
+    # (one API task is too few to measure the API's waste factor: assumed, a caveat of its own)
+    assert be["verdict_caveats"] == ["api_waste_assumed", "cluster_cost_missing"]
+    text = ledger.report_text("2026-07")
+    assert "The cluster served requests this month but none of its costs is loaded" in text
+    assert "is unknown (no node-hours are billed to give it a capacity per node)" in text
+    assert "Production contradicts the cluster's measured capacity" not in text
+
+
+@pytest.mark.slow
 def test_credits_and_tax_stay_out_of_the_run_rate(ledger):
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("jul", "reserved", "100")])
