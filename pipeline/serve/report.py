@@ -425,7 +425,8 @@ def plain_report(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
         lines += [f"  {line}" for line in horizon_sentences(d)] + [""]
     lines += [
         "What an accepted task costs on the API:",
-        f"  used ({be.api_cost_source or 'n/a'})      {usd(be.api_cost_per_accepted_task_usd, 4)}",
+        f"  used for break-even ({BASIS_OF_C.get(be.api_cost_source or '', 'none to compare with')})  "
+        f"{usd(be.api_cost_per_accepted_task_usd, 4)}",
         f"  measured on the API route  {usd(be.api_measured_cost_per_accepted_task_usd, 4)}"
         f"  (gap {usd(be.api_comparator_gap_usd, 4)})",
         f"  self-hosted variable (V)   {usd(be.self_hosted_variable_cost_per_accepted_task_usd, 4)}",

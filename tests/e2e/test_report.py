@@ -117,6 +117,9 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     md = render_markdown(data)
     for line in headline(data):
         assert line in md and line in plain_report(con, "2026-07")
+    # and name the basis of the API's price in words, as the HTML does, not by its column's value ('equivalent')
+    assert "used for break-even (C, priced from the cluster's own tasks) | $0.9450 |" in md
+    assert "used for break-even (priced from the cluster's own tasks)  $0.9450" in plain_report(con, "2026-07")
 
 
 @pytest.mark.parametrize(
