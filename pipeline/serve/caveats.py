@@ -1,7 +1,7 @@
 """What the verdict rests on and what it leaves aside, in the report's words: one sentence per caveat of
 ``marts.monthly_break_even.verdict_caveats`` (its meaning as ``staging.stg_ledger__caveats`` declares it; two with
-the figures of the clusters they name), the clusters that sat idle, and the control requirements that make
-self-hosting a requirement whatever the cost."""
+the figures of the clusters they name), the data a month without an API price lacks, the clusters that sat idle, and
+the control requirements that make self-hosting a requirement whatever the cost."""
 
 from __future__ import annotations
 
@@ -123,4 +123,34 @@ def bursty_sentence(d: "ReportData") -> str | None:
     return (
         f"The month was bursty: {'; '.join(parts)}. A large model takes many minutes to load, so a cluster cannot "
         "scale up for an hour: the rest of its capacity waits for peaks."
+    )
+
+
+def no_api_price_cause(d: "ReportData") -> str:
+    """Why a month has no API cost per accepted task to compare with, naming the cause the figures show."""
+    be, m = d.be, d.month
+    api_accepted = sum(r.accepted_tasks or 0 for r in d.routes if r.route == "api")
+    if not api_accepted and not be.self_hosted_accepted_tasks:
+        return (
+            f"No task was accepted in {m} on either route: the ledger learns which tasks were accepted from "
+            "outcomes files (outcomes/) or an accepted column in the request log, and none says so for this month, "
+            "so there is no cost per accepted task to compare."
+        )
+    provider, model = d.setting("reference_api_provider"), d.setting("reference_api_model")
+    unpriced = f"could not be priced at the reference API ({provider} {model}: no price of it in force)"
+    if api_accepted:  # the API's own cost measures nothing when none of its requests has a price or an invoice
+        cluster = (
+            f"the cluster's accepted attempts {unpriced}"
+            if be.self_hosted_accepted_tasks
+            else "the cluster accepted no task to price at the reference API"
+        )
+        tasks = f"{count(api_accepted)} task{'s' if api_accepted != 1 else ''}"
+        return (
+            f"The API route accepted {tasks} in {m}, but none of its requests has a price in force and no invoice of "
+            f"their providers covers the month, so what the API costs cannot be measured; and {cluster}, so "
+            "break-even cannot be computed (load the prices, or the providers' invoices)."
+        )
+    return (
+        f"The API route accepted no task in {m}, and the cluster's accepted attempts {unpriced}, so break-even "
+        "cannot be computed (load its price, or set [reference_api] to a priced model)."
     )

@@ -12,7 +12,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pipeline.serve.decisions import actions, scenario_row
-from pipeline.serve.caveats import bursty_sentence, caveat_sentences, control_sentence, idle_cluster_sentences
+from pipeline.serve.caveats import (
+    bursty_sentence,
+    caveat_sentences,
+    control_sentence,
+    idle_cluster_sentences,
+    no_api_price_cause,
+)
 from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
 from pipeline.base.text import count, pct, usd
 from pipeline.serve.records import BreakEvenMonth
@@ -219,36 +225,6 @@ def robustness_sentence(d: "ReportData") -> str | None:
     names = [_assumption(a, d) for a in flipped]
     listed = names[0] if len(names) == 1 else "; ".join(names[:-1]) + "; or " + names[-1]
     return f"{margin}: a fragile verdict. It turns with {listed}."
-
-
-def no_api_price_cause(d: "ReportData") -> str:
-    """Why a month has no API cost per accepted task to compare with, naming the cause the figures show."""
-    be, m = d.be, d.month
-    api_accepted = sum(r.accepted_tasks or 0 for r in d.routes if r.route == "api")
-    if not api_accepted and not be.self_hosted_accepted_tasks:
-        return (
-            f"No task was accepted in {m} on either route: the ledger learns which tasks were accepted from "
-            "outcomes files (outcomes/) or an accepted column in the request log, and none says so for this month, "
-            "so there is no cost per accepted task to compare."
-        )
-    provider, model = d.setting("reference_api_provider"), d.setting("reference_api_model")
-    unpriced = f"could not be priced at the reference API ({provider} {model}: no price of it in force)"
-    if api_accepted:  # the API's own cost measures nothing when none of its requests has a price or an invoice
-        cluster = (
-            f"the cluster's accepted attempts {unpriced}"
-            if be.self_hosted_accepted_tasks
-            else "the cluster accepted no task to price at the reference API"
-        )
-        tasks = f"{count(api_accepted)} task{'s' if api_accepted != 1 else ''}"
-        return (
-            f"The API route accepted {tasks} in {m}, but none of its requests has a price in force and no invoice of "
-            f"their providers covers the month, so what the API costs cannot be measured; and {cluster}, so "
-            "break-even cannot be computed (load the prices, or the providers' invoices)."
-        )
-    return (
-        f"The API route accepted no task in {m}, and the cluster's accepted attempts {unpriced}, so break-even "
-        "cannot be computed (load its price, or set [reference_api] to a priced model)."
-    )
 
 
 #: what would settle a verdict that a named assumption turns: the measurement that replaces the assumption
