@@ -39,18 +39,12 @@ def contract_markdown(models: list[Model]) -> str:
 
 def columns_markdown(models: list[Model]) -> str:
     """Every mart's description, grain and key, and a table of its columns: name, DuckDB type, meaning."""
-    out = [
-        "# The marts' columns",
-        "",
-        "[Back to the marts](marts.md)",
-        "",
+    intro = [
         "Made from the models' declarations in `sql/marts/` (`.venv/bin/python scripts/model_docs.py` writes it",
         "again); the same meanings are the columns' `COMMENT`s in the ledger. The published file holds a `HUGEINT`",
         "column (a whole number beyond 64 bits) as `DECIMAL(38,0)`.",
     ]
-    for m in _marts(models):
-        out += _section(m)
-    return "\n".join(out) + "\n"
+    return _reference("The marts' columns", intro, _marts(models))
 
 
 def _section(m: Model) -> list[str]:
@@ -65,20 +59,22 @@ def _section(m: Model) -> list[str]:
 
 def models_markdown(models: list[Model]) -> str:
     """The staging and intermediate models, each as the marts are in ``columns_markdown``, staging first."""
-    out = [
-        "# The staging and intermediate models' columns",
-        "",
-        "[Back to the marts](marts.md)",
-        "",
+    intro = [
         "What the marts are made from, for ad-hoc SQL: the staging views (the loaded rows typed, in USD) and the",
         "intermediate models (`sql/staging/`, `sql/intermediate/`). Made from their declarations",
         "(`.venv/bin/python scripts/model_docs.py` writes it again); the same meanings are the columns' `COMMENT`s",
         "in the ledger. These models may change between versions ([migration.md](migration.md) says how); the marts",
         "are the contract.",
     ]
-    for layer in ("staging", "intermediate"):
-        for m in sorted((m for m in models if m.layer == layer), key=lambda m: m.name):
-            out += _section(m)
+    below = sorted((m for m in models if m.layer != "marts"), key=lambda m: (m.layer != "staging", m.name))
+    return _reference("The staging and intermediate models' columns", intro, below)
+
+
+def _reference(title: str, intro: list[str], models: list[Model]) -> str:
+    """A column reference: its title, the way back to the marts, ``intro``, then each model's section in order."""
+    out = [f"# {title}", "", "[Back to the marts](marts.md)", "", *intro]
+    for m in models:
+        out += _section(m)
     return "\n".join(out) + "\n"
 
 
