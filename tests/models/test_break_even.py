@@ -244,8 +244,13 @@ def test_an_api_route_without_prices_measures_no_api_price_and_one_partly_priced
         "cluster-charges",
         [charge("jul", "reserved", "27"), charge("aug", "reserved", "27", "2026-08-01", "2026-09-01")],
     )
-    cometapi = {**PRICE_MOONSHOT, "provider": "cometapi", "cache_hit_input_per_million": "2.40"}
-    cometapi |= {"cache_miss_input_per_million": "2.40", "output_per_million": "12.00"}
+    cometapi = {
+        **PRICE_MOONSHOT,
+        "provider": "cometapi",
+        "cache_hit_input_per_million": "2.40",  # no cache discount
+        "cache_miss_input_per_million": "2.40",
+        "output_per_million": "12.00",
+    }
     ledger.load("prices", [cometapi])
     ledger.load(
         "requests",
