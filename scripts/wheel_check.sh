@@ -12,8 +12,8 @@ mkdir "$work/src"
 git -C "$repo" ls-files -z | (cd "$repo" && tar --null -T - -cf -) | tar -xf - -C "$work/src"
 "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$work/dist" "$work/src"
 "$PY" -m venv "$work/venv"
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$repo/requirements.lock"
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$work"/dist/*.whl
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir -r "$repo/requirements.lock"
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps "$work"/dist/*.whl
 cd "$work"
 code=0
 GX_ANALYTICS_ENABLED=false "$work/venv/bin/costledger" nightly "$repo/sample_data" --db "$work/ledger.duckdb" \
