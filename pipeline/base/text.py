@@ -75,6 +75,12 @@ def count(value: Decimal | int | float | None) -> str:
     return f"{Decimal(str(value)).quantize(Decimal(1), rounding=ROUND_HALF_UP):,}"
 
 
+def counted(value: Decimal | int | float | None, noun: str, plural: str | None = None) -> str:
+    """``value`` as ``count`` shows it with its noun, singular when it shows 1: '1 node', '2 nodes', '1,200 tasks'."""
+    shown = count(value)
+    return f"{shown} {noun if shown == '1' else plural or noun + 's'}"
+
+
 def ms(value: int | None) -> str:
     return "n/a" if value is None else f"{value / 1000:,.1f} s"
 

@@ -137,7 +137,7 @@ def plan(
     """
     from pipeline.base.errors import CostledgerError
     from pipeline.serve.bridge import billed_sentences
-    from pipeline.serve.planning import hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
+    from pipeline.serve.planning import as_run_words, hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks
     from pipeline.base.query import jsonable, render
     from pipeline.serve.report import query, resolve_month
     from pipeline.base.text import pct
@@ -164,7 +164,7 @@ def plan(
             usd(r.api_cost_usd, 0),
             usd(r.review_usd, 0),
             usd(r.total_usd, 0),
-            f"as run, {nodes_words(r.nodes)}" if r.scenario == "today" else size_marks(r),
+            f"as run, {as_run_words(r.nodes, r.self_hosted_token_share)}" if r.scenario == "today" else size_marks(r),
         ]
         for r in rows
     ]

@@ -14,6 +14,7 @@ from rich.markup import escape
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.cli import toc
 from pipeline.cli.common import Bar, console, error, out
+from pipeline.base.text import counted
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
 pull_app = typer.Typer(no_args_is_help=True, help=toc.PANELS["Load and build"]["pull"])
@@ -181,7 +182,7 @@ def _provider(provider: str, *, since: str | None, until: str | None, month: str
         raise typer.Exit(ExitCode.FAILURE) from None
     written = sum(p.state == "written" for p in done)
     out.print(
-        f"pulled {written} new page{'s' if written != 1 else ''} of {provider}'s costs and usage into "
+        f"pulled {counted(written, 'new page')} of {provider}'s costs and usage into "
         f"{escape(str(landing))}; {sum(p.state == 'present' for p in done)} there already. Next: costledger nightly "
         f"{escape(str(landing))}",
         highlight=False,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pipeline.base.text import count, ms, pct, usd
+from pipeline.base.text import count, counted, ms, pct, usd
 from pipeline.serve.records import BreakEvenMonth
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def _sweep_optimistic(d: "ReportData") -> str:
 
 
 def _optimistic_part(d: "ReportData", u: dict) -> str:
-    nodes = f"{count(u['nodes_in_service'])} node{'s' if u['nodes_in_service'] != 1 else ''}"
+    nodes = counted(u["nodes_in_service"], "node")
     slo = int(d.setting("slo_ms_self_hosted") or 0)
     headroom = float(d.setting("capacity_latency_headroom") or 0)
     near = bool(slo) and u["accepted_p95_latency_ms"] is not None and u["accepted_p95_latency_ms"] > headroom * slo
@@ -144,7 +144,7 @@ def no_api_price_cause(d: "ReportData") -> str:
             if be.self_hosted_accepted_tasks
             else "the cluster accepted no task to price at the reference API"
         )
-        tasks = f"{count(api_accepted)} task{'s' if api_accepted != 1 else ''}"
+        tasks = counted(api_accepted, "task")
         return (
             f"The API route accepted {tasks} in {m}, but none of its requests has a price in force and no invoice of "
             f"their providers covers the month, so what the API costs cannot be measured; and {cluster}, so "

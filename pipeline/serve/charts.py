@@ -12,7 +12,7 @@ from typing import Any
 
 import altair as alt
 
-from pipeline.serve.planning import nodes_words, size_marks
+from pipeline.serve.planning import as_run_words, size_marks
 from pipeline.serve.records import PlanRow
 
 WIDTH, HEIGHT = 460, 220
@@ -216,7 +216,11 @@ def hybrid_plan(plan: list[PlanRow]) -> alt.LayerChart:
         {
             "nodes": size(r),
             "total": r["total_usd"],
-            "mark": nodes_words(r["nodes"]) if r["scenario"] == "today" else marked[r["nodes"]],
+            "mark": (
+                as_run_words(r["nodes"], r["self_hosted_token_share"])
+                if r["scenario"] == "today"
+                else marked[r["nodes"]]
+            ),
         }
         for r in data
         if r["total_usd"] is not None

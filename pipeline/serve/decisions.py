@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.base.text import count, usd
+from pipeline.base.text import count, counted, usd
 
 SQL = "SELECT * FROM marts.monthly_counterfactual WHERE month = CAST(? AS DATE) ORDER BY horizon, scenario"
 
@@ -109,6 +109,25 @@ def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bo
     )
 
 
+def _costs_missing(rows: list[dict[str, Any]]) -> bool:
+    """The cluster served work this month while none of its costs is loaded (the caveat cluster_cost_missing)."""
+    as_run = scenario_row(rows, "this_month", "as_run")
+    return as_run is not None and "cluster_cost_missing" in (as_run.get("caveats") or [])
+
+
+def _load_bills(now: dict[str, Any] | None, cancel: Any) -> str:
+    """In place of keeping or shutting down a cluster that looks free: load its bills first."""
+    said = "Load the cluster's bills before deciding whether to keep it: none of its costs is loaded for this month"
+    a = _shutdown(now, cancel)
+    if a is None or now is None or not now["tasks_moved_to_api"]:
+        return said + ", so it looks free."
+    looks = f"{usd(a, 0)} dearer" if a >= 0 else f"{usd(-a, 0)} cheaper"
+    return said + (
+        f", so it looks free, and sending its {counted(now['tasks_moved_to_api'], 'accepted task')} to the API looks "
+        f"{looks} than running it."
+    )
+
+
 def _moves(
     row: dict[str, Any], now: dict[str, Any] | None, later: dict[str, Any] | None, cancel: Any = 0
 ) -> str | None:
@@ -150,7 +169,9 @@ def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int 
         said.append(_on_demand(cancel))
         saves = min(cancel["versus_as_run_usd"] or 0, 0)
     now, later = scenario_row(rows, "this_month", "all_api"), scenario_row(rows, "at_renewal", "all_api")
-    if _self_hosted(rows):  # a month with no cluster has no cluster to keep or shut down
+    if _costs_missing(rows):  # a cluster that looks free: no decision about it rests on the month
+        said.append(_load_bills(now, saves))
+    elif _self_hosted(rows):  # a month with no cluster has no cluster to keep or shut down
         said.append(_cluster(now, later, close, saves))
     move = scenario_row(rows, "this_month", "moves")
     if move is not None:

@@ -16,7 +16,7 @@ from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from pipeline.base.text import printable
+from pipeline.base.text import counted, printable
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.models import SQL_DIR, Model, discover
 from pipeline.base.query import dict_rows, run_query, table_exists
@@ -249,7 +249,7 @@ def _file_lines(e: Explanation, kinds: tuple[str, ...]) -> list[str]:
     lines = []
     for kind in kinds:
         for f in e.files.get(kind, []):
-            rows = f"{f['rows']:,} row{'s' if f['rows'] != 1 else ''}"
+            rows = counted(f["rows"], "row")
             where = ""
             if f["lines"]:
                 where = f", line{'s' if len(f['lines']) > 1 else ''} {', '.join(map(str, f['lines']))}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pipeline.base.text import count, pct, usd
+from pipeline.base.text import count, counted, pct, usd
 
 if TYPE_CHECKING:
     from pipeline.serve.records import ClusterTelemetry, PhaseCost
@@ -159,7 +159,7 @@ def _energy(t: ClusterTelemetry, d: ReportData) -> str | None:
 def _queue(t: ClusterTelemetry) -> str | None:
     if not t.waiting_hours:
         return None
-    hours = f"{count(t.waiting_hours)} clock hour{'s' if t.waiting_hours != 1 else ''}"
+    hours = counted(t.waiting_hours, "clock hour")
     if t.queue_pressure:
         return (
             f"{t.cluster_id}'s serving engines had requests waiting in {hours}, in one of them while serving "

@@ -16,7 +16,7 @@ import duckdb
 from pipeline.base.errors import CostledgerError, ExitCode
 from pipeline.base.models import SQL_DIR, define_macros, parse_model
 from pipeline.base.query import dict_rows
-from pipeline.base.text import count, pct, usd
+from pipeline.base.text import count, counted, pct, usd
 from pipeline.serve.records import BreakEvenMonth, CurvePoint, GateCriterion, GateVerdict, PlanRow, WorkloadMove
 
 #: The variables the hybrid plan's SQL reads its what-if values from.
@@ -136,11 +136,16 @@ def size_marks(row: PlanRow) -> str:
 
 
 def nodes_words(n: int) -> str:
-    return "no cluster (everything on the API)" if n == 0 else f"{n} node" + ("" if n == 1 else "s")
+    return "no cluster (everything on the API)" if n == 0 else counted(n, "node")
+
+
+def as_run_words(nodes: int, served_share: Any) -> str:
+    """The month as it was: its nodes, or a cluster that served work without a billed node-hour (its size unknown)."""
+    return "a cluster without a billed node-hour" if nodes == 0 and served_share else nodes_words(nodes)
 
 
 def _hours(value: Any) -> str:
-    return f"{count(value)} node-hour" + ("" if value == 1 else "s")
+    return counted(value, "node-hour")
 
 
 def _inputs_sentence(first: PlanRow, month: str) -> str:
@@ -162,7 +167,8 @@ def change_sentence(today: PlanRow, best: PlanRow) -> str:
     """The cheapest plan against the month as it was, in dollars, and what changes to get there."""
     month = str(today.month)[:7]
     said = (
-        f"{month} as it was ({nodes_words(today.nodes)}) cost {usd(today.actual_total_usd, 0)}; the cheapest "
+        f"{month} as it was ({as_run_words(today.nodes, today.self_hosted_token_share)}) cost "
+        f"{usd(today.actual_total_usd, 0)}; the cheapest "
         f"plan, {nodes_words(best.nodes)}, costs {usd(best.total_usd, 0)}"
     )
     if best.nodes:
@@ -170,9 +176,10 @@ def change_sentence(today: PlanRow, best: PlanRow) -> str:
     gap = today.actual_total_usd - best.total_usd
     said += f", {usd(gap, 0)} less" if gap > 0 else f", {usd(-gap, 0)} more" if gap < 0 else ", the same"
     moves = []
-    if best.nodes > today.nodes:
+    sized = not (today.nodes == 0 and today.self_hosted_token_share)  # else no nodes to add or release against
+    if sized and best.nodes > today.nodes:
         moves.append(f"add {nodes_words(best.nodes - today.nodes)}")
-    elif best.nodes < today.nodes:
+    elif sized and best.nodes < today.nodes:
         moves.append(f"release {nodes_words(today.nodes - best.nodes)}")
     if best.on_demand_node_hours_released:
         moves.append(f"the {_hours(best.on_demand_node_hours_released)} billed on demand are not needed")

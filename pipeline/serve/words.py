@@ -20,7 +20,7 @@ from pipeline.serve.caveats import (
     no_api_price_cause,
 )
 from pipeline.serve.planning import curve_sentence, gate_headline, gate_sentence, moves_sentence, plan_sentences
-from pipeline.base.text import count, pct, usd
+from pipeline.base.text import count, counted, pct, usd
 from pipeline.serve.records import BreakEvenMonth
 
 if TYPE_CHECKING:
@@ -330,7 +330,7 @@ def peak_sentence(be: BreakEvenMonth) -> str:
         return "Whether it fits at the busiest hour is not known (no accepted self-hosted tasks or no capacity)."
     verdict = "it fits" if need <= have else "it does not fit"
     return (
-        f"At the month's busiest hour, the break-even volume would need {count(need)} node{'s' if need != 1 else ''} "
+        f"At the month's busiest hour, the break-even volume would need {counted(need, 'node')} "
         f"with {count(have)} in service: {verdict}."
     )
 

@@ -19,7 +19,7 @@
 -- column total_with_spare_usd DECIMAL(38,12): The total when n nodes keep one spare: n - 1 serve, the rest to the API.
 -- column actual_total_usd DECIMAL(38,12): The month as it ran: F (committed + on-demand + operating) + the API route's run-rate + review on both routes; the same on every row, to compare each plan with.
 -- column on_demand_node_hours_released DECIMAL(38,6): The on-demand node-hours billed this month that this plan does not use (the billed ones less the added nodes x the hours in the month; 0 on the today row).
--- column is_current BOOLEAN: A plan row whose n is today's node count.
+-- column is_current BOOLEAN: A plan row whose n is today's node count (none when the cluster served work without a billed node-hour: its size is unknown).
 -- column current_nodes BIGINT: Today's node count: the nodes in service at the busiest hour (0 without a cluster).
 -- column committed_node_month_usd DECIMAL(38,12): The month's owned and reserved nodes' cost / their nodes; NULL without committed nodes.
 -- column node_month_usd DECIMAL(38,12): The price of a node beyond the committed ones for the month (of every node under a what-if price).
@@ -310,7 +310,8 @@ SELECT
     actual_total_usd,
     CAST(greatest(on_demand_node_hours - plan_added * hours_in_month, 0) AS DECIMAL(38, 6))
         AS on_demand_node_hours_released,
-    nodes = current_nodes AS is_current,
+    -- a cluster that served work without a billed node-hour has no known size: none of the plan's is today's
+    nodes = current_nodes AND NOT (current_nodes = 0 AND cluster_tokens > 0) AS is_current,
     current_nodes,
     committed_node_month_usd,
     node_month_usd,

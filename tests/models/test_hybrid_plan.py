@@ -286,3 +286,38 @@ def test_a_cluster_month_without_an_api_price_says_the_all_api_cost_is_unknown(l
     assert "What everything on the API would have cost in 2026-07 is unknown: the month has no API price" in words
     assert "no load test, and no self-hosted tokens served within the latency target" in words
     assert "would have cost n/a" not in words and "no self-hosted requests" not in words
+
+
+@pytest.mark.slow
+def test_a_cluster_without_its_bills_has_no_size_and_no_decision(ledger):
+    """July: two self-hosted tasks, each accepted at one attempt of 330,000 tokens in its own hour; no cluster charge,
+    hardware or operating cost is loaded. The cluster looks free, and its size is unknown: no plan row is today's
+    size, none of its nodes is added or released, and the decision to keep it waits for its bills."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "requests",
+        [cluster("s1", "t1", "2026-07-02T10:00:00Z"), cluster("s2", "t2", "2026-07-03T10:00:00Z")],
+    )
+    ledger.load("outcomes", accepted("t1", "t2"))
+    ledger.build()  # every model: the commands read the published file
+    published = ledger.publish()
+    # what-if: a node at $1 a month serving 1,000 tokens/s (3,600,000 tokens an hour > 330,000): n = 0 sends both
+    # tasks to the API at C = $1.35 each (no API task: the reference price of the accepted attempt, W = 1), $2.70;
+    # n = 1 serves both, $1; n = 2 (the spare), $2. The month as run: no cost loaded, no API work, $0.
+    res = cli("plan", "--month", "2026-07", "--node-month-usd", "1", "--capacity-tps", "1000", "--db", published)
+    assert res.exit_code == 0, res.output
+    words = " ".join(res.output.split())
+    assert "as run, a cluster without a billed node-hour" in words
+    assert "today's size" not in words and "as run, no cluster" not in words
+    assert (
+        "2026-07 as it was (a cluster without a billed node-hour) cost $0; the cheapest plan, 1 node, costs $1 "
+        "serving 100% of the cluster's tokens, $1 more." in words
+    )
+    # shutting it down: both tasks on the API, $2.70 against $0 as run, shown to the dollar
+    assert (
+        "Load the cluster's bills before deciding whether to keep it: none of its costs is loaded for this month, so "
+        "it looks free, and sending its 2 accepted tasks to the API looks $3 dearer than running it." in words
+    )
+    assert "Keep the cluster" not in words
+    report = " ".join(cli("report", "--format", "text", "--month", "2026-07", "--db", published).output.split())
+    assert "Load the cluster's bills before deciding whether to keep it" in report and "Keep the cluster" not in report

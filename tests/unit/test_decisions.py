@@ -108,3 +108,30 @@ def test_a_month_without_a_cluster_is_not_told_to_keep_one():
         row("this_month", "as_run", "0", cluster_cost_usd=Decimal(0), operating_cost_usd=Decimal(30))
     ]
     assert actions(ops, current_nodes=0)[0].startswith("Send the work to the API: shutting the service down saves $30")
+
+
+def test_a_cluster_without_its_bills_gets_no_decision_but_to_load_them():
+    # the month as run carries the caveat cluster_cost_missing (its cluster served one accepted task, no cost loaded);
+    # shutting down sends that task to the API at $0.60, $0.60 more than as run, shown to the dollar as $1
+    as_run = row(
+        "this_month", "as_run", "0", caveats=["cluster_cost_missing"], cluster_cost_usd=Decimal(0),
+        operating_cost_usd=Decimal(0),
+    )  # fmt: skip
+    rows = [*month(cancel=None, shutdown="0.60", renewal="0.60"), as_run]
+    rows[0]["tasks_moved_to_api"] = Decimal(1)
+    assert actions(rows) == [
+        "Load the cluster's bills before deciding whether to keep it: none of its costs is loaded for this month, so "
+        "it looks free, and sending its 1 accepted task to the API looks $1 dearer than running it."
+    ]
+    # the same month with its bills loaded is a decision: keep it (both horizons $0.60 dearer without it)
+    as_run["caveats"] = []
+    assert actions(rows)[0].startswith("Keep the cluster: without it this month would have cost $1 more")
+
+
+def test_a_count_takes_its_noun_in_the_number_it_shows():
+    from pipeline.base.text import counted
+
+    assert [counted(n, "node") for n in (0, 1, 2, Decimal("1.4"), 1234)] == [
+        "0 nodes", "1 node", "2 nodes", "1 node", "1,234 nodes",
+    ]  # fmt: skip
+    assert counted(None, "task") == "n/a tasks" and counted(3, "clock hour") == "3 clock hours"

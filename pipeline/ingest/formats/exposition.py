@@ -28,6 +28,7 @@ from pipeline.ingest.formats.metrics import READ_METRICS, instant, series_labels
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.formats.scrapetime import from_comment, from_name, from_setting, is_scraped_at
 from pipeline.ingest.readers import ReadResult, TextColumns, finite_decimal, utf8_text
+from pipeline.base.text import counted
 
 if TYPE_CHECKING:
     from pipeline.ingest.formats.landed import Detected
@@ -156,7 +157,7 @@ def _nothing_read(passed_over: Counter[str], wanted: frozenset[str]) -> str:
     names = sorted(passed_over)
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return (
-        f"{samples} sample{'s' if samples != 1 else ''}, none of a metric the ledger reads: {shown} "
+        f"{counted(samples, 'sample')}, none of a metric the ledger reads: {shown} "
         f"(it reads {', '.join(sorted(wanted))})"
     )
 
