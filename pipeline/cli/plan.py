@@ -171,10 +171,29 @@ def plan(
     render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
     for sentence in [*plan_sentences(rows), *billed_sentences(query(con, "cost_bridge", {"month": f"{m}-01"}))]:
         out.print(sentence, markup=False, highlight=False)
+    _rests_on(con, m, capacity_given=capacity is not None)
     _what_to_do(con, m)
     plans = plan_rows(rows)
     if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:
         out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
+
+
+def _rests_on(con, month: str, *, capacity_given: bool) -> None:  # noqa: ANN001 - a duckdb connection
+    """The month's caveats the plan's figures rest on too (its capacity, its logs, the API's price), in the words the
+    ledger declares for them."""
+    from pipeline.base.query import dict_rows
+    from pipeline.serve.planning import plan_caveats
+    from pipeline.serve.report import declared
+
+    found = dict_rows(
+        con, "SELECT verdict_caveats FROM marts.monthly_break_even WHERE month = CAST(? AS DATE)", [f"{month}-01"]
+    )
+    meanings = {r["caveat"]: r["meaning"] for r in declared(con, "stg_ledger__caveats")}
+    said = plan_caveats(found[0]["verdict_caveats"] if found else None, meanings, capacity_given=capacity_given)
+    if said:
+        out.print("What these figures rest on:", markup=False, highlight=False)
+        for sentence in said:
+            out.print(f"- {sentence}", markup=False, highlight=False)
 
 
 def _what_to_do(con, month: str) -> None:  # noqa: ANN001 - a duckdb connection

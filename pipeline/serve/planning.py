@@ -114,6 +114,22 @@ CAPACITY_WORDS = {
 }
 
 
+#: the month's caveats "What to do" says itself (pipeline.serve.decisions), and those of the measured capacity, which
+#: a what-if capacity sets aside
+_SAID_BY_ACTIONS = {"cluster_cost_missing"}
+_OF_THE_CAPACITY = {
+    "capacity_mix_warning", "sweep_nodes_assumed", "capacity_contradiction", "sweep_mix_unknown", "sweep_optimistic",
+    "capacity_measured_after", "capacity_lower_bound",
+}  # fmt: skip
+
+
+def plan_caveats(caveats: list[str] | None, meanings: dict[str, str], *, capacity_given: bool = False) -> list[str]:
+    """What the plan's figures rest on: the month's verdict caveats (``caveats``, as the break-even lists them) in
+    their declared words, but for the ones "What to do" says and, with a what-if capacity, the measured capacity's."""
+    left_out = _SAID_BY_ACTIONS | (_OF_THE_CAPACITY if capacity_given else set())
+    return [meanings.get(c, c) for c in caveats or [] if c not in left_out]
+
+
 def plan_rows(rows: list[PlanRow]) -> list[PlanRow]:
     """The plan's cluster sizes (scenario 'plan'), without the month as it was."""
     return [r for r in rows if r.scenario == "plan"]
@@ -194,9 +210,9 @@ def _single_size_sentence(first: PlanRow, month: str) -> str:
         else f"What everything on the API would have cost in {month} is unknown: the month has no API price to put on "
         "an accepted task."
     )
-    if first.peak_tokens_per_second == 0 and first.capacity_per_node_tokens_per_second and first.node_month_usd:
+    if first.peak_tokens_per_second == 0 and not first.current_nodes:  # a what-if would size nothing either
         return said + (
-            " The cluster served no work this month, so there is none to size it for: which API workloads a "
+            " No tokens were served on a cluster this month, so there is none to size one for: which API workloads a "
             "cluster would take, and what they would save, is the workload moves' question."
         )
     missing = (

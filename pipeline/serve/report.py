@@ -169,8 +169,8 @@ def gather(con: duckdb.DuckDBPyConnection, month: str | None) -> ReportData:
         previous=_previous_break_even(con, first),
         forecast=_forecast(con, first),
         movements=query(con, "month_movements", {"month": first}),
-        caveat_meanings={r["caveat"]: r["meaning"] for r in _declared(con, "stg_ledger__caveats")},
-        verdict_words={r["verdict"]: r for r in _declared(con, "stg_ledger__verdicts")},
+        caveat_meanings={r["caveat"]: r["meaning"] for r in declared(con, "stg_ledger__caveats")},
+        verdict_words={r["verdict"]: r for r in declared(con, "stg_ledger__verdicts")},
         **_decision_marts(con, m, first),
     )
 
@@ -182,7 +182,7 @@ _DECLARED = {
 }
 
 
-def _declared(con: duckdb.DuckDBPyConnection, view: str) -> list[dict[str, Any]]:
+def declared(con: duckdb.DuckDBPyConnection, view: str) -> list[dict[str, Any]]:
     """The rows of a declared enumeration (a staging view), none in a ledger built before it was declared."""
     return dict_rows(con, _DECLARED[view]) if table_exists(con, "staging", view, "VIEW") else []
 

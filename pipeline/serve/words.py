@@ -499,6 +499,8 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
         "mixed": "the request log before the first sweep, the sweeps after it",
     }.get(be.capacity_source or "", "unknown")
     per_node = be.capacity_per_node_tokens_per_second
+    if per_node is None and be.capacity_source and not be.provisioned_node_hours:
+        source += "; no node-hours are billed to give it per node"
     return [
         (
             "1. Capacity at the latency target",

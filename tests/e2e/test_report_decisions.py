@@ -107,7 +107,16 @@ def test_markdown_text_and_exports_carry_the_section(demo_db):
 def test_the_plan_and_gate_commands_on_the_demo(demo_db):
     res = cli("plan", "--db", demo_db, "--month", "2026-07")
     assert res.exit_code == 0, res.output
-    assert "the cheapest plan, no cluster (everything on the API), costs $8,184" in " ".join(res.stdout.split())
+    words = " ".join(res.stdout.split())
+    assert "the cheapest plan, no cluster (everything on the API), costs $8,184" in words
+    # July's verdict rests on a load test without its output tokens and overstating the capacity: so does the plan
+    assert (
+        "What these figures rest on: - The load test does not say how many of its tokens were output" in words
+        and "so the load test overstates the capacity" in words
+    )
+    # a what-if capacity sets the measured one aside, and with it both caveats
+    words = " ".join(cli("plan", "--db", demo_db, "--month", "2026-07", "--capacity-tps", "9000").stdout.split())
+    assert "What these figures rest on" not in words and "the capacity given" in words
     res = cli("gate", "--db", demo_db)
     assert res.exit_code == 7, res.output  # the gate failed: a CI job stops here
     assert "drill_queue_growth" in res.stdout and "The deployment gate (k3-gate-2026-10) failed" in res.stdout

@@ -309,6 +309,11 @@ def test_a_cluster_that_served_requests_without_any_cost_loaded_says_so_instead_
     text = ledger.report_text("2026-07")
     assert "The cluster served requests this month but none of its costs is loaded" in text
     assert "is unknown (no node-hours are billed to give it a capacity per node)" in text
+    # the five steps' first says the same of the capacity the request log shows (330,000 tokens in one window)
+    assert (
+        "observed in the request log (best 5-minute window within the latency target; a lower bound); no "
+        "node-hours are billed to give it per node" in " ".join(text.split())
+    )
     assert "Production contradicts the cluster's measured capacity" not in text
 
 

@@ -252,6 +252,24 @@ def test_an_api_only_month_plans_no_cluster(ledger):
 
 
 @pytest.mark.slow
+def test_a_month_without_cluster_work_is_not_offered_a_what_if(ledger):
+    """July, API only (two requests of $1.35, both accepted), no cluster, no node price, no capacity. A what-if would
+    size nothing (the plan sizes the cluster's own work): the plan says there is none, not that a capacity is
+    missing."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("requests", [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in (1, 2)])
+    ledger.load("outcomes", accepted("t1", "t2"))
+    ledger.build()  # every model: the command reads the published file
+    words = " ".join(cli("plan", "--month", "2026-07", "--db", ledger.publish()).output.split())
+    # 2 x $1.35 = $2.70, shown to the dollar
+    assert (
+        "Everything on the API would have cost $3 in 2026-07. No tokens were served on a cluster this month, so "
+        "there is none to size one for" in words
+    )
+    assert "No cluster size can be costed" not in words and "--capacity-tps Y" not in words
+
+
+@pytest.mark.slow
 def test_a_month_without_a_sweep_uses_the_observed_capacity(ledger):
     """July: one reserved node all month ($744). No sweep. One self-hosted request of 330,000 tokens at 10:00 on 2
     July lasting 60 s: the request log shows 330,000 / 300 s = 1,100 tokens/s in its 5-minute window."""

@@ -135,3 +135,15 @@ def test_a_count_takes_its_noun_in_the_number_it_shows():
         "0 nodes", "1 node", "2 nodes", "1 node", "1,234 nodes",
     ]  # fmt: skip
     assert counted(None, "task") == "n/a tasks" and counted(3, "clock hour") == "3 clock hours"
+
+
+def test_the_plan_rests_on_the_months_caveats_but_those_said_elsewhere_or_set_aside():
+    from pipeline.serve.planning import plan_caveats
+
+    meanings = {"sweep_optimistic": "The load test overstates.", "api_waste_assumed": "W is assumed."}
+    month = ["sweep_optimistic", "api_waste_assumed", "cluster_cost_missing", "newer_caveat"]
+    # "What to do" says cluster_cost_missing itself; a caveat the ledger declares no words for is shown by its name
+    assert plan_caveats(month, meanings) == ["The load test overstates.", "W is assumed.", "newer_caveat"]
+    # a what-if capacity sets the measured capacity's caveats aside, not the API's
+    assert plan_caveats(month, meanings, capacity_given=True) == ["W is assumed.", "newer_caveat"]
+    assert plan_caveats(None, meanings) == []
