@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from pipeline.base.errors import ExitCode
-from pipeline.base.text import printable
+from pipeline.base.text import counted, printable
 
 # wide output when piped, so tables are not folded into 80 columns
 console = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 200)
@@ -199,7 +199,8 @@ def _warnings(run) -> None:
     for month, provider, model, requests in run.unpriced:
         who = escape(printable(f"{provider!r} model {model!r}"))
         console.print(
-            f"[yellow]unpriced:[/] {requests} API request(s) of {who} in {month} have no price for their provider, "
+            f"[yellow]unpriced:[/] {counted(requests, 'API request')} of {who} in {month} "
+            f"{'has' if requests == 1 else 'have'} no price for their provider, "
             "model and time: left out of the metered cost (load a price, or fix the name)",
             highlight=False,
         )

@@ -69,8 +69,8 @@ def unpriced_sentence(d: "ReportData") -> str | None:
         return None
     which = ", ".join(f"{count(r.unpriced_requests)} of {r.provider}" for r in rows)
     return (
-        f"Unpriced: {which} API request(s) have no price for their provider, model and time; they are left out of "
-        "the metered cost, so the API figures are understated until a price is loaded."
+        f"Unpriced API requests (no price for their provider, model and time): {which}. They are left out of the "
+        "metered cost, so the API figures are understated until a price is loaded."
     )
 
 

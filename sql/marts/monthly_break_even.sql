@@ -47,7 +47,7 @@
 -- column api_waste_factor_low DECIMAL(38,12): Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high DECIMAL(38,12): High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
 -- column api_invoice_uplift DECIMAL(38,12): U: what the reference provider's invoices charge beyond list price for the same tokens (intermediate.int_api_uplift_monthly: its invoiced usage over the invoice's own quantities at list, else over its usage export's, else over the metered cost of the logged requests, caveat invoice_volume_unknown); 1 without an invoice. Tokens billed but never logged are volume, not price: they do not raise U.
--- column self_hosted_cost_per_million_tokens_served DECIMAL(38,12): F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens.
+-- column self_hosted_cost_per_million_tokens_served DECIMAL(38,12): F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens, or without any cluster cost loaded (F = 0: the caveat cluster_cost_missing).
 -- column token_utilisation DOUBLE: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours DECIMAL(38,6): Node-hours provisioned over all clusters (see marts.monthly_utilisation).
 -- column capacity_per_node_tokens_per_second DECIMAL(38,3): Tokens per second per node within the SLO over all clusters: monthly_token_capacity / (provisioned_node_hours x 3,600).
@@ -211,7 +211,8 @@ SELECT
     api_waste_factor_low,
     api_waste_factor_high,
     api_invoice_uplift,
-    CASE WHEN tokens_served > 0 THEN money_div(fixed_cost_usd,
+    -- no cost loaded for a cluster that served (cluster_cost_missing) is an unknown cost, not a free token
+    CASE WHEN tokens_served > 0 AND coalesce(fixed_cost_usd, 0) <> 0 THEN money_div(fixed_cost_usd,
         CAST(per_million(CAST(tokens_served AS DECIMAL(38, 6))) AS DECIMAL(38, 12))) END
         AS self_hosted_cost_per_million_tokens_served,
     CASE WHEN monthly_token_capacity > 0 THEN CAST(tokens_served AS DOUBLE) / CAST(monthly_token_capacity AS DOUBLE) END

@@ -26,7 +26,7 @@
 -- column accepted_work_usd DECIMAL(38,12): fixed_cost_usd x productive_utilisation: the fixed cost that bought accepted work (x the accepted share of tokens when utilisation is above 1); NULL without capacity.
 -- column failed_work_usd DECIMAL(38,12): fixed_cost_usd x (token_utilisation - productive_utilisation): failed, retried, rejected and too-slow attempts; NULL without capacity.
 -- column idle_cost_usd DECIMAL(38,12): fixed_cost_usd - accepted_work_usd - failed_work_usd: capacity paid for and not used (the rounding remainder included, so the three add up to the fixed cost exactly); 0 when utilisation is above 1.
--- column self_hosted_cost_per_million_tokens_served DECIMAL(38,12): fixed_cost_usd / tokens_served x 1e6: what a million of the cluster's tokens cost this month; NULL without tokens.
+-- column self_hosted_cost_per_million_tokens_served DECIMAL(38,12): fixed_cost_usd / tokens_served x 1e6: what a million of the cluster's tokens cost this month; NULL without tokens, or without any cost of the cluster loaded (an unknown cost, not a free token).
 -- column requests BIGINT: Self-hosted requests started on the cluster in the month.
 -- column peak_hour_requests BIGINT: Requests started in the busiest clock hour of the month.
 -- column monthly_token_capacity DECIMAL(38,3): provisioned_node_hours x capacity_per_node_tokens_per_second x 3,600: tokens the cluster could serve in the month at the SLO.
@@ -143,7 +143,7 @@ SELECT
     failed_work_usd,
     CASE WHEN cost_basis_tokens IS NOT NULL
         THEN CAST(fixed_cost_usd - accepted_work_usd - failed_work_usd AS DECIMAL(38, 12)) END AS idle_cost_usd,
-    CASE WHEN tokens_served > 0 THEN money_count_share(fixed_cost_usd, 1000000, tokens_served) END
+    CASE WHEN tokens_served > 0 AND fixed_cost_usd <> 0 THEN money_count_share(fixed_cost_usd, 1000000, tokens_served) END
         AS self_hosted_cost_per_million_tokens_served,
     requests,
     peak_hour_requests,

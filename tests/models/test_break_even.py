@@ -304,6 +304,8 @@ def test_a_cluster_that_served_requests_without_any_cost_loaded_says_so_instead_
     # F = $0: self-hosting "breaks even" at 0 tasks; the verdict says what that rests on. Without node-hours there is
     # no capacity, so none is contradicted and none is a lower bound
     assert (be["fixed_cost_usd"], be["break_even_accepted_tasks"]) == (0, 0)
+    # $0 over the 330,000 tokens served is not a price per million tokens: unknown
+    assert be["self_hosted_cost_per_million_tokens_served"] is None
     # (one API task is too few to measure the API's waste factor: assumed, a caveat of its own)
     assert be["verdict_caveats"] == ["api_waste_assumed", "cluster_cost_missing"]
     text = ledger.report_text("2026-07")

@@ -58,14 +58,14 @@ def test_a_case_only_variant_is_named_and_its_requests_called_unpriced(tmp_path)
     res = cli("nightly", landing, "--db", db)
     assert res.exit_code == 0, res.output
     # the MOONSHOT request has no price row of its own: unpriced, and the spelling is named beside moonshot's
-    assert "unpriced: 1 API request(s) of 'MOONSHOT' model 'kimi-k3' in 2026-07" in res.output
+    assert "unpriced: 1 API request of 'MOONSHOT' model 'kimi-k3' in 2026-07 has no price" in res.output
     assert "names differing only in case: provider 'MOONSHOT', 'moonshot'" in res.output
     status = json.loads(cli("status", "--db", db, "--json").stdout)
     assert status["unpriced_requests"] == [{"month": "2026-07-01", "provider": "MOONSHOT", "requests": 1}]
     assert status["names_differing_only_in_case"] == [{"what": "provider", "spellings": ["MOONSHOT", "moonshot"]}]
     text = cli("report", "--db", db, "--format", "text")
     assert text.exit_code == 0, text.output
-    assert "Unpriced: 1 of MOONSHOT API request(s) have no price" in text.stdout
+    assert "Unpriced API requests (no price for their provider, model and time): 1 of MOONSHOT." in text.stdout
 
 
 @pytest.mark.slow
