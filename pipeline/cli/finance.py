@@ -10,7 +10,7 @@ import typer
 
 from pipeline.base.errors import ExitCode
 from pipeline.cli import toc
-from pipeline.cli.common import DbOpt, SettingsOpt, error, open_read, out, read_settings
+from pipeline.cli.common import DbOpt, SettingsOpt, console, error, open_read, out, read_settings
 
 app = typer.Typer()  # merged into the root app; each command names its help panel
 
@@ -53,6 +53,7 @@ def chargeback(
         "cost_class",
         [f"{m}-01"],
     )
+    _cluster_unbilled(con, m)
     if fmt == "json":
         out.print_json(json.dumps([{c: jsonable(r[c]) for c in ("month", *CHARGEBACK_COLUMNS)} for r in rows]))
         return
@@ -64,6 +65,26 @@ def chargeback(
     table.append(["", "all", "", usd(total), pct(1 if rows else None)])
     render(["route", "team", "cost class", "amount", "share"], table, "table", len(table), out,
            title=f"Chargeback for {m}: the month's spend by team")  # fmt: skip
+
+
+def _cluster_unbilled(con, month: str) -> None:  # noqa: ANN001 - a duckdb connection
+    """A month whose cluster served requests with none of its costs loaded (the verdict's caveat
+    cluster_cost_missing): its teams are charged nothing for it, which a chargeback must not leave unsaid."""
+    from pipeline.base.query import dict_rows
+
+    found = dict_rows(
+        con,
+        "SELECT list_contains(verdict_caveats, 'cluster_cost_missing') AS unbilled FROM marts.monthly_break_even "
+        "WHERE month = CAST(? AS DATE)",
+        [f"{month}-01"],
+    )
+    if found and found[0]["unbilled"]:
+        console.print(
+            f"[yellow]warning:[/] the cluster served requests in {month} but none of its costs is loaded (no cluster "
+            "charges, hardware, FOCUS or operating costs): its teams are charged nothing for it until its bills are "
+            "loaded",
+            highlight=False,
+        )
 
 
 export_app = typer.Typer(

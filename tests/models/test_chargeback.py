@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from tests.conftest import PRICE_MOONSHOT, request
+from tests.conftest import PRICE_MOONSHOT, cli, request
 from tests.models.test_invoices import line
 
 #: the models these tests read, each with what it reads: the build runs only those
@@ -22,9 +22,10 @@ SWEEP = {"sweep_id": "s1", "cluster_id": "c1", "concurrency": 8, "measured_at": 
          "tokens_per_second": "100", "p95_latency_ms": 9000, "p50_latency_ms": 5000, "nodes": 1}  # fmt: skip
 
 
-def _two_teams(ledger) -> None:
+def _two_teams(ledger, *, billed: bool = True) -> None:
     ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [CHARGE])
+    if billed:
+        ledger.load("cluster-charges", [CHARGE])
     ledger.load("load-tests", [SWEEP])
     ledger.load("requests", [
         # API: alpha 1,000,000 cache-miss tokens x $3 / 1e6 = $3.00; beta 100,000 output x $15 / 1e6 = $1.50
@@ -68,6 +69,26 @@ def test_two_teams_on_two_routes_with_idle_shown(ledger):
     }
     total = ledger.one("SELECT sum(amount_usd) AS t FROM marts.monthly_chargeback")["t"]
     assert total == D("310.95") == ledger.one("SELECT sum(cost_usd) AS t FROM marts.monthly_route_cost")["t"]
+
+
+@pytest.mark.slow
+def test_a_cluster_without_its_bills_is_said_to_be_charged_to_nobody(ledger):
+    """July: the API's $4.50 and the cluster's two requests, but no cluster charge: the teams are charged the API
+    alone, and the command says the cluster's cost is missing rather than letting its work look free."""
+    _two_teams(ledger, billed=False)
+    ledger.build(review_rate_per_hour_usd=D("60"))  # every model: the command reads the published file
+    # the invoice's $4.95 by metered cost (alpha 3.00 / 4.50 x 4.95, beta 1.50 / 4.50 x 4.95), alpha's $6 of review
+    assert _rows(ledger) == {
+        ("api", "alpha", "usage"): (D("3.30"), D("3.30")),
+        ("api", "beta", "usage"): (D("1.65"), D("1.65")),
+        ("api", "alpha", "review"): (D("6"), D("6")),
+    }
+    for fmt in ("table", "csv"):
+        res = cli("chargeback", "--month", "2026-07", "--format", fmt, "--db", ledger.publish())
+        assert res.exit_code == 0, res.output
+        assert "the cluster served requests in 2026-07 but none of its costs is loaded" in " ".join(res.output.split())
+    # the CSV on standard output stays a CSV: the warning goes to standard error
+    assert res.stdout.splitlines()[0] == "route,team,cost_class,amount_usd,share_of_month,exact_usd"
 
 
 @pytest.mark.slow
