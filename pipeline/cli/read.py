@@ -177,7 +177,10 @@ def status(
         return
     render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
     render(file_names, file_rows, "table", files, out, title=f"Latest {files} files")
-    render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
+    if reasons:
+        render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
+    else:
+        out.print("No row has been quarantined.")
     _status_notes(unpriced=unpriced, variants=variants, rejected=rejected, slowest=slowest)
     _status_alerts(budgets, anomalies)
 
