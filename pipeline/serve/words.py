@@ -57,9 +57,10 @@ def _verdict_in_a_sentence(d: "ReportData", name: str | None) -> str:
     return _verdict_said(d, name, "in_a_sentence", name or "no verdict")
 
 
-def _slo(d: "ReportData") -> str:
+def _slo(d: "ReportData", word: str) -> str:
+    """' at the 300 s latency target' (``word`` before it), or nothing when no latency target is set."""
     v = d.setting("slo_ms_self_hosted")
-    return f"the {int(v) / 1000:g} s latency target" if v else "no latency target"
+    return f" {word} the {int(v) / 1000:g} s latency target" if v else ""
 
 
 def unpriced_sentence(d: "ReportData") -> str | None:
@@ -308,7 +309,9 @@ def _headline(d: "ReportData") -> list[str]:
             if be.provisioned_node_hours
             else "no node-hours are billed to give it a capacity per node"
         )
-        out.append(f"The cluster's capacity at {_slo(d)} is unknown ({why}), so whether that volume fits is not known.")
+        out.append(
+            f"The cluster's capacity{_slo(d, 'at')} is unknown ({why}), so whether that volume fits is not known."
+        )
     else:
         lower = (
             " (capacity observed in the request log: a lower bound, so this share is at most this)"
@@ -316,7 +319,7 @@ def _headline(d: "ReportData") -> list[str]:
             else ""
         )
         out.append(
-            f"That volume is {pct(share, 0)} of the cluster's measured capacity at {_slo(d)} spread evenly{lower}."
+            f"That volume is {pct(share, 0)} of the cluster's measured capacity{_slo(d, 'at')} spread evenly{lower}."
         )
         out.append(peak_sentence(be))
     return out
@@ -419,10 +422,11 @@ def changes(d: "ReportData") -> list[str]:
             f"{_saving_words(be.saving_usd)} in {d.month}."
         )
     if be.break_even_accepted_tasks is not None and before.break_even_accepted_tasks is not None:
+        was, now = count(before.break_even_accepted_tasks), count(be.break_even_accepted_tasks)
         out.append(
-            f"Break-even moved from {count(before.break_even_accepted_tasks)} to "
-            f"{count(be.break_even_accepted_tasks)} accepted tasks; the cluster delivered "
-            f"{count(before.self_hosted_accepted_tasks)}, then {count(be.self_hosted_accepted_tasks)}."
+            (f"Break-even stayed at {now}" if was == now else f"Break-even moved from {was} to {now}")
+            + f" accepted tasks; the cluster delivered {count(before.self_hosted_accepted_tasks)}, then "
+            f"{count(be.self_hosted_accepted_tasks)}."
         )
     if be.verdict != before.verdict:
         now = "too close to call now" if too_close_to_call(be) else f"{_verdict_in_a_sentence(d, be.verdict)} now"
@@ -505,7 +509,7 @@ def steps(d: "ReportData") -> list[tuple[str, str, str]]:
         (
             "1. Capacity at the latency target",
             f"{count(per_node)} tokens/s per node" if per_node is not None else "unknown",
-            f"aggregate tokens per second one node serves within {_slo(d)}: {source}",
+            f"aggregate tokens per second one node serves{_slo(d, 'within')}: {source}",
         ),
         (
             "2. Duty cycle, measured",

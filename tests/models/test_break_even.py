@@ -464,3 +464,30 @@ def test_observed_capacity_keeps_only_windows_within_the_slo(ledger):
     # 11:00 window: n = 2, p95 position = max(1, 2 - floor(2 - 1.9)) = 2 -> the 400 s request: over the SLO, left out;
     # 10:00 window: 330,000 / 300 s = 1,100 tokens/s
     assert (u["capacity_source"], u["capacity_tokens_per_second"]) == ("observed", 1100)
+
+
+@pytest.mark.slow
+def test_a_break_even_that_did_not_move_is_said_to_stay(ledger):
+    # July and August: a reserved node at $135 a month; each month one API task accepted at its one attempt of $1.35
+    # (C = $1.35) and one self-hosted task accepted (V = $0): break-even $135 / $1.35 = 100 accepted tasks both months
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "cluster-charges",
+        [charge("jul", "reserved", "135"), charge("aug", "reserved", "135", "2026-08-01", "2026-09-01")],
+    )
+    ledger.load(
+        "requests",
+        [
+            request("a1", "t1", "2026-07-02T10:00:00Z", **BIG),
+            request("s1", "t2", "2026-07-02T11:00:00Z", route="self_hosted", **BIG),
+            request("a2", "t3", "2026-08-02T10:00:00Z", **BIG),
+            request("s2", "t4", "2026-08-02T11:00:00Z", route="self_hosted", **BIG),
+        ],
+    )
+    ledger.load("outcomes", accepted("t1", "t2") + accepted("t3", "t4", at="2026-08-20T00:00:00Z"))
+    from pipeline.serve.report import gather, render_markdown
+
+    ledger.build()  # every model: the report reads most marts
+    text = " ".join(render_markdown(gather(ledger.con, "2026-08")).split())
+    assert "Break-even stayed at 100 accepted tasks; the cluster delivered 1, then 1." in text
+    assert "Break-even moved" not in text
