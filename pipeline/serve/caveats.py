@@ -130,6 +130,11 @@ def no_api_price_cause(d: "ReportData") -> str:
     """Why a month has no API cost per accepted task to compare with, naming the cause the figures show."""
     be, m = d.be, d.month
     api_accepted = sum(r.accepted_tasks or 0 for r in d.routes if r.route == "api")
+    if not any(r.requests for r in d.routes):  # outcomes cannot help a month without a request log
+        return (
+            f"No request was logged in {m} on either route: the ledger prices tasks from the request logs "
+            "(requests/), and none holds a request of this month, so there is no cost per accepted task to compare."
+        )
     if not api_accepted and not be.self_hosted_accepted_tasks:
         return (
             f"No task was accepted in {m} on either route: the ledger learns which tasks were accepted from "

@@ -303,19 +303,21 @@ def _first_row(con: duckdb.DuckDBPyConnection, sql: str, params: Any) -> dict[st
     return rows[0] if rows else None
 
 
+def _drawn(rows: list[dict[str, Any]], *keys: str) -> bool:
+    """Whether any row has a figure under one of ``keys``: a chart without one is left out, not drawn empty."""
+    return any(r[k] is not None for r in rows for k in keys)
+
+
 def add_charts(data: ReportData) -> None:
     from pipeline.serve import charts
 
     data.charts = {
-        # a chart without a figure to draw is left out, not drawn empty
-        "saving": charts.to_svg(charts.saving(data.trend_be))
-        if any(r["saving_usd"] is not None for r in data.trend_be)
+        "saving": charts.to_svg(charts.saving(data.trend_be)) if _drawn(data.trend_be, "saving_usd") else "",
+        "cost_per_task": charts.to_svg(charts.cost_per_task(data.trend_routes))
+        if _drawn(data.trend_routes, "cost_per_accepted_task_usd")
         else "",
-        "cost_per_task": charts.to_svg(charts.cost_per_task(data.trend_routes)),
         "utilisation": charts.to_svg(charts.utilisation(data.trend_be))
-        if any(
-            r["token_utilisation"] is not None or r["break_even_share_of_capacity"] is not None for r in data.trend_be
-        )
+        if _drawn(data.trend_be, "token_utilisation", "break_even_share_of_capacity")
         else "",
         "categories": charts.to_svg(
             charts.self_hosted_categories([{**r, "category": category_label(r["category"])} for r in data.trend_costs])
@@ -324,8 +326,12 @@ def add_charts(data: ReportData) -> None:
         else "",
         "hybrid": charts.to_svg(charts.hybrid_plan(data.hybrid)) if len(plan_rows(data.hybrid)) > 1 else "",
         "curve": charts.to_svg(charts.break_even_curve([p.as_row() for p in data.curve])) if data.curve else "",
-        "rates": charts.to_svg(charts.rates(data.trend_routes)),
-        "latency": charts.to_svg(
+        "rates": charts.to_svg(charts.rates(data.trend_routes))
+        if _drawn(data.trend_routes, "acceptance_rate", "cache_hit_rate", "retry_rate")
+        else "",
+        "latency": ""
+        if not _drawn(data.trend_routes, "p50_latency_ms", "p95_latency_ms")
+        else charts.to_svg(
             charts.latency(
                 data.trend_routes,
                 {

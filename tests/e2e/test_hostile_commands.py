@@ -120,3 +120,23 @@ def test_the_no_verdict_sentence_names_the_real_cause(tmp_path):
     assert res.exit_code == 0, res.output
     assert "No task was accepted in 2026-07 on either route" in res.output, res.output
     assert "No verdict: no API cost per accepted task to compare with in 2026-07." in res.output
+
+
+def test_a_month_without_a_request_log_is_not_told_to_load_outcomes(tmp_path):
+    # the cluster's July bill alone: no request on either route, so outcomes would not help
+    landing = tmp_path / "landing"
+    charge = {"charge_id": "r1", "cluster_id": "c1", "charge_start": "2026-07-01", "charge_end": "2026-08-01",
+              "kind": "reserved", "amount": "945", "currency": "USD"}  # fmt: skip
+    write_csv(landing / "cluster-charges" / "c.csv", [charge])
+    db = tmp_path / "ledger.duckdb"
+    assert cli("nightly", landing, "--db", db).exit_code == 0
+    res = cli("report", "--db", db, "--format", "text", "--month", "2026-07")
+    assert res.exit_code == 0, res.output
+    words = " ".join(res.output.split())
+    assert "No request was logged in 2026-07 on either route" in words and "outcomes" not in words
+    # and the page draws no empty chart: no route has a cost per task, a rate or a latency in any month
+    out = tmp_path / "r.html"
+    assert cli("report", "--db", db, "--format", "html", "--out", out, "--month", "2026-07").exit_code == 0
+    page = out.read_text()
+    assert not re.search(r'id="chart-(cost|latency|rates)"', page)
+    assert "No route has a cost per accepted task in any month yet" in page
