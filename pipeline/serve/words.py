@@ -264,30 +264,39 @@ def _too_close(d: "ReportData") -> list[str]:
     ]
 
 
+def _api_only(d: "ReportData") -> str:
+    """A month without a cluster: what the API cost, or what the ledger lacks to say what an accepted task cost."""
+    m, per_task = d.month, d.be.api_measured_cost_per_accepted_task_usd
+    api = next((r for r in d.routes if r.route == "api"), None)
+    spent = (
+        f"; the API cost {usd(api.cost_usd)} for {count(api.requests)} requests"
+        if api is not None and api.cost_usd is not None and api.requests
+        else ""
+    )
+    if per_task is None and (api is None or not api.requests):  # invoices or usage exports alone
+        return (
+            f"The ledger has no cluster cost and no self-hosted requests for {m}{spent}, and no API request is "
+            "logged either, so what an accepted task cost is not known: load the request logs (requests/) and "
+            "the tasks' outcomes."
+        )
+    if per_task is None:  # no outcomes (a gateway's logs alone): the spend is what is known, said first
+        return (
+            f"The ledger has no cluster cost and no self-hosted requests for {m}{spent}. No task is known to be "
+            "accepted, so what an accepted task cost is not known: load the tasks' outcomes (an outcomes/ "
+            "folder, or an accepted column in the request log)."
+        )
+    return (
+        f"The ledger has no cluster cost and no self-hosted requests for {m}{spent}; an accepted task cost "
+        f"{usd(per_task, 4)} on the API."
+    )
+
+
 def _headline(d: "ReportData") -> list[str]:
     be, m = d.be, d.month
     v = be.verdict
     out = _too_close(d) if too_close_to_call(be) else [f"{verdict(d)} in {m}."]
     if v == "no_self_hosted_route":
-        api = next((r for r in d.routes if r.route == "api"), None)
-        spent = (
-            f"; the API cost {usd(api.cost_usd)} for {count(api.requests)} requests"
-            if api is not None and api.cost_usd is not None and api.requests
-            else ""
-        )
-        per_task = be.api_measured_cost_per_accepted_task_usd
-        if per_task is None:  # no outcomes (a gateway's logs alone): the spend is what is known, said first
-            out.append(
-                f"The ledger has no cluster cost and no self-hosted requests for {m}{spent}. No task is known to be "
-                "accepted, so what an accepted task cost is not known: load the tasks' outcomes (an outcomes/ "
-                "folder, or an accepted column in the request log)."
-            )
-        else:
-            out.append(
-                f"The ledger has no cluster cost and no self-hosted requests for {m}{spent}; an accepted task cost "
-                f"{usd(per_task, 4)} on the API."
-            )
-        return out
+        return out + [_api_only(d)]
     if v == "no_api_price":
         out.append(no_api_price_cause(d))
         return out

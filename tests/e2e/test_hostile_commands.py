@@ -140,3 +140,20 @@ def test_a_month_without_a_request_log_is_not_told_to_load_outcomes(tmp_path):
     page = out.read_text()
     assert not re.search(r'id="chart-(cost|latency|rates)"', page)
     assert "No route has a cost per accepted task in any month yet" in page
+
+
+def test_a_month_of_invoices_alone_asks_for_the_request_logs(tmp_path):
+    # Moonshot's July invoice and nothing else: neither route logged a request, so outcomes alone would not help
+    from tests.models.test_invoices import line
+
+    landing = tmp_path / "landing"
+    write_csv(landing / "invoices" / "i.csv", [line("inv-7", "1", "input_cache_miss", "4.50")])
+    db = tmp_path / "ledger.duckdb"
+    assert cli("nightly", landing, "--db", db).exit_code in (0, 4)  # 4: the invoice has no request to reconcile
+    res = cli("report", "--db", db, "--format", "text", "--month", "2026-07")
+    assert res.exit_code == 0, res.output
+    words = " ".join(res.output.split())
+    assert (
+        "and no API request is logged either, so what an accepted task cost is not known: load the request logs "
+        "(requests/)" in words
+    )
