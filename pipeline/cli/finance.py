@@ -70,15 +70,9 @@ def chargeback(
 def _cluster_unbilled(con, month: str) -> None:  # noqa: ANN001 - a duckdb connection
     """A month whose cluster served requests with none of its costs loaded (the verdict's caveat
     cluster_cost_missing): its teams are charged nothing for it, which a chargeback must not leave unsaid."""
-    from pipeline.base.query import dict_rows
+    from pipeline.base.query import run_query
 
-    found = dict_rows(
-        con,
-        "SELECT list_contains(verdict_caveats, 'cluster_cost_missing') AS unbilled FROM marts.monthly_break_even "
-        "WHERE month = CAST(? AS DATE)",
-        [f"{month}-01"],
-    )
-    if found and found[0]["unbilled"]:
+    if month in {m for (m,) in run_query(con, "cluster_unbilled_months")[1]}:
         console.print(
             f"[yellow]warning:[/] the cluster served requests in {month} but none of its costs is loaded (no cluster "
             "charges, hardware, FOCUS or operating costs): its teams are charged nothing for it until its bills are "

@@ -156,8 +156,9 @@ def status(
         try:  # a ledger loaded and never built has no marts
             budgets = run_query(con, "budgets_at_risk")[1]
             anomalies = run_query(con, "recent_anomalies")[1]
+            unbilled = [m for (m,) in run_query(con, "cluster_unbilled_months")[1]]
         except duckdb.CatalogException:
-            budgets, anomalies = [], []
+            budgets, anomalies, unbilled = [], [], []
     finally:
         con.close()
     if as_json:
@@ -173,6 +174,7 @@ def status(
             unpriced=unpriced,
             variants=variants,
             slowest=slowest,
+            unbilled=unbilled,
         )
         return
     render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
@@ -182,11 +184,11 @@ def status(
     else:
         out.print("No row has been quarantined.")
     _status_notes(unpriced=unpriced, variants=variants, rejected=rejected, slowest=slowest)
-    _status_alerts(budgets, anomalies)
+    _status_alerts(budgets, anomalies, unbilled)
 
 
 def _status_json(
-    *, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest, budgets, anomalies
+    *, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest, budgets, anomalies, unbilled
 ) -> None:
     from pipeline.base.query import jsonable
     from pipeline.base.text import BUDGET_COLUMNS
@@ -201,6 +203,7 @@ def _status_json(
                 "rejected_files": [{"kind": k, "path": p, "reason": r} for k, p, r in rejected],
                 "unpriced_requests": [{"month": str(m), "provider": p, "requests": n} for m, p, n in unpriced],
                 "names_differing_only_in_case": [{"what": w, "spellings": list(v)} for w, v in variants],
+                "months_cluster_cost_missing": unbilled,
                 "budgets_at_risk_or_over": [{k: jsonable(v) for k, v in zip(BUDGET_COLUMNS, r)} for r in budgets],
                 "recent_anomalies": [{k: jsonable(v) for k, v in zip(anomaly_keys, r)} for r in anomalies],
                 "slowest_steps_of_latest_run": [
@@ -239,9 +242,17 @@ def _status_notes(*, unpriced: list, variants: list, rejected: list, slowest: li
         )
 
 
-def _status_alerts(budgets: list, anomalies: list) -> None:
-    """The latest month's budgets at risk or over, and the anomalies of the data's last 7 days (or none, said so)."""
+def _status_alerts(budgets: list, anomalies: list, unbilled: list[str]) -> None:
+    """The months whose cluster looks free for want of its bills, the latest month's budgets at risk or over, and the
+    anomalies of the data's last 7 days (or none, said so)."""
     from pipeline.base.query import render
+
+    if unbilled:
+        out.print(
+            f"The cluster served requests with none of its costs loaded in {', '.join(unbilled)}: its work looks free "
+            "until its bills are loaded (cluster charges, hardware, FOCUS or operating costs).",
+            highlight=False,
+        )
 
     if budgets:
         rows = [(m, t, r, st, f"{sp:,.2f}", f"{pr:,.2f}", f"{b:,.2f}") for m, t, r, st, sp, pr, b in budgets]

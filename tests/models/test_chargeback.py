@@ -1,6 +1,7 @@
 """Who spent what (marts.monthly_chargeback): the month's whole spend on both routes allocated to teams, idle shown or
 shared, to the cent. Every figure is worked by hand below."""
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -89,6 +90,11 @@ def test_a_cluster_without_its_bills_is_said_to_be_charged_to_nobody(ledger):
         assert "the cluster served requests in 2026-07 but none of its costs is loaded" in " ".join(res.output.split())
     # the CSV on standard output stays a CSV: the warning goes to standard error
     assert res.stdout.splitlines()[0] == "route,team,cost_class,amount_usd,share_of_month,exact_usd"
+    # the status names the month too, in words and in its JSON
+    status = cli("status", "--db", ledger.publish())
+    assert "The cluster served requests with none of its costs loaded in 2026-07" in " ".join(status.stdout.split())
+    as_json = json.loads(cli("status", "--db", ledger.publish(), "--json").stdout)
+    assert as_json["months_cluster_cost_missing"] == ["2026-07"]
 
 
 @pytest.mark.slow
