@@ -171,53 +171,55 @@ def plan(
     render(names, table, "table", 1000, out, title=f"Hybrid plan for {m}: the month's cost at each cluster size")
     for sentence in [*plan_sentences(rows), *billed_sentences(query(con, "cost_bridge", {"month": f"{m}-01"}))]:
         out.print(sentence, markup=False, highlight=False)
-    _rests_on(con, m, capacity_given=capacity is not None)
-    _what_to_do(con, m)
+    be = _break_even(con, m)
+    _bullets("What these figures rest on:", _rests_on(con, be, capacity_given=capacity is not None))
+    _bullets("What to do:", _what_to_do(con, m, be))
     plans = plan_rows(rows)
     if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:
         out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
 
 
-def _rests_on(con, month: str, *, capacity_given: bool) -> None:  # noqa: ANN001 - a duckdb connection
-    """The month's caveats the plan's figures rest on too (its capacity, its logs, the API's price), in the words the
-    ledger declares for them."""
+def _break_even(con, month: str) -> dict | None:  # noqa: ANN001 - a duckdb connection
+    """The month's verdict as the plan's caveats and actions read it (None for a month without one)."""
     from pipeline.base.query import dict_rows
-    from pipeline.serve.planning import plan_caveats
-    from pipeline.serve.report import declared
 
     found = dict_rows(
-        con, "SELECT verdict_caveats FROM marts.monthly_break_even WHERE month = CAST(? AS DATE)", [f"{month}-01"]
+        con,
+        "SELECT verdict_caveats, verdict_confidence, saving_range_low_usd, saving_range_high_usd, nodes_in_service "
+        "FROM marts.monthly_break_even WHERE month = CAST(? AS DATE)",
+        [f"{month}-01"],
     )
-    meanings = {r["caveat"]: r["meaning"] for r in declared(con, "stg_ledger__caveats")}
-    said = plan_caveats(found[0]["verdict_caveats"] if found else None, meanings, capacity_given=capacity_given)
-    if said:
-        out.print("What these figures rest on:", markup=False, highlight=False)
-        for sentence in said:
+    return found[0] if found else None
+
+
+def _bullets(title: str, sentences: list[str]) -> None:
+    """A titled list of sentences, nothing when there is none."""
+    if sentences:
+        out.print(title, markup=False, highlight=False)
+        for sentence in sentences:
             out.print(f"- {sentence}", markup=False, highlight=False)
 
 
-def _what_to_do(con, month: str) -> None:  # noqa: ANN001 - a duckdb connection
+def _rests_on(con, be: dict | None, *, capacity_given: bool) -> list[str]:  # noqa: ANN001 - a duckdb connection
+    """The month's caveats the plan's figures rest on too (its capacity, its logs, the API's price), in the words the
+    ledger declares for them."""
+    from pipeline.serve.planning import plan_caveats
+    from pipeline.serve.report import declared
+
+    meanings = {r["caveat"]: r["meaning"] for r in declared(con, "stg_ledger__caveats")}
+    return plan_caveats(be["verdict_caveats"] if be else None, meanings, capacity_given=capacity_given)
+
+
+def _what_to_do(con, month: str, be: dict | None) -> list[str]:  # noqa: ANN001 - a duckdb connection
     """At most three actions read off the month's counterfactual rows; at renewal a verdict too close to call is
     said to be so."""
     from types import SimpleNamespace
 
-    from pipeline.base.query import dict_rows
     from pipeline.serve.decisions import actions, counterfactual_rows
     from pipeline.serve.words import too_close_to_call
 
-    verdict = dict_rows(
-        con,
-        "SELECT verdict_confidence, saving_range_low_usd, saving_range_high_usd, nodes_in_service "
-        "FROM marts.monthly_break_even "
-        "WHERE month = CAST(? AS DATE)",
-        [f"{month}-01"],
-    )
-    close = bool(verdict) and too_close_to_call(SimpleNamespace(**verdict[0]))
-    todo = actions(counterfactual_rows(con, month), close, verdict[0]["nodes_in_service"] if verdict else None)
-    if todo:
-        out.print("What to do:", markup=False, highlight=False)
-        for sentence in todo:
-            out.print(f"- {sentence}", markup=False, highlight=False)
+    close = be is not None and too_close_to_call(SimpleNamespace(**be))
+    return actions(counterfactual_rows(con, month), close, be["nodes_in_service"] if be else None)
 
 
 @app.command(rich_help_panel=toc.panel("gate"))

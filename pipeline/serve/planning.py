@@ -155,9 +155,15 @@ def nodes_words(n: int) -> str:
     return "no cluster (everything on the API)" if n == 0 else counted(n, "node")
 
 
+def _size_unknown(nodes: int, served_share: Any) -> bool:
+    """The month as it was ran a cluster that served work without a billed node-hour: its size is unknown (the
+    plan's SQL marks no row as today's for it, is_current)."""
+    return nodes == 0 and bool(served_share)
+
+
 def as_run_words(nodes: int, served_share: Any) -> str:
     """The month as it was: its nodes, or a cluster that served work without a billed node-hour (its size unknown)."""
-    return "a cluster without a billed node-hour" if nodes == 0 and served_share else nodes_words(nodes)
+    return "a cluster without a billed node-hour" if _size_unknown(nodes, served_share) else nodes_words(nodes)
 
 
 def _hours(value: Any) -> str:
@@ -192,7 +198,7 @@ def change_sentence(today: PlanRow, best: PlanRow) -> str:
     gap = today.actual_total_usd - best.total_usd
     said += f", {usd(gap, 0)} less" if gap > 0 else f", {usd(-gap, 0)} more" if gap < 0 else ", the same"
     moves = []
-    sized = not (today.nodes == 0 and today.self_hosted_token_share)  # else no nodes to add or release against
+    sized = not _size_unknown(today.nodes, today.self_hosted_token_share)  # else no nodes to add or release
     if sized and best.nodes > today.nodes:
         moves.append(f"add {nodes_words(best.nodes - today.nodes)}")
     elif sized and best.nodes < today.nodes:

@@ -329,9 +329,7 @@ def add_charts(data: ReportData) -> None:
         "rates": charts.to_svg(charts.rates(data.trend_routes))
         if _drawn(data.trend_routes, "acceptance_rate", "cache_hit_rate", "retry_rate")
         else "",
-        "latency": ""
-        if not _drawn(data.trend_routes, "p50_latency_ms", "p95_latency_ms")
-        else charts.to_svg(
+        "latency": charts.to_svg(
             charts.latency(
                 data.trend_routes,
                 {
@@ -343,7 +341,9 @@ def add_charts(data: ReportData) -> None:
                     if v
                 },
             )
-        ),
+        )
+        if _drawn(data.trend_routes, "p50_latency_ms", "p95_latency_ms")
+        else "",
     }
 
 
