@@ -87,8 +87,11 @@ def open_read(s, limits=None):
 
 def file_line(result) -> None:
     colour = {"loaded": "green", "skipped": "dim", "rejected": "red", "repaired": "yellow"}[result.status]
+    same = result.rows_duplicate
     detail = (
-        f"{result.rows_in} rows in, {result.rows_loaded} loaded, {result.rows_quarantined} quarantined"
+        f"{result.rows_in} rows in, {result.rows_loaded} loaded, "
+        + (f"{same} identical to rows already loaded (counted once), " if same else "")
+        + f"{result.rows_quarantined - same} quarantined"
         + (f"; {result.message}" if result.message else "")
         if result.status == "loaded"
         else result.message
@@ -107,11 +110,13 @@ def summary(run, as_json: bool) -> None:
         out.print_json(json.dumps(run.as_dict()))
         return
     d = run.as_dict()
+    same = d["rows_identical_duplicates"]
     out.print(
         f"[bold]{escape(printable(d['command']))}[/] ({d['run_id']}): {d['files_loaded']} file(s) loaded, "
         f"{d['files_skipped']} skipped (already loaded, or not read: see above), {d['files_rejected']} rejected; "
-        f"rows: {d['rows_in']} in = {d['rows_loaded']} loaded + {d['rows_quarantined']} quarantined; "
-        f"{d['seconds']:.2f} s"
+        f"rows: {d['rows_in']} in = {d['rows_loaded']} loaded + "
+        + (f"{same} identical to rows already loaded (counted once) + " if same else "")
+        + f"{d['rows_quarantined'] - same} quarantined; {d['seconds']:.2f} s"
     )
     if run.build:
         changed = ", ".join(run.build.months_changed) or "none"
@@ -140,7 +145,7 @@ def summary(run, as_json: bool) -> None:
         console.print(f"[red]too many rows quarantined:[/] {escape(printable(text))}", highlight=False)
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
-    quarantined = d["rows_quarantined"]
+    quarantined = d["rows_quarantined"] - same
     if not run.published and run.build is None:  # ingest: loaded into the work file, nothing readers see yet
         out.print(
             "not published yet: `costledger build` builds and publishes what was loaded; `costledger status`, "
@@ -205,6 +210,14 @@ def _warnings(run) -> None:
             highlight=False,
         )
     _name_variants(run.name_variants)
+    for path, line, cluster, reason in run.implausible_samples[:_SHOWN_ANOMALIES]:
+        console.print(
+            f"[yellow]meter sample set aside:[/] {escape(printable(f'{path}, line {line} ({cluster}): {reason}'))}",
+            highlight=False,
+        )
+    if len(run.implausible_samples) > _SHOWN_ANOMALIES:
+        more = len(run.implausible_samples) - _SHOWN_ANOMALIES
+        console.print(f"[yellow]... and {more} more meter samples set aside[/] (see `costledger status`)")
 
 
 #: More names differing only in case than this are counted in one line, not listed (a price map of thousands of

@@ -31,14 +31,29 @@ _Since = Annotated[
 ]
 _Until = Annotated[Optional[str], typer.Option(help="End (not included), as --since.")]
 _Month = Annotated[Optional[str], typer.Option(help="A whole month, YYYY-MM (instead of --since and --until).")]
+_Timeout = Annotated[
+    float,
+    typer.Option(
+        help="The longest one request may take, from connecting to the answer's last byte (seconds); a request "
+        "past it is asked again.",
+        min=1,
+        max=3600,
+    ),
+]
 
 
 def _instant(text: str, flag: str) -> datetime:
     try:
         t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
+        t = t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
         raise CostledgerError(f"{flag} {text!r} is not a date or an ISO 8601 instant (2026-10-01T00:00:00Z)") from None
-    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
+    return t
+
+
+#: the years a pull asks for: from the Unix epoch, which every API's timestamps count from, to a year whose end a
+#: date can still hold
+_YEARS = (1970, 9998)
 
 
 def _window(since: str | None, until: str | None, month: str | None) -> tuple[datetime, datetime]:
@@ -47,11 +62,17 @@ def _window(since: str | None, until: str | None, month: str | None) -> tuple[da
             raise CostledgerError("give --month, or --since and --until, not both")
         if not re.fullmatch(r"\d{4}-\d{2}", month.strip()) or not 1 <= int(month[5:7]) <= 12:
             raise CostledgerError(f"--month {month!r} is not YYYY-MM")
+        if not _YEARS[0] <= int(month[:4]) <= _YEARS[1]:
+            raise CostledgerError(f"--month {month!r} is outside the years {_YEARS[0]} to {_YEARS[1]}")
         first = datetime(int(month[:4]), int(month[5:7]), 1, tzinfo=timezone.utc)
         return first, (first + timedelta(days=32)).replace(day=1)
     if not since or not until:
         raise CostledgerError("give --since and --until (or --month)")
-    return _instant(since, "--since"), _instant(until, "--until")
+    window = _instant(since, "--since"), _instant(until, "--until")
+    for t, flag in zip(window, ("--since", "--until")):
+        if not _YEARS[0] <= t.year <= _YEARS[1]:
+            raise CostledgerError(f"{flag} {t.date().isoformat()} is outside the years {_YEARS[0]} to {_YEARS[1]}")
+    return window
 
 
 def _step(text: str) -> int:
@@ -118,47 +139,53 @@ def pull_prometheus(
     month: _Month = None,
     step: Annotated[str, typer.Option(help="Time between samples: 60, 60s, 5m, 1h.")] = "60s",
     points_per_query: Annotated[
-        int, typer.Option(help="Instants a query asks for (Prometheus answers at most 11,000 a series).", min=1)
+        int,
+        typer.Option(help="Instants a query asks for (Prometheus answers at most 11,000 a series).", min=1, max=11_000),
     ] = 10_000,
     landing: _Landing = Path("landing"),
+    timeout: _Timeout = 60.0,
     quiet: _Quiet = False,
 ) -> None:
     """The engine and GPU metrics the ledger reads, from a Prometheus server's query_range API.
 
     One file per chunk of the range into LANDING/engine-metrics and LANDING/gpu-metrics, each a query of at most
-    --points-per-query instants; a chunk already there is not asked again. Authentication from the environment:
-    COSTLEDGER_PROMETHEUS_TOKEN (a bearer token), or COSTLEDGER_PROMETHEUS_USER and COSTLEDGER_PROMETHEUS_PASSWORD.
+    --points-per-query instants; an instant a chunk in the landing folder holds already (the same step) is not asked
+    again. Authentication from the environment: COSTLEDGER_PROMETHEUS_TOKEN (a bearer token), or
+    COSTLEDGER_PROMETHEUS_USER and COSTLEDGER_PROMETHEUS_PASSWORD (or user:password@ in --url); a redirect is followed
+    only to the same scheme, host and port.
 
     Example: costledger pull prometheus --url http://prometheus:9090 --month 2026-10 --step 60s
     """
     from pipeline.pull.http import Client, PullError
-    from pipeline.pull.prometheus import KINDS, auth_headers, chunks, pull_range
+    from pipeline.pull.prometheus import auth_headers, plan, pull_range
 
     try:
         window, step_s = _window(since, until, month), _step(step)
     except CostledgerError as exc:
         raise _usage(exc) from None
-    client = Client(headers=auth_headers(os.environ), on_retry=_retrying)
+    client = Client(headers=auth_headers(os.environ), timeout_s=timeout, on_retry=_retrying)
     try:
         window = _settled(window, whole_days=False)
-        total = len(chunks(*window, step_s, points_per_query)) * len(KINDS) if window[1] > window[0] else None
-        with _Pages(total, quiet, "pulling chunks") as pages:
-            done = pull_range(client, url, landing, window, step_s=step_s, per_query=points_per_query,
+        queries = plan(landing, window, step_s, points_per_query)
+        with _Pages(sum(map(len, queries.values())), quiet, "pulling chunks") as pages:
+            done = pull_range(client, url, landing, queries, step_s=step_s,
                               on_chunk=lambda c: pages.done(c.path, c.state, _chunk_said(c)))  # fmt: skip
     except PullError as exc:
         error(str(exc))
-        raise typer.Exit(ExitCode.FAILURE) from None
+        raise typer.Exit(exc.exit_code) from None
     written = [c for c in done if c.state == "written"]
+    asked = sum(int((b - a).total_seconds()) // step_s + 1 for spans in queries.values() for a, b in spans)
+    total = len(queries) * -(-int((window[1] - window[0]).total_seconds()) // step_s)
     out.print(
         f"pulled {len(written)} of {len(done)} chunks ({sum(c.samples for c in written):,} samples) into "
-        f"{escape(str(landing))}; {sum(c.state == 'present' for c in done)} there already. Next: costledger nightly "
-        f"{escape(str(landing))}",
+        f"{escape(str(landing))}; {total - asked:,} of the range's {total:,} instants (both kinds) were held by chunks "
+        f"pulled before, not asked again. Next: costledger nightly {escape(str(landing))}",
         highlight=False,
     )
 
 
 def _provider(provider: str, *, since: str | None, until: str | None, month: str | None, base_url: str | None,
-              landing: Path, quiet: bool) -> None:  # fmt: skip
+              landing: Path, timeout: float, quiet: bool) -> None:  # fmt: skip
     from pipeline.pull.http import Client, PullError
     from pipeline.pull.providers import ANTHROPIC_URL, KEY_ENV, OPENAI_URL, headers, pull_pages
 
@@ -170,7 +197,7 @@ def _provider(provider: str, *, since: str | None, until: str | None, month: str
     if not key:
         error(f"set {KEY_ENV[provider]} to the organisation's admin key (the usage and cost endpoints need one)")
         raise typer.Exit(ExitCode.USAGE)
-    client = Client(headers=headers(provider, key), on_retry=_retrying)
+    client = Client(headers=headers(provider, key), timeout_s=timeout, on_retry=_retrying)
     base = base_url or (OPENAI_URL if provider == "openai" else ANTHROPIC_URL)
     try:
         window = _settled(window, whole_days=True)
@@ -179,7 +206,7 @@ def _provider(provider: str, *, since: str | None, until: str | None, month: str
                               lambda p: pages.done(p.path, p.state, _page_said(p)))  # fmt: skip
     except PullError as exc:
         error(str(exc))
-        raise typer.Exit(ExitCode.FAILURE) from None
+        raise typer.Exit(exc.exit_code) from None
     written = sum(p.state == "written" for p in done)
     out.print(
         f"pulled {counted(written, 'new page')} of {provider}'s costs and usage into "
@@ -210,13 +237,17 @@ def _provider_command(provider: str) -> None:
         month: _Month = None,
         base_url: _BaseUrl = None,
         landing: _Landing = Path("landing"),
+        timeout: _Timeout = 60.0,
         quiet: _Quiet = False,
     ) -> None:
-        _provider(provider, since=since, until=until, month=month, base_url=base_url, landing=landing, quiet=quiet)
+        _provider(provider, since=since, until=until, month=month, base_url=base_url, landing=landing,
+                  timeout=timeout, quiet=quiet)  # fmt: skip
 
     command.__doc__ = (
-        f"{_PROVIDER_HELP[provider]}\n\n    Costs into LANDING/invoices, usage into LANDING/usage; a page already there"
-        f" is not asked again.\n\n    Example: costledger pull {provider} --month 2026-10\n    "
+        f"{_PROVIDER_HELP[provider]}\n\n    Costs into LANDING/invoices, usage into LANDING/usage, each page as the"
+        " provider sent it; a page already there is not asked again, a provider that names a page twice is stopped, and"
+        " a redirect is followed only to the same scheme, host and port (the key goes nowhere else)."
+        f"\n\n    Example: costledger pull {provider} --month 2026-10\n    "
     )
     pull_app.command(provider)(command)
 

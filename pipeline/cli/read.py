@@ -157,8 +157,9 @@ def status(
             budgets = run_query(con, "budgets_at_risk")[1]
             anomalies = run_query(con, "recent_anomalies")[1]
             unbilled = [m for (m,) in run_query(con, "cluster_unbilled_months")[1]]
+            implausible = run_query(con, "implausible_meter_samples")[1]
         except duckdb.CatalogException:
-            budgets, anomalies, unbilled = [], [], []
+            budgets, anomalies, unbilled, implausible = [], [], [], []
     finally:
         con.close()
     if as_json:
@@ -175,6 +176,7 @@ def status(
             variants=variants,
             slowest=slowest,
             unbilled=unbilled,
+            implausible=implausible,
         )
         return
     render(names, kinds, "table", 100, out, title="Loaded files by kind (rows in = loaded + quarantined)")
@@ -183,13 +185,14 @@ def status(
         render(["kind", "reason", "rows"], reasons, "table", 100, out, title="Top quarantine reasons")
     else:
         out.print("No row has been quarantined.")
-    _status_notes(unpriced=unpriced, variants=variants, rejected=rejected, slowest=slowest)
+    _status_notes(unpriced=unpriced, variants=variants, rejected=rejected, slowest=slowest, implausible=implausible)
     _status_alerts(budgets, anomalies, unbilled)
 
 
 def _status_json(
-    *, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest, budgets, anomalies, unbilled
-) -> None:
+    *, names, kinds, file_names, file_rows, reasons, rejected, unpriced, variants, slowest, budgets, anomalies,
+    unbilled, implausible,
+) -> None:  # fmt: skip
     from pipeline.base.query import jsonable
     from pipeline.base.text import BUDGET_COLUMNS
 
@@ -204,6 +207,9 @@ def _status_json(
                 "unpriced_requests": [{"month": str(m), "provider": p, "requests": n} for m, p, n in unpriced],
                 "names_differing_only_in_case": [{"what": w, "spellings": list(v)} for w, v in variants],
                 "months_cluster_cost_missing": unbilled,
+                "meter_samples_set_aside": [
+                    {"path": p, "line": n, "cluster_id": c, "reason": r} for p, n, c, r in implausible
+                ],
                 "budgets_at_risk_or_over": [{k: jsonable(v) for k, v in zip(BUDGET_COLUMNS, r)} for r in budgets],
                 "recent_anomalies": [{k: jsonable(v) for k, v in zip(anomaly_keys, r)} for r in anomalies],
                 "slowest_steps_of_latest_run": [
@@ -214,10 +220,19 @@ def _status_json(
     )
 
 
-def _status_notes(*, unpriced: list, variants: list, rejected: list, slowest: list) -> None:
+def _status_notes(*, unpriced: list, variants: list, rejected: list, slowest: list, implausible: list) -> None:
     """The status tables shown only when they have rows."""
     from pipeline.base.query import render
 
+    if implausible:
+        render(
+            ["path", "line", "cluster", "why"],
+            implausible,
+            "table",
+            100,
+            out,
+            title="Meter samples set aside: counters that rose faster than any GPU or engine can (not counted)",
+        )
     if unpriced:
         render(
             ["month", "provider", "unpriced API requests"],

@@ -466,10 +466,29 @@ def read_parquet(path: Path, allowed: list[str], rename: dict[str, str]) -> Read
     )
 
 
+#: the largest Parquet footer read (bytes): parsing one takes about 12 times its size, and a footer of 100,000
+#: one-row row groups (95 MB) took 1.2 GB; a file of a million rows a row group needs a few kilobytes
+MAX_PARQUET_FOOTER_BYTES = 16 * 2**20
+
+
 def parquet_metadata(path: Path) -> tuple[pq.FileMetaData, pa.Schema]:
-    """The footer of a Parquet file and its Arrow schema; the file rejected when it is unreadable or holds no row
-    (an empty file of any format is rejected, not loaded as nothing)."""
+    """The footer of a Parquet file and its Arrow schema; the file rejected when it is unreadable, holds no row (an
+    empty file of any format is rejected, not loaded as nothing) or has a footer too large to parse
+    (``MAX_PARQUET_FOOTER_BYTES``, told from the file's last 8 bytes before anything parses it)."""
     try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            if fh.tell() >= 12:
+                fh.seek(-8, 2)
+                tail = fh.read(8)
+                footer = int.from_bytes(tail[:4], "little")
+                if tail[4:] == b"PAR1" and footer > MAX_PARQUET_FOOTER_BYTES:
+                    raise FileRejected(
+                        f"{path}: its footer (the file's metadata) is {footer:,} bytes, more than "
+                        f"{MAX_PARQUET_FOOTER_BYTES:,}: a file of very many row groups, which takes gigabytes to "
+                        "open (write it with larger row groups, a million rows each); rejected whole before it was "
+                        "read, nothing loaded"
+                    )
         meta = pq.read_metadata(path)
         schema = meta.schema.to_arrow_schema()
     except (pa.ArrowException, OSError) as exc:
@@ -505,6 +524,8 @@ def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: set[str]) -> 
     once, and an index per row), so the measuring never decodes what it guards against."""
     lim = LIMITS.get()
     long_total, long_groups = 0, set()
+    opened: list[pq.ParquetFile] = []  # opened once, with the footer read above: a footer of 100,000 row groups
+    # parsed again for each chunk measured took minutes and gigabytes
     for rg in range(meta.num_row_groups):
         group = meta.row_group(rg)
         for i in range(group.num_columns):  # the leaf columns (a list or struct has several)
@@ -520,7 +541,9 @@ def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: set[str]) -> 
                     continue
                 longest, decoded = size, size * rows
             elif dictionary:  # measured, however small its footer's bound: many small bombs add up
-                longest, decoded = _dictionary_sizes(path, rg, name)
+                if not opened:
+                    opened.append(_dictionary_reader(path, meta, columns))
+                longest, decoded = _dictionary_sizes(path, opened[0], rg, name)
             else:
                 longest, decoded = size, size  # plain values decode to what the footer says
             if longest <= lim.max_text_bytes:
@@ -545,12 +568,19 @@ def parquet_text_sizes(path: Path, meta: pq.FileMetaData, columns: set[str]) -> 
                 )
 
 
-def _dictionary_sizes(path: Path, row_group: int, column: str) -> tuple[int, int]:
+def _dictionary_reader(path: Path, meta: pq.FileMetaData, columns: set[str]) -> pq.ParquetFile:
+    """The file opened to measure its text columns' chunks as dictionaries (``meta``: its footer, read once)."""
+    try:
+        return pq.ParquetFile(path, metadata=meta, read_dictionary=sorted(c for c in columns if c in meta.schema.names))
+    except (pa.ArrowException, OSError) as exc:
+        raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None
+
+
+def _dictionary_sizes(path: Path, pf: pq.ParquetFile, row_group: int, column: str) -> tuple[int, int]:
     """(longest value, bytes all values decode to) of a dictionary-encoded text column chunk, read without decoding."""
     import pyarrow.compute as pc
 
     try:
-        pf = pq.ParquetFile(path, read_dictionary=[column])
         values = pf.read_row_group(row_group, columns=[column]).column(0)
     except (pa.ArrowException, OSError) as exc:
         raise FileRejected(f"{path}: not a readable Parquet file: {exc}") from None

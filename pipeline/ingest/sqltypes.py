@@ -53,6 +53,9 @@ def typed_expr(kind: str, c: ColumnSpec, present: set[str]) -> str:
         return f"CAST(TRY_CAST({t} AS TIMESTAMPTZ) AT TIME ZONE 'UTC' AS TIMESTAMP)"
     if c.name == "currency":
         return f"upper({t})"
+    if c.duckdb_type.startswith(("DECIMAL", "DOUBLE")):
+        # DuckDB's cast reads 1_000 as 1000 (a digit separator no export writes: a typo, or another locale's habit)
+        return f"CASE WHEN NOT contains({t}, '_') THEN TRY_CAST({t} AS {c.duckdb_type}) END"
     return f"TRY_CAST({t} AS {c.duckdb_type})"
 
 

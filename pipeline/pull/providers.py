@@ -7,13 +7,16 @@ costs into ``invoices/``, the usage into ``usage/``. A page that is there is not
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.pull.http import Client, PullError
-from pipeline.pull.landing import Pulled, read_page, stamp, write_page
+from pipeline.base.text import printable
+from pipeline.pull.http import Client, PullError, shown
+from pipeline.pull.landing import Pulled, pulled_before, read_page, stamp, write_page
 
 
 @dataclass(frozen=True)
@@ -67,38 +70,72 @@ def pull_pages(
     window: tuple[datetime, datetime],
     on_page: Callable[[Pulled], None] = lambda _: None,
 ) -> list[Pulled]:
-    """Every page of the provider's endpoints over the window, in order."""
+    """Every page of the provider's endpoints over the window, in order. An endpoint that fails does not keep the
+    next from being asked: its error is raised once every endpoint has been tried (the pages written stay)."""
     since, until = (t.astimezone(timezone.utc) for t in window)
     if until <= since:
         raise PullError(f"--until ({until:%Y-%m-%d}) is not after --since ({since:%Y-%m-%d})")
     done: list[Pulled] = []
+    failed: list[str] = []
     for endpoint in PROVIDERS[provider]:
-        for result in _endpoint(client, endpoint, base_url.rstrip("/"), landing, (since, until)):
-            done.append(result)
-            on_page(result)
+        try:
+            for result in _endpoint(client, endpoint, base_url.rstrip("/"), landing, (since, until)):
+                done.append(result)
+                on_page(result)
+        except PullError as exc:
+            failed.append(str(exc))
+    if failed:
+        raise PullError("; and ".join(failed))
     return done
 
 
 def _endpoint(client: Client, e: Endpoint, base: str, landing: Path, window: tuple[datetime, datetime]):
     stem = f"{e.name}-{stamp(window[0])}-{stamp(window[1])}"
+    url = shown(base + e.path)
     cursor: str | None = None
+    seen: dict[str, int] = {}  # each cursor followed, and the page it named
+    bodies: dict[bytes, int] = {}  # each page's digest, and its number
     for n in range(1, MAX_PAGES + 1):
         path = landing / e.kind / f"{stem}-p{n:03d}.json"
-        if path.exists():
-            doc, state = read_page(path), "present"
+        if pulled_before(path):
+            doc, state, body = read_page(path), "present", None
+            _buckets(doc, f"{path}")
         else:
             params = [*_window_params(e, window), *e.fixed, *((("page", cursor),) if cursor else ())]
-            doc = client.get_json(base + e.path, params)
-            state = "written" if _buckets(doc, base + e.path) else "empty"
-            if state == "written":
-                write_page(path, doc)
-        yield Pulled(e.kind, path, state, len(doc.get("data") or ()))
-        if not doc.get("has_more"):
+            answer = client.get(base + e.path, params)
+            doc, body = answer.doc, answer.body
+            state = "written" if _buckets(doc, url) else "empty"
+        digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).digest()
+        if digest in bodies:
+            raise PullError(
+                f"{url}: page {n} is page {bodies[digest]} again, word for word: the provider repeats itself, so the "
+                f"pull stops here (pages 1 to {n - 1} are in the landing folder)"
+            )
+        bodies[digest] = n
+        more, cursor = _next(doc, url, n, seen)
+        if state == "written" and body is not None:
+            write_page(path, body)
+        yield Pulled(e.kind, path, state, len(doc["data"]))
+        if not more:
             return
-        cursor = doc.get("next_page")
-        if not isinstance(cursor, str) or not cursor:
-            raise PullError(f"{base + e.path}: page {n} says it has more but names no next_page")
-    raise PullError(f"{base + e.path}: more than {MAX_PAGES} pages; pull a shorter window")
+    raise PullError(f"{url}: more than {MAX_PAGES} pages; pull a shorter window")
+
+
+def _next(doc: dict, url: str, n: int, seen: dict[str, int]) -> tuple[bool, str | None]:
+    """Whether page ``n`` says there is more, and the cursor of the page after it; a cursor met before is an error (a
+    provider that names one page twice would be asked for it forever)."""
+    if not doc.get("has_more"):
+        return False, None
+    cursor = doc.get("next_page")
+    if not isinstance(cursor, str) or not cursor:
+        raise PullError(f"{url}: page {n} says it has more but names no next_page")
+    if cursor in seen:
+        raise PullError(
+            f"{url}: page {n} names the next page {cursor[:60]!r}, which page {seen[cursor]} named already: the "
+            f"provider repeats itself, so the pull stops here (pages 1 to {n - 1} are in the landing folder)"
+        )
+    seen[cursor] = n
+    return True, cursor
 
 
 def _window_params(e: Endpoint, window: tuple[datetime, datetime]) -> list[tuple[str, str]]:
@@ -113,5 +150,6 @@ def _buckets(doc: Any, url: str) -> list:
         said = doc.get("error") if isinstance(doc, dict) else None
         if isinstance(said, dict):
             said = said.get("message")
+        said = printable(str(said)[:200]) if said else ""
         raise PullError(f"{url}: the answer is not a page of buckets{f': {said}' if said else ''}")
     return doc["data"]

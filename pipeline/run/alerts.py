@@ -133,14 +133,13 @@ def post_alerts(
 def _post_once(url: str, body: bytes, timeout: float, allow_private: bool) -> str:
     import http.client
     import socket
-    import threading
     from urllib.parse import urlsplit
 
     from pipeline.base.addresses import address_refused
+    from pipeline.base.web import connection, deadline, default_port
 
     parts = urlsplit(url)
-    host, tls = parts.hostname or "", parts.scheme == "https"
-    port = parts.port or (443 if tls else 80)
+    host, port = parts.hostname or "", default_port(parts)
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
@@ -150,22 +149,20 @@ def _post_once(url: str, body: bytes, timeout: float, allow_private: bool) -> st
         refused = address_refused(address, allow_private)
         if refused:
             raise _Failed(f"not sent: {host} is at {address}, {refused}", again=False)
-    conn = _pinned(tls)(host, port, address=addresses[0], timeout=timeout)
-    timer = threading.Timer(timeout, conn.cut)  # the deadline: a receiver trickling bytes cannot hold the try longer
-    timer.start()
+    conn = connection(parts, timeout, address=addresses[0])
     try:
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        headers = {"Content-Type": "application/json", "User-Agent": f"costledger/{__version__}"}
-        conn.request("POST", target, body=body, headers=headers)
-        resp = conn.getresponse()
-        resp.read(65536)
+        with deadline(conn, timeout):  # a receiver trickling bytes cannot hold the try longer
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            headers = {"Content-Type": "application/json", "User-Agent": f"costledger/{__version__}"}
+            conn.request("POST", target, body=body, headers=headers)
+            resp = conn.getresponse()
+            resp.read(65536)
     except (OSError, http.client.HTTPException) as exc:
         if conn.was_cut:
             raise _Failed(f"timed out: no whole answer within {timeout:g} s", again=True) from None
         reason = getattr(exc, "reason", exc)
         raise _Failed(f"{type(exc).__name__}: {reason}", again=True) from None
     finally:
-        timer.cancel()
         conn.close()
     if 200 <= resp.status < 300:
         return f"sent: HTTP {resp.status}"
@@ -174,32 +171,3 @@ def _post_once(url: str, body: bytes, timeout: float, allow_private: bool) -> st
         raise _Failed(f"HTTP {resp.status} {resp.reason}: a redirect to {where!r}, not followed", again=False)
     again = resp.status >= 500 or resp.status in (408, 429)
     raise _Failed(f"HTTP {resp.status} {resp.reason}", again=again)
-
-
-def _pinned(tls: bool):  # noqa: ANN202 - an http.client connection class
-    """An HTTP(S) connection to one address already checked (a name resolved again could lead elsewhere), that
-    ``cut()`` closes from another thread, ending whatever read or write it is blocked in."""
-    import http.client
-    import socket
-
-    base = http.client.HTTPSConnection if tls else http.client.HTTPConnection
-
-    class Pinned(base):  # type: ignore[valid-type,misc]
-        def __init__(self, host: str, port: int, *, address: str, timeout: float) -> None:
-            super().__init__(host, port, timeout=timeout)
-            self.address, self.was_cut = address, False
-
-        def connect(self) -> None:
-            sock = socket.create_connection((self.address, self.port), self.timeout)
-            self.sock = self._context.wrap_socket(sock, server_hostname=self.host) if tls else sock
-
-        def cut(self) -> None:
-            self.was_cut = True
-            sock = self.sock
-            if sock is not None:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    return Pinned

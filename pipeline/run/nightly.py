@@ -70,6 +70,8 @@ class RunSummary:
     """(month, provider, requests) API requests with no price for their provider, model and time (any month)."""
     name_variants: list[tuple[str, list[str]]] = field(default_factory=list)
     """(provider or model, spellings) names that differ only in letter case."""
+    implausible_samples: list[tuple[str, int, str, str]] = field(default_factory=list)
+    """(path, line, cluster, reason) the meters' counter samples set aside as implausible (not counted)."""
     published: str | None = None
     orphans_removed: int = 0
     lake_restored: int = 0
@@ -92,6 +94,12 @@ class RunSummary:
     @property
     def rows_quarantined(self) -> int:
         return sum(f.rows_quarantined for f in self.files)
+
+    @property
+    def rows_duplicate(self) -> int:
+        """Of the rows quarantined, the identical duplicates (of a row already loaded, or of one earlier in their
+        file): an overlapping delivery, counted once, not bad data."""
+        return sum(f.rows_duplicate for f in self.files)
 
     @property
     def over_quarantined(self) -> list[FileResult]:
@@ -128,6 +136,7 @@ class RunSummary:
             "rows_in": self.rows_in,
             "rows_loaded": self.rows_loaded,
             "rows_quarantined": self.rows_quarantined,
+            "rows_identical_duplicates": self.rows_duplicate,
             "models_built": self.build.models if self.build else 0,
             "audits_passed": self.build.audits if self.build else 0,
             "months_changed": self.build.months_changed if self.build else [],
@@ -147,6 +156,9 @@ class RunSummary:
                 {"month": m, "provider": p, "model": model, "requests": n} for m, p, model, n in self.unpriced
             ],
             "names_differing_only_in_case": [{"what": w, "spellings": s} for w, s in self.name_variants],
+            "meter_samples_set_aside": [
+                {"path": p, "line": n, "cluster_id": c, "reason": r} for p, n, c, r in self.implausible_samples
+            ],
             "published": self.published,
             "orphans_removed": self.orphans_removed,
             "lake_files_restored": self.lake_restored,
@@ -293,6 +305,7 @@ class Run:
         self.summary.new_budgets = new_budgets(self.con, self.summary.budgets)
         self.summary.anomalies = new_anomalies(self.con)
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
+        self.summary.implausible_samples = run_query(self.con, "implausible_meter_samples")[1]
         if self.settings.lake_uri:  # the published ledger names no lake file that object storage lacks
             self.summary.lake_uploaded = push_lake(self.con, self.store.lake, self.settings.lake_uri)
         self._finish(None)  # the published file's meta.runs shows this run as running

@@ -150,8 +150,48 @@ def test_a_chunk_already_pulled_is_not_asked_again(prometheus, tmp_path):
     gone.unlink()
     res = _pull(prometheus, landing)
     assert res.exit_code == 0, res.output
-    assert "pulled 1 of 6 chunks (20 samples)" in " ".join(res.output.split())  # 10 instants x 2 GPU series
+    # 10 instants x 2 GPU series asked again; of 25 instants x 2 kinds, the other 40 held by the chunks still there
+    said = " ".join(res.output.split())
+    assert "pulled 1 of 1 chunks (20 samples)" in said and "40 of the range's 50 instants" in said
     assert gone.read_bytes() == gone_bytes and kept.stat().st_mtime_ns == kept_mtime
+
+
+def test_overlapping_pulls_ask_for_each_instant_once_and_the_nightly_quarantines_nothing(prometheus, tmp_path):
+    landing, db = tmp_path / "landing", tmp_path / "ledger.duckdb"
+    first = cli("pull", "prometheus", "--url", prometheus, "--since", "2026-10-05", "--until", "2026-10-05T13:00:00Z",
+                "--step", "1h", "--points-per-query", "10", "--landing", landing)  # fmt: skip
+    assert first.exit_code == 0, first.output
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 0, res.output
+    # the second window, 06:00 on the 5th to 01:00 on the 6th, overlaps the first's 06:00 .. 12:00: only 13:00 ..
+    # 00:00 (12 instants) are asked for, in chunks of 10 and 2
+    second = cli("pull", "prometheus", "--url", prometheus, "--since", "2026-10-05T06:00:00Z", "--until",
+                 "2026-10-06T01:00:00Z", "--step", "1h", "--points-per-query", "10", "--landing", landing)  # fmt: skip
+    assert second.exit_code == 0, second.output
+    said = " ".join(second.output.split())
+    # 12 instants x 4 series (the engine's two token counters, the GPU's energy counter and engine-active gauge)
+    assert "pulled 4 of 4 chunks (48 samples)" in said
+    assert sorted(p.name for p in (landing / "engine-metrics").iterdir()) == [
+        "prometheus-20261005T000000Z-20261005T090000Z-3600s.json",
+        "prometheus-20261005T100000Z-20261005T120000Z-3600s.json",
+        "prometheus-20261005T130000Z-20261005T220000Z-3600s.json",
+        "prometheus-20261005T230000Z-20261006T000000Z-3600s.json",
+    ]
+    res = cli("nightly", landing, "--db", db)
+    assert res.exit_code == 0, res.output
+    assert "no rows quarantined in this run" in res.output
+    con = open_published(db)
+    try:
+        assert con.execute("SELECT count(*) FROM meta.quarantine").fetchone()[0] == 0
+        # every served instant once: 25 hours of each of the four metrics read
+        got = con.execute("SELECT metric, count(*), count(DISTINCT sampled_at) FROM (SELECT metric, sampled_at FROM "
+                          "raw.engine_metrics UNION ALL SELECT metric, sampled_at FROM raw.gpu_metrics) "
+                          "GROUP BY metric ORDER BY metric").fetchall()  # fmt: skip
+        assert got == [(m, 25, 25) for m in sorted(("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                                                    "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "vllm:generation_tokens_total",
+                                                    "vllm:prompt_tokens_total"))]  # fmt: skip
+    finally:
+        con.close()
 
 
 def test_a_server_that_is_not_there_is_one_clear_error(tmp_path):

@@ -190,7 +190,7 @@ def test_anthropic_pages_carry_its_headers_and_cents_become_dollars(provider, tm
 
 
 def test_a_refused_key_and_a_missing_key_are_clear(provider, tmp_path, monkeypatch):
-    server = provider({("/v1/organization/costs", 1): 401})
+    server = provider({("/v1/organization/costs", 1): 401, ("/v1/organization/usage/completions", 1): 401})
     landing = tmp_path / "landing"
     monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
     res = cli("pull", "openai", "--month", "2026-10", "--landing", landing)

@@ -26,13 +26,14 @@ def _gpu(at: str, metric: str, labels: str, value: str, cluster: str = "c1") -> 
 ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
 POWER = "DCGM_FI_DEV_POWER_USAGE"
 ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
-#: GPU 0's energy counter (mJ; 3,600,000,000 mJ = 1 kWh): 1.0e9 -> 19.0e9 (+18.0e9 = 5 kWh) -> 7.2e9 (the driver
-#: reloaded: 7.2e9 since = 2 kWh) -> 18.0e9 (+10.8e9 = 3 kWh): 10 kWh.
+#: GPU 0's energy counter (mJ; 3,600,000,000 mJ = 1 kWh): 1.0e9 at 00:00 -> 19.0e9 at 10:00 (+18.0e9 = 5 kWh in 10
+#: hours: 500 W) -> 7.2e9 at 14:00 (the driver reloaded: 7.2e9 since = 2 kWh) -> 18.0e9 at 20:00 (+10.8e9 = 3 kWh):
+#: 10 kWh.
 #: GPU 1 has only its power gauge: 720 W for 300 s = 216,000 J = 0.06 kWh, then 1,200 W for 300 s = 360,000 J =
 #: 0.1 kWh, then 20 minutes unscraped (a gap: nothing): 0.16 kWh. The cluster: 10.16 kWh, energy source mixed.
 GPUS = [
-    *(_gpu(t, ENERGY, GPU0, v) for t, v in (("10:00", "1000000000"), ("10:01", "19000000000"),
-                                            ("10:02", "7200000000"), ("10:03", "18000000000"))),
+    *(_gpu(t, ENERGY, GPU0, v) for t, v in (("00:00", "1000000000"), ("10:00", "19000000000"),
+                                            ("14:00", "7200000000"), ("20:00", "18000000000"))),
     *(_gpu(t, POWER, GPU1, v) for t, v in (("10:00", "720"), ("10:05", "1200"), ("10:10", "900"), ("10:30", "0"))),
     # engine active on GPU 0: 0.5 for 300 s + 1.0 for 300 s = 450 busy seconds of 600 metered; then a 30-minute gap
     *(_gpu(t, ACTIVE, GPU0, v) for t, v in (("10:00", "0.5"), ("10:05", "1"), ("10:10", "0.25"), ("10:40", "0"))),

@@ -167,6 +167,61 @@ def test_nvidia_smi_s_unreadable_values_and_missing_fields_are_named(ledger, tmp
     assert res.status == "rejected" and "uuid, index or pci.bus_id" in res.message
 
 
+SMI_B200 = IngestOptions(metrics_clusters=(MetricsCluster(label="modelName", value="NVIDIA B200", cluster_id="k3"),))
+SMI_HEADER = "timestamp, uuid, index, name, pci.bus_id, utilization.gpu [%], power.draw [W]\n"
+
+
+def _smi(ledger, tmp_path, body: str, header: str = SMI_HEADER):
+    path = tmp_path / "smi.csv"
+    path.write_text(header + body)
+    return ingest_file(ledger.con, "gpu-metrics", path, ledger.store, options=SMI_B200)
+
+
+def test_a_gpu_sampled_twice_at_one_instant_loads_the_first_line_and_quarantines_the_second_once(ledger, tmp_path):
+    # line 2 and line 3 name GPU-a at 10:00 with other readings; line 4 is a minute on. Each line gives two samples
+    # (utilisation, power), numbered 1-2, 3-4, 5-6: samples 3 and 4 conflict with 1 and 2; 6 rows in, 4 loaded
+    res = _smi(ledger, tmp_path, "2026/10/05 10:00:00.000, GPU-a, 0, NVIDIA B200, 00000000:18:00.0, 40 %, 700.50 W\n"
+                                 "2026/10/05 10:00:00.000, GPU-a, 0, NVIDIA B200, 00000000:18:00.0, 41 %, 701.50 W\n"
+                                 "2026/10/05 10:01:00.000, GPU-a, 0, NVIDIA B200, 00000000:18:00.0, 42 %, 702.50 W\n")  # fmt: skip
+    assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (6, 4, 2)
+    quarantined = ledger.rows("SELECT line, reason FROM meta.quarantine ORDER BY line")
+    assert [q["line"] for q in quarantined] == [3, 4]
+    assert all(q["reason"].startswith("conflict: same key") for q in quarantined)
+    loaded = ledger.rows("SELECT value FROM raw.gpu_metrics WHERE sampled_at = '2026-10-05 10:00:00' ORDER BY value")
+    assert [r["value"] for r in loaded] == [Decimal("40"), Decimal("700.5")]  # the first line's
+
+
+def test_nvidia_smi_s_fields_in_another_order_are_told_by_the_nightly(tmp_path):
+    from tests.conftest import cli
+
+    folder = tmp_path / "landing" / "gpu-metrics"
+    folder.mkdir(parents=True)
+    # the query order people use: --query-gpu=index,timestamp,power.draw,utilization.gpu
+    (folder / "smi.csv").write_text("index, timestamp, power.draw [W], utilization.gpu [%]\n"
+                                    "0, 2026/10/05 10:00:00.000, 700.50 W, 40 %\n")  # fmt: skip
+    (tmp_path / "costledger.toml").write_text('[[metrics_clusters]]\ncluster_id = "k3"\nlabel = "gpu"\nvalue = "0"\n')
+    res = cli("nightly", tmp_path / "landing", "--db", tmp_path / "l.duckdb", "--settings", tmp_path / "costledger.toml")
+    assert res.exit_code == 0, res.output
+    assert "2 rows in, 2 loaded" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("2026/10/05 10:00:00.000, , , NVIDIA B200, , 40 %, 700 W", "uuid, index and pci.bus_id are all blank"),
+        ("2026/10/05 10:00:00.000, GPU-a, 0, NVIDIA B200, x, 40 %, 1_000 W", "power.draw [W] is '1_000 W'"),
+        ("2026/10/05 10:00:00.000, GPU-a, 0, NVIDIA B200, x, 700 W, 40 %", "utilization.gpu [%] is '700 W'"),
+    ],
+)
+def test_a_line_with_no_gpu_a_digit_separator_or_a_unit_under_the_wrong_field_is_quarantined(ledger, tmp_path, line,
+                                                                                             why):  # fmt: skip
+    res = _smi(ledger, tmp_path, line + "\n")
+    assert res.rows_quarantined >= 1
+    reasons = " ".join(r["reason"] for r in ledger.rows("SELECT reason FROM meta.quarantine"))
+    assert f"line 2: {why}" in reasons
+    assert not any(r["labels"].startswith("modelName") for r in ledger.rows("SELECT labels FROM raw.gpu_metrics"))
+
+
 def test_a_metrics_files_entry_gives_the_time_where_neither_the_name_nor_the_text_does(ledger, tmp_path):
     # the file's name and text say no time; its [[metrics_files]] entry says 12:00 at +02:00 = 10:00 UTC
     path = tmp_path / "vllm-node1.prom"

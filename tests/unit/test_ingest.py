@@ -328,3 +328,35 @@ def test_a_dictionary_bomb_split_over_many_row_groups_is_rejected_before_it_is_r
     # two row groups of 60,000 bytes are 120,000 > 65,536: the total passes the bound at the second
     assert "decode to 120,000 bytes over 2 row groups (up to row group 1)" in res.message
     assert ledger.rows("SELECT count(*) AS n FROM meta.loaded_files") == [{"n": 0}]
+
+
+@pytest.mark.slow
+def test_a_footer_of_thirty_thousand_row_groups_is_refused_before_it_is_parsed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # 30,000 row groups of one request each, a 70,000-byte team dictionary-encoded in each: the footer alone is
+    # about 28 MB, which pyarrow takes about 12 times that to parse; the bound is 16 MiB, told from the last 8 bytes
+    n = 30_000
+    rows = {k: pa.array([str(v)] * n) for k, v in request("r", "t", "2026-07-10T10:00:00Z", output_tokens=1).items()}
+    rows["request_id"] = pa.array([f"r{i}" for i in range(n)])
+    # one value, indexed n times: the test's own process holds 70 KB, not n copies (a child started from it would
+    # count them in its peak memory)
+    rows["team"] = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), pa.array(["z" * 70_000]))
+    path = tmp_path / "footer-bomb.parquet"
+    pq.write_table(pa.table(rows), path, row_group_size=1, compression="zstd")
+    footer = int.from_bytes(path.read_bytes()[-8:-4], "little")
+    assert footer > 16 * 2**20
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "ingest", "requests", str(path), "--db", str(tmp_path / "l.duckdb")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    output = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 3, output
+    assert f"its footer (the file's metadata) is {footer:,} bytes, more than 16,777,216" in " ".join(output.split())
+    assert usage.ru_maxrss < 1024 * 1024  # kilobytes: under 1 GiB (parsing the footer took about 12 x 28 MB more)

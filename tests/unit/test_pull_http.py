@@ -59,7 +59,7 @@ def test_an_answer_that_is_not_json_is_asked_again_then_named(serve):
     url = serve(200, b"<html>maintenance</html>")
     client, waits, said = _client()
     with pytest.raises(PullError, match="the body is not whole JSON.*gave up after 4 attempts"):
-        client.get_json(url)
+        client.get(url)
     assert waits == [2.0, 2.0, 2.0] and len(said) == 3
 
 
@@ -67,7 +67,7 @@ def test_an_answer_too_large_stops_at_once(serve):
     url = serve(200, b'{"data": "' + b"x" * 100 + b'"}')
     client, waits, _ = _client(max_body_bytes=50)
     with pytest.raises(PullError, match="larger than 50 bytes"):
-        client.get_json(url)
+        client.get(url)
     assert waits == []
 
 
@@ -75,7 +75,7 @@ def test_a_retry_after_beyond_five_minutes_is_not_waited_for(serve):
     url = serve(429, b"{}", {"Retry-After": "3600"})
     client, waits, _ = _client()
     with pytest.raises(PullError, match="asked to wait 3600 s"):
-        client.get_json(url)
+        client.get(url)
     assert waits == []
 
 
@@ -83,7 +83,7 @@ def test_a_retry_after_is_waited_for_then_the_answer_read(serve):
     url = serve(503, b'{"error": "warming up"}', {"Retry-After": "7"})
     client, waits, said = _client()
     with pytest.raises(PullError, match="HTTP 503: warming up; gave up"):
-        client.get_json(url)
+        client.get(url)
     assert waits == [7.0, 7.0, 7.0] and "retrying in 7 s" in said[0]
 
 
@@ -91,5 +91,5 @@ def test_a_retry_after_is_waited_for_then_the_answer_read(serve):
 def test_an_address_that_is_not_http_is_refused(url):
     client, waits, _ = _client()
     with pytest.raises(PullError, match="is not an http:// or https:// address"):
-        client.get_json(url)
+        client.get(url)
     assert waits == []
