@@ -180,9 +180,10 @@ def _smi(ledger, tmp_path, body: str, header: str = SMI_HEADER):
 def test_a_gpu_sampled_twice_at_one_instant_loads_the_first_line_and_quarantines_the_second_once(ledger, tmp_path):
     # line 2 and line 3 name GPU-a at 10:00 with other readings; line 4 is a minute on. Each line gives two samples
     # (utilisation, power), numbered 1-2, 3-4, 5-6: samples 3 and 4 conflict with 1 and 2; 6 rows in, 4 loaded
-    res = _smi(ledger, tmp_path, "2026/10/05 10:00:00.000, GPU-a, 0, NVIDIA B200, 00000000:18:00.0, 40 %, 700.50 W\n"
-                                 "2026/10/05 10:00:00.000, GPU-a, 0, NVIDIA B200, 00000000:18:00.0, 41 %, 701.50 W\n"
-                                 "2026/10/05 10:01:00.000, GPU-a, 0, NVIDIA B200, 00000000:18:00.0, 42 %, 702.50 W\n")  # fmt: skip
+    gpu = "GPU-a, 0, NVIDIA B200, 00000000:18:00.0"
+    res = _smi(ledger, tmp_path, f"2026/10/05 10:00:00.000, {gpu}, 40 %, 700.50 W\n"
+                                 f"2026/10/05 10:00:00.000, {gpu}, 41 %, 701.50 W\n"
+                                 f"2026/10/05 10:01:00.000, {gpu}, 42 %, 702.50 W\n")  # fmt: skip
     assert (res.rows_in, res.rows_loaded, res.rows_quarantined) == (6, 4, 2)
     quarantined = ledger.rows("SELECT line, reason FROM meta.quarantine ORDER BY line")
     assert [q["line"] for q in quarantined] == [3, 4]
@@ -200,7 +201,9 @@ def test_nvidia_smi_s_fields_in_another_order_are_told_by_the_nightly(tmp_path):
     (folder / "smi.csv").write_text("index, timestamp, power.draw [W], utilization.gpu [%]\n"
                                     "0, 2026/10/05 10:00:00.000, 700.50 W, 40 %\n")  # fmt: skip
     (tmp_path / "costledger.toml").write_text('[[metrics_clusters]]\ncluster_id = "k3"\nlabel = "gpu"\nvalue = "0"\n')
-    res = cli("nightly", tmp_path / "landing", "--db", tmp_path / "l.duckdb", "--settings", tmp_path / "costledger.toml")
+    res = cli(
+        "nightly", tmp_path / "landing", "--db", tmp_path / "l.duckdb", "--settings", tmp_path / "costledger.toml"
+    )
     assert res.exit_code == 0, res.output
     assert "2 rows in, 2 loaded" in " ".join(res.output.split())
 
