@@ -54,6 +54,8 @@ from pipeline.base.settings_checks import (
     _memory_limit,
     _names,
     _patterns,
+    MAX_THREADS,
+    _seconds_to_wait,
     _share,
     _size,
     _spark_options,
@@ -454,12 +456,12 @@ _CHECKS: dict[str, Callable[[Any], Any]] = {
     "anomalies_threshold": _bounded_decimal("a finite, non-negative robust score", Decimal(1000)),
     "anomalies_min_usd": _bounded_decimal("a finite, non-negative number of dollars", Decimal(10**12)),
     "alerts_webhook_url": _webhook_url,
-    "alerts_timeout_seconds": _bounded_decimal("a finite, non-negative number of seconds", Decimal(600)),
+    "alerts_timeout_seconds": _seconds_to_wait,
     "alerts_retries": _whole(0, "a whole number of retries, 0 or more", 10),
     "alerts_allow_private": _flag,
     "business_control_requirements": _control_requirements,
     "memory_limit": _memory_limit,
-    "threads": _whole(0, "a whole number of threads, or 0 for one per core"),
+    "threads": _whole(0, "a whole number of threads, or 0 for one per core", MAX_THREADS),
     "sql_memory_limit": _memory_limit,
     "sql_max_spill": _size,
     "temp_directory": _folder,
@@ -486,7 +488,7 @@ def _check_for(name: str) -> Callable[[Any], Any]:
     not negative; str: not empty)."""
     if name in _CHECKS:
         return _CHECKS[name]
-    declared = {f.name: f.type for f in fields(Settings)}[name]
+    declared = str({f.name: f.type for f in fields(Settings)}[name]).removesuffix(" | None")  # None: left unset
     if declared in (int, "int"):
         return _whole(1, "a whole number of at least 1")
     if declared in (Decimal, "Decimal"):  # inside the money bound: a setting enters the models' arithmetic too

@@ -189,6 +189,9 @@ def _whole(least: int, expected: str, most: int = 2**53) -> Callable[[Any], int]
     return check
 
 
+#: the most threads a ledger's DuckDB may be given (DuckDB allocates per thread: a hundred billion ended in
+#: std::bad_alloc)
+MAX_THREADS = 1024
 #: The longest latency a route's SLO or the plausibility bound may name: 30 days in milliseconds (the models turn
 #: milliseconds into intervals and hours; a month's hours bound what a latency can mean)
 MAX_SLO_MS = 30 * 24 * 3600 * 1000
@@ -216,6 +219,15 @@ def _bounded_decimal(expected: str, most: Decimal) -> Callable[[Any], Decimal]:
         return d
 
     return check
+
+
+def _seconds_to_wait(value: Any) -> Decimal:
+    """A deadline: more than 0 (a request given no time fails every time) and at most 10 minutes."""
+    expected = "a number of seconds above 0, at most 600"
+    d = _decimal(expected.replace("a number", "a finite, non-negative number"))(value)
+    if not 0 < d <= 600:
+        raise ValueError(expected)
+    return d
 
 
 def _share(value: Any) -> Decimal:

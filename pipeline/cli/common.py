@@ -118,6 +118,12 @@ def summary(run, as_json: bool) -> None:
         + (f"{same} identical to rows already loaded (counted once) + " if same else "")
         + f"{d['rows_quarantined'] - same} quarantined; {d['seconds']:.2f} s"
     )
+    if d["nothing_new"]:
+        out.print(
+            "nothing new: no file loaded, and the models, the settings they read and the files loaded are as at the "
+            "last build; nothing built, the published ledger stands as it was",
+            highlight=False,
+        )
     if run.build:
         changed = ", ".join(run.build.months_changed) or "none"
         out.print(f"built {run.build.models} models, {run.build.audits} audits passed; months changed: {changed}")
@@ -146,7 +152,7 @@ def summary(run, as_json: bool) -> None:
     if run.count("rejected"):
         console.print("[red]some files were rejected whole; see above and `costledger status`[/]")
     quarantined = d["rows_quarantined"] - same
-    if not run.published and run.build is None:  # ingest: loaded into the work file, nothing readers see yet
+    if not run.published and run.build is None and not d["nothing_new"]:  # ingest: loaded, not yet published
         out.print(
             "not published yet: `costledger build` builds and publishes what was loaded; `costledger status`, "
             "`report` and `sql` read the ledger from then on",

@@ -41,7 +41,7 @@ from pipeline.ingest.kindrules import quarantines_and_counts, same_invoice_again
 from pipeline.ingest.lakewrite import reject, seal_lake_file, unseal, write_file_rows, write_lake_tmp
 from pipeline.ingest.loading import FileResult, IngestOptions, LoadingFile, changed_message, unreadable_message
 from pipeline.ingest.readers import FileRejected
-from pipeline.ingest.recognise import loaded_identities, recognise
+from pipeline.ingest.recognise import landed_hash, loaded_identities, recognise
 from pipeline.ingest.validate import ValidationPipelineError
 from pipeline.storage.catalog import UNDEDUPLICATED, refresh_stale_raw_views
 from pipeline.storage.lake import HashAhead, file_sha256, file_signature
@@ -317,7 +317,7 @@ def _after_read(con: duckdb.DuckDBPyConnection, f: LoadingFile) -> str | None:
     """The rejection message of a file read and checked, or None: it changed while it was read (every read of the
     landing file is done, and the hash recorded must be of the bytes they saw: the same hash now, and no write since
     the first hash, ``signed_sha256``), or it is an invoice delivered again."""
-    if file_sha256(f.path) != f.file_hash or file_signature(f.path) != f.signature:
+    if landed_hash(f.kind, f.path, file_sha256(f.path)) != f.file_hash or file_signature(f.path) != f.signature:
         return changed_message(f.shown, f.file_hash)
     if f.kind == "invoices":
         return same_invoice_again(con, f)

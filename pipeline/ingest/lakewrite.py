@@ -134,8 +134,8 @@ def _write_manifest_row(con: duckdb.DuckDBPyConnection, f: LoadingFile, lake_fil
     con.execute(
         "INSERT INTO meta.loaded_files (file_hash, kind, path, size_bytes, rows_in, rows_loaded, "
         "rows_quarantined, loaded_at, run_id, load_seq, lake_file, rows_gx_validated, lake_sha256, "
-        "relative_path) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
-        "coalesce(?, (SELECT coalesce(max(load_seq), 0) + 1 FROM meta.loaded_files)), ?, NULL, ?, ?",
+        "relative_path, read_with) SELECT ?, ?, ?, ?, ?, ?, ?, current_localtimestamp(), ?, "
+        "coalesce(?, (SELECT coalesce(max(load_seq), 0) + 1 FROM meta.loaded_files)), ?, NULL, ?, ?, ?",
         [
             f.file_hash,
             f.kind,
@@ -149,6 +149,7 @@ def _write_manifest_row(con: duckdb.DuckDBPyConnection, f: LoadingFile, lake_fil
             lake_file[0] if lake_file else None,
             lake_file[1] if lake_file else None,
             f.identity,
+            f.options.reading_settings(f.kind),
         ],
     )
     if f.read.notes:

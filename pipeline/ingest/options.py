@@ -3,8 +3,11 @@ plausibility bounds, a run's corrections."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 from pipeline.base.fileformats import (
     BillingMapping,
@@ -36,6 +39,15 @@ class IngestOptions:
     price_list_mappings: tuple[PriceListMapping, ...] = ()
     metrics_clusters: tuple[MetricsCluster, ...] = ()
     """[[metrics_clusters]]: the cluster of an engine or GPU metric series that has no cluster label."""
+    only_cluster: str | None = None
+    """The ledger's only cluster, when it has exactly one: a metrics series with no cluster label and no
+    [[metrics_clusters]] entry belongs to it (said in the file's notes)."""
+    prices_in_force: Mapping[tuple[str, str, str, str], Mapping[str, Any]] = field(default_factory=dict)
+    """The price in force now of each (provider, model, service tier, long-context level), its columns as the ledger
+    holds them: what a LiteLLM price map, which carries no dates, is compared with."""
+    load_day: date | None = None
+    """The day a file is loaded on (UTC; None: today): a price a LiteLLM map changes takes effect from it, unless
+    the file's name gives a date."""
     metrics_file_mappings: tuple[MetricsFileMapping, ...] = ()
     """[[metrics_files]]: when a scrape without timestamps, whose name and text do not say, was taken."""
     bounds: Bounds = Bounds()
@@ -55,6 +67,27 @@ class IngestOptions:
     shown_as: tuple[Path, str] | None = None
     """A landing folder copied from object storage: (its local copy, its URL). A file in the copy is named by its URL
     in messages and in the manifest."""
+
+    def reading_settings(self, kind: str) -> str:
+        """A fingerprint of what the settings say of reading a file of ``kind``: the bounds and limits every kind
+        keeps, and the kind's own entries (its [[...]] mappings; the metrics' clusters). A file loaded with rows
+        quarantined is read again by a nightly whose fingerprint for its kind differs (a settings change may mend
+        them)."""
+        import hashlib
+        import json
+        from dataclasses import asdict
+
+        own = {
+            "requests": (self.log_mappings,),
+            "invoices": (self.billing_mappings, self.invoice_duplicates_wanted),
+            "usage": (self.billing_mappings,),
+            "prices": (self.price_list_mappings,),
+            "load-tests": (self.load_test_mappings,),
+            "engine-metrics": (self.metrics_clusters, self.only_cluster, self.metrics_file_mappings),
+            "gpu-metrics": (self.metrics_clusters, self.only_cluster, self.metrics_file_mappings),
+        }.get(kind, ())
+        said = [asdict(self.bounds), self.max_text_bytes, self.max_line_bytes, self.extra_columns, *own]
+        return hashlib.sha256(json.dumps(said, default=repr, sort_keys=True).encode()).hexdigest()[:16]
 
     def shown(self, path: Path) -> str:
         """How the file at ``path`` is named to the user and in the manifest."""

@@ -11,7 +11,16 @@ from pathlib import Path
 from pipeline.ingest.formats.detection import detect
 from pipeline.ingest.formats.landed import Detected
 from pipeline.ingest.options import IngestOptions
-from pipeline.ingest.readers import FileRejected, Limits, ReadResult, limited, read_file, unknown_columns_message
+from pipeline.ingest.parquetfiles import read_parquet
+from pipeline.ingest.readers import (
+    FileRejected,
+    Limits,
+    ReadResult,
+    limited,
+    read_csv,
+    read_jsonl,
+    unknown_columns_message,
+)
 from schemas.tables import READ_OPTIONS, ReadOptions
 
 #: Kinds whose files are another standard's (FOCUS: dozens of columns the ledger has no use for): not named as unknown
@@ -34,3 +43,16 @@ def _read(kind: str, found: Detected, allowed: list[str], options: IngestOptions
     ):
         raise FileRejected(message)
     return read
+
+
+def read_file(path: Path, fmt: str, gz: bool, allowed: list[str], rename: dict[str, str] | None = None) -> ReadResult:
+    """Read a canonical landing file (``fmt``: csv, jsonl or parquet; ``gz``: gzip-compressed); ``rename`` maps
+    lower-cased file column names to field names."""
+    rename = rename or {}
+    if fmt == "csv":
+        return read_csv(path, gz, allowed, rename)
+    if fmt == "jsonl":
+        return read_jsonl(path, gz, allowed, rename)
+    if gz:
+        raise FileRejected(f"{path}: gzip-compressed Parquet is not supported; Parquet compresses itself")
+    return read_parquet(path, allowed, rename)

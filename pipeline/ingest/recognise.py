@@ -8,6 +8,8 @@ file is missing or altered has that lake file rewritten from it (``repair_lake_f
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -25,6 +27,22 @@ if TYPE_CHECKING:
 
 # a loaded file's identity (its path under its kind folder; the file name for files loaded by path)
 _IDENTITY = "coalesce(relative_path, regexp_extract(path, '[^/]+$'))"
+
+
+def landed_hash(kind: str, path: Path, content_sha256: str) -> str:
+    """The hash a landing file is known by: its SHA-256, except for a scrape saved without timestamps whose name gives
+    its time (``vllm-2026-10-05T10-00-00Z.prom``): the time is part of what it holds, so an idle engine's scrape
+    that repeats the one before byte for byte is a sample of its own, not the same content again."""
+    from pipeline.base.fileformats import METRIC_KINDS
+    from pipeline.ingest.formats.scrapetime import from_name
+
+    name = path.name.lower()
+    if kind not in METRIC_KINDS or not name.removesuffix(".gz").endswith(".prom"):
+        return content_sha256
+    when = from_name(path.name)
+    if when is None:
+        return content_sha256
+    return hashlib.sha256(f"{content_sha256}\0scraped_at={when}".encode()).hexdigest()
 
 
 def loaded_identities(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], str | None]:
@@ -45,9 +63,10 @@ def recognise(
     if not f.path.is_file():
         return reject(con, f, f"{shown}: no such file")
     try:
-        f.file_hash, f.signature = (hashes.take_signed(f.path) if hashes else None) or signed_sha256(f.path)
+        content, f.signature = (hashes.take_signed(f.path) if hashes else None) or signed_sha256(f.path)
     except OSError as exc:
         return reject(con, f, unreadable_message(shown, exc))
+    f.file_hash = landed_hash(f.kind, f.path, content)
     already = con.execute(
         "SELECT path, lake_file, lake_sha256 FROM meta.loaded_files WHERE file_hash = ?", [f.file_hash]
     ).fetchall()

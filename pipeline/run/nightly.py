@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from pipeline.transform.build import AuditFailed, BuildResult, ModelFailed, build, publication
+from pipeline.transform.build import AuditFailed, ModelFailed, build, publication
 from pipeline.storage.catalog import refresh_stale_raw_views
 from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.base.faults import crashpoint
@@ -24,160 +24,18 @@ from pipeline.ingest.files import FileResult, IngestOptions, loaded_identities
 from pipeline.ingest.loader import FileLoader
 from pipeline.ingest.landing import KIND_ORDER, Landing, scan_landing
 from pipeline.storage.lake import HashAhead
+from pipeline.transform.state import build_inputs, last_build, record_build
 from pipeline.storage.remote_lake import push_lake, restore_lake
 from pipeline.base.query import run_query
-from pipeline.run.alerts import (
-    Anomaly,
-    alert_payload,
-    budget_dicts,
-    post_alerts,
-    new_anomalies,
-    new_budgets,
-    record_alerted,
-)
+from pipeline.run.alerts import alert_payload, post_alerts, new_anomalies, new_budgets, record_alerted
+from pipeline.run.summary import RunSummary
+from pipeline.base.fileformats import METRIC_KINDS
 from pipeline.base.settings import Settings
 from pipeline.storage.store import Store
 
 
 OnFile = Callable[[FileResult], None]
 OnModel = Callable[[str], None]
-
-
-@dataclass(kw_only=True)
-class RunSummary:
-    run_id: str
-    command: str
-    files: list[FileResult] = field(default_factory=list)
-    build: BuildResult | None = None
-    seconds: float = 0.0
-    unknown_entries: list[str] = field(default_factory=list)
-    outside_links: list[str] = field(default_factory=list)
-    mismatches: list[tuple[str, str]] = field(default_factory=list)
-    """(month, provider) reconciliation mismatches, in any month of the ledger (a persisting one on every run)."""
-    usage_gaps: list[tuple[str, str, str, str]] = field(default_factory=list)
-    """(month, provider, token type, status) where a usage export and the logs disagree, in any month of the ledger
-    (marts.monthly_usage_reconciliation: logs_missing or logs_extra)."""
-    budgets: list[tuple[str, str, str, str, Decimal, Decimal, Decimal]] = field(default_factory=list)
-    """(month, team, route, status, spent, projected, budget): the latest month's budgets at risk or over
-    (marts.budget_status)."""
-    new_budgets: list[tuple[str, str, str, str, Decimal, Decimal, Decimal]] = field(default_factory=list)
-    """Those of ``budgets`` no earlier run named with their status: what the webhook is sent."""
-    anomalies: list[Anomaly] = field(default_factory=list)
-    """The anomalies (marts.daily_anomalies) no earlier run named (``pipeline.run.alerts``)."""
-    alerts: str | None = None
-    """What became of the alerts webhook (sent, or failed and why); None when nothing was sent."""
-    unpriced: list[tuple[str, str, str, int]] = field(default_factory=list)
-    """(month, provider, requests) API requests with no price for their provider, model and time (any month)."""
-    name_variants: list[tuple[str, list[str]]] = field(default_factory=list)
-    """(provider or model, spellings) names that differ only in letter case."""
-    implausible_samples: list[tuple[str, int, str, str]] = field(default_factory=list)
-    """(path, line, cluster, reason) the meters' counter samples set aside as implausible (not counted)."""
-    published: str | None = None
-    orphans_removed: int = 0
-    lake_restored: int = 0
-    """Lake files missing on this machine that the lake in object storage gave back (``lake.uri``)."""
-    lake_uploaded: int = 0
-    """Lake files this run copied to the lake in object storage (``lake.uri``)."""
-    max_quarantine_share: Decimal = Decimal("0.10")
-
-    def count(self, status: str) -> int:
-        return sum(1 for f in self.files if f.status == status)
-
-    @property
-    def rows_in(self) -> int:
-        return sum(f.rows_in for f in self.files)
-
-    @property
-    def rows_loaded(self) -> int:
-        return sum(f.rows_loaded for f in self.files)
-
-    @property
-    def rows_quarantined(self) -> int:
-        return sum(f.rows_quarantined for f in self.files)
-
-    @property
-    def rows_duplicate(self) -> int:
-        """Of the rows quarantined, the identical duplicates (of a row already loaded, or of one earlier in their
-        file): an overlapping delivery, counted once, not bad data."""
-        return sum(f.rows_duplicate for f in self.files)
-
-    @property
-    def over_quarantined(self) -> list[FileResult]:
-        """Loaded files with more than ``max_quarantine_share`` of their rows quarantined for a fault (identical
-        duplicates, counted once, are an overlapping delivery, not a fault)."""
-        share = self.max_quarantine_share
-        return [
-            f
-            for f in self.files
-            if f.status == "loaded" and f.rows_in and Decimal(f.rows_quarantined - f.rows_duplicate) / f.rows_in > share
-        ]
-
-    @property
-    def outcome(self) -> str:
-        if self.count("rejected"):
-            return "files_rejected"
-        if self.over_quarantined:
-            return "rows_quarantined"
-        if self.mismatches or self.usage_gaps:
-            return "reconciliation_mismatch"
-        return "ok"
-
-    def as_dict(self) -> dict:
-        return {
-            "run_id": self.run_id,
-            "command": self.command,
-            "outcome": self.outcome,
-            "seconds": round(self.seconds, 3),
-            "files_seen": len(self.files),
-            "files_loaded": self.count("loaded"),
-            "files_skipped": self.count("skipped"),
-            "files_repaired": self.count("repaired"),
-            "files_rejected": self.count("rejected"),
-            "rows_in": self.rows_in,
-            "rows_loaded": self.rows_loaded,
-            "rows_quarantined": self.rows_quarantined,
-            "rows_identical_duplicates": self.rows_duplicate,
-            "models_built": self.build.models if self.build else 0,
-            "audits_passed": self.build.audits if self.build else 0,
-            "months_changed": self.build.months_changed if self.build else [],
-            "models_rebuilt_in_full": self.build.rebuilt_in_full if self.build else {},
-            "reconciliation_mismatches": [{"month": m, "provider": p} for m, p in self.mismatches],
-            "usage_mismatches": [
-                {"month": m, "provider": p, "token_type": t, "status": s} for m, p, t, s in self.usage_gaps
-            ],
-            "files_over_quarantine_share": [
-                {"path": f.path, "rows_in": f.rows_in, "rows_quarantined": f.rows_quarantined}
-                for f in self.over_quarantined
-            ],
-            "budgets_at_risk_or_over": budget_dicts(self.budgets),
-            "new_anomalies": [a.as_dict() for a in self.anomalies],
-            "alerts_webhook": self.alerts,
-            "unpriced_requests": [
-                {"month": m, "provider": p, "model": model, "requests": n} for m, p, model, n in self.unpriced
-            ],
-            "names_differing_only_in_case": [{"what": w, "spellings": s} for w, s in self.name_variants],
-            "meter_samples_set_aside": [
-                {"path": p, "line": n, "cluster_id": c, "reason": r} for p, n, c, r in self.implausible_samples
-            ],
-            "published": self.published,
-            "orphans_removed": self.orphans_removed,
-            "lake_files_restored": self.lake_restored,
-            "lake_files_uploaded": self.lake_uploaded,
-            "unknown_entries": self.unknown_entries,
-            "outside_links_skipped": self.outside_links,
-            "files": [
-                {
-                    "path": f.path,
-                    "kind": f.kind,
-                    "status": f.status,
-                    "rows_in": f.rows_in,
-                    "rows_loaded": f.rows_loaded,
-                    "rows_quarantined": f.rows_quarantined,
-                    "message": f.message,
-                }
-                for f in self.files
-            ],
-        }
 
 
 class Run:
@@ -255,18 +113,85 @@ class Run:
             on_done=lambda result: self._file_done(result, on_file),
         )  # fmt: skip
         todo = list(zip(pairs, identities))
+        quarantined = self._quarantined_loads()
+        again: list[tuple[str, Path]] = []
         try:
             with HashAhead(ahead, "seen") as hashes:
-                i = 0
+                i, clusters_known = 0, False
                 while i < len(todo):
                     (kind, path), identity = todo[i]
-                    if loader.submit(kind, path, identity, hashes):
+                    if kind in METRIC_KINDS and not clusters_known:  # the files before (charges, requests) committed
+                        loader.drain()
+                        loader.options = self.options = self._with_only_cluster(self.options)
+                        clusters_known = True
+                    if kind == "prices":  # a price map is compared with the prices in force, the one before included
+                        loader.drain()
+                        loader.options = self.options = self._with_prices_in_force(self.options)
+                    if self._read_again(quarantined.get((kind, identity)), kind, path):
+                        again.append((kind, path))
+                        i += 1
+                    elif loader.submit(kind, path, identity, hashes):
                         i += 1
                 loader.drain()
+            for kind, path in again:
+                self._file_done(self._reread(kind, path), on_file)
             refresh_stale_raw_views(self.con)  # the raw views of the kinds loaded, once per run
         except BaseException:
             loader.abort()
             raise
+
+    def _quarantined_loads(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(kind, identity) -> (content hash, the settings it was read under) of each loaded file with rows
+        quarantined for something other than being an identical duplicate."""
+        rows = self.con.execute(
+            "SELECT kind, relative_path, file_hash, read_with FROM meta.loaded_files AS l WHERE read_with IS NOT NULL "
+            "AND relative_path IS NOT NULL AND EXISTS (SELECT 1 FROM meta.quarantine AS q WHERE q.file_hash = "
+            "l.file_hash AND NOT starts_with(q.reason, 'identical duplicate'))"
+        ).fetchall()
+        return {(kind, identity): (file_hash, read_with) for kind, identity, file_hash, read_with in rows}
+
+    def _read_again(self, loaded: tuple[str, str] | None, kind: str, path: Path) -> bool:
+        """Whether the landing file at ``path``, of ``kind``, is one loaded before with rows quarantined under
+        settings that have changed since for its kind (then it is read again: the change may mend them)."""
+        if loaded is None or loaded[1] == self.options.reading_settings(kind):
+            return False
+        from pipeline.ingest.recognise import landed_hash
+        from pipeline.storage.lake import file_sha256
+
+        return landed_hash(kind, path, file_sha256(path)) == loaded[0]
+
+    def _reread(self, kind: str, path: Path) -> FileResult:
+        from pipeline.run.reprocess import reprocess_file
+
+        if kind == "prices":
+            self.options = self._with_prices_in_force(self.options)
+        done = reprocess_file(self.con, path, self.store, self.summary.run_id, self.options)
+        if done.status != "loaded":
+            return done
+        why = "read again: rows of it were quarantined and the settings for its kind have changed since"
+        return replace(done, message=f"{why}; {done.message}" if done.message else why)
+
+    def _with_prices_in_force(self, options: IngestOptions) -> IngestOptions:
+        """``options`` with the prices in force now (``sql/queries/prices_in_force.sql``) and today's date: what a
+        LiteLLM price map, which carries no dates, is read against."""
+        refresh_stale_raw_views(self.con, ["prices"])
+        names, rows = run_query(self.con, "prices_in_force")
+        in_force = {}
+        for row in rows:
+            r = dict(zip(names, row))
+            in_force[(r["provider"], r["model"], r["service_tier"], str(r["min_input_tokens"]))] = r
+        return replace(
+            options, prices_in_force=in_force, load_day=options.load_day or datetime.now(timezone.utc).date()
+        )
+
+    def _with_only_cluster(self, options: IngestOptions) -> IngestOptions:
+        """``options`` with the ledger's only cluster (``sql/queries/ledger_clusters.sql``), when it has exactly one
+        and no [[metrics_clusters]] entry names another: what a metrics series naming no cluster belongs to."""
+        refresh_stale_raw_views(self.con)
+        known = {c for (c,) in run_query(self.con, "ledger_clusters")[1]} | {
+            m.cluster_id for m in options.metrics_clusters
+        }
+        return replace(options, only_cluster=next(iter(known)) if len(known) == 1 else None)
 
     def _file_done(self, result: FileResult, on_file: OnFile | None) -> None:
         self.summary.files.append(result)
@@ -277,14 +202,47 @@ class Run:
 
     def build_only(self, selection: tuple[str, ...] = (), on_model: OnModel | None = None) -> None:
         """Build (``selection``: only the models it names), each model's time a step of the run."""
+        record_build(self.con, None)  # the work file is about to hold a build no snapshot has yet
         self.summary.build = build(self.con, self.settings, self.store, progress=on_model, selection=selection)
         for model, seconds in self.summary.build.timings:
             self._step("build", model, seconds, None)
 
-    def build_and_publish(self, on_model: OnModel | None = None) -> None:
+    def build_and_publish(self, on_model: OnModel | None = None, *, unless_unchanged: bool = False) -> None:
+        """Build and publish; with ``unless_unchanged`` (a nightly), nothing when this run loaded nothing and the
+        build's inputs (models, settings, engine, files loaded) are those of the last build published."""
+        inputs = build_inputs(self.con, self.settings.sql_rows(), self.settings.engine_name)
+        if unless_unchanged and self._unchanged_since_published(inputs):
+            self.summary.nothing_new = True
+            self._outcomes()
+            self._send_alerts()
+            return
         self.build_only(on_model=on_model)
-        # every month that does not reconcile, changed by this run or not: a mismatch that persists keeps its exit
-        # code (4) on every run until it is mended, so that a scheduler sees it each night
+        self._outcomes()
+        if self.settings.lake_uri:  # the published ledger names no lake file that object storage lacks
+            self.summary.lake_uploaded = push_lake(self.con, self.store.lake, self.settings.lake_uri)
+        self._finish(None)  # the published file's meta.runs shows this run as running
+        crashpoint("run.before_publish")
+        t = time.perf_counter()
+        changed = bool(
+            self.summary.count("loaded") or self.summary.count("repaired") or self.summary.build.months_changed
+        )
+        tables, views = publication(self.con, self.store)
+        self.store.shrink_pool(self.con, self.settings)  # the build is done: publishing needs little of the pool
+        self.summary.published = str(
+            self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots, tables, views, changed)
+        )
+        record_build(self.con, inputs, self.summary.run_id)
+        self._step("publish", self.summary.published, time.perf_counter() - t, None)
+        self._send_alerts()
+
+    def _unchanged_since_published(self, inputs: str) -> bool:
+        loaded = any(f.status in ("loaded", "repaired") for f in self.summary.files)
+        return not loaded and self.store.published.exists() and last_build(self.con) == inputs
+
+    def _outcomes(self) -> None:
+        """What the marts say the run must warn of: every month that does not reconcile (changed by this run or not:
+        a mismatch that persists keeps its exit code, 4, on every run until it is mended, so that a scheduler sees it
+        each night), unpriced requests, budgets, anomalies, name variants, meter samples set aside."""
         self.summary.mismatches = [
             (str(m)[:7], p)
             for m, p in self.con.execute(
@@ -306,21 +264,6 @@ class Run:
         self.summary.anomalies = new_anomalies(self.con)
         self.summary.name_variants = [(w, list(s)) for w, s in run_query(self.con, "name_variants")[1]]
         self.summary.implausible_samples = run_query(self.con, "implausible_meter_samples")[1]
-        if self.settings.lake_uri:  # the published ledger names no lake file that object storage lacks
-            self.summary.lake_uploaded = push_lake(self.con, self.store.lake, self.settings.lake_uri)
-        self._finish(None)  # the published file's meta.runs shows this run as running
-        crashpoint("run.before_publish")
-        t = time.perf_counter()
-        changed = bool(
-            self.summary.count("loaded") or self.summary.count("repaired") or self.summary.build.months_changed
-        )
-        tables, views = publication(self.con, self.store)
-        self.store.shrink_pool(self.con, self.settings)  # the build is done: publishing needs little of the pool
-        self.summary.published = str(
-            self.store.publish(self.con, self.summary.run_id, self.settings.keep_snapshots, tables, views, changed)
-        )
-        self._step("publish", self.summary.published, time.perf_counter() - t, None)
-        self._send_alerts()
 
     def take_back_loads(self, exc: CostledgerError) -> CostledgerError:
         """After a build that failed: the files this run loaded are taken back (``forget_file``), so that what made
@@ -450,6 +393,7 @@ def run_reprocess(
                 done = reprocess_file(run.con, local, store, run.summary.run_id, run.options)
                 done = replace(done, path=item, message=done.message.replace(str(local), item))
             else:
+                run.options = run._with_prices_in_force(run.options)  # a price map keeps its dates (cheap: a query)
                 done = reprocess_file(run.con, item, store, run.summary.run_id, run.options)
             run._file_done(done, on_file)
         refresh_stale_raw_views(run.con)
@@ -559,7 +503,7 @@ def run_nightly(
             run.reject(kind, name, why, on_file)
         run.load(found.pairs, on_file, landing)
         try:
-            run.build_and_publish(on_model)
+            run.build_and_publish(on_model, unless_unchanged=True)
         except (ModelFailed, AuditFailed) as exc:
             raise run.take_back_loads(exc) from exc
     return run.summary

@@ -20,6 +20,8 @@ import duckdb
 
 from pipeline.storage.catalog import forget_file, refresh_stale_raw_views
 from pipeline.ingest.files import FileResult, IngestOptions, abandon_file, open_file, settle_file, stage_file
+from pipeline.base.fileformats import METRIC_KINDS
+from pipeline.ingest.recognise import landed_hash
 from pipeline.storage.lake import file_sha256
 
 if TYPE_CHECKING:
@@ -38,19 +40,14 @@ def reprocess_file(
     shown = str(path)
     if not path.is_file():
         return FileResult(path=shown, kind="?", status="rejected", message=f"{shown}: no such file")
-    file_hash = file_sha256(path)
-    found = con.execute(
-        "SELECT kind, lake_file, load_seq, relative_path FROM meta.loaded_files WHERE file_hash = ? "
-        "UNION ALL SELECT kind, NULL, NULL, NULL FROM meta.rolled_back_files WHERE file_hash = ?",
-        [file_hash, file_hash],
-    ).fetchall()
-    if not found:
+    found = _loaded_as(con, path)
+    if isinstance(found, str):
         message = (
-            f"{shown}: this content (sha256 {file_hash[:12]}) was never loaded, so there is nothing to reprocess; "
+            f"{shown}: this content (sha256 {found[:12]}) was never loaded, so there is nothing to reprocess; "
             "load it with `costledger nightly` or `costledger ingest`"
         )
         return FileResult(path=shown, kind="?", status="rejected", message=message)
-    kind, old_lake, load_seq, identity = found[0]
+    kind, load_seq, identity, file_hash = found
     refresh_stale_raw_views(con, [kind])
     con.execute("BEGIN TRANSACTION")
     try:
@@ -84,6 +81,20 @@ def reprocess_file(
     # the earlier lake file stays while a snapshot kept for rollback reads it; the next run's clean-up removes it
     # after that (``Store.remove_orphans``)
     return result
+
+
+def _loaded_as(con: duckdb.DuckDBPyConnection, path: Path) -> tuple[str, int | None, str | None, str] | str:
+    """(kind, load order, identity, hash) of the load of ``path``'s content, or of its being rolled back (no load
+    order); else its SHA-256. A scrape of either metrics kind whose name gives its time is known by that too
+    (``landed_hash``)."""
+    content = file_sha256(path)
+    hashes = sorted({content, *(landed_hash(kind, path, content) for kind in METRIC_KINDS)})
+    found = con.execute(
+        "SELECT kind, load_seq, relative_path, file_hash FROM meta.loaded_files WHERE list_contains(?, file_hash) "
+        "UNION ALL SELECT kind, NULL, NULL, file_hash FROM meta.rolled_back_files WHERE list_contains(?, file_hash)",
+        [hashes, hashes],
+    ).fetchall()
+    return found[0] if found else content
 
 
 def copied_from_object_storage(con: duckdb.DuckDBPyConnection, store: "Store", url: str) -> Path | FileResult:

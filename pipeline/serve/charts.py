@@ -28,18 +28,59 @@ def _plain(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def to_svg(chart: alt.TopLevelMixin) -> str:
-    import vl_convert as vlc
-
-    # axis and legend text of at least 11 px, legends that tell the series apart
-    chart = (
+def _configured(chart: alt.TopLevelMixin) -> str:
+    """The chart's Vega-Lite JSON: axis and legend text of at least 11 px, legends that tell the series apart."""
+    return (
         chart.configure_axis(labelFontSize=11, titleFontSize=12)
         .configure_legend(labelFontSize=11, titleFontSize=12, orient="bottom", labelLimit=420)
         .configure_title(fontSize=13)
+        .to_json()
     )
-    svg = vlc.vegalite_to_svg(chart.to_json())
-    # drop the XML prolog if any, so the SVG can sit inline in HTML
-    return svg[svg.index("<svg") :]
+
+
+#: the process that draws the charts: vl-convert's V8 engine reserves more than 64 GB of address space at start, and
+#: ends its process with SIGTRAP when a lower limit (``ulimit -v``) refuses it; drawn in a process of its own, a
+#: renderer that cannot start leaves the report without charts, never without a report. It takes the limit's hard
+#: value where only the soft one is lower.
+_RENDERER = """
+import json, resource, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+if soft != hard:
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+import vl_convert
+out = {}
+for name, spec in json.load(sys.stdin).items():
+    svg = vl_convert.vegalite_to_svg(spec)
+    out[name] = svg[svg.index("<svg"):]  # no XML prolog: the SVG sits inline in HTML
+json.dump(out, sys.stdout)
+"""
+
+
+def render_all(charts: dict[str, alt.TopLevelMixin]) -> tuple[dict[str, str], str | None]:
+    """Each chart as inline SVG, all drawn in one process of their own (``_RENDERER``): (the SVGs by name, or none
+    and why they were left out)."""
+    import json
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    if not charts:
+        return {}, None
+    specs = json.dumps({name: _configured(chart) for name, chart in charts.items()})
+    done = subprocess.run(
+        [sys.executable, "-c", _RENDERER], input=specs, capture_output=True, text=True, timeout=600, check=False
+    )
+    if done.returncode == 0:
+        return json.loads(done.stdout), None
+    how = f"signal {signal.Signals(-done.returncode).name}" if done.returncode < 0 else f"exit {done.returncode}"
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    limit = (
+        f"; its engine reserves more address space than the {hard / 2**30:,.0f} GiB this process may use (ulimit -v)"
+        if hard != resource.RLIM_INFINITY
+        else ""
+    )
+    return {}, f"the charts were left out: the chart renderer ended with {how}{limit}"
 
 
 def saving(rows: list[dict[str, Any]]) -> alt.Chart:

@@ -100,13 +100,18 @@ def resolve_month(con: duckdb.DuckDBPyConnection, month: str | None) -> str:
     if month is not None and not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", month):
         raise ReportError(f"--month {month!r} is not a month: give YYYY-MM, e.g. {months[-1]}")
     if month is None:
-        # the latest month that has begun and has requests: a charge or invoice period reaching into next month, or
-        # a bill (a FOCUS export of an earlier year) with no work of the ledger's in it, never makes the default
+        # the latest month that has begun and has work in it (requests logged, or tokens and GPU time the cluster's
+        # own meters counted): a charge or invoice period reaching into next month, or a bill (a FOCUS export of an
+        # earlier year) with no work of the ledger's in it, never makes the default
         current = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m")
         begun = [m for m in months if m <= current] or months[:1]
         worked = {
             str(r[0])[:7]
-            for r in con.execute("SELECT DISTINCT month FROM marts.monthly_route_cost WHERE requests > 0").fetchall()
+            for r in con.execute(
+                "SELECT month FROM marts.monthly_route_cost WHERE requests > 0 UNION SELECT month FROM "
+                "marts.monthly_engine_reconciliation WHERE engine_tokens > 0 UNION SELECT month FROM "
+                "marts.monthly_cluster_telemetry WHERE metered_gpu_hours > 0"
+            ).fetchall()
         }
         return next((m for m in reversed(begun) if m in worked), begun[-1])
     if month not in months:
@@ -311,25 +316,25 @@ def _drawn(rows: list[dict[str, Any]], *keys: str) -> bool:
 def add_charts(data: ReportData) -> None:
     from pipeline.serve import charts
 
-    data.charts = {
-        "saving": charts.to_svg(charts.saving(data.trend_be)) if _drawn(data.trend_be, "saving_usd") else "",
-        "cost_per_task": charts.to_svg(charts.cost_per_task(data.trend_routes))
+    drawn = {
+        "saving": charts.saving(data.trend_be) if _drawn(data.trend_be, "saving_usd") else None,
+        "cost_per_task": (charts.cost_per_task(data.trend_routes))
         if _drawn(data.trend_routes, "cost_per_accepted_task_usd")
-        else "",
-        "utilisation": charts.to_svg(charts.utilisation(data.trend_be))
+        else None,
+        "utilisation": (charts.utilisation(data.trend_be))
         if _drawn(data.trend_be, "token_utilisation", "break_even_share_of_capacity")
-        else "",
-        "categories": charts.to_svg(
+        else None,
+        "categories": (
             charts.self_hosted_categories([{**r, "category": category_label(r["category"])} for r in data.trend_costs])
         )
         if data.trend_costs
-        else "",
-        "hybrid": charts.to_svg(charts.hybrid_plan(data.hybrid)) if len(plan_rows(data.hybrid)) > 1 else "",
-        "curve": charts.to_svg(charts.break_even_curve([p.as_row() for p in data.curve])) if data.curve else "",
-        "rates": charts.to_svg(charts.rates(data.trend_routes))
+        else None,
+        "hybrid": (charts.hybrid_plan(data.hybrid)) if len(plan_rows(data.hybrid)) > 1 else None,
+        "curve": (charts.break_even_curve([p.as_row() for p in data.curve])) if data.curve else None,
+        "rates": (charts.rates(data.trend_routes))
         if _drawn(data.trend_routes, "acceptance_rate", "cache_hit_rate", "retry_rate")
-        else "",
-        "latency": charts.to_svg(
+        else None,
+        "latency": (
             charts.latency(
                 data.trend_routes,
                 {
@@ -343,8 +348,10 @@ def add_charts(data: ReportData) -> None:
             )
         )
         if _drawn(data.trend_routes, "p50_latency_ms", "p95_latency_ms")
-        else "",
+        else None,
     }
+    svgs, data.charts_note = charts.render_all({k: v for k, v in drawn.items() if v is not None})
+    data.charts = {k: svgs.get(k, "") for k in drawn}
 
 
 # ------------------------------------------------------------------ rendering

@@ -84,6 +84,8 @@ class ReportData:
     """Each verdict the break-even can give, as the headline, a sentence and a table cell say it
     (staging.stg_ledger__verdicts: ``headline``, ``in_a_sentence``, ``in_a_table``)."""
     charts: dict[str, str] = field(default_factory=dict)
+    charts_note: str | None = None
+    """Why the charts were left out, when the chart renderer could not draw them."""
 
     def setting(self, key: str) -> str | None:
         return next((r["value"] or None for r in self.settings if r["key"] == key), None)

@@ -42,12 +42,15 @@ META_DDL = [
     "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS lake_sha256 VARCHAR",
     "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS relative_path VARCHAR",
     "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS notes VARCHAR",
+    "ALTER TABLE meta.loaded_files ADD COLUMN IF NOT EXISTS read_with VARCHAR",
     "COMMENT ON TABLE meta.loaded_files IS 'Manifest: one row per landing file loaded (key: file_hash, its SHA-256), "
     "in load order (load_seq). rows_in = rows_loaded + rows_quarantined. lake_file: the Parquet file holding its "
     "loaded rows; lake_sha256: that file''s SHA-256, checked by every build and by costledger verify. relative_path: "
     "the file''s identity, its path relative to its kind folder. rows_gx_validated: rows Great Expectations validated "
     "(all well-typed rows up to gx_max_rows, then a sample). notes: what the reader did to a value on the way in "
-    "(a float''s artefact in a price list read as the nearest decimal of 15 digits), else NULL.'",
+    "(a float''s artefact in a price list read as the nearest decimal of 15 digits), else NULL. read_with: a "
+    "fingerprint of the settings it was read under (its kind''s entries, the bounds and limits); a file with rows "
+    "quarantined is read again by the first nightly under other settings (NULL: loaded by a version before 0.36).'",
     """CREATE TABLE IF NOT EXISTS meta.quarantine (
         file_hash VARCHAR NOT NULL, path VARCHAR NOT NULL, kind VARCHAR NOT NULL, line BIGINT NOT NULL,
         columns VARCHAR, reason VARCHAR NOT NULL, raw_row VARCHAR)""",

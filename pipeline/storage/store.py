@@ -60,6 +60,12 @@ class LedgerBusy(CostledgerError, RuntimeError):
     exit_code = ExitCode.BUSY
 
 
+class NotALedger(CostledgerError):
+    """The ledger's path names a file that is not a ledger (exit 2: name another)."""
+
+    exit_code = ExitCode.USAGE
+
+
 class InsufficientDisk(CostledgerError, RuntimeError):
     """Not enough free disk space to load and publish safely."""
 
@@ -116,9 +122,38 @@ class Store:
 
     # ------------------------------------------------------------ writer side
 
+    def check_replaceable(self) -> None:
+        """Before a writer makes the ledger's folder: a file already at the published file's path that is not a
+        ledger (a notes file, another program's DuckDB file) is an error, never replaced by the first publish."""
+        if self.state.is_dir() or not self.published.exists():
+            return
+        if not self.published.is_file():
+            raise NotALedger(f"{self.published} is not a file: name the ledger's file with --db or [ledger] db")
+        with open(self.published, "rb") as fh:
+            head = fh.read(16)
+        ledger = False
+        if head[8:12] == b"DUCK":
+            try:
+                con = duckdb.connect(str(self.published), read_only=True)
+                try:
+                    ledger = bool(con.execute(
+                        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'runs'"
+                    ).fetchall()[0][0])  # fmt: skip
+                finally:
+                    con.close()
+            except duckdb.Error:
+                ledger = False
+        if not ledger:
+            what = "a DuckDB file of another program" if head[8:12] == b"DUCK" else "another file"
+            raise NotALedger(
+                f"{self.published} exists and is not a costledger ledger ({what}): the first publish would replace "
+                "it. Name another file with --db or [ledger] db (nothing was done)"
+            )
+
     @contextmanager
     def writer_lock(self) -> Iterator[None]:
         """Hold the single-writer lock; LedgerBusy if another process has it."""
+        self.check_replaceable()
         self.ensure_dirs()
         fd = os.open(self.state / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:

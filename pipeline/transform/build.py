@@ -90,10 +90,23 @@ class BuildResult:
             return f"all {self.incremental_models} incremental models rebuilt in full ({reasons.pop()})"
         roots = {k: v for k, v in self.rebuilt_in_full.items() if not v.startswith("it reads ")}
         downstream = len(self.rebuilt_in_full) - len(roots)
+        if not roots:  # each reads, directly or not, a model that is not incremental and changed: name those, with why
+            causes = sorted({_first_cause(v) for v in self.rebuilt_in_full.values()})
+            return (
+                f"{len(self.rebuilt_in_full)} of {self.incremental_models} incremental models rebuilt in full: they "
+                f"read {'; '.join(causes)}"
+            )
         text = "; ".join(f"{k} ({v})" for k, v in roots.items())
         if downstream:
             text += f"; and {downstream} that read {'it' if len(roots) == 1 else 'them'}"
         return f"{len(self.rebuilt_in_full)} of {self.incremental_models} incremental models rebuilt in full: {text}"
+
+
+def _first_cause(reason: str) -> str:
+    """Of a chain "it reads A (it reads B (why))", the model that changed first and why: "B (why)"."""
+    while reason.startswith("it reads ") and " (it reads " in reason:
+        reason = reason.split(" (", 1)[1].removesuffix(")")
+    return reason.removeprefix("it reads ")
 
 
 def month_fingerprints(con: duckdb.DuckDBPyConnection, models: list[Model]) -> dict[str, str]:

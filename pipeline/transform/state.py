@@ -29,7 +29,48 @@ STATE_DDL = [
     *_BUILD_STATE,
     "CREATE TABLE IF NOT EXISTS meta.built_files (file_hash VARCHAR NOT NULL, kind VARCHAR NOT NULL)",
     "COMMENT ON TABLE meta.built_files IS 'Lake files already folded into the incremental models.'",
+    "CREATE TABLE IF NOT EXISTS meta.last_build (inputs VARCHAR NOT NULL, run_id VARCHAR, published_at TIMESTAMP)",
+    "COMMENT ON TABLE meta.last_build IS 'What the last whole build that was published was built from (a fingerprint "
+    "of the models and macros, the settings the models read, the engine and every file loaded): a nightly that "
+    "loads nothing and finds the same builds nothing.'",
 ]
+
+
+def build_inputs(
+    con: duckdb.DuckDBPyConnection, settings_rows: list[tuple[str, str]], engine: str, sql_dir=SQL_DIR
+) -> str:  # type: ignore[no-untyped-def]
+    """A fingerprint of everything a whole build reads: this version, the model tree's files, the settings the
+    models read, the engine, and the files loaded (with their lake files and load order)."""
+    from pipeline import __version__
+
+    tree = sorted(p for p in sql_dir.rglob("*") if p.is_file())
+    files = con.execute(
+        "SELECT file_hash, load_seq, coalesce(lake_sha256, lake_file, '') FROM meta.loaded_files ORDER BY load_seq, "
+        "file_hash"
+    ).fetchall()
+    return _sha(
+        __version__, engine, *(f"{p.relative_to(sql_dir)}:{hashlib.sha256(p.read_bytes()).hexdigest()}" for p in tree),
+        *(f"{k}={v}" for k, v in sorted(settings_rows)), *(f"{h}:{n}:{lake}" for h, n, lake in files),
+    )  # fmt: skip
+
+
+def last_build(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The inputs of the last whole build that was published (None: none since this version, or a build since that
+    was not published)."""
+    if not table_exists(con, "meta", "last_build"):
+        return None
+    rows = con.execute("SELECT inputs FROM meta.last_build").fetchall()
+    return rows[0][0] if rows else None
+
+
+def record_build(con: duckdb.DuckDBPyConnection, inputs: str | None, run_id: str = "") -> None:
+    """The last build's inputs, once it is published (``inputs`` None: the work file now holds a build that was not
+    published, so the next nightly builds whatever it finds)."""
+    for stmt in STATE_DDL[-2:]:
+        con.execute(stmt)
+    con.execute("DELETE FROM meta.last_build")
+    if inputs is not None:
+        con.execute("INSERT INTO meta.last_build VALUES (?, ?, current_localtimestamp())", [inputs, run_id])
 
 
 def built_files(con: duckdb.DuckDBPyConnection) -> set[str]:

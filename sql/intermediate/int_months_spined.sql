@@ -1,7 +1,7 @@
 -- grain: one row per month (UTC) from the first to the last month with any activity
 -- materialized: table
 -- unique_key: month
--- description: The month spine: every month between the first and last month that has requests, charges, invoices, opex or FOCUS rows.
+-- description: The month spine: every month between the first and last month that has requests, charges, invoices, opex or FOCUS rows, or samples of the cluster's own meters (engine or GPU metrics).
 -- column month DATE: The month (its first day, UTC).
 -- column month_start TIMESTAMP: The month's first instant (UTC).
 -- column month_end TIMESTAMP: The next month's first instant: the month is [month_start, month_end).
@@ -15,6 +15,8 @@ WITH activity AS (
     UNION ALL SELECT CAST(date_trunc('month', charge_period_start) AS DATE) FROM staging.stg_ledger__focus_charges
     UNION ALL SELECT CAST(date_trunc('month', charge_period_end - INTERVAL 1 MICROSECOND) AS DATE)
         FROM staging.stg_ledger__focus_charges WHERE charge_period_end > charge_period_start
+    UNION ALL SELECT DISTINCT CAST(date_trunc('month', sampled_at) AS DATE) FROM staging.stg_ledger__engine_metrics
+    UNION ALL SELECT DISTINCT CAST(date_trunc('month', sampled_at) AS DATE) FROM staging.stg_ledger__gpu_metrics
 ),
 bounds AS (SELECT min(m) AS lo, max(m) AS hi FROM activity),
 spine AS (

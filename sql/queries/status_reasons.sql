@@ -1,8 +1,12 @@
--- costledger status: the top quarantine reasons; quoted values are folded so that reasons group by
--- kind of problem, not by value
+-- costledger status: the top quarantine reasons, grouped by kind of problem, not by value: a quoted value (a quote
+-- that opens after a space or a sign and closes before one, so that the apostrophe of "the ledger's" is no quote)
+-- and a line number are folded to '...' and 'line ...'
 SELECT
     kind,
-    regexp_replace(reason, '''[^'']*''', '''...''', 'g') AS reason,
+    regexp_replace(
+        regexp_replace(reason, '(^|[\s(:=,\[])''[^'']*''([\s),;:.\]]|$)', '\1''...''\2', 'g'),
+        '\bline \d+', 'line ...', 'g'
+    ) AS reason,
     count(*) AS quarantined_rows
 FROM meta.quarantine
 GROUP BY ALL

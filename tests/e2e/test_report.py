@@ -629,3 +629,24 @@ def test_a_ledger_of_logs_alone_opens_on_its_own_month_and_says_its_spend_first(
     assert "in 2026-07." in first and "2024-09" not in first.split("How the numbers")[0][:400]
     assert "the API cost $6.00 for 2 requests" in first
     assert "No task is known to be accepted" in first and "an accepted task cost n/a" not in first
+
+
+def test_an_address_space_limit_leaves_the_charts_out_and_the_report_whole(demo_db, tmp_path):
+    import resource
+    import sys
+
+    # the chart renderer's V8 engine reserves more than 64 GB of address space; under `ulimit -v 6 GB` it dies with
+    # SIGTRAP, and that must not take the report with it
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (6 * 2**30, 6 * 2**30))
+
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "report", "--db", str(demo_db), "--format", "html", "--out", str(out)],
+        capture_output=True, text=True, preexec_fn=limited, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    html = out.read_text()
+    assert "the charts were left out: the chart renderer ended with signal SIGTRAP; its engine reserves more " \
+        "address space than the 6 GiB this process may use (ulimit -v)" in html  # fmt: skip
+    assert "<svg" not in html and "Break-even, three questions" in html

@@ -52,8 +52,9 @@ def test_a_query_range_response_is_detected_and_each_sample_is_a_row(ledger):
         reasons
         == [
             'series 4 (vllm:num_requests_waiting): its labels (engine="0",instance="node-9:8000",job="vllm",'
-            'model_name="kimi-k3") name no cluster: no cluster_id or cluster label, and no [[metrics_clusters]] entry '
-            "matches"
+            'model_name="kimi-k3") name no cluster: no cluster_id or cluster label, no [[metrics_clusters]] entry '
+            "matches, and the ledger does not have exactly one cluster to read it as; add to the settings: "
+            '[[metrics_clusters]] cluster_id = "..." label = "instance" value = "node-9:8000"'
         ]
         * 2
     )

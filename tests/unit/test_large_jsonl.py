@@ -9,7 +9,7 @@ import tracemalloc
 import pytest
 
 from pipeline.ingest.files import ingest_file
-from pipeline.ingest.readers import read_file
+from pipeline.ingest.reading import read_file
 from tests.conftest import request
 
 PAD = "x" * 3000  # a prompt the reader must skip: it is never read, and it makes each line ~3.3 KB

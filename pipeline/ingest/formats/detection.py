@@ -47,9 +47,11 @@ def detect(kind: str, path: Path, options: IngestOptions) -> Detected:
     if fmt is None:
         names = ", ".join(["canonical", *(f.name for f in formats)])
         raise FileRejected(f"{path}: {kind} files come in none but these formats: {names}")
+    only = options.only_cluster if kind in METRIC_KINDS else None
     return Detected(
-        path=path, container=box, gz=gz, format=name, entry=entry, reader=fmt.read, metrics_clusters=clusters
-    )
+        path=path, container=box, gz=gz, format=name, entry=entry, reader=fmt.read, metrics_clusters=clusters,
+        only_cluster=only, prices_in_force=options.prices_in_force, load_day=options.load_day,
+    )  # fmt: skip
 
 
 def _told(kind: str, path: Path, box: Container, gz: bool, formats: list[FileFormat]) -> str:

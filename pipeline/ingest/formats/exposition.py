@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from pipeline.base.fileformats import METRIC_FORMATS, METRIC_KINDS, MetricsFileMapping
-from pipeline.ingest.formats.metrics import READ_METRICS, instant, series_labels
+from pipeline.ingest.formats.metrics import assumed_note, READ_METRICS, instant, series_labels
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.formats.scrapetime import from_comment, from_name, from_setting, is_scraped_at
 from pipeline.ingest.readers import ReadResult, TextColumns, finite_decimal, utf8_text
@@ -112,6 +112,7 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
     openmetrics = eof is not None
     wanted = READ_METRICS[kind]
     cols = TextColumns(allowed)
+    assumed: set[str] = set()
     bad: list[tuple[int, str]] = []
     scraped = _scrape_time(found, lines, bad)
     passed_over: Counter[str] = Counter()
@@ -133,7 +134,9 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
             metric, labels, value, stamp = _sample(text)
             if stamp is None and scraped is None:
                 raise ValueError(NO_TIME)
-            cluster, series = series_labels(labels, found.metrics_clusters)
+            cluster, series, only = series_labels(labels, found.metrics_clusters, found.only_cluster)
+            if only:
+                assumed.add(f"{metric}{{{series}}}")
             row = {
                 "sampled_at": instant(_seconds(stamp, openmetrics) if stamp is not None else scraped),
                 "cluster_id": cluster,
@@ -146,6 +149,7 @@ def read_exposition(found: Detected, allowed: list[str], kind: str) -> ReadResul
             continue
         cols.append(number, row)
     result = ReadResult(table=cols.table(), present=list(allowed), bad_lines=bad)
+    result.notes += assumed_note(len(assumed), found.only_cluster)
     if result.rows_in == 0 and passed_over:
         result.nothing(_nothing_read(passed_over, wanted))
     return result

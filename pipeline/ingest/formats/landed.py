@@ -4,9 +4,11 @@ again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Any, Callable, Literal
 
 from pipeline.base.fileformats import FileMapping, MetricsCluster
 from pipeline.ingest.readers import FileRejected, ReadResult
@@ -38,6 +40,12 @@ class Detected:
     """The reader of its format (None: the canonical readers)."""
     metrics_clusters: tuple[MetricsCluster, ...] = ()
     """For engine and GPU metrics: the settings' [[metrics_clusters]] (a label and value -> the cluster)."""
+    only_cluster: str | None = None
+    """For engine and GPU metrics: the ledger's only cluster, for a series that names none."""
+    prices_in_force: Mapping[tuple[str, str, str, str], Mapping[str, Any]] = field(default_factory=dict)
+    """For prices: the price in force now of each key (``IngestOptions.prices_in_force``)."""
+    load_day: date | None = None
+    """For prices: the day the file is loaded on (``IngestOptions.load_day``)."""
 
     @property
     def canonical(self) -> bool:

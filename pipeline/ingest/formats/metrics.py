@@ -31,6 +31,8 @@ READ_METRICS = {"engine-metrics": frozenset(ENGINE_METRICS), "gpu-metrics": froz
 #: The labels that name a series' cluster, the first present wins
 CLUSTER_LABELS = ("cluster_id", "cluster")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: The labels that name a machine, in the order the settings example offers them for a [[metrics_clusters]] entry
+_HOST_LABELS = ("instance", "Hostname", "hostname", "node", "host", "job", "model_name", "modelName")
 #: The labels of a series with none besides its name and its cluster (the column is part of the key: never empty)
 NO_LABELS = "(none)"
 #: a character no label may hold: C0 controls, DEL, NEL and the Unicode line and paragraph separators
@@ -74,10 +76,11 @@ def _escaped(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...]) -> tuple[str, str]:
-    """(cluster, the other labels as sorted name="value" pairs, values escaped) of a series' labels (``__name__`` left
-    out); raises ValueError for a label named twice, a value that is a list or an object, a control character, or for
-    labels that name no cluster (naming them)."""
+def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...], only: str | None = None) -> tuple[str, str, bool]:
+    """(cluster, the other labels as sorted name="value" pairs, values escaped, whether the cluster is ``only``, the
+    ledger's only cluster, for want of any other) of a series' labels (``__name__`` left out); raises ValueError for
+    a label named twice, a value that is a list or an object, a control character, or for labels that name no
+    cluster (naming them, and the settings entry that would)."""
     if isinstance(metric, _Repeated):
         raise ValueError(f"the label {metric.repeated[:40]!r} appears twice: an ambiguous series is not loaded")
     for name, value in metric.items():
@@ -89,12 +92,27 @@ def series_labels(metric: dict, clusters: tuple[MetricsCluster, ...]) -> tuple[s
     cluster = cluster or next((m.cluster_id for m in clusters if str(metric.get(m.label)) == m.value), None)
     others = sorted((str(k), str(v)) for k, v in metric.items() if k != "__name__" and k not in CLUSTER_LABELS)
     labels = ",".join(f'{k}="{_escaped(v)}"' for k, v in others) or NO_LABELS
+    if cluster is None and only is not None:
+        return only, labels, True
     if cluster is None:
+        named = dict(others)
+        label = next((k for k in _HOST_LABELS if k in named), others[0][0] if others else "instance")
         raise ValueError(
-            f"its labels ({labels[:160]}) name no cluster: no cluster_id or cluster label, and no "
-            "[[metrics_clusters]] entry matches"
+            f"its labels ({labels[:160]}) name no cluster: no cluster_id or cluster label, no [[metrics_clusters]] "
+            "entry matches, and the ledger does not have exactly one cluster to read it as; add to the settings: "
+            f'[[metrics_clusters]] cluster_id = "..." label = "{label[:40]}" value = "{named.get(label, "...")[:60]}"'
         )
-    return cluster, labels
+    return cluster, labels, False
+
+
+def assumed_note(series: int, only: str | None) -> list[str]:
+    """The file's note when ``series`` of its series named no cluster and were read as the ledger's only one."""
+    if not series or only is None:
+        return []
+    return [
+        f"{series} series named no cluster (no cluster or cluster_id label, no [[metrics_clusters]] entry): read as "
+        f"{only}, the ledger's only cluster"
+    ]
 
 
 def _result(doc: Any, path: Any) -> list:
@@ -131,7 +149,7 @@ def read_prometheus_range(found: Detected, allowed: list[str], kind: str) -> Rea
         raise FileRejected(f"{found.path}: not JSON ({str(exc)[:80]})") from None
     cols = TextColumns(allowed)
     bad: list[tuple[int, str]] = []
-    line = 0
+    line, assumed = 0, 0
     for i, series in enumerate(_result(doc, found.path), start=1):
         metric = series.get("metric") if isinstance(series, dict) else None
         values = series.get("values") if isinstance(series, dict) else None
@@ -146,7 +164,8 @@ def read_prometheus_range(found: Detected, allowed: list[str], kind: str) -> Rea
             bad.append((line, f"series {i}: not a metric with values"))
             continue
         try:
-            cluster, labels = series_labels(metric, found.metrics_clusters)
+            cluster, labels, only = series_labels(metric, found.metrics_clusters, found.only_cluster)
+            assumed += only
         except ValueError as exc:
             also = _also_unread(metric.get("__name__"), kind)
             for _ in values or [None]:
@@ -169,7 +188,9 @@ def read_prometheus_range(found: Detected, allowed: list[str], kind: str) -> Rea
                 bad.append((line, f"series {i}: {exc}"))
                 continue
             cols.append(line, row)
-    return ReadResult(table=cols.table(), present=list(allowed), bad_lines=sorted(bad))
+    result = ReadResult(table=cols.table(), present=list(allowed), bad_lines=sorted(bad))
+    result.notes += assumed_note(assumed, found.only_cluster)
+    return result
 
 
 def _range_reader(kind: str):  # noqa: ANN202 - a FileFormat reader

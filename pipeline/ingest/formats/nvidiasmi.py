@@ -30,7 +30,7 @@ import re
 from typing import TYPE_CHECKING
 
 from pipeline.base.fileformats import METRIC_FORMATS
-from pipeline.ingest.formats.metrics import series_labels
+from pipeline.ingest.formats.metrics import assumed_note, series_labels
 from pipeline.ingest.formats.registry import FileFormat, register_file_format
 from pipeline.ingest.readers import FileRejected, ReadResult, TextColumns, utf8_text
 
@@ -111,7 +111,7 @@ def read_nvidia_smi(found: Detected, allowed: list[str]) -> ReadResult:
     at, measures, labels = _columns(found.path, header)
     cols = TextColumns(allowed)
     bad: list[tuple[int, str]] = []
-    position = 0
+    position, assumed = 0, set[tuple[str, str]]()
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
@@ -123,7 +123,11 @@ def read_nvidia_smi(found: Detected, allowed: list[str]) -> ReadResult:
             gpu = {label: cells[i].strip() for label, i in labels.items()}
             if not any(gpu.get(label) for label in GPU_IDS):
                 raise ValueError("uuid, index and pci.bus_id are all blank: the line names no GPU")
-            cluster, series = series_labels({k: v for k, v in gpu.items() if v}, found.metrics_clusters)
+            cluster, series, only = series_labels(
+                {k: v for k, v in gpu.items() if v}, found.metrics_clusters, found.only_cluster
+            )
+            if only:
+                assumed.update((metric, series) for metric in measures)
         except ValueError as exc:
             position += 1
             bad.append((position, f"line {number}: {exc}"))
@@ -137,7 +141,9 @@ def read_nvidia_smi(found: Detected, allowed: list[str]) -> ReadResult:
                 continue
             row = {"sampled_at": sampled_at, "cluster_id": cluster, "metric": metric, "labels": series, "value": value}
             cols.append(position, row)
-    return ReadResult(table=cols.table(), present=list(allowed), bad_lines=bad)
+    result = ReadResult(table=cols.table(), present=list(allowed), bad_lines=bad)
+    result.notes += assumed_note(len(assumed), found.only_cluster)
+    return result
 
 
 register_file_format(

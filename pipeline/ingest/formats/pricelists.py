@@ -13,15 +13,22 @@ rows of the canonical ``prices`` kind:
   reads), the cache-miss price (writes, in staging), or the base output price: never to a cheaper one guessed;
 * ``litellm_provider`` -> provider (a ``provider/`` prefix of the key is dropped from the model name).
 
-The file has no dates, so a ``[[price_lists]]`` settings entry names its ``effective_from`` (without one the file
-is rejected, naming the entry to add). Entries without an input and an output price (embeddings, images,
+The file has no dates. A price it gives for a key (provider, model, tier, level) the ledger has no price for takes
+effect from the ``effective_from`` of its ``[[price_lists]]`` settings entry, else from a date in the file's name
+(``model_prices_2026-10-05.json``); with neither the file is rejected, naming the entry to add. A newer download never
+restates a price already in force: a price it repeats keeps the date it took effect on, and a price it changes takes
+effect from the file's date (in its name, else the day it is loaded), the months before keeping the price they had;
+each change is listed in the file's notes. A price map older than a price in force cannot change it (the row is
+quarantined, saying so). Entries without an input and an output price (embeddings, images,
 ``sample_spec``) are skipped, counted in the reason of nothing: they are not prices of tokens.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -111,16 +118,82 @@ def _rows_of(
     return rows
 
 
+#: the price columns a LiteLLM row gives, compared with the price in force
+PRICE_COLUMNS = (
+    "cache_miss_input_per_million", "cache_hit_input_per_million", "cache_write_5m_per_million",
+    "cache_write_1h_per_million", "output_per_million", "currency",
+)  # fmt: skip
+_NAME_DAY = re.compile(r"(?<!\d)(\d{4})-?(\d{2})-?(\d{2})(?!\d)")
+
+
+def name_day(name: str) -> dt.date | None:
+    """A date in a file's name (2026-10-05 or 20261005), or None."""
+    for m in _NAME_DAY.finditer(name):
+        try:
+            return dt.date(*(int(g) for g in m.groups()))
+        except ValueError:
+            continue
+    return None
+
+
+def _value(v: Any) -> Any:
+    """A price column's value as compared: a number exactly (10 = 10.000000), a currency in capitals."""
+    if v is None or v == "":
+        return None
+    try:
+        return Decimal(str(v)).normalize()
+    except ArithmeticError:
+        return str(v).upper()
+
+
+def _shown(v: Any) -> str:
+    value = _value(v)
+    return "none" if value is None else format(value, "f") if isinstance(value, Decimal) else str(value)
+
+
+def _same_price(row: Mapping[str, Any], in_force: Mapping[str, Any], columns: tuple[str, ...] = PRICE_COLUMNS) -> bool:
+    return all(_value(row.get(c)) == _value(in_force.get(c)) for c in columns)
+
+
+def _dated(
+    row: dict[str, str | None], found: Detected, day: dt.date, changes: list[str]
+) -> dict[str, str | None] | str:
+    """``row`` dated against the price in force for its key (see the module's text), or why it is not loaded."""
+    key = (str(row["provider"]), str(row["model"]), str(row["service_tier"]), str(row["min_input_tokens"]))
+    in_force = found.prices_in_force.get(key)
+    if in_force is None:
+        return row
+    since = in_force["effective_from"]
+    if _same_price(row, in_force):
+        return {**row, "effective_from": since.isoformat()}
+    if day <= since.date():
+        return (
+            f"{'/'.join(key[:2])}: this price map ({day}) is not newer than the price in force from {since.date()}, "
+            "which it would change: not loaded (a price map changes prices from its own date on)"
+        )
+    what = [
+        f"{c.removesuffix('_per_million')} {_shown(in_force.get(c))} -> {_shown(row.get(c))}"
+        for c in PRICE_COLUMNS
+        if not _same_price(row, in_force, (c,))
+    ]
+    tier = "" if key[2] == "standard" and key[3] == "0" else f" ({key[2]}, from {key[3]} input tokens)"
+    changes.append(f"{key[0]}/{key[1]}{tier}: {', '.join(what)}")
+    return {**row, "effective_from": day.isoformat()}
+
+
 def read_price_list(found: Detected, allowed: list[str]) -> ReadResult:
     """A LiteLLM price file mapped onto the canonical price columns (one line per price row)."""
     path, fmt = found.path, found.format
     mapping = found.entry if isinstance(found.entry, PriceListMapping) else PriceListMapping()
     gz = found.json_gz(f"a {fmt} price list is")
-    if not mapping.effective_from:
+    named = name_day(path.name)
+    first = mapping.effective_from or (named.isoformat() if named else None)
+    if not first:
         raise FileRejected(
             f"{path}: a LiteLLM price list carries no dates; add a [[price_lists]] entry with match = "
-            f'"{path.name}" and effective_from = "YYYY-MM-DD" to the settings'
+            f'"{path.name}" and effective_from = "YYYY-MM-DD" to the settings (or put the date in its name)'
         )
+    day = named or found.load_day or dt.datetime.now(dt.timezone.utc).date()
     text = utf8_text(path, gz)
     try:
         models = json.loads(text, parse_float=_FloatText, parse_int=str)
@@ -133,26 +206,37 @@ def read_price_list(found: Detected, allowed: list[str]) -> ReadResult:
     bad: list[tuple[int, str]] = []
     line = 0  # one line per price row (and per unreadable entry): an entry may give several rows
     normalised: list[str] = []
+    changes: list[str] = []
     for key, entry in models.items():
         if key == "sample_spec" or not isinstance(entry, dict):
             continue
         try:
-            rows = _rows_of(key, entry, mapping.effective_from, mapping.currency or "USD", normalised)
+            rows = _rows_of(key, entry, first, mapping.currency or "USD", normalised)
         except ValueError as exc:
             line += 1
             bad.append((line, f"litellm entry {key}: {exc}"))
             continue
         for row in rows:
             line += 1
+            dated = _dated(row, found, day, changes)
+            if isinstance(dated, str):
+                bad.append((line, dated))
+                continue
             lines.append(line)
             for c in allowed:
-                cols[c].append(row.get(c))
+                cols[c].append(dated.get(c))
     read = mapped_result(cols, lines, allowed, bad)
     if normalised:
         shown = ", ".join(normalised[:3]) + (f" and {len(normalised) - 3} more" if len(normalised) > 3 else "")
         read.notes.append(
             f"{len(normalised)} price(s) written as floating-point numbers with more digits than a double holds "
             f"were read as the nearest decimal of {DOUBLE_DIGITS} significant digits ({shown})"
+        )
+    if changes:
+        when = "the date in its name" if named else "the day it was loaded"
+        read.notes.append(
+            f"{len(changes)} price(s) changed, in force from {day} ({when}; the months before keep the price they "
+            f"had): {'; '.join(changes)}"
         )
     return read
 

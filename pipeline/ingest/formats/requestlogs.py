@@ -38,12 +38,11 @@ from pipeline.ingest.readers import (
     TextColumns,
     decode_utf8,
     json_objects,
-    parquet_metadata,
-    parquet_text_sizes,
     raw_bytes,
     repeated_columns,
     text_lines,
 )
+from pipeline.ingest.parquetfiles import parquet_metadata, parquet_text_sizes
 from pipeline.ingest.formats.common import (
     MappingError,
     failed_without_usage,
