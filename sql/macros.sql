@@ -166,6 +166,12 @@ CAST(
 )
 ;
 
+-- What a counter counted between two samples: its rise, or, where it fell (the engine restarted, the driver reloaded:
+-- it began again at 0), its value at the later sample
+CREATE OR REPLACE TEMP MACRO counter_rise(value, previous_value) AS  -- noqa: CP05
+CASE WHEN value >= previous_value THEN value - previous_value ELSE value END
+;
+
 -- x / 1,000,000 exactly: a token count times a price per million is dollars, a token count is millions of tokens
 -- (a DECIMAL times 0.000001 stays DECIMAL; DuckDB's `/` would give a DOUBLE)
 CREATE OR REPLACE TEMP MACRO per_million(x) AS  -- noqa: CP05

@@ -34,7 +34,7 @@ _hypothesis_settings.load_profile("costledger")
 
 
 #: the tiers' marks (``tests/marks.py``)
-pytest_plugins = ["tests.marks"]
+pytest_plugins = ["tests.marks", "tests.httpserver"]
 
 _UNGROUPED = pytest.StashKey[str]()
 

@@ -40,11 +40,10 @@ WITH counters AS (
 risen AS (
     SELECT
         *,
-        CASE WHEN value >= previous_value THEN value - previous_value ELSE value END AS whole_rise,
+        counter_rise(value, previous_value) AS whole_rise,
         coalesce(
             measure NOT IN ('prefill_seconds', 'decode_seconds')
-            AND (CASE WHEN value >= previous_value THEN value - previous_value ELSE value END)
-            > 10000 * date_diff('millisecond', previous_at, sampled_at),
+            AND counter_rise(value, previous_value) > 10000 * date_diff('millisecond', previous_at, sampled_at),
             FALSE
         ) AS implausible_rise
     FROM counters

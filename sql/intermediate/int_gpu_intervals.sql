@@ -60,7 +60,7 @@ measured AS (
     FROM (
         SELECT
             *,
-            CASE WHEN value >= previous_value THEN value - previous_value ELSE value END AS rise_mj
+            counter_rise(value, previous_value) AS rise_mj
         FROM intervals
     ) AS risen
 ),

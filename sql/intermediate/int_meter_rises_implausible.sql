@@ -48,16 +48,11 @@ ordered AS (
 ),
 -- a sample that rises too fast from the one before and falls back at the one after: one corrupt sample
 spikes AS (
-    SELECT
-        *,
-        TRUE AS spike,
-        CAST(CASE WHEN value >= previous_value THEN value - previous_value ELSE value END AS DECIMAL(38, 6)) AS rise,
-        date_diff('millisecond', previous_at, sampled_at) AS milliseconds
+    SELECT cluster_id, metric, labels, sampled_at
     FROM ordered
     WHERE
         next_value < value
-        AND (CASE WHEN value >= previous_value THEN value - previous_value ELSE value END)
-        > per_ms * date_diff('millisecond', previous_at, sampled_at)
+        AND counter_rise(value, previous_value) > per_ms * date_diff('millisecond', previous_at, sampled_at)
 ),
 -- the series without its spikes, as the interval models measure it: a rise too fast there is a step that stays up
 kept AS (
@@ -70,24 +65,27 @@ kept AS (
         ON c.cluster_id = s.cluster_id AND c.metric = s.metric AND c.labels = s.labels AND c.sampled_at = s.sampled_at
     WHERE s.sampled_at IS NULL
 ),
-steps AS (
+-- the spikes as their series has them, the steps as the series without its spikes has them
+candidates AS (
+    SELECT
+        o.cluster_id, o.metric, o.labels, o.sampled_at, o.value, o.unit, o.per_ms, o.bound, o.previous_value,
+        o.previous_at, TRUE AS spike
+    FROM ordered AS o
+    INNER JOIN spikes AS s
+        ON o.cluster_id = s.cluster_id AND o.metric = s.metric AND o.labels = s.labels AND o.sampled_at = s.sampled_at
+    UNION ALL
+    SELECT
+        cluster_id, metric, labels, sampled_at, value, unit, per_ms, bound, previous_value, previous_at,
+        FALSE AS spike
+    FROM kept
+),
+rises AS (
     SELECT
         *,
-        FALSE AS spike,
-        CAST(CASE WHEN value >= previous_value THEN value - previous_value ELSE value END AS DECIMAL(38, 6)) AS rise,
+        CAST(counter_rise(value, previous_value) AS DECIMAL(38, 6)) AS rise,
         date_diff('millisecond', previous_at, sampled_at) AS milliseconds
-    FROM kept
-    WHERE
-        previous_value IS NOT NULL
-        AND (CASE WHEN value >= previous_value THEN value - previous_value ELSE value END)
-        > per_ms * date_diff('millisecond', previous_at, sampled_at)
-),
-both_kinds AS (
-    SELECT cluster_id, metric, labels, sampled_at, value, previous_at, previous_value, rise, milliseconds, spike, unit, bound
-    FROM spikes
-    UNION ALL
-    SELECT cluster_id, metric, labels, sampled_at, value, previous_at, previous_value, rise, milliseconds, spike, unit, bound
-    FROM steps
+    FROM candidates
+    WHERE previous_value IS NOT NULL
 )
 
 SELECT
@@ -110,4 +108,5 @@ SELECT
             ELSE '(the counter stays up: this interval''s rise is left out)'
         END
     ) AS reason
-FROM both_kinds
+FROM rises
+WHERE rise > per_ms * milliseconds

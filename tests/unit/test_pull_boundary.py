@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 import tracemalloc
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, urlparse
@@ -23,60 +22,7 @@ from hypothesis import given, settings, strategies as st
 
 from pipeline.pull.http import Client, PullError, parse_cost
 from tests.conftest import cli
-
-#: what a handler answers: (status, headers, body), or None when it wrote the answer itself
-Reply = tuple[int, dict[str, str], bytes] | None
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, answer: Callable[[BaseHTTPRequestHandler], Reply]) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.answer = answer
-        self.asked: list[tuple[str, dict[str, str]]] = []
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_port}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        self.server.asked.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
-        reply = self.server.answer(self)
-        if reply is None:
-            return
-        status, headers, body = reply
-        self.send_response(status)
-        for k, v in {"Content-Length": str(len(body)), **headers}.items():
-            self.send_header(k, v)
-        self.end_headers()
-        try:
-            self.wfile.write(body)
-        except OSError:
-            pass
-
-
-@pytest.fixture
-def serve():
-    made: list[_Server] = []
-
-    def start(answer: Callable[[BaseHTTPRequestHandler], Reply]) -> _Server:
-        server = _Server(answer)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        made.append(server)
-        return server
-
-    yield start
-    for server in made:
-        server.shutdown()
-        server.server_close()
+from tests.httpserver import Reply
 
 
 def _client(**kw) -> tuple[Client, list[float], list[str]]:

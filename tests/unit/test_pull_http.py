@@ -4,49 +4,19 @@ is refused; the waits are recorded, never slept."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from pipeline.pull.http import Client, PullError
 
 
-class _Server(ThreadingHTTPServer):
-    def __init__(self, status: int, body: bytes, headers: dict[str, str]) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.status, self.body, self.headers, self.asked = status, body, headers, 0
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        self.server.asked += 1
-        self.send_response(self.server.status)
-        for k, v in {"Content-Length": str(len(self.server.body)), **self.server.headers}.items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(self.server.body)
-
-
 @pytest.fixture
-def serve():
-    made: list[_Server] = []
+def served(serve):
+    """A server that gives every request the same answer; returns its address."""
 
     def start(status: int, body: bytes, headers: dict[str, str] | None = None) -> str:
-        server = _Server(status, body, headers or {})
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        made.append(server)
-        return f"http://127.0.0.1:{server.server_port}/api"
+        return serve(lambda h: (status, headers or {}, body)).url + "/api"
 
-    yield start
-    for server in made:
-        server.shutdown()
-        server.server_close()
+    return start
 
 
 def _client(**kw) -> tuple[Client, list[float], list[str]]:
@@ -55,32 +25,32 @@ def _client(**kw) -> tuple[Client, list[float], list[str]]:
     return Client(sleep=waits.append, on_retry=said.append, **kw), waits, said
 
 
-def test_an_answer_that_is_not_json_is_asked_again_then_named(serve):
-    url = serve(200, b"<html>maintenance</html>")
+def test_an_answer_that_is_not_json_is_asked_again_then_named(served):
+    url = served(200, b"<html>maintenance</html>")
     client, waits, said = _client()
     with pytest.raises(PullError, match="the body is not whole JSON.*gave up after 4 attempts"):
         client.get(url)
     assert waits == [2.0, 2.0, 2.0] and len(said) == 3
 
 
-def test_an_answer_too_large_stops_at_once(serve):
-    url = serve(200, b'{"data": "' + b"x" * 100 + b'"}')
+def test_an_answer_too_large_stops_at_once(served):
+    url = served(200, b'{"data": "' + b"x" * 100 + b'"}')
     client, waits, _ = _client(max_body_bytes=50)
     with pytest.raises(PullError, match="larger than 50 bytes"):
         client.get(url)
     assert waits == []
 
 
-def test_a_retry_after_beyond_five_minutes_is_not_waited_for(serve):
-    url = serve(429, b"{}", {"Retry-After": "3600"})
+def test_a_retry_after_beyond_five_minutes_is_not_waited_for(served):
+    url = served(429, b"{}", {"Retry-After": "3600"})
     client, waits, _ = _client()
     with pytest.raises(PullError, match="asked to wait 3600 s"):
         client.get(url)
     assert waits == []
 
 
-def test_a_retry_after_is_waited_for_then_the_answer_read(serve):
-    url = serve(503, b'{"error": "warming up"}', {"Retry-After": "7"})
+def test_a_retry_after_is_waited_for_then_the_answer_read(served):
+    url = served(503, b'{"error": "warming up"}', {"Retry-After": "7"})
     client, waits, said = _client()
     with pytest.raises(PullError, match="HTTP 503: warming up; gave up"):
         client.get(url)
