@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from pipeline.transform.build import AuditFailed, ModelFailed, build, publication
-from pipeline.storage.catalog import refresh_stale_raw_views
+from pipeline.transform.build import AuditFailed, ModelFailed, build, check_lake, publication
+from pipeline.storage.catalog import init_ledger, refresh_stale_raw_views
 from pipeline.base.errors import CostledgerError, UsageError
 from pipeline.base.faults import crashpoint
 from pipeline.ingest.files import FileResult, IngestOptions, loaded_identities
@@ -74,6 +74,8 @@ class Run:
                 self.summary.lake_restored = restore_lake(
                     self.con, self.store.lake, self.store.tmp, self.settings.lake_uri
                 )
+                if self.summary.lake_restored:  # the raw views were made before the files came back
+                    init_ledger(self.con, self.store.lake)
             self.con.execute("UPDATE meta.runs SET outcome = 'interrupted' WHERE outcome IS NULL")
             self.con.execute(
                 "INSERT INTO meta.runs (run_id, command, started_at) VALUES (?, ?, current_localtimestamp())",
@@ -212,6 +214,8 @@ class Run:
         build's inputs (models, settings, engine, files loaded) are those of the last build published."""
         inputs = build_inputs(self.con, self.settings.sql_rows(), self.settings.engine_name)
         if unless_unchanged and self._unchanged_since_published(inputs):
+            # the lake is still checked every night: a lake file gone is named now, not at the next build
+            check_lake(self.con, self.store, rehash=lambda *_: False)
             self.summary.nothing_new = True
             self._outcomes()
             self._send_alerts()
@@ -236,8 +240,10 @@ class Run:
         self._send_alerts()
 
     def _unchanged_since_published(self, inputs: str) -> bool:
-        loaded = any(f.status in ("loaded", "repaired") for f in self.summary.files)
-        return not loaded and self.store.published.exists() and last_build(self.con) == inputs
+        """Nothing loaded, repaired or rejected (a rejection is news readers see in the published file), the
+        published file there, and the build's inputs those of the last build published."""
+        changed = any(f.status in ("loaded", "repaired", "rejected") for f in self.summary.files)
+        return not changed and self.store.published.exists() and last_build(self.con) == inputs
 
     def _outcomes(self) -> None:
         """What the marts say the run must warn of: every month that does not reconcile (changed by this run or not:

@@ -29,14 +29,19 @@ def test_a_file_quarantined_by_a_settings_mistake_loads_after_the_fix(tmp_path):
     first = cli("nightly", root, "--db", db, "--settings", settings)
     assert first.exit_code == 3 and "too many rows quarantined" in first.output  # 3 of 3 rows
     settings.write_text("[validation]\nmax_tokens_per_request = 1000000000000\n")
+    # the settings for requests changed since the file was read with rows quarantined: the next nightly reads it
+    # again, as `costledger reprocess` does, without being asked
     again = cli("nightly", root, "--db", db, "--settings", settings, "--json")
-    (r07,) = [f for f in json.loads(again.stdout)["files"] if f["path"].endswith("r-07.csv")]
-    assert r07["status"] == "skipped" and "same content already loaded" in r07["message"]
+    assert again.exit_code == 0, again.output
+    run = json.loads(again.stdout)
+    (r07,) = [f for f in run["files"] if f["path"].endswith("r-07.csv")]
+    assert r07["status"] == "loaded" and r07["message"].startswith("read again: rows of it were quarantined")
+    assert (r07["rows_in"], r07["rows_loaded"]) == (3, 3) and run["months_changed"] == ["2026-07-01"]
+    # `costledger reprocess` reads it again on demand, to the same rows
     res = cli("reprocess", root / "requests" / "r-07.csv", "--db", db, "--settings", settings, "--json")
     assert res.exit_code == 0, res.output
     run = json.loads(res.stdout)
     assert run["files"][0]["status"] == "loaded" and (run["rows_in"], run["rows_loaded"]) == (3, 3)
-    assert run["months_changed"] == ["2026-07-01"]
     # 3 requests x 1,000,000 cache-miss tokens x $3.00 / 1e6 = $9.00; the file's quarantine is gone, its manifest one
     assert query(db, "select metered_usd from marts.monthly_reconciliation") == [{"metered_usd": "9.000000000000"}]
     assert query(db, "select count(*) as n from meta.quarantine") == [{"n": 0}]
@@ -45,9 +50,9 @@ def test_a_file_quarantined_by_a_settings_mistake_loads_after_the_fix(tmp_path):
     assert query(db, "select command from meta.runs where command like 'reprocess%'")[0]["command"].startswith(
         "reprocess "
     )
-    # and a nightly after it changes nothing: the same content, already loaded
+    # and a nightly after it changes nothing: the same content, already loaded, under the same settings
     after = cli("nightly", root, "--db", db, "--settings", settings)
-    assert after.exit_code == 0 and "months changed: none" in after.output
+    assert after.exit_code == 0 and "nothing new" in after.output
     assert query(db, "select count(*) as n from raw.requests") == [{"n": 3}]
 
 

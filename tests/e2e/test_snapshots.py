@@ -38,8 +38,12 @@ def test_empty_nightlies_keep_the_real_snapshots(tmp_path):
     nightly()
     _deliver(landing, "b.csv", "b")
     nightly()
-    for _ in range(3):  # three nights with nothing new
+    snaps_before = [p.name for p in Store.for_db(db).snapshot_list()]
+    for _ in range(3):  # three nights with nothing new: nothing built, nothing published
         nightly()
+    assert [p.name for p in Store.for_db(db).snapshot_list()] == snaps_before
+    for _ in range(3):  # three builds that load nothing: each publishes a snapshot marked unchanged
+        _run("build", "--db", db, "--settings", tmp_path / "s.toml")
     snaps = [p.name for p in Store.for_db(db).snapshot_list()]
     # kept: the two runs that loaded data (keep_snapshots = 2) and the newest, which loaded nothing
     assert len(snaps) == 3, snaps
