@@ -1,16 +1,16 @@
 -- grain: one row per month x provider (with API requests or invoice lines that month)
 -- materialized: table
 -- unique_key: month, provider
--- description: The invoice uplift U of each API provider's month: what its invoices charge beyond list price for the same tokens (a price, never unlogged volume). Its basis, in order: 'invoice_quantities' (every usage line states its quantity: the invoiced usage over those quantities at list), 'usage_export' (the provider's usage export of the month: the invoiced usage over the export's quantities at list), 'logged' (neither: the invoiced usage over the metered cost of the logged requests, which cannot tell price from unlogged volume), 'no_invoice' (U = 1). A quantity is valued at the list price the month's logged requests of that provider paid for its token type (their list cost / their tokens, so a price change within the month weighs as the requests did), or at the list price in force at the line's start when the logs hold none of that type. Lines of type 'other' (fees) are a fixed line of the month, neither price nor volume; credit and tax lines are not usage.
+-- description: The invoice uplift U of each API provider's month: what its invoices charge beyond list price for the same tokens (a price, never unlogged volume). Its basis, in order: 'no_invoice' (U = 1), 'untyped' (the month's invoices have no usage line, only fees or a total entered by hand as a line of type 'other', while requests were logged: the invoice cannot tell fees from tokens, U = 1, never 0), 'invoice_quantities' (every usage line states its quantity: the invoiced usage over those quantities at list), 'usage_export' (the provider's usage export of the month: the invoiced usage over the export's quantities at list), 'logged' (neither: the invoiced usage over the metered cost of the logged requests, which cannot tell price from unlogged volume). A quantity is valued at the list price the month's logged requests of that provider paid for its token type (their list cost / their tokens, so a price change within the month weighs as the requests did), or at the list price in force at the line's start when the logs hold none of that type. Lines of type 'other' (fees) are a fixed line of the month, neither price nor volume; credit and tax lines are not usage.
 -- settings: reference_api_model
 -- column month DATE: First day of the month (UTC).
 -- column provider VARCHAR: API provider.
 -- column invoiced_usage_usd DECIMAL(38,12): The month's invoice lines other than credit, tax and 'other' (fees): what the provider billed for tokens and tool calls.
 -- column list_value_usd DECIMAL(38,12): The same usage at list prices: the invoice lines' own quantities ('invoice_quantities') or the usage export's ('usage_export'); NULL on the other bases.
 -- column metered_usd DECIMAL(38,12): The logged requests of the provider at its list prices.
--- column uplift_basis VARCHAR: 'invoice_quantities', 'usage_export', 'logged' or 'no_invoice' (see the description).
--- column api_invoice_uplift DECIMAL(38,12): U = invoiced_usage_usd / list_value_usd on the first two bases, invoiced_usage_usd / metered_usd on 'logged', 1 without an invoice or without a metered cost.
--- column naive_uplift DECIMAL(38,12): invoiced_usage_usd / metered_usd whatever the basis: the ratio that takes unlogged volume for price (the robustness' high or low end when the basis is 'logged'); NULL without both.
+-- column uplift_basis VARCHAR: 'invoice_quantities', 'usage_export', 'logged', 'untyped' or 'no_invoice' (see the description).
+-- column api_invoice_uplift DECIMAL(38,12): U = invoiced_usage_usd / list_value_usd on the first two bases, invoiced_usage_usd / metered_usd on 'logged', 1 on 'untyped', without an invoice or without a metered cost.
+-- column naive_uplift DECIMAL(38,12): invoiced_usage_usd / metered_usd whatever the basis: the ratio that takes unlogged volume for price (the robustness' high or low end when the basis is 'logged'); NULL without both, and on 'untyped' (no usage billed to compare).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- the logged requests' tokens and list cost by type (each at the price band it matched)
 logged AS (
@@ -140,7 +140,8 @@ sources AS (
             THEN sum(list_usd) FILTER (WHERE source = 'invoice') END AS invoice_list_usd,
         CASE WHEN bool_and(list_usd IS NOT NULL) FILTER (WHERE source = 'export')
             THEN sum(list_usd) FILTER (WHERE source = 'export') END AS export_list_usd,
-        sum(amount_usd) FILTER (WHERE source = 'invoice') AS invoiced_usage_usd
+        sum(amount_usd) FILTER (WHERE source = 'invoice') AS invoiced_usage_usd,
+        count(*) FILTER (WHERE source = 'invoice') AS usage_lines
     FROM valued
     GROUP BY month, provider
 ),
@@ -152,7 +153,8 @@ months AS (
         coalesce(s.invoiced_usage_usd, 0) AS invoiced_usage_usd,
         coalesce(l.metered_usd, 0) AS metered_usd,
         s.invoice_list_usd,
-        s.export_list_usd
+        s.export_list_usd,
+        coalesce(s.usage_lines, 0) AS usage_lines
     FROM intermediate.int_api_provider_monthly AS p
     LEFT JOIN sources AS s USING (month, provider)
     LEFT JOIN logged AS l USING (month, provider)
@@ -162,6 +164,7 @@ based AS (
         *,
         CASE
             WHEN NOT has_invoice THEN 'no_invoice'
+            WHEN usage_lines = 0 AND metered_usd > 0 THEN 'untyped'
             WHEN invoice_list_usd > 0 THEN 'invoice_quantities'
             WHEN export_list_usd > 0 THEN 'usage_export'
             ELSE 'logged'
@@ -181,5 +184,6 @@ SELECT
         WHEN 'usage_export' THEN export_list_usd
         WHEN 'logged' THEN CASE WHEN metered_usd > 0 THEN metered_usd END
     END), 1) AS DECIMAL(38, 12)) AS api_invoice_uplift,
-    CASE WHEN has_invoice AND metered_usd > 0 THEN money_div(invoiced_usage_usd, metered_usd) END AS naive_uplift
+    CASE WHEN has_invoice AND metered_usd > 0 AND uplift_basis <> 'untyped'
+        THEN money_div(invoiced_usage_usd, metered_usd) END AS naive_uplift
 FROM based

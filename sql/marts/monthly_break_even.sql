@@ -46,7 +46,7 @@
 -- column api_waste_basis VARCHAR: 'month' (the reference provider's month alone), 'pooled' (with months before it), 'pooled_providers' (every API provider of the month) or 'assumed' (too few accepted API tasks even pooled: W = 1).
 -- column api_waste_factor_low DECIMAL(38,12): Low end of W's 95 % interval: the 2.5th percentile of a reproducible Poisson bootstrap (500 replicates) over up to 1,000 hash groups of the API's tasks per month (int_api_task_groups_monthly); 1 when W is assumed.
 -- column api_waste_factor_high DECIMAL(38,12): High end of W's 95 % interval (the 97.5th percentile); 1 when W is assumed.
--- column api_invoice_uplift DECIMAL(38,12): U: what the reference provider's invoices charge beyond list price for the same tokens (intermediate.int_api_uplift_monthly: its invoiced usage over the invoice's own quantities at list, else over its usage export's, else over the metered cost of the logged requests, caveat invoice_volume_unknown); 1 without an invoice. Tokens billed but never logged are volume, not price: they do not raise U.
+-- column api_invoice_uplift DECIMAL(38,12): U: what the reference provider's invoices charge beyond list price for the same tokens (intermediate.int_api_uplift_monthly: its invoiced usage over the invoice's own quantities at list, else over its usage export's, else over the metered cost of the logged requests, caveat invoice_volume_unknown); 1 without an invoice, and 1 when the invoice states no usage (caveat invoice_untyped). Tokens billed but never logged are volume, not price: they do not raise U.
 -- column self_hosted_cost_per_million_tokens_served DECIMAL(38,12): F / the tokens the clusters served x 1e6: what the month's tokens actually cost; compare it with api_cost_per_million_tokens_at_mix. NULL without tokens, or without any cluster cost loaded (F = 0: the caveat cluster_cost_missing).
 -- column token_utilisation DOUBLE: Tokens served / monthly_token_capacity: the duty cycle, every attempt's share of the token capacity (productive_utilisation is the accepted attempts' share).
 -- column provisioned_node_hours DECIMAL(38,6): Node-hours provisioned over all clusters (see marts.monthly_utilisation).
@@ -202,7 +202,8 @@ SELECT
         CASE WHEN capacity_measured_after THEN 'capacity_measured_after' END,
         CASE WHEN capacity_lower_bound THEN 'capacity_lower_bound' END,
         CASE WHEN run_rate_unpriced AND api_cost_source = 'measured' THEN 'api_unpriced' END,
-        CASE WHEN coalesce(sh_requests, 0) > 0 AND coalesce(fixed_cost_usd, 0) = 0 THEN 'cluster_cost_missing' END
+        CASE WHEN coalesce(sh_requests, 0) > 0 AND coalesce(fixed_cost_usd, 0) = 0 THEN 'cluster_cost_missing' END,
+        CASE WHEN invoice_untyped AND api_cost_source = 'equivalent' THEN 'invoice_untyped' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,

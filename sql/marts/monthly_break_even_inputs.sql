@@ -45,6 +45,7 @@
 -- column api_invoice_uplift DECIMAL(38,12): U, the reference provider's invoice uplift of the month (intermediate.int_api_uplift_monthly); 1 without a row.
 -- column invoice_unreconciled BOOLEAN: The reference provider's invoice for the month does not reconcile with the request log.
 -- column invoice_volume_unknown BOOLEAN: The invoice uplift U rests on logged volume alone (the invoice states none) and is not 1.
+-- column invoice_untyped BOOLEAN: The reference provider's invoices of the month have no usage line (only fees, or one total entered by hand as a line of type other) while requests were logged: U is taken as 1.
 -- column cluster_logs_incomplete BOOLEAN: Some cluster's engines counted tokens its request log lacks (engine reconciliation logs_missing).
 -- column api_overhead_factor DECIMAL(38,12): W x U: the reference provider's waste factor times its invoice uplift.
 -- column sh_accepted_equivalent_per_task DECIMAL(38,12): The cluster's accepted attempts priced at the reference API, per accepted task; NULL unless every one is priced.
@@ -223,6 +224,7 @@ inputs AS (
         coalesce(up.api_invoice_uplift, CAST(1 AS DECIMAL(38, 12))) AS api_invoice_uplift,
         coalesce(up.invoice_unreconciled, FALSE) AS invoice_unreconciled,
         coalesce(up.uplift_basis = 'logged' AND up.api_invoice_uplift <> 1, FALSE) AS invoice_volume_unknown,
+        coalesce(up.uplift_basis = 'untyped', FALSE) AS invoice_untyped,
         coalesce(el.cluster_logs_incomplete, FALSE) AS cluster_logs_incomplete,
         money_mul(coalesce(w.api_waste_factor, 1), coalesce(up.api_invoice_uplift, 1)) AS api_overhead_factor,
         CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted

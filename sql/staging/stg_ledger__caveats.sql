@@ -120,5 +120,14 @@ FROM (
         || 'FOCUS or operating costs), so self-hosting looks free: load the cluster''s bills before trusting '
         || 'the verdict.',
         13
+    ),
+    (
+        'invoice_untyped',
+        'the reference provider''s invoices of the month have no usage line (only lines of type other: fees, or one '
+        || 'total entered by hand) while requests were logged: the invoice uplift U is taken as 1',
+        'The reference provider''s invoice states no usage this month (only a total, or fees), so it cannot tell '
+        || 'what the tokens cost from what else it charges: the API''s price here is its list price (no uplift). '
+        || 'Load the invoice''s lines by token type, or the provider''s usage export, to measure it.',
+        14
     )
 ) AS c (caveat, raised_when, meaning, position)

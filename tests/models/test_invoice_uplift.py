@@ -152,3 +152,30 @@ def test_another_provider_is_priced_at_its_own_waste_factor(ledger):
     # (at Moonshot's W it would be $1.08 a task and -$2.76: no turn)
     assert (alt["saving_at_low_value_usd"], alt["verdict_at_low_value"]) == (Decimal("3.72"), "self_hosting_cheaper")
     assert "reference_provider:cometapi" in be["verdict_flipped_by"]
+
+
+@pytest.mark.slow
+def test_an_invoice_of_one_untyped_total_never_makes_the_api_free(ledger):
+    """July, as ``_billed_twice`` but the invoice is one line of type 'other', $5.40, the total typed in by hand: it
+    states no usage, so it cannot tell fees from tokens. U was $0 usage / $2.70 metered = 0, an API at $0.0000 a task
+    and "self-hosting never breaks even"; U is 1 (caveat invoice_untyped)."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("od", "on_demand", "6")])
+    ledger.load(
+        "requests",
+        [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in (1, 2)]
+        + [request(f"s{i}", f"sh{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in (1, 2, 3)],
+    )
+    ledger.load("outcomes", accepted("t1", "t2", "sh1", "sh2", "sh3"))
+    ledger.load("invoices", [_line("1", "other", "5.40")])
+    ledger.build(*READS, "+marts.monthly_reconciliation", min_tasks_for_factor=1)
+    be = month(ledger)
+    assert _uplift(ledger) == {"uplift_basis": "untyped", "api_invoice_uplift": 1, "naive_uplift": None}
+    # C = $1.35 x W 1 x U 1 = $1.35: break-even $6 / $1.35 = 4.44 tasks > 3 accepted: the API is cheaper, saving
+    # $1.35 x 3 - $6 = -$1.95 (with U = 0: C = $0 and no volume ever broke even)
+    assert be["api_cost_per_accepted_task_usd"] == Decimal("1.35")
+    assert (be["verdict"], be["saving_usd"]) == ("api_cheaper", Decimal("-1.95"))
+    assert "invoice_untyped" in be["verdict_caveats"] and "invoice_volume_unknown" not in be["verdict_caveats"]
+    # the reconciliation compares the total as before: $5.40 invoiced against $2.70 metered
+    recon = ledger.one("SELECT invoiced_usd, metered_usd FROM marts.monthly_reconciliation WHERE provider = 'moonshot'")
+    assert (recon["invoiced_usd"], recon["metered_usd"]) == (Decimal("5.40"), Decimal("2.70"))
