@@ -1,7 +1,7 @@
 -- grain: one row per cluster x month (of int_cluster_hours_monthly)
 -- materialized: table
 -- unique_key: cluster_id, month
--- description: What each cluster can serve at the latency SLO, per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). A month wholly before the cluster's first sweep takes that sweep when it was measured within 60 days after the month's end (capacity_measured_after); otherwise the part of a month before the first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node, and is left out when that is unknown.
+-- description: What each cluster can serve at the latency SLO, per node and in the month. Provisioned node-hours: cluster charges that buy compute (int_cluster_charge_lines.node_hours, spread evenly over each charge's period) and owned hardware in service (its nodes). A sweep's capacity is the highest tokens_per_second among its points whose p95 latency is within the self-hosted SLO (all points when there is no SLO; NULL when none is), / its nodes = capacity per node. A sweep holds from its measured_at (its last point) until the next sweep of the cluster; the month's capacity per node is the mean of the capacities in force, weighted by the node-hours provisioned while each was (by time when nothing was provisioned). A month wholly before the cluster's first sweep takes that sweep when it was measured within 60 days after the month's end (capacity_measured_after); otherwise the part of a month before the first sweep is weighed at the observed capacity (the best 5-minute window of the request log within the SLO, a lower bound) per node in service in that window's hour (at the month's mean node count when that hour had none), and is left out when that is unknown.
 -- column cluster_id VARCHAR: The cluster.
 -- column month DATE
 -- column capacity_tokens_per_second DECIMAL(38,3): The cluster's capacity within the self-hosted latency SLO, in tokens per second at the month's mean node count: capacity per node x provisioned node-hours / provisioned hours (NULL when unknown).
@@ -17,7 +17,7 @@
 -- column capacity_mix_warning BOOLEAN: A sweep in force ran at a token mix more than 10 points of input share away from production's in the month.
 -- column sweep_nodes_assumed BOOLEAN: A sweep in force did not say how many nodes it ran on (taken as 1) while the cluster had more than one node provisioned.
 -- column sweep_mix_unknown BOOLEAN: A sweep in force did not report its output tokens, so its token mix could not be compared with production's.
--- column observed_above_sweep BOOLEAN: Production beat the sweep: in a 5-minute window within the SLO the cluster served more tokens per second per node than the sweep says it can; the observed figure is the capacity.
+-- column observed_above_sweep BOOLEAN: Production beat the sweep: in a 5-minute window within the SLO the cluster served more tokens per second per node in service than the sweep says it can; the observed figure is the capacity.
 -- column capacity_measured_after BOOLEAN: No sweep was in force in the month: its capacity is the cluster's first sweep, measured within 60 days after the month's end. Monthly token capacity = provisioned node-hours x capacity per node x 3,600.
 -- settings: slo_ms_self_hosted
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
@@ -110,6 +110,27 @@ month_hours AS (
     FROM segment_hours
     GROUP BY cluster_id, month
 ),
+-- the request log's observed capacity per node: its best window's tokens per second over the nodes in service in
+-- that window's hour; at the month's mean node count (node-hours / provisioned hours) only when that hour had none
+observed AS (
+    SELECT
+        m.cluster_id,
+        m.month,
+        CASE
+            WHEN n.committed_nodes + n.on_demand_nodes > 0
+                THEN CAST(m.observed_tokens_per_second AS DOUBLE)
+                    / CAST(n.committed_nodes + n.on_demand_nodes AS DOUBLE)
+            WHEN h.provisioned_node_hours > 0
+                THEN CAST(m.observed_tokens_per_second AS DOUBLE) * (m.provisioned_ms / 3600000.0)
+                    / CAST(h.provisioned_node_hours AS DOUBLE)
+            ELSE CAST(m.observed_tokens_per_second AS DOUBLE)
+        END AS observed_per_node
+    FROM months AS m
+    JOIN month_hours AS h USING (cluster_id, month)
+    LEFT JOIN intermediate.int_cluster_requests_monthly AS r USING (cluster_id, month)
+    LEFT JOIN intermediate.int_cluster_nodes_hourly AS n
+        ON n.cluster_id = m.cluster_id AND n.hour = date_trunc('hour', r.observed_window_start)
+),
 weighed AS (
     SELECT
         g.cluster_id,
@@ -119,11 +140,7 @@ weighed AS (
         CASE WHEN h.provisioned_node_hours > 0 THEN CAST(g.node_hours AS DOUBLE) ELSE CAST(g.seg_seconds AS DOUBLE) END AS weight,
         CASE
             WHEN g.sweep_id IS NOT NULL THEN CAST(p.sweep_tokens_per_second AS DOUBLE) / p.sweep_nodes
-            WHEN h.provisioned_node_hours > 0
-                -- observed for the whole cluster: per node at the month's mean node count (node-hours / provisioned hours)
-                THEN CAST(m.observed_tokens_per_second AS DOUBLE) * (m.provisioned_ms / 3600000.0)
-                    / CAST(h.provisioned_node_hours AS DOUBLE)
-            ELSE CAST(m.observed_tokens_per_second AS DOUBLE)
+            ELSE o.observed_per_node
         END AS per_node,
         g.sweep_id IS NOT NULL AS from_sweep,
         g.measured_after,
@@ -132,6 +149,7 @@ weighed AS (
     FROM segment_hours AS g
     JOIN month_hours AS h USING (cluster_id, month)
     JOIN months AS m USING (cluster_id, month)
+    JOIN observed AS o USING (cluster_id, month)
     LEFT JOIN periods AS p ON p.cluster_id = g.cluster_id AND p.sweep_id = g.sweep_id
     -- a part before the first sweep without an observed capacity is left out
     WHERE g.sweep_id IS NOT NULL OR m.observed_tokens_per_second IS NOT NULL
@@ -167,16 +185,13 @@ per_month AS (
 ),
 against_production AS (
     -- production beat the sweep: in some 5-minute window within the SLO the cluster served more tokens per second per
-    -- node (at the month's mean node count) than the sweep says it can; that observed figure is then the capacity
+    -- node in service then than the sweep says it can; that observed figure is then the capacity
     SELECT
         c.*,
-        CASE WHEN h.provisioned_node_hours > 0
-            THEN CAST(m.observed_tokens_per_second AS DOUBLE) * (m.provisioned_ms / 3600000.0)
-                / CAST(h.provisioned_node_hours AS DOUBLE)
-        END AS observed_per_node
+        CASE WHEN h.provisioned_node_hours > 0 THEN o.observed_per_node END AS observed_per_node
     FROM per_month AS c
-    JOIN months AS m USING (cluster_id, month)
     JOIN month_hours AS h USING (cluster_id, month)
+    JOIN observed AS o USING (cluster_id, month)
 ),
 judged_capacity AS (
     SELECT

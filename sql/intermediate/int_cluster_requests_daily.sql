@@ -19,6 +19,7 @@
 -- column peak_hour_tokens BIGINT: The tokens of the requests started in the day's busiest clock hour (by tokens).
 -- column peak_hours TIMESTAMP[]: The start of every clock hour of the day in which peak_hour_tokens tokens started (more than one when hours tie).
 -- column observed_tokens_per_second DECIMAL(38,3): The most tokens per second the cluster served in any 5-minute window of the day whose p95 latency was within the setting slo.self_hosted_ms (every window when it is not set): each request's tokens spread evenly over the time it ran; NULL when no window was within it.
+-- column observed_window_start TIMESTAMP: When that window began (UTC; the earliest of windows as busy): the nodes in service then divide it into a capacity per node. NULL when no window was within the SLO.
 -- column accepted_latencies STRUCT(latency_ms BIGINT, n BIGINT)[]: The accepted attempts' known latencies as a histogram: one (latency_ms, n) per distinct latency, in order (the month's exact p95 is taken from these).
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 requests AS (
@@ -138,16 +139,24 @@ windows AS (
     GROUP BY ALL
 ),
 observed AS (
-    -- p95 within the SLO <=> the quantile_disc position of p95 (quantile_position) is within the SLO,
+    -- the day's best window within the SLO, and when it began (the earliest of equals: the nodes in service then
+    -- divide it); p95 within the SLO <=> the quantile_disc position of p95 (quantile_position) is within the SLO,
     -- i.e. at least that many of the window's requests are
-    SELECT
-        cluster_id,
-        day,
-        month,
-        CAST(max(tokens / 300) FILTER (WHERE n_within_slo >= quantile_position(n, 0.95)) AS DECIMAL(38, 3))
-            AS observed_tokens_per_second
-    FROM windows
-    GROUP BY cluster_id, day, month
+    SELECT cluster_id, day, month, observed_tokens_per_second, window_start AS observed_window_start
+    FROM (
+        SELECT
+            cluster_id,
+            day,
+            month,
+            window_start,
+            CAST(tokens / 300 AS DECIMAL(38, 3)) AS observed_tokens_per_second,
+            row_number() OVER (
+                PARTITION BY cluster_id, day ORDER BY CAST(tokens / 300 AS DECIMAL(38, 3)) DESC, window_start ASC
+            ) AS rank_in_day
+        FROM windows
+        WHERE n_within_slo >= quantile_position(n, 0.95)
+    ) AS ranked
+    WHERE rank_in_day = 1
 )
 -- an accepted attempt is one of the cluster's self-hosted requests of its day: its cluster and day have a request_time row
 SELECT
@@ -163,6 +172,7 @@ SELECT
     CAST(p.peak_hour_tokens AS BIGINT) AS peak_hour_tokens,
     p.peak_hours,
     o.observed_tokens_per_second,
+    o.observed_window_start,
     a.accepted_latencies
 FROM request_time AS rt
 JOIN peak AS p USING (cluster_id, day, month)

@@ -13,6 +13,7 @@
 -- column peak_hour_tokens BIGINT: The tokens of the requests started in the month's busiest clock hour (by tokens).
 -- column observed_tokens_per_second DECIMAL(38,3): Observed capacity, a lower bound: the most tokens per second the cluster served in any 5-minute window of the month whose p95 latency was within the setting slo.self_hosted_ms (every window when it is not set); NULL when none was.
 -- column accepted_p95_latency_ms BIGINT: The accepted attempts' 95th-percentile latency, exact: the ceil(0.95 x n)-th smallest of their known latencies (NULL when none is known).
+-- column observed_window_start TIMESTAMP: When the window of the observed capacity began (UTC; of windows as busy, the earliest): the nodes in service then divide it into a capacity per node.
 WITH histogram AS (
     SELECT cluster_id, month, struct_extract(h, 'latency_ms') AS latency_ms, sum(struct_extract(h, 'n')) AS n
     FROM (SELECT cluster_id, month, unnest(accepted_latencies) AS h FROM intermediate.int_cluster_requests_daily) AS days
@@ -34,6 +35,22 @@ accepted_p95 AS (
     FROM cumulative
     GROUP BY cluster_id, month
 ),
+best_window AS (
+    -- when the month's best window began (of days as busy, the earliest)
+    SELECT cluster_id, month, observed_window_start
+    FROM (
+        SELECT
+            cluster_id,
+            month,
+            observed_window_start,
+            row_number() OVER (
+                PARTITION BY cluster_id, month ORDER BY observed_tokens_per_second DESC, observed_window_start ASC
+            ) AS rank_in_month
+        FROM intermediate.int_cluster_requests_daily
+        WHERE observed_tokens_per_second IS NOT NULL
+    ) AS ranked
+    WHERE rank_in_month = 1
+),
 days AS (
     SELECT
         cluster_id,
@@ -49,6 +66,7 @@ days AS (
     FROM intermediate.int_cluster_requests_daily
     GROUP BY cluster_id, month
 )
-SELECT d.*, p.accepted_p95_latency_ms
+SELECT d.*, p.accepted_p95_latency_ms, b.observed_window_start
 FROM days AS d
 LEFT JOIN accepted_p95 AS p USING (cluster_id, month)
+LEFT JOIN best_window AS b USING (cluster_id, month)

@@ -354,6 +354,32 @@ def test_production_beating_the_sweep_becomes_the_capacity(ledger):
 
 
 @pytest.mark.slow
+def test_production_is_judged_per_node_in_service_in_its_best_window_not_at_the_month_s_mean(ledger):
+    # 10 July: 2 nodes on demand 10:00-15:00 (10 node-hours) and 1 node 15:00-20:00 (5 node-hours): 15 node-hours over
+    # 10 provisioned hours, a mean of 1.5 nodes. The sweep says 8,000 tokens/s per node. One request of 4,500,000
+    # tokens over exactly 10:00-10:05: 4,500,000 / 300 s = 15,000 tokens/s, with 2 nodes in service: 7,500 a node,
+    # within the sweep. At the month's mean node count it read 15,000 / 1.5 = 10,000 a node, a false contradiction
+    # that replaced the measured capacity
+    def on_demand(cid: str, start: str, end: str, node_hours: str) -> dict:
+        return {"charge_id": cid, "cluster_id": "c1", "charge_start": start, "charge_end": end, "kind": "on_demand",
+                "amount": "100", "currency": "USD", "quantity": node_hours, "unit": "node_hour"}  # fmt: skip
+
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [on_demand("two", "2026-07-10T10:00:00Z", "2026-07-10T15:00:00Z", "10"),
+                                    on_demand("one", "2026-07-10T15:00:00Z", "2026-07-10T20:00:00Z", "5")])  # fmt: skip
+    ledger.load("load-tests", [{**sweep("8000"), "output_tokens_per_second": "0"}])
+    ledger.load("requests", [request("s1", "t1", "2026-07-10T10:00:00Z", route="self_hosted", latency_ms=300_000,
+                                     cache_miss_input_tokens=4_500_000)])  # fmt: skip
+    ledger.load("outcomes", accepted("t1"))
+    ledger.build(*READS)
+    u = ledger.one("SELECT * FROM marts.monthly_utilisation")
+    assert (u["capacity_source"], u["capacity_per_node_tokens_per_second"]) == ("sweep", 8000)
+    assert u["capacity_contradiction"] is False
+    capacity = ledger.one("SELECT observed_above_sweep FROM intermediate.int_cluster_capacity_monthly")
+    assert capacity["observed_above_sweep"] is False
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("capacity", "latency_ms", "slo_ms", "optimistic"),
     [
