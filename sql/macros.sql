@@ -151,9 +151,10 @@ CASE WHEN c > v THEN money_div(f, c - v) END
 ;
 
 -- The month's saving from self-hosting at C, V, F and n accepted tasks on the cluster: C x n - (F + V x n), what the
--- API would have charged for the cluster's accepted tasks less what the cluster cost
-CREATE OR REPLACE TEMP MACRO break_even_saving(f, c, v, n) AS  -- noqa: CP05
-CAST(c * n - (f + v * n) AS DECIMAL(38, 12))
+-- API would have charged for the cluster's accepted tasks less what the cluster cost; with none accepted, the
+-- cluster's review (``review``: of what it rejected) is still a cost, so the saving is all_api - as_run always
+CREATE OR REPLACE TEMP MACRO break_even_saving(f, c, v, n, review) AS  -- noqa: CP05
+CAST(c * n - (f + CASE WHEN n > 0 THEN v * n ELSE coalesce(review, 0) END) AS DECIMAL(38, 12))
 ;
 
 -- The comparator C with its token part and its review part moved by factors (a robustness end): the token part is

@@ -37,7 +37,7 @@
 -- column self_hosted_cost_per_accepted_task_usd DECIMAL(38,12): self_hosted_cost_usd / self_hosted_accepted_tasks; NULL without accepted tasks.
 -- column api_equivalent_cost_usd DECIMAL(38,12): All self-hosted requests (every attempt) priced at the reference API price.
 -- column api_would_have_cost_usd DECIMAL(38,12): C x self_hosted_accepted_tasks: what the API would have charged for the cluster's accepted tasks (review included).
--- column saving_usd DECIMAL(38,12): api_would_have_cost_usd - (F + V x self_hosted_accepted_tasks): the dollars self-hosting saved that month (positive) or cost (negative) against sending the same accepted work to the API; NULL when C is unknown or there is no self-hosted route.
+-- column saving_usd DECIMAL(38,12): api_would_have_cost_usd - (F + V x self_hosted_accepted_tasks; with none accepted, the review of what the cluster rejected): the dollars self-hosting saved that month (positive) or cost (negative) against sending the same accepted work to the API; NULL when C is unknown or there is no self-hosted route.
 -- column verdict_margin DOUBLE: (self_hosted_accepted_tasks - break_even_accepted_tasks) / break_even_accepted_tasks: how far the month's volume is above (positive) or below (negative) break-even, as a share of it; NULL when break-even is unknown or zero.
 -- column verdict_caveats VARCHAR[]: What the verdict rests on that the data could not confirm, in their declared order: caveats of staging.stg_ledger__caveats, which says when each is raised and what it means (an audit holds every one to a declared caveat).
 -- column api_latency_unknown_share DOUBLE: Of the API route's accepted tasks, the share whose accepted attempt has no latency (API response bodies carry none): the SLO could not be checked for them, so they are judged by their outcome alone. NULL when the API accepted nothing.
@@ -184,7 +184,7 @@ SELECT
     CASE WHEN has_self_hosted_route THEN CAST(api_cost_per_accepted_task_usd * sh_accepted AS DECIMAL(38, 12)) END
         AS api_would_have_cost_usd,
     CASE WHEN has_self_hosted_route THEN break_even_saving(fixed_cost_usd, api_cost_per_accepted_task_usd,
-        self_hosted_variable_cost_per_accepted_task_usd, sh_accepted) END AS saving_usd,
+        self_hosted_variable_cost_per_accepted_task_usd, sh_accepted, sh_review_usd) END AS saving_usd,
     CASE WHEN break_even_accepted_tasks > 0
         THEN (CAST(sh_accepted AS DOUBLE) - CAST(break_even_accepted_tasks AS DOUBLE)) / CAST(break_even_accepted_tasks AS DOUBLE)
     END AS verdict_margin,

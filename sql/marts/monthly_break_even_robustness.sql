@@ -20,6 +20,7 @@ WITH judged AS MATERIALIZED (
         SELECT
             month,
             sh_accepted,
+            sh_review_usd,
             fixed_cost_usd,
             invoice_unreconciled,
             api_cost_source,
@@ -75,7 +76,8 @@ moved AS (
         CAST(j.fixed_cost_usd + e.fixed_delta AS DECIMAL(38, 12)) AS f,
         comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
             j.api_review_per_accepted_task_usd, e.equivalent_factor, e.review_factor) AS c,
-        money_mul(j.self_hosted_variable_cost_per_accepted_task_usd, e.review_factor) AS v
+        money_mul(j.self_hosted_variable_cost_per_accepted_task_usd, e.review_factor) AS v,
+        money_mul(j.sh_review_usd, e.review_factor) AS review
     FROM ends AS e
     JOIN judged AS j USING (month)
 ),
@@ -83,7 +85,7 @@ end_figures AS (
     SELECT
         *,
         break_even_tasks(f, c, v) AS break_even,
-        break_even_saving(f, c, v, sh_accepted) AS saving
+        break_even_saving(f, c, v, sh_accepted, review) AS saving
     FROM moved
 ),
 end_verdicts AS MATERIALIZED (
@@ -181,6 +183,7 @@ joint AS (
         comparator_at(j.api_cost_source, j.api_equivalent_cost_per_accepted_task_usd, j.api_cost_per_accepted_task_usd,
             j.api_review_per_accepted_task_usd, ji.equivalent_factor, ji.review_factor) AS c,
         money_mul(j.self_hosted_variable_cost_per_accepted_task_usd, ji.review_factor) AS v,
+        money_mul(j.sh_review_usd, ji.review_factor) AS review,
         j.sh_accepted
     FROM joint_inputs AS ji
     JOIN judged AS j USING (month)
@@ -190,7 +193,7 @@ joint_figures AS (
     SELECT
         *,
         break_even_tasks(f, c, v) AS break_even,
-        break_even_saving(f, c, v, sh_accepted) AS saving
+        break_even_saving(f, c, v, sh_accepted, review) AS saving
     FROM joint
 ),
 joint_range AS (

@@ -190,3 +190,24 @@ def test_an_owned_idle_cluster_is_sunk_this_month_and_not_at_renewal(ledger):
         "This month the cluster costs nothing more to keep than to shut down (its hardware and reservations are paid "
         "either way); when they end (from 2029-01), no cluster saves $1,000 a month."
     ) in text
+
+
+@pytest.mark.slow
+def test_a_cluster_that_accepted_nothing_still_carries_the_review_of_what_it_rejected(ledger):
+    """July: a reserved node $1,000; the cluster's 30 tasks all rejected, each reviewed 10 minutes at $60 an hour:
+    30 x $10 = $300 of review. The API: one accepted task ($1.35, no review), so C = $1.35 measured on the API.
+    At renewal everything on the API costs the API's $1.35; the month as run: $1,000 + $300 + $1.35 = $1,301.35;
+    all_api - as_run = -$1,300, and the verdict's saving says the same (it said -$1,000, leaving the review out)."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [reserved("r", "1000", "744")])
+    ledger.load("requests", [request("a1", "t1", "2026-07-01T11:00:00Z", **BIG)]
+                + [request(f"s{i}", f"u{i}", "2026-07-02T11:00:00Z", route="self_hosted", **BIG) for i in range(30)])  # fmt: skip
+    ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-20", "review_minutes": "0"}]
+                + [{"task_id": f"u{i}", "accepted": "false", "decided_at": "2026-07-20", "review_minutes": "10"}
+                   for i in range(30)])  # fmt: skip
+    ledger.build(*READS, min_tasks_for_factor=1, review_rate_per_hour_usd=Decimal(60))
+    be = ledger.one("SELECT * FROM marts.monthly_break_even")
+    got = rows(ledger)
+    assert got[("at_renewal", "as_run")]["total_usd"] == Decimal("1301.35")
+    assert got[("at_renewal", "all_api")]["versus_as_run_usd"] == Decimal("-1300")
+    assert be["saving_usd"] == Decimal("-1300")
