@@ -60,17 +60,43 @@ def _self_hosted(rows: list[dict[str, Any]]) -> bool:
     return paid or (now is not None and (now["tasks_moved_to_api"] or 0) != 0)
 
 
-def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool, cancel: Any = 0) -> str | None:
-    """Keep the cluster or not, on both horizons, in one sentence when they disagree; at renewal, a verdict too
-    close to call is said to be so, never turned into an action. ``cancel``: what cancelling the on-demand hours
-    saves this month (negative): shutting down is then weighed against the cluster run without them."""
+def cheapest_size(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cheapest size at renewal (the nodes_n row marked is_cheapest); None without the sizes."""
+    return next((r for r in rows if r["scenario"] == "nodes_n" and r["is_cheapest"]), None)
+
+
+def _renewal(rows: list[dict[str, Any]], later: dict[str, Any]) -> tuple[bool, str]:
+    """At renewal, read off the cheapest size and no cluster (everything on the API), both against the month as run:
+    (whether a cluster is worth keeping, the clause that says so). Without the sizes, no cluster against the month as
+    run decides."""
+    b, best = later["versus_as_run_usd"], cheapest_size(rows)
+    if best is None or best["versus_as_run_usd"] is None:
+        return b >= 0, (f"a cluster saves {usd(b, 0)} a month against none" if b >= 0
+                        else f"no cluster saves {usd(-b, 0)} a month")  # fmt: skip
+    v = best["versus_as_run_usd"]
+    if not best["nodes"]:
+        return False, f"no cluster saves {usd(-v, 0)} a month" if v < 0 else (
+            f"no cluster is the cheapest size, {usd(v, 0)} a month more than as run")  # fmt: skip
+    nodes = counted(best["nodes"], "node")
+    than_run = f"{usd(-v, 0)} a month less than as run" if v <= 0 else f"{usd(v, 0)} a month more than as run"
+    cost = "costs" if best["nodes"] == 1 else "cost"
+    return True, f"{nodes}, the cheapest size, {cost} {usd(b - v, 0)} a month less than no cluster and {than_run}"
+
+
+def _cluster(
+    rows: list[dict[str, Any]], now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool, cancel: Any = 0
+) -> str | None:
+    """Keep the cluster or not: this month (commitments sunk) and at renewal (the cheapest size against no cluster,
+    from the sizes' rows), in one sentence; a verdict too close to call says so of the month as run, never turned into
+    an action. ``cancel``: what cancelling the on-demand hours saves this month (negative): shutting down is then
+    weighed against the cluster run without them."""
     a = _shutdown(now, cancel)
-    b = later["versus_as_run_usd"] if later else None
-    if a is None or b is None:
+    if a is None or later is None or later["versus_as_run_usd"] is None:
         return None
+    keep, clause = _renewal(rows, later)
     run = " without its on-demand hours" if cancel else ""
-    when = _from(later)
     more = " more than cancelling the on-demand hours alone" if cancel else ""
+    renewal = f"at renewal{_from(later)}, {clause}"
     if close:
         this_month = (
             f"This month, keep the cluster running{run}: shutting it down would have cost {usd(a, 0)} more"
@@ -78,34 +104,32 @@ def _cluster(now: dict[str, Any] | None, later: dict[str, Any] | None, close: bo
             else f"This month, shutting the service down saves {usd(-a, 0)}{more}"
         )
         return (
-            f"{this_month} (its hardware and reservations are paid either way). At renewal it is too close to call: "
-            f"the cluster {'saved' if b >= 0 else 'cost'} {usd(abs(b), 0)} against none, within what the named "
-            "assumptions move."
+            f"{this_month} (its hardware and reservations are paid either way); {renewal}. The month as run against "
+            "the API is too close to call, within what the named assumptions move."
         )
-    if a >= 0 and b >= 0:
+    if a >= 0 and keep:
         return (
             f"Keep the cluster{run}: without it this month would have cost {usd(a, 0)} more (its hardware and "
-            f"reservations paid either way), and {usd(b, 0)} more a month when they come up for renewal{when}."
+            f"reservations paid either way); {renewal}."
         )
-    if a < 0 and b < 0:
+    if a < 0 and not keep:
         return (
             f"Send the work to the API: shutting the service down saves {usd(-a, 0)}{more} this month, with its "
-            f"hardware and reservations paid either way, and running no cluster {usd(-b, 0)} a month once they "
-            f"end{when}."
+            f"hardware and reservations paid either way; {renewal}."
         )
     if a == 0:
         return (
             f"This month the cluster{run} costs nothing more to keep than to shut down (its hardware and reservations "
-            f"are paid either way); when they end{when}, no cluster saves {usd(-b, 0)} a month."
+            f"are paid either way); {renewal}."
         )
     if a > 0:
         return (
             f"This month, running the cluster{run} saves {usd(a, 0)} against shutting it down (its hardware and "
-            f"reservations are paid either way); when they end{when}, no cluster saves {usd(-b, 0)} a month."
+            f"reservations are paid either way); {renewal}."
         )
     return (
         f"This month, shutting the service down saves {usd(-a, 0)}{more} even with its hardware and reservations paid; "
-        f"renewing them is still worth {usd(b, 0)} a month against no cluster."
+        f"{renewal}."
     )
 
 
@@ -129,7 +153,11 @@ def _load_bills(now: dict[str, Any] | None, cancel: Any) -> str:
 
 
 def _moves(
-    row: dict[str, Any], now: dict[str, Any] | None, later: dict[str, Any] | None, cancel: Any = 0
+    rows: list[dict[str, Any]],
+    row: dict[str, Any],
+    now: dict[str, Any] | None,
+    later: dict[str, Any] | None,
+    cancel: Any = 0,
 ) -> str | None:
     """Move API work into the committed nodes' spare capacity, when that beats shutting the service down this month
     (a move keeps the cluster running); when no cluster is cheaper at renewal, that is said in the same sentence."""
@@ -141,16 +169,17 @@ def _moves(
         f"This month, moving {count(-row['tasks_moved_to_api'])} accepted API tasks into the cluster's spare "
         f"capacity saves {usd(-change, 0)} (the workloads that fit at the busiest hour)"
     )
-    renewal = later["versus_as_run_usd"] if later else None
-    if renewal is not None and renewal < 0:
-        said += f"; when the hardware's term ends{_from(later)}, no cluster saves {usd(-renewal, 0)} a month"
+    if later is not None and later["versus_as_run_usd"] is not None:
+        keep, clause = _renewal(rows, later)
+        if not keep:  # the move is this month's only: said beside what renewal does
+            said += f"; when the commitments end{_from(later)}, {clause}"
     return said + "."
 
 
 def _size(rows: list[dict[str, Any]], current: int | None) -> str | None:
-    """At renewal, keep the cheapest size when it is neither no cluster (the cluster sentence says that) nor
-    today's size."""
-    best = next((r for r in rows if r["scenario"] == "nodes_n" and r["is_cheapest"]), None)
+    """At renewal, keep the cheapest size when it is neither no cluster nor today's size (a month with no cluster
+    sentence: the cluster sentence says the cheapest size itself)."""
+    best = cheapest_size(rows)
     if best is None or not best["nodes"] or best["nodes"] == current or best["versus_as_run_usd"] is None:
         return None
     change = best["versus_as_run_usd"]
@@ -169,12 +198,15 @@ def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int 
         said.append(_on_demand(cancel))
         saves = min(cancel["versus_as_run_usd"] or 0, 0)
     now, later = scenario_row(rows, "this_month", "all_api"), scenario_row(rows, "at_renewal", "all_api")
+    cluster = None
     if _costs_missing(rows):  # a cluster that looks free: no decision about it rests on the month
         said.append(_load_bills(now, saves))
     elif _self_hosted(rows):  # a month with no cluster has no cluster to keep or shut down
-        said.append(_cluster(now, later, close, saves))
+        cluster = _cluster(rows, now, later, close, saves)
+        said.append(cluster)
     move = scenario_row(rows, "this_month", "moves")
     if move is not None:
-        said.append(_moves(move, now, later, saves))
-    said.append(_size(rows, current_nodes))
+        said.append(_moves(rows, move, now, later, saves))
+    if cluster is None:
+        said.append(_size(rows, current_nodes))
     return [s for s in said if s][:3]

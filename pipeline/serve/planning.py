@@ -358,9 +358,7 @@ def moves_sentence(moves: list[WorkloadMove], no_cluster_saves: Decimal | None =
     said += f": moving {'it' if len(fitted) == 1 else 'them'} would have saved "
     said += f"{usd(fitted[-1].cumulative_saving_usd, 0)} in {month}"
     if no_cluster_saves is not None:
-        said += (
-            f" (this month only: when the hardware's term ends, no cluster saves {usd(no_cluster_saves, 0)} a month)"
-        )
+        said += f" (this month only: when the commitments end, no cluster saves {usd(no_cluster_saves, 0)} a month)"
     heavy = [r for r in ranked if (r.cache_hit_share or 0) >= CACHE_HEAVY]
     light = [r for r in ranked if (r.cache_hit_share or 0) < CACHE_HEAVY]
     if heavy and light and min(r.move_rank for r in heavy) > max(r.move_rank for r in light):

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from typing import TYPE_CHECKING, Any
 
-from pipeline.serve.decisions import actions, scenario_row
+from pipeline.serve.decisions import actions, cheapest_size, scenario_row
 from pipeline.serve.caveats import (
     bursty_sentence,
     caveat_sentences,
@@ -573,7 +573,11 @@ def criterion_words(name: str) -> str:
 
 
 def _no_cluster_saves(d: "ReportData") -> Any:
-    """What no cluster saves a month at renewal (the counterfactual's everything on the API), when it does."""
+    """What no cluster saves a month at renewal (the counterfactual's everything on the API), when no cluster is the
+    cheapest size there; None when a cluster of some size is cheaper than none."""
+    best = cheapest_size(d.counterfactual)
+    if best is not None and best["nodes"]:
+        return None
     later = scenario_row(d.counterfactual, "at_renewal", "all_api")
     change = later["versus_as_run_usd"] if later else None
     return -change if change is not None and change < 0 else None

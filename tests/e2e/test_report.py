@@ -100,7 +100,7 @@ def test_report_figures_are_the_marts_figures(small_ledger):
     # $3.78, $943.11 less; the reservation's last month is July: a renewal can start in August
     assert (
         "This month, running the cluster saves $2 against shutting it down (its hardware and reservations are paid "
-        "either way); when they end (from 2026-08), no cluster saves $943 a month."
+        "either way); at renewal (from 2026-08), no cluster saves $943 a month."
     ) in text
     assert "paid for" not in text
     # step 1: observed 330,000 tokens / 300 s = 1,100 tokens/s

@@ -75,7 +75,7 @@ def test_july_the_api_alone_was_cheapest(demo_db):
     assert "This month: cancel the on-demand capacity, $5,520 less" in words
     assert "This month, running the cluster without its on-demand hours saves $1,388 against shutting it down" in words
     assert (
-        "moving them would have saved $736 in 2026-07 (this month only: when the hardware's term ends, no cluster "
+        "moving them would have saved $736 in 2026-07 (this month only: when the commitments end, no cluster "
         "saves $15,105 a month)" in words
     )
     # to the cent (the saving takes V x tasks, the plan the review as logged: each rounded at 1e-12)

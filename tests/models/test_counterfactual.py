@@ -188,7 +188,7 @@ def test_an_owned_idle_cluster_is_sunk_this_month_and_not_at_renewal(ledger):
     # the server's write-off runs 36 months from January 2026: its last is December 2028
     assert (
         "This month the cluster costs nothing more to keep than to shut down (its hardware and reservations are paid "
-        "either way); when they end (from 2029-01), no cluster saves $1,000 a month."
+        "either way); at renewal (from 2029-01), no cluster saves $1,000 a month."
     ) in text
 
 
