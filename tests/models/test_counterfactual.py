@@ -200,8 +200,8 @@ def test_a_cluster_that_accepted_nothing_still_carries_the_review_of_what_it_rej
     all_api - as_run = -$1,300, and the verdict's saving says the same (it said -$1,000, leaving the review out)."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [reserved("r", "1000", "744")])
-    ledger.load("requests", [request("a1", "t1", "2026-07-01T11:00:00Z", **BIG)]
-                + [request(f"s{i}", f"u{i}", "2026-07-02T11:00:00Z", route="self_hosted", **BIG) for i in range(30)])  # fmt: skip
+    cluster = [request(f"s{i}", f"u{i}", "2026-07-02T11:00:00Z", route="self_hosted", **BIG) for i in range(30)]
+    ledger.load("requests", [request("a1", "t1", "2026-07-01T11:00:00Z", **BIG), *cluster])
     ledger.load("outcomes", [{"task_id": "t1", "accepted": "true", "decided_at": "2026-07-20", "review_minutes": "0"}]
                 + [{"task_id": f"u{i}", "accepted": "false", "decided_at": "2026-07-20", "review_minutes": "10"}
                    for i in range(30)])  # fmt: skip
