@@ -80,7 +80,7 @@ def render_all(charts: dict[str, alt.TopLevelMixin]) -> tuple[dict[str, str], st
         if hard != resource.RLIM_INFINITY
         else ""
     )
-    return {}, f"the charts were left out: the chart renderer ended with {how}{limit}"
+    return {}, f"The charts were left out: the chart renderer ended with {how}{limit}"
 
 
 def saving(rows: list[dict[str, Any]]) -> alt.Chart:

@@ -647,6 +647,6 @@ def test_an_address_space_limit_leaves_the_charts_out_and_the_report_whole(demo_
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     html = out.read_text()
-    assert "the charts were left out: the chart renderer ended with signal SIGTRAP; its engine reserves more " \
+    assert "The charts were left out: the chart renderer ended with signal SIGTRAP; its engine reserves more " \
         "address space than the 6 GiB this process may use (ulimit -v)" in html  # fmt: skip
     assert "<svg" not in html and "Break-even, three questions" in html
