@@ -293,7 +293,11 @@ def _owned_and_on_demand(ledger, nodes_given: bool, **settings) -> dict:
         "p95_latency_ms": "1000",
     }
     ledger.load("load-tests", [{**point, "nodes": "1"} if nodes_given else point])
-    ledger.load("requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", **BIG)])
+    # 330,000 tokens over 10 minutes: 550 tokens/s in each of two 5-minute windows, on the one node in service on
+    # 2 July: within the sweep's 1,000 a node (production does not contradict it)
+    ledger.load(
+        "requests", [request("s1", "t1", "2026-07-02T10:00:00Z", route="self_hosted", latency_ms=600_000, **BIG)]
+    )
     ledger.build(*READS, **settings)
     return ledger.one("SELECT * FROM marts.monthly_utilisation WHERE month = '2026-07-01'")
 

@@ -45,12 +45,8 @@ def _usage(token_type: str, quantity: int) -> dict:
     }
 
 
-def _billed_twice(ledger, quantities: bool, export: bool) -> dict:
-    """July. API: 2 Moonshot tasks, one accepted attempt each ($1.35): $2.70 metered, 600,000 miss + 60,000 output
-    tokens logged. Moonshot bills twice the logged tokens at its list prices: 1,200,000 x $3.00 / 1e6 = $3.60 of
-    input and 120,000 x $15.00 / 1e6 = $1.80 of output, $5.40 (its lines state the quantities when ``quantities``; a
-    usage export counting twice the logged tokens and requests when ``export``). Self-hosted: 3 accepted tasks
-    ($1.35 each at the reference price); on-demand $6 (F). No review."""
+def _july(ledger) -> None:
+    """July's work: 2 accepted Moonshot tasks on the API, 3 on the cluster (on-demand $6), at Moonshot's prices."""
     ledger.load("prices", [PRICE_MOONSHOT])
     ledger.load("cluster-charges", [charge("od", "on_demand", "6")])
     ledger.load(
@@ -59,6 +55,15 @@ def _billed_twice(ledger, quantities: bool, export: bool) -> dict:
         + [request(f"s{i}", f"sh{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in (1, 2, 3)],
     )
     ledger.load("outcomes", accepted("t1", "t2", "sh1", "sh2", "sh3"))
+
+
+def _billed_twice(ledger, quantities: bool, export: bool) -> dict:
+    """July. API: 2 Moonshot tasks, one accepted attempt each ($1.35): $2.70 metered, 600,000 miss + 60,000 output
+    tokens logged. Moonshot bills twice the logged tokens at its list prices: 1,200,000 x $3.00 / 1e6 = $3.60 of
+    input and 120,000 x $15.00 / 1e6 = $1.80 of output, $5.40 (its lines state the quantities when ``quantities``; a
+    usage export counting twice the logged tokens and requests when ``export``). Self-hosted: 3 accepted tasks
+    ($1.35 each at the reference price); on-demand $6 (F). No review."""
+    _july(ledger)
     if quantities:
         lines = [_line("1", "input_cache_miss", "3.60", 1_200_000, "3.00"), _line("2", "output", "1.80", 120_000, "15")]
     else:
@@ -159,14 +164,7 @@ def test_an_invoice_of_one_untyped_total_never_makes_the_api_free(ledger):
     """July, as ``_billed_twice`` but the invoice is one line of type 'other', $5.40, the total typed in by hand: it
     states no usage, so it cannot tell fees from tokens. U was $0 usage / $2.70 metered = 0, an API at $0.0000 a task
     and "self-hosting never breaks even"; U is 1 (caveat invoice_untyped)."""
-    ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("od", "on_demand", "6")])
-    ledger.load(
-        "requests",
-        [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in (1, 2)]
-        + [request(f"s{i}", f"sh{i}", "2026-07-02T10:00:00Z", route="self_hosted", **BIG) for i in (1, 2, 3)],
-    )
-    ledger.load("outcomes", accepted("t1", "t2", "sh1", "sh2", "sh3"))
+    _july(ledger)
     ledger.load("invoices", [_line("1", "other", "5.40")])
     ledger.build(*READS, "+marts.monthly_reconciliation", min_tasks_for_factor=1)
     be = month(ledger)
