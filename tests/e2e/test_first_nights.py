@@ -261,3 +261,18 @@ def test_incremental_models_rebuilt_for_a_model_they_read_name_what_changed_firs
         "2 of 2 incremental models rebuilt in full: they read staging.stg_ledger__prices (the rows it reads whole "
         "changed)"
     )
+
+
+def test_rows_delivered_again_are_counted_once_and_not_as_quarantined(tmp_path):
+    # the second file repeats the first's two requests (an overlapping export) and adds one: 3 rows in, 1 loaded,
+    # 2 identical to rows already loaded, none quarantined for a fault
+    root = tmp_path / "landing"
+    first = [request("r1", "t1", "2026-10-05T10:00:00Z"), request("r2", "t2", "2026-10-05T11:00:00Z")]
+    write_csv(root / "requests" / "a.csv", first)
+    db = tmp_path / "l.duckdb"
+    assert cli("nightly", root, "--db", db).exit_code == 0
+    write_csv(root / "requests" / "b.csv", [*first, request("r3", "t3", "2026-10-05T12:00:00Z")])
+    res = cli("nightly", root, "--db", db)
+    said = _said(res)
+    assert "rows: 3 in = 1 loaded + 2 identical to rows already loaded (counted once) + 0 quarantined" in said
+    assert said.endswith("no rows quarantined in this run")
