@@ -167,7 +167,7 @@ def _moves(
         return None
     said = (
         f"This month, moving {count(-row['tasks_moved_to_api'])} accepted API tasks into the cluster's spare "
-        f"capacity saves {usd(-change, 0)} (the workloads that fit at the busiest hour)"
+        f"capacity saves {usd(-change, 0)} (the workloads that fit in every hour they have work)"
     )
     if later is not None and later["versus_as_run_usd"] is not None:
         keep, clause = _renewal(rows, later)

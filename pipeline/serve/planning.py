@@ -334,8 +334,8 @@ CACHE_HEAVY = Decimal("0.25")
 
 
 def moves_sentence(moves: list[WorkloadMove], no_cluster_saves: Decimal | None = None) -> str | None:
-    """Which API traffic to move first, in words: the workloads that fit the cluster's spare capacity at its busiest
-    hour and the month's saving from moving them, or why none does; the cache-heavy work named as moving last.
+    """Which API traffic to move first, in words: the workloads that fit the committed nodes' spare capacity in every
+    hour they have work and the month's saving from moving them, or why none does; the cache-heavy work named as moving last.
     ``no_cluster_saves``: what no cluster saves a month at renewal, said beside a move's saving (a move is a
     this-month answer)."""
     if not moves:
@@ -354,7 +354,7 @@ def moves_sentence(moves: list[WorkloadMove], no_cluster_saves: Decimal | None =
         said = f"All {len(fitted)} API workloads that would save money fit"
     else:
         said = _listed([workload_name(r) for r in fitted]) + (" fits" if len(fitted) == 1 else " fit")
-    said += " the cluster's spare capacity at its busiest hour"
+    said += " the committed nodes' spare capacity in every hour they have work"
     said += f": moving {'it' if len(fitted) == 1 else 'them'} would have saved "
     said += f"{usd(fitted[-1].cumulative_saving_usd, 0)} in {month}"
     if no_cluster_saves is not None:

@@ -1,17 +1,29 @@
--- grain: one row per cluster x clock hour (with self-hosted requests started in it)
+-- grain: one row per cluster x clock hour (with self-hosted requests started in it, or API requests in a month the cluster served requests)
 -- materialized: table
 -- unique_key: cluster_id, hour
--- description: Each cluster's hours of demand and the nodes it had then: the tokens of every attempt started in the hour (int_demand_hourly), and the node-hours provisioned within the hour, committed (owned hardware in service, committed charges: reserved, FOCUS committed) and on demand (every other charge that buys node-hours), each source at an even rate over its period as in int_cluster_nodes_monthly: a node there all hour is 1, for half of it 0.5. What the busiest hour had in service (int_cluster_peak_nodes_monthly) and what the on-demand hours enabled (marts.monthly_counterfactual) are read from here.
+-- description: Each cluster's hours of demand, and the hours of a month it served in which the API was asked for work (its tokens 0 there), and the nodes it had then: the tokens of every attempt started in the hour on the cluster (int_demand_hourly), and the node-hours provisioned within the hour, committed (owned hardware in service, committed charges: reserved, FOCUS committed) and on demand (every other charge that buys node-hours), each source at an even rate over its period as in int_cluster_nodes_monthly: a node there all hour is 1, for half of it 0.5. What the busiest hour had in service (int_cluster_peak_nodes_monthly) and what the on-demand hours enabled (marts.monthly_counterfactual) and the spare capacity API work moved onto the cluster would find in each hour (marts.monthly_workload_moves) are read from here.
 -- column cluster_id VARCHAR: The cluster.
 -- column hour TIMESTAMP: The clock hour's start (UTC).
 -- column month DATE: First day of the hour's month (UTC).
 -- column tokens HUGEINT: Tokens of every attempt started in the hour on the cluster (input including cache hits and writes, output, reasoning).
 -- column committed_nodes DECIMAL(38,6): Node-hours within the hour from owned hardware in service and committed charges.
 -- column on_demand_nodes DECIMAL(38,6): Node-hours within the hour from every other charge that buys node-hours.
-WITH hours AS (
+WITH own_hours AS (
     SELECT cluster_id, hour, month, sum(tokens) AS tokens
     FROM intermediate.int_demand_hourly
     WHERE route = 'self_hosted' AND cluster_id IS NOT NULL
+    GROUP BY cluster_id, hour, month
+),
+-- the hours the API was asked for work in a month the cluster served: the hours API work moved onto it would run in
+api_hours AS (
+    SELECT DISTINCT c.cluster_id, a.hour, a.month, CAST(0 AS HUGEINT) AS tokens
+    FROM intermediate.int_demand_hourly AS a
+    JOIN (SELECT DISTINCT cluster_id, month FROM own_hours) AS c USING (month)
+    WHERE a.route = 'api'
+),
+hours AS (
+    SELECT cluster_id, hour, month, sum(tokens) AS tokens
+    FROM (SELECT * FROM own_hours UNION ALL SELECT * FROM api_hours) AS u
     GROUP BY cluster_id, hour, month
 ),
 charged AS (

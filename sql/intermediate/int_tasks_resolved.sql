@@ -2,11 +2,11 @@
 -- materialized: table
 -- published: no
 -- incremental: keys
--- input requests_of_tasks: intermediate.int_requests_priced (task_id, request_id, attempt, started_at, route, month, latency_ms, status, accepted, metered_cost_usd, api_equivalent_cost_usd, team, workload, cluster_id)
+-- input requests_of_tasks: intermediate.int_requests_priced (task_id, request_id, attempt, started_at, route, month, latency_ms, status, accepted, metered_cost_usd, api_equivalent_cost_usd, team, workload, cluster_id, cache_hit_input_tokens, cache_miss_input_tokens, cache_write_5m_input_tokens, cache_write_1h_input_tokens, output_tokens, reasoning_tokens)
 -- input outcomes_of_tasks: staging.stg_ledger__outcomes
 -- unique_key: task_id
 -- compression: task_id zstd, accepted_request_id zstd
--- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Every task carries the team and workload of its last attempt ('(none)' when not logged: where its workload's accepted tasks are counted). A task with one attempt also carries that attempt's day (UTC) and team (single_day, single_team: where int_team_usage_daily counts it, without joining every request with its task); an accepted task carries its accepted attempt's day and cluster (accepted_day, accepted_cluster_id: where int_cluster_requests_daily counts its request time, likewise). Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
+-- description: Each task's final outcome, and what its accepted attempt alone costs at the API (accepted_attempt_api_cost_usd: the API comparator's like-for-like basis). The final decision is the latest outcomes row; its accepted attempt is its request_id, else the task's last 'ok' attempt. Without an outcomes row the request log's accepted column decides (the last attempt judged accepted). An accepted attempt slower than its route's SLO is a latency violation and does not count as accepted. The task belongs to the month and route of its accepted attempt, else of its last attempt. Every task carries the team and workload of its last attempt ('(none)' when not logged: where its workload's accepted tasks are counted). A task with one attempt also carries that attempt's day (UTC) and team (single_day, single_team: where int_team_usage_daily counts it, without joining every request with its task); an accepted task carries its accepted attempt's day and cluster (accepted_day, accepted_cluster_id: where int_cluster_requests_daily counts its request time, likewise), and its start and tokens (accepted_at, accepted_tokens: the work a task moved between routes brings, in its own hour). Incremental: only the tasks with new attempts or new decisions are recomputed (from all their attempts).
 -- settings: review_rate_per_hour_usd, slo_ms_api, slo_ms_self_hosted
 -- column task_id VARCHAR: The task.
 -- column attempts BIGINT: Its attempts (requests) in the request log.
@@ -29,6 +29,8 @@
 -- column workload VARCHAR: Its last attempt's workload; '(none)' when not logged.
 -- column accepted_day DATE: The accepted attempt's day (UTC), for an accepted task.
 -- column accepted_cluster_id VARCHAR: The cluster the accepted attempt ran on, for an accepted task on the cluster.
+-- column accepted_at TIMESTAMP: When the accepted attempt started, for an accepted task.
+-- column accepted_tokens BIGINT: The accepted attempt's tokens (input including cache hits and writes, output, reasoning), for an accepted task.
 WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 -- per task: the latest attempt, the latest 'ok' one and the latest judged accepted one, with what is needed of them
 -- ("latest" = started_at, then attempt, then request_id: the same order everywhere). Most tasks have one attempt,
@@ -36,6 +38,13 @@ WITH settings AS (SELECT * FROM staging.stg_ledger__settings),
 retried AS (
     -- the tasks with more than one attempt (a few percent): a small table the single-attempt rows are told from
     SELECT task_id FROM scoped.requests_of_tasks GROUP BY task_id HAVING count(*) > 1
+),
+attempts AS (
+    SELECT
+        *,
+        cache_hit_input_tokens + cache_miss_input_tokens + cache_write_5m_input_tokens + cache_write_1h_input_tokens
+        + output_tokens + reasoning_tokens AS tokens
+    FROM scoped.requests_of_tasks
 ),
 single AS (
     SELECT
@@ -50,12 +59,12 @@ single AS (
         CASE WHEN r.status = 'ok'
             THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
                         api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd), cluster_id := r.cluster_id,
-                        started_at := r.started_at) END AS last_ok,
+                        started_at := r.started_at, tokens := r.tokens) END AS last_ok,
         CASE WHEN r.accepted
             THEN struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
                         api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd), cluster_id := r.cluster_id,
-                        started_at := r.started_at) END AS log_accepted
-    FROM scoped.requests_of_tasks AS r
+                        started_at := r.started_at, tokens := r.tokens) END AS log_accepted
+    FROM attempts AS r
     ANTI JOIN retried AS c ON c.task_id = r.task_id
 ),
 multi AS (
@@ -70,15 +79,15 @@ multi AS (
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id)) AS last_attempt,
         arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
                         api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd), cluster_id := r.cluster_id,
-                        started_at := r.started_at),
+                        started_at := r.started_at, tokens := r.tokens),
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id))
             FILTER (WHERE r.status = 'ok') AS last_ok,
         arg_max(struct_pack(request_id := r.request_id, route := r.route, month := r.month, latency_ms := r.latency_ms,
                         api_cost := coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd), cluster_id := r.cluster_id,
-                        started_at := r.started_at),
+                        started_at := r.started_at, tokens := r.tokens),
                 struct_pack(s := r.started_at, a := coalesce(r.attempt, -2147483648), r := r.request_id))
             FILTER (WHERE r.accepted) AS log_accepted
-    FROM scoped.requests_of_tasks AS r
+    FROM attempts AS r
     SEMI JOIN retried AS c ON c.task_id = r.task_id
     GROUP BY r.task_id
 ),
@@ -97,8 +106,8 @@ review AS (
 -- the attempt a decision names (request_id), looked up only for decisions that name one
 named AS (
     SELECT r.task_id, r.request_id, r.route, r.month, r.latency_ms,
-        coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd) AS api_cost, r.cluster_id, r.started_at
-    FROM scoped.requests_of_tasks AS r
+        coalesce(r.metered_cost_usd, r.api_equivalent_cost_usd) AS api_cost, r.cluster_id, r.started_at, r.tokens
+    FROM attempts AS r
     SEMI JOIN final_decision AS fd ON fd.task_id = r.task_id AND fd.request_id = r.request_id
 ),
 decided AS (
@@ -124,7 +133,8 @@ decided AS (
             WHEN fd.request_id IS NULL THEN p.last_ok
             WHEN n.request_id IS NOT NULL
                 THEN struct_pack(request_id := n.request_id, route := n.route, month := n.month, latency_ms := n.latency_ms,
-                                 api_cost := n.api_cost, cluster_id := n.cluster_id, started_at := n.started_at)
+                                 api_cost := n.api_cost, cluster_id := n.cluster_id, started_at := n.started_at,
+                                 tokens := n.tokens)
         END AS acc,
         coalesce(rv.review_minutes, 0) AS review_minutes
     FROM picked AS p
@@ -142,6 +152,8 @@ judged AS (
         d.acc.api_cost AS acc_api_cost,
         d.acc.cluster_id AS acc_cluster_id,
         CAST(d.acc.started_at AS DATE) AS acc_day,
+        d.acc.started_at AS acc_started_at,
+        d.acc.tokens AS acc_tokens,
         d.last_attempt.route AS last_route,
         d.last_attempt.month AS last_month,
         coalesce(d.last_attempt.team, '(none)') AS task_team,
@@ -184,5 +196,7 @@ SELECT
     task_workload AS workload,
     -- the accepted attempt's day (UTC) and cluster, for accepted tasks only
     CASE WHEN is_accepted THEN acc_day END AS accepted_day,
-    CASE WHEN is_accepted THEN acc_cluster_id END AS accepted_cluster_id
+    CASE WHEN is_accepted THEN acc_cluster_id END AS accepted_cluster_id,
+    CASE WHEN is_accepted THEN acc_started_at END AS accepted_at,
+    CAST(CASE WHEN is_accepted THEN acc_tokens END AS BIGINT) AS accepted_tokens
 FROM settled

@@ -51,7 +51,7 @@ def test_shutting_down_is_weighed_against_the_cluster_without_its_idle_on_demand
     # said in the same sentence
     assert said[2] == (
         "This month, moving 12 accepted API tasks into the cluster's spare capacity saves $30 (the workloads that fit "
-        "at the busiest hour); when the commitments end, no cluster saves $500 a month."
+        "in every hour they have work); when the commitments end, no cluster saves $500 a month."
     )
 
 
@@ -119,7 +119,7 @@ def test_the_renewal_reads_the_cheapest_size_not_everything_on_the_api():
     moved = rows + [row("this_month", "moves", "-30", tasks_moved_to_api=Decimal(-12))]
     said = actions(moved, current_nodes=1)
     assert said[1] == ("This month, moving 12 accepted API tasks into the cluster's spare capacity saves $30 (the "
-                       "workloads that fit at the busiest hour).")  # fmt: skip
+                       "workloads that fit in every hour they have work).")  # fmt: skip
 
 
 def test_a_month_without_a_cluster_is_not_told_to_keep_one():
