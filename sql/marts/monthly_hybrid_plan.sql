@@ -1,7 +1,7 @@
 -- grain: one row per month x scenario x nodes
 -- materialized: table
 -- unique_key: month, scenario, nodes
--- description: How big a cluster for the work the cluster did this month, at renewal (every node's cost can change): the counterfactual month's 'nodes_n' scenario (marts.monthly_counterfactual reads its plan rows). Plan rows (scenario 'plan') for n = 0 up to the nodes the cluster's busiest hour could use (plus a spare, and at least today's count): n nodes at the month's capacity per node serve each hour's tokens on the cluster (every attempt, by its start hour, as the peak counts them) up to (n - the planning.spare_nodes setting) x capacity x 3,600; the cluster's accepted tasks the tokens above it carried (at its tokens per accepted task) go to the API at the break-even's own price C (the API's price of the accepted attempt x the API's attempts per accepted task W x the invoice uplift U), with the API's review per task in place of the cluster's. The cluster's failed attempts are never priced on the API, and the API route's own work keeps its run-rate and review at every n; so n = 0 is the counterfactual's everything-on-the-API month. Nodes are priced by what they are, the cheapest first (one capacity per node for the month, so the cheapest per token of capacity): owned nodes at their hardware amortisation, reserved nodes at their committed charges, each kind's nodes its cost / its nodes (node-hours / hours in the month, rounded up); beyond them, a node at planning.node_month_usd when set, else at the month's on-demand price per node-hour x the hours in the month (a node added for the peak is paid all month: a 13-minute cold start rules out following demand), else at the committed nodes' cost per node; a committed kind dearer than such a node is never kept. Cluster charges that buy no node-hours (storage, network) and operating costs are paid while any node runs. Which API workloads would fill spare nodes is marts.monthly_workload_moves. One more row per month (scenario 'today') is the month as it was: today's nodes, the cluster's actual committed and on-demand cost, the operating cost, the API route's run-rate and review; its total is F + the API run-rate + review (actual_total_usd), the counterfactual's as_run. Months without a capacity per node or a node price have the all-API plan row (n = 0) only. `costledger plan` runs this same SQL with a what-if node price (then every node at that price) or capacity.
+-- description: How big a cluster for the work the cluster did this month, at renewal (every node's cost can change): the counterfactual month's 'nodes_n' scenario (marts.monthly_counterfactual reads its plan rows). Plan rows (scenario 'plan') for n = 0 up to the nodes the cluster's busiest hour could use (plus a spare, and at least today's count): n nodes at the month's capacity per node serve each hour's tokens on the cluster (every attempt, by its start hour, as the peak counts them) up to (n - the planning.spare_nodes setting) x capacity x 3,600; the cluster's accepted tasks the tokens above it carried (at its tokens per accepted task) go to the API at the break-even's own price C (the API's price of the accepted attempt x the API's attempts per accepted task W x the invoice uplift U), with the API's review per task in place of the cluster's. The cluster's failed attempts are never priced on the API, and the API route's own work keeps its run-rate and review at every n; so n = 0 is the counterfactual's everything-on-the-API month. Nodes are priced by what they are, the cheapest first (one capacity per node for the month, so the cheapest per token of capacity): owned nodes at their hardware amortisation, reserved nodes at the price in force at the month's end (the committed charges that ran latest into the month: their cost per node-hour x the hours in the month, so a reservation repriced or renewed inside the month counts at its new rate), owned nodes at their cost / their nodes, each kind's nodes its node-hours / hours in the month, rounded up; beyond them, a node at planning.node_month_usd when set, else at the month's on-demand price per node-hour x the hours in the month (a node added for the peak is paid all month: a 13-minute cold start rules out following demand), else at the committed nodes' cost per node; a committed kind dearer than such a node is never kept. Cluster charges that buy no node-hours (storage, network) and operating costs are paid while any node runs. Which API workloads would fill spare nodes is marts.monthly_workload_moves. One more row per month (scenario 'today') is the month as it was: today's nodes, the cluster's actual committed and on-demand cost, the operating cost, the API route's run-rate and review; its total is F + the API run-rate + review (actual_total_usd), the counterfactual's as_run. Months without a capacity per node or a node price have the all-API plan row (n = 0) only. `costledger plan` runs this same SQL with a what-if node price (then every node at that price) or capacity.
 -- settings: planning_node_month_usd, planning_spare_nodes
 -- column month DATE: First day of the month (UTC).
 -- column scenario VARCHAR: 'plan' (a cluster size costed) or 'today' (the month as it was).
@@ -30,7 +30,7 @@
 -- column peak_tokens_per_second DECIMAL(38,3): The cluster's busiest hour's tokens / 3,600.
 -- column api_invoice_uplift DECIMAL(38,12): U, the reference provider's price beyond list, inside C (see marts.monthly_break_even; 1 when the month has none).
 -- column owned_nodes BIGINT: Of the n nodes, owned ones, each at its hardware amortisation.
--- column reserved_nodes BIGINT: Of the n nodes, reserved ones (committed charges: reserved, FOCUS committed), each at their charges / their nodes.
+-- column reserved_nodes BIGINT: Of the n nodes, reserved ones (committed charges: reserved, FOCUS committed), each at the price in force at the month's end for a whole month.
 -- column api_run_rate_usd DECIMAL(38,12): The API route's run-rate (its own work, the same at every n).
 -- column tasks_moved_to_api DECIMAL(38,12): The cluster's accepted tasks sent to the API: its accepted tasks x the tokens above the n nodes' capacity / its tokens (a fraction where an hour's overflow is part of a task).
 -- column api_cost_usd DECIMAL(38,12): api_run_rate_usd + api_overflow_cost_usd: what the API is paid at this size.
@@ -83,6 +83,28 @@ kinds_hours AS (
     FROM intermediate.int_cluster_nodes_monthly
     GROUP BY month
 ),
+reserved_lines AS (
+    -- the committed charges that buy node-hours (reservations; owned hardware is not a charge) of each month, the
+    -- ones that ran to its end (or nearest it) first
+    SELECT
+        sp.month,
+        sp.hours_in_month,
+        c.amount_usd,
+        c.node_hours,
+        rank() OVER (PARTITION BY sp.month ORDER BY least(c.charge_end, sp.month_end) DESC) AS recency
+    FROM intermediate.int_months_spined AS sp
+    JOIN intermediate.int_cluster_charge_lines AS c
+        ON c.cost_class = 'committed' AND c.node_hours > 0 AND c.charge_start < sp.month_end
+        AND c.charge_end > sp.month_start
+),
+reserved_rates AS (
+    -- at renewal a reserved node costs the price in force at the month's end: the latest charges' price per
+    -- node-hour x the hours in the month (a reservation repriced or renewed inside the month at its new rate)
+    SELECT month, money_count_share(sum(amount_usd), max(hours_in_month), sum(node_hours)) AS reserved_node_usd
+    FROM reserved_lines
+    WHERE recency = 1
+    GROUP BY month
+),
 counted AS (
     -- each committed kind's whole nodes (node-hours / hours in the month, rounded up); none under a what-if price
     SELECT
@@ -99,7 +121,8 @@ counted AS (
         w.capacity_tps AS what_if_capacity,
         s.node_month_usd AS setting_node_usd,
         s.spare_nodes,
-        rn.renewal_from
+        rn.renewal_from,
+        rr.reserved_node_usd AS latest_reserved_node_usd
     FROM marts.monthly_break_even AS b
     JOIN intermediate.int_months_spined AS sp ON b.month = sp.month
     CROSS JOIN what_if AS w
@@ -107,6 +130,15 @@ counted AS (
     LEFT JOIN kinds_hours AS k ON b.month = k.month
     LEFT JOIN kinds_cost AS c ON b.month = c.month
     LEFT JOIN intermediate.int_cluster_renewals_monthly AS rn ON b.month = rn.month
+    LEFT JOIN reserved_rates AS rr ON b.month = rr.month
+),
+reserved_priced AS (
+    SELECT
+        *,
+        CASE WHEN reserved_nodes_billed > 0
+            THEN coalesce(latest_reserved_node_usd, money_div(reserved_usd, reserved_nodes_billed)) END
+            AS reserved_node_usd
+    FROM counted
 ),
 priced_kinds AS (
     SELECT
@@ -115,12 +147,11 @@ priced_kinds AS (
         CASE WHEN what_if_node_usd IS NULL THEN reserved_nodes_billed ELSE 0 END AS reserved_count,
         CASE WHEN owned_nodes_billed + reserved_nodes_billed > 0
             THEN money_div(CASE WHEN owned_nodes_billed > 0 THEN owned_usd ELSE 0 END
-                + CASE WHEN reserved_nodes_billed > 0 THEN reserved_usd ELSE 0 END,
+                + CASE WHEN reserved_nodes_billed > 0 THEN money_mul(reserved_node_usd, reserved_nodes_billed) ELSE 0 END,
                 owned_nodes_billed + reserved_nodes_billed)
         END AS committed_node_month_usd,
-        CASE WHEN owned_nodes_billed > 0 THEN money_div(owned_usd, owned_nodes_billed) END AS owned_node_usd,
-        CASE WHEN reserved_nodes_billed > 0 THEN money_div(reserved_usd, reserved_nodes_billed) END AS reserved_node_usd
-    FROM counted
+        CASE WHEN owned_nodes_billed > 0 THEN money_div(owned_usd, owned_nodes_billed) END AS owned_node_usd
+    FROM reserved_priced
 ),
 months AS (
     SELECT
@@ -271,7 +302,7 @@ costed AS (
     SELECT
         *,
         CAST(coalesce(money_count_share(owned_usd, plan_owned, owned_count), 0)
-            + coalesce(money_count_share(reserved_usd, plan_reserved, reserved_count), 0)
+            + coalesce(money_mul(reserved_node_usd, plan_reserved), 0)
             + coalesce(money_mul(node_month_usd, plan_added), 0)
             + CASE WHEN nodes > 0 THEN unnoded_usd ELSE 0 END AS DECIMAL(38, 12)) AS cluster_cost_usd,
         CASE WHEN nodes > 0 THEN operating_usd ELSE CAST(0 AS DECIMAL(38, 12)) END AS plan_operating_usd

@@ -339,3 +339,30 @@ def test_a_cluster_without_its_bills_has_no_size_and_no_decision(ledger):
     assert "Keep the cluster" not in words
     report = " ".join(cli("report", "--format", "text", "--month", "2026-07", "--db", published).output.split())
     assert "Load the cluster's bills before deciding whether to keep it" in report and "Keep the cluster" not in report
+
+
+@pytest.mark.slow
+def test_a_reservation_repriced_inside_the_month_is_planned_at_its_new_rate(ledger):
+    """July (744 hours): one reserved node, billed $36 for 1-16 July (360 hours, $0.10 an hour), then repriced to
+    $7.68 for 16 July - 1 August (384 hours, $0.02 an hour): $43.68 for the month. At renewal a node costs what it
+    costs from now on: $0.02 x 744 = $14.88, not the month's blend of $43.68. The cluster's 20 accepted tasks (BIG,
+    330,000 tokens, each in its own hour on 2 July; a sweep of 100 tokens/s holds 360,000 an hour) cost $1.35 each on
+    the API: $27. The API's own task: $1.35.
+    n = 0: $1.35 + 20 x $1.35 = $28.35. n = 1: $14.88 + $1.35 = $16.23, the cheapest (at the blend it would be
+    $43.68 + $1.35 = $45.03, and no cluster would look cheapest)."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load(
+        "cluster-charges",
+        [charge("r1", "reserved", "36", end="2026-07-16"), charge("r2", "reserved", "7.68", start="2026-07-16")],
+    )
+    ledger.load("load-tests", [sweep("100")])
+    reqs = [cluster(f"k{i}", f"k{i}", f"2026-07-02T{i:02d}:00:00Z") for i in range(20)]
+    ledger.load("requests", api_task(ledger) + reqs)
+    ledger.load("outcomes", accepted("t-api", *[f"k{i}" for i in range(20)]))
+    ledger.build(*READS, min_tasks_for_factor=1)
+    rows = {r["nodes"]: r for r in plan(ledger)}
+    assert rows[0]["total_usd"] == Decimal("28.35")
+    assert (rows[1]["total_usd"], rows[1]["reserved_nodes"]) == (Decimal("16.23"), 1)
+    assert rows[1]["is_cheapest"] and not rows[0]["is_cheapest"]
+    # the month as it ran still pays what was billed: $43.68 + $1.35
+    assert today(ledger)["total_usd"] == Decimal("45.03")
