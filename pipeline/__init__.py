@@ -1,3 +1,3 @@
 """costledger: what moves rows (ingest, build, nightly, report) into the one DuckDB file."""
 
-__version__ = "0.36.0"
+__version__ = "0.37.0"

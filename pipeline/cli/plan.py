@@ -116,7 +116,22 @@ _PlanCapacityTps = Annotated[
 ]
 
 
-@app.command(rich_help_panel=toc.panel("plan"))
+#: `costledger plan --help`: each paragraph a line of its own, as the terminal wraps them
+PLAN_HELP = (
+    "How big a cluster for a month's demand: the month's cost at 0, 1, 2, ... nodes, the overflow on the API, beside "
+    "the month as it was (today: its nodes and its real spend).\n\n"
+    "Each hour's tokens on the cluster (every attempt, by its start hour) are served by n nodes up to their capacity "
+    "at the latency target; the cluster's accepted tasks the tokens above it carried go to the API at the API's price "
+    "of an accepted task (its accepted attempt x the API's attempts per accepted task x the invoice uplift, plus the "
+    "API's review): the cluster's failed attempts are never priced on the API, and the API's own work keeps its cost "
+    "at every size. Owned nodes are priced at their amortisation, reserved ones at the rate in force at the month's "
+    "end, nodes beyond them at the on-demand price for the whole month (or planning.node_month_usd). What-if values "
+    "change nothing in the ledger.\n\n"
+    "Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000"
+)
+
+
+@app.command(rich_help_panel=toc.panel("plan"), help=PLAN_HELP)
 def plan(
     month: _PlanMonth = None,
     node_month_usd: _PlanNodeMonthUsd = None,
@@ -125,16 +140,7 @@ def plan(
     settings: SettingsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """How big a cluster for a month's demand: the month's cost at 0, 1, 2, ... nodes, the overflow on the API, beside
-    the month as it was (today: its nodes and its real spend).
-
-    Each hour's demand (both routes, every attempt) is served by n nodes up to their capacity at the latency target;
-    the rest goes to the API, every attempt priced once at that hour's price per token. Committed nodes (owned,
-    reserved) are priced at their own cost, nodes beyond them at the on-demand price for the whole month (or
-    planning.node_month_usd). What-if values change nothing in the ledger.
-
-    Example: costledger plan --month 2026-10 --node-month-usd 40000 --capacity-tps 9000
-    """
+    """The month's cost at 0, 1, 2, ... nodes beside the month as it was (PLAN_HELP says it for --help)."""
     from pipeline.base.errors import CostledgerError
     from pipeline.serve.bridge import billed_sentences
     from pipeline.serve.planning import as_run_words, hybrid_plan, nodes_words, plan_rows, plan_sentences, size_marks

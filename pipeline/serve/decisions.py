@@ -28,13 +28,22 @@ def _on_demand(row: dict[str, Any]) -> str | None:
     change = row["versus_as_run_usd"]
     if change is None or change >= 0:
         return None
-    hours, idle = row["on_demand_node_hours"], row["on_demand_node_hours_enabling_nothing"]
-    enabled = (
-        f"none of its {count(hours)} on-demand node-hours enabled a task: the committed nodes could serve every hour"
-        if idle is not None and idle >= hours
-        else f"its {count(hours)} on-demand node-hours enabled {count(row['tasks_moved_to_api'])} accepted tasks, "
-        f"worth less on the API than the {usd(row['on_demand_cost_usd'], 0)} they cost"
-    )
+    hours, idle = row["on_demand_node_hours"], row["on_demand_node_hours_enabling_nothing"] or 0
+    if idle >= hours:
+        enabled = (
+            f"none of its {count(hours)} on-demand node-hours enabled a task: the committed nodes could serve every "
+            "hour"
+        )
+    else:
+        tasks = row["tasks_moved_to_api"]
+        work = "less than one accepted task's work" if tasks < 1 else f"{count(tasks)} accepted tasks"
+        worth = f"worth less on the API than the {usd(row['on_demand_cost_usd'], 0)} they cost"
+        enabled = (
+            f"of its {count(hours)} on-demand node-hours, {count(idle)} enabled nothing (the committed nodes could "
+            f"serve those hours) and the other {count(hours - idle)} enabled {work}, {worth}"
+            if idle
+            else f"its {count(hours)} on-demand node-hours enabled {work}, {worth}"
+        )
     return f"This month: cancel the on-demand capacity, {usd(-change, 0)} less ({enabled})."
 
 

@@ -222,8 +222,8 @@ def _single_size_sentence(first: PlanRow, month: str) -> str:
             "cluster would take, and what they would save, is the workload moves' question."
         )
     missing = (
-        "no capacity per node was measured (no load test, and no self-hosted tokens served within the latency "
-        "target in the request log)"
+        "no capacity per node was measured (no load-test point within the latency target, and no self-hosted "
+        "tokens served within it in the request log)"
         if first.capacity_per_node_tokens_per_second is None
         else "there is no price for a node (no cluster this month and no planning.node_month_usd setting)"
     )

@@ -84,26 +84,28 @@ kinds_hours AS (
     GROUP BY month
 ),
 reserved_lines AS (
-    -- the committed charges that buy node-hours (reservations; owned hardware is not a charge) of each month, the
-    -- ones that ran to its end (or nearest it) first
+    -- the committed charges that buy node-hours (reservations; owned hardware is not a charge) of each month, with
+    -- how far into it each ran
     SELECT
         sp.month,
         sp.hours_in_month,
         c.amount_usd,
         c.node_hours,
-        rank() OVER (PARTITION BY sp.month ORDER BY least(c.charge_end, sp.month_end) DESC) AS recency
+        least(c.charge_end, sp.month_end) AS ran_to
     FROM intermediate.int_months_spined AS sp
     JOIN intermediate.int_cluster_charge_lines AS c
         ON c.cost_class = 'committed' AND c.node_hours > 0 AND c.charge_start < sp.month_end
         AND c.charge_end > sp.month_start
 ),
 reserved_rates AS (
-    -- at renewal a reserved node costs the price in force at the month's end: the latest charges' price per
-    -- node-hour x the hours in the month (a reservation repriced or renewed inside the month at its new rate)
-    SELECT month, money_count_share(sum(amount_usd), max(hours_in_month), sum(node_hours)) AS reserved_node_usd
-    FROM reserved_lines
-    WHERE recency = 1
-    GROUP BY month
+    -- at renewal a reserved node costs the price in force at the month's end: the price per node-hour of the charges
+    -- that ran latest into it x the hours in the month (a reservation repriced or renewed inside the month at its
+    -- new rate)
+    SELECT l.month, money_count_share(sum(l.amount_usd), max(l.hours_in_month), sum(l.node_hours)) AS reserved_node_usd
+    FROM reserved_lines AS l
+    JOIN (SELECT month, max(ran_to) AS ran_to FROM reserved_lines GROUP BY month) AS latest
+        ON l.month = latest.month AND l.ran_to = latest.ran_to
+    GROUP BY l.month
 ),
 counted AS (
     -- each committed kind's whole nodes (node-hours / hours in the month, rounded up); none under a what-if price

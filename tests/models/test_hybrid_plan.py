@@ -302,7 +302,7 @@ def test_a_cluster_month_without_an_api_price_says_the_all_api_cost_is_unknown(l
     assert res.exit_code == 0, res.output
     words = " ".join(res.output.split())
     assert "What everything on the API would have cost in 2026-07 is unknown: the month has no API price" in words
-    assert "no load test, and no self-hosted tokens served within the latency target" in words
+    assert "no load-test point within the latency target, and no self-hosted tokens served within it" in words
     assert "would have cost n/a" not in words and "no self-hosted requests" not in words
 
 

@@ -177,3 +177,24 @@ def test_the_plan_rests_on_the_months_caveats_but_those_said_elsewhere_or_set_as
     # a what-if capacity sets the measured capacity's caveats aside, not the API's
     assert plan_caveats(month, meanings, capacity_given=True) == ["W is assumed.", "newer_caveat"]
     assert plan_caveats(None, meanings) == []
+
+
+def test_the_on_demand_hours_that_enabled_work_are_told_from_those_that_enabled_nothing():
+    # 30 on-demand node-hours, 25 of them in hours the committed nodes could serve: the other 5 enabled 0.4 of an
+    # accepted task's work, worth less on the API than the $90 all 30 cost; cancelling them saves $80
+    rows = month(cancel=None, shutdown="10", renewal="10") + [
+        row("this_month", "without_on_demand", "-80", on_demand_node_hours=Decimal(30),
+            on_demand_node_hours_enabling_nothing=Decimal(25), on_demand_cost_usd=Decimal(90),
+            tasks_moved_to_api=Decimal("0.4"))
+    ]  # fmt: skip
+    assert actions(rows)[0] == (
+        "This month: cancel the on-demand capacity, $80 less (of its 30 on-demand node-hours, 25 enabled nothing (the "
+        "committed nodes could serve those hours) and the other 5 enabled less than one accepted task's work, worth "
+        "less on the API than the $90 they cost)."
+    )
+    # all 30 enabled work: 25 accepted tasks
+    rows[-1] = {**rows[-1], "on_demand_node_hours_enabling_nothing": Decimal(0), "tasks_moved_to_api": Decimal(25)}
+    assert actions(rows)[0] == (
+        "This month: cancel the on-demand capacity, $80 less (its 30 on-demand node-hours enabled 25 accepted tasks, "
+        "worth less on the API than the $90 they cost)."
+    )
