@@ -335,9 +335,9 @@ CACHE_HEAVY = Decimal("0.25")
 
 def moves_sentence(moves: list[WorkloadMove], no_cluster_saves: Decimal | None = None) -> str | None:
     """Which API traffic to move first, in words: the workloads that fit the committed nodes' spare capacity in every
-    hour they have work and the month's saving from moving them, or why none does; the cache-heavy work named as moving last.
-    ``no_cluster_saves``: what no cluster saves a month at renewal, said beside a move's saving (a move is a
-    this-month answer)."""
+    hour they have work and the month's saving from moving them, or why none does; the cache-heavy work named as
+    moving last. ``no_cluster_saves``: what no cluster saves a month at renewal, said beside a move's saving (a move
+    is a this-month answer)."""
     if not moves:
         return None
     month = str(moves[0].month)[:7]

@@ -14,16 +14,24 @@ WITH own_hours AS (
     WHERE route = 'self_hosted' AND cluster_id IS NOT NULL
     GROUP BY cluster_id, hour, month
 ),
+served_months AS (
+    SELECT DISTINCT cluster_id, month FROM own_hours
+),
 -- the hours the API was asked for work in a month the cluster served: the hours API work moved onto it would run in
 api_hours AS (
     SELECT DISTINCT c.cluster_id, a.hour, a.month, CAST(0 AS HUGEINT) AS tokens
     FROM intermediate.int_demand_hourly AS a
-    JOIN (SELECT DISTINCT cluster_id, month FROM own_hours) AS c USING (month)
+    JOIN served_months AS c USING (month)
     WHERE a.route = 'api'
+),
+all_hours AS (
+    SELECT * FROM own_hours
+    UNION ALL
+    SELECT * FROM api_hours
 ),
 hours AS (
     SELECT cluster_id, hour, month, sum(tokens) AS tokens
-    FROM (SELECT * FROM own_hours UNION ALL SELECT * FROM api_hours) AS u
+    FROM all_hours
     GROUP BY cluster_id, hour, month
 ),
 charged AS (

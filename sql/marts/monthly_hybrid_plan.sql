@@ -97,14 +97,16 @@ reserved_lines AS (
         ON c.cost_class = 'committed' AND c.node_hours > 0 AND c.charge_start < sp.month_end
         AND c.charge_end > sp.month_start
 ),
+reserved_latest AS (
+    SELECT month, max(ran_to) AS ran_to FROM reserved_lines GROUP BY month
+),
 reserved_rates AS (
     -- at renewal a reserved node costs the price in force at the month's end: the price per node-hour of the charges
     -- that ran latest into it x the hours in the month (a reservation repriced or renewed inside the month at its
     -- new rate)
     SELECT l.month, money_count_share(sum(l.amount_usd), max(l.hours_in_month), sum(l.node_hours)) AS reserved_node_usd
     FROM reserved_lines AS l
-    JOIN (SELECT month, max(ran_to) AS ran_to FROM reserved_lines GROUP BY month) AS latest
-        ON l.month = latest.month AND l.ran_to = latest.ran_to
+    JOIN reserved_latest AS latest ON l.month = latest.month AND l.ran_to = latest.ran_to
     GROUP BY l.month
 ),
 counted AS (

@@ -1,7 +1,7 @@
 -- grain: one row per month x team x workload (with accepted tasks on the API)
 -- materialized: table
 -- unique_key: month, team, workload
--- description: Which API traffic to move to the cluster first. A workload is the request log's team and workload ('(none)' when not logged). For each workload on the API: its accepted tasks, tokens per accepted task (every attempt), cache-hit share, and what one accepted task costs there (its own attempts' metered cost, each provider's x that provider's invoice uplift U, its price beyond list, plus its review, per accepted task: its own retries and failures, its own waste); the saving per task if the cluster served it (that cost - V, the cluster's variable cost per accepted task). On the cluster a moved task occupies its accepted attempt's tokens x the cluster's own attempts per accepted task (the cluster's tokens of every attempt / those of its accepted attempts, for the workload when the cluster accepted at least min_tasks_for_factor of its tasks, else over all the cluster's work), in the hour its accepted attempt started: the API's failed and retried attempts never occupy the cluster, and a workload moves only onto a cluster that accepted work that month (with none accepted, its attempts per accepted task are unbounded). The saving per million of those cluster tokens orders the moves, highest first. Spare capacity is checked in every hour: each hour the committed nodes (owned hardware in service, reserved and other committed charges) serve their capacity per node x 3,600 tokens, less the cluster's own tokens of the hour (int_cluster_nodes_hourly, int_cluster_capacity_monthly, summed over clusters); a workload fits when, in every hour it has work, its tokens and those of the workloads ranked before it fit what is spare; the first that does not fit stops the filling (traffic moves in order). Cache-heavy work is cheap on the API and saves little per token: it moves last. Workloads that save nothing never move.
+-- description: Which API traffic to move to the cluster first. A workload is the request log's team and workload ('(none)' when not logged). For each workload on the API: its accepted tasks, tokens per accepted task (every attempt), cache-hit share, and what one accepted task costs there (its own attempts' metered cost, each provider's x that provider's invoice uplift U, its price beyond list, plus its review, per accepted task: its own retries and failures, its own waste); the saving per task if the cluster served it (that cost - V, the cluster's variable cost per accepted task: its review per accepted task of the same workload, or of all its work when it accepted fewer than min_tasks_for_factor of the workload's). On the cluster a moved task occupies its accepted attempt's tokens x the cluster's own attempts per accepted task (the cluster's tokens of every attempt / those of its accepted attempts, for the workload when the cluster accepted at least min_tasks_for_factor of its tasks, else over all the cluster's work), in the hour its accepted attempt started: the API's failed and retried attempts never occupy the cluster, and a workload moves only onto a cluster that accepted work that month (with none accepted, its attempts per accepted task are unbounded). The saving per million of those cluster tokens orders the moves, highest first. Spare capacity is checked in every hour: each hour the committed nodes (owned hardware in service, reserved and other committed charges) serve their capacity per node x 3,600 tokens, less the cluster's own tokens of the hour (int_cluster_nodes_hourly, int_cluster_capacity_monthly, summed over clusters); a workload fits when, in every hour it has work, its tokens and those of the workloads ranked before it fit what is spare; the first that does not fit stops the filling (traffic moves in order). Cache-heavy work is cheap on the API and saves little per token: it moves last. Workloads that save nothing never move.
 -- settings: min_tasks_for_factor
 -- column month DATE: First day of the month (UTC).
 -- column team VARCHAR: The team that sent the work ('(none)': not logged).
@@ -10,7 +10,7 @@
 -- column tokens_per_accepted_task DECIMAL(38,2): The workload's API tokens (input including cache hits and writes, output, reasoning; every attempt) per accepted task.
 -- column cache_hit_share DECIMAL(9,6): Cache-hit input tokens / all input tokens of the workload's API attempts.
 -- column api_cost_per_accepted_task_usd DECIMAL(38,12): (the metered cost of the workload's API attempts, each provider's x its invoice uplift U (its price beyond list, intermediate.int_api_uplift_monthly; 1 without an invoice), + its review cost) / its accepted tasks.
--- column self_hosted_variable_cost_per_accepted_task_usd DECIMAL(38,12): V, what an accepted task adds on the cluster (review), from marts.monthly_break_even.
+-- column self_hosted_variable_cost_per_accepted_task_usd DECIMAL(38,12): V for the workload, what one of its accepted tasks adds on the cluster (review): the cluster's review per accepted task of the workload when it accepted at least min_tasks_for_factor of them, else the route's V (marts.monthly_break_even).
 -- column saving_per_task_usd DECIMAL(38,12): api_cost_per_accepted_task_usd - V: what each task saves once the cluster serves it (its fixed cost is paid either way).
 -- column saving_per_million_tokens_usd DECIMAL(38,12): The saving per task / the cluster tokens a task would occupy (cluster_tokens_per_accepted_task) x 1,000,000: the order in which spare capacity is filled; NULL when the cluster's attempts per accepted task are unbounded.
 -- column saving_usd DECIMAL(38,12): saving_per_task_usd x accepted tasks: the month's saving had the workload run on the cluster.
@@ -27,6 +27,7 @@
 -- column cluster_attempts_basis VARCHAR: 'workload' (the cluster accepted at least min_tasks_for_factor of the workload's tasks), 'route' (fewer: all the cluster's work) or NULL (the cluster accepted nothing this month).
 -- column cluster_tokens_per_accepted_task DECIMAL(38,2): The workload's accepted attempts' tokens per accepted task x cluster_attempts_per_accepted_task: what one task would occupy on the cluster.
 -- column tightest_hour TIMESTAMP: The hour the workload and those ranked before it come closest to (or furthest past) the spare capacity, the earliest of ties; NULL for a workload not ranked or when the spare capacity is not known.
+-- column self_hosted_variable_cost_basis VARCHAR: 'workload' (the cluster's review of the workload's own tasks) or 'route' (the route's V); NULL when neither is known.
 WITH settings AS (SELECT min_tasks_for_factor FROM staging.stg_ledger__settings),
 uplift AS (
     -- each provider's invoice uplift U: its price beyond list (intermediate.int_api_uplift_monthly), never unlogged
@@ -70,11 +71,16 @@ cluster_accepted AS (
     WHERE route = 'self_hosted'
     GROUP BY month, team, workload
 ),
+cluster_route_all AS (
+    SELECT month, sum(tokens) AS tokens FROM cluster_all GROUP BY month
+),
+cluster_route_accepted AS (
+    SELECT month, sum(accepted_tokens) AS accepted_tokens FROM cluster_accepted GROUP BY month
+),
 cluster_route AS (
     SELECT a.month, a.tokens, coalesce(c.accepted_tokens, 0) AS accepted_tokens
-    FROM (SELECT month, sum(tokens) AS tokens FROM cluster_all GROUP BY month) AS a
-    LEFT JOIN (SELECT month, sum(accepted_tokens) AS accepted_tokens FROM cluster_accepted GROUP BY month) AS c
-        USING (month)
+    FROM cluster_route_all AS a
+    LEFT JOIN cluster_route_accepted AS c USING (month)
 ),
 workloads AS (
     SELECT
@@ -107,6 +113,17 @@ workloads AS (
     CROSS JOIN settings AS s
     WHERE t.route = 'api' AND t.accepted_tasks > 0
 ),
+-- the cluster's review per accepted task of each workload, where it accepted at least min_tasks_for_factor of them
+cluster_reviews AS (
+    SELECT
+        t.month,
+        t.team,
+        t.workload,
+        money_div(t.review_cost_usd, t.accepted_tasks) AS review_per_task
+    FROM intermediate.int_workload_tasks_monthly AS t
+    CROSS JOIN settings AS s
+    WHERE t.route = 'self_hosted' AND t.accepted_tasks > 0 AND t.accepted_tasks >= s.min_tasks_for_factor
+),
 costed AS (
     SELECT
         w.month,
@@ -119,7 +136,12 @@ costed AS (
         END AS cache_hit_share,
         CAST(money_div(w.invoiced_cost_usd + w.review_cost_usd, w.accepted_tasks)
             AS DECIMAL(38, 12)) AS api_cost_per_accepted_task_usd,
-        b.self_hosted_variable_cost_per_accepted_task_usd,
+        coalesce(v.review_per_task, b.self_hosted_variable_cost_per_accepted_task_usd)
+            AS self_hosted_variable_cost_per_accepted_task_usd,
+        CASE
+            WHEN v.review_per_task IS NOT NULL THEN 'workload'
+            WHEN b.self_hosted_variable_cost_per_accepted_task_usd IS NOT NULL THEN 'route'
+        END AS self_hosted_variable_cost_basis,
         w.unpriced_requests,
         w.review_cost_usd,
         w.cluster_factor,
@@ -128,6 +150,7 @@ costed AS (
         money_mul(w.accepted_tokens, w.cluster_factor) AS cluster_tokens
     FROM workloads AS w
     LEFT JOIN marts.monthly_break_even AS b ON w.month = b.month
+    LEFT JOIN cluster_reviews AS v ON w.month = v.month AND w.team = v.team AND w.workload = v.workload
 ),
 saved AS (
     SELECT
@@ -309,6 +332,7 @@ SELECT
     cluster_factor_basis AS cluster_attempts_basis,
     CASE WHEN accepted_tasks > 0 AND cluster_tokens IS NOT NULL
         THEN CAST(money_div(cluster_tokens, accepted_tasks) AS DECIMAL(38, 2)) END AS cluster_tokens_per_accepted_task,
-    CASE WHEN capacity_known AND move_rank IS NOT NULL THEN tightest_hour END AS tightest_hour
+    CASE WHEN capacity_known AND move_rank IS NOT NULL THEN tightest_hour END AS tightest_hour,
+    self_hosted_variable_cost_basis
 FROM judged
 ORDER BY month ASC, move_rank ASC NULLS LAST, team ASC, workload ASC

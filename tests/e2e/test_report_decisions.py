@@ -67,15 +67,17 @@ def test_july_the_api_alone_was_cheapest(demo_db):
     assert f"${cheapest.total_usd:,.0f}" == "$8,184" and f"${today.total_usd:,.0f}" == "$23,289"
     # what to do in July: cancel the 92 on-demand node-hours (92 x $60 = $5,520, none enabled a task); against the
     # cluster without them shutting down saves $5,520 - $4,132 = $1,388 less, so it keeps running this month; the
-    # API workloads that fit its spare capacity save $736 this month, while at renewal no cluster saves $15,105
+    # API workloads that fit its spare capacity save $737 this month (each at the cluster's review of its own kind of
+    # work: the workloads' savings are added up in test_the_traffic_to_move_on_the_demo), while at renewal no cluster
+    # saves $15,105
     cf = {(r["horizon"], r["scenario"]): r["versus_as_run_usd"] for r in data.counterfactual if r["nodes"] is None}
     assert cf[("this_month", "without_on_demand")] == -5520
     keep = cf[("this_month", "all_api")] - cf[("this_month", "without_on_demand")]
-    assert f"${keep:,.0f}" == "$1,388" and f"${-cf[('this_month', 'moves')]:,.0f}" == "$736"
+    assert f"${keep:,.0f}" == "$1,388" and f"${-cf[('this_month', 'moves')]:,.0f}" == "$737"
     assert "This month: cancel the on-demand capacity, $5,520 less" in words
     assert "This month, running the cluster without its on-demand hours saves $1,388 against shutting it down" in words
     assert (
-        "moving them would have saved $736 in 2026-07 (this month only: when the commitments end, no cluster "
+        "moving them would have saved $737 in 2026-07 (this month only: when the commitments end, no cluster "
         "saves $15,105 a month)" in words
     )
     # to the cent (the saving takes V x tasks, the plan the review as logged: each rounded at 1e-12)

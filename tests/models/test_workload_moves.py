@@ -32,6 +32,18 @@ READS = ("+marts.monthly_counterfactual", "+marts.monthly_workload_moves")
 CLUSTER_TASK = {"cache_miss_input_tokens": 30_000, "output_tokens": 3_000}
 
 
+def _node(ledger, tokens_per_second: str) -> None:
+    """Moonshot's prices, one reserved node all July and its sweep of ``tokens_per_second``."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
+    ledger.load("load-tests", [sweep(tokens_per_second)])
+
+
+def _coding(hours: tuple[int, ...] = (0, 1, 2)) -> list[dict]:
+    """Team t1's coding: a BIG task at each of these hours past 10:00 on 2 July."""
+    return [request(f"c{h}", f"tc{h}", f"2026-07-02T1{h}:00:00Z", team="t1", workload="coding", **BIG) for h in hours]
+
+
 def _load(
     ledger,
     tokens_per_second: str,
@@ -42,12 +54,8 @@ def _load(
 ) -> None:
     """``cluster_tasks`` > 1: that many cluster tasks, one every 5 minutes from 10:00 on ``cluster_day`` July;
     ``cluster_accepts`` False: the cluster's tasks are rejected."""
-    ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
-    ledger.load("load-tests", [sweep(tokens_per_second)])
-    coding = [
-        request(f"c{h}", f"tc{h}", f"2026-07-02T1{h}:00:00Z", team="t1", workload="coding", **BIG) for h in (0, 1, 2)
-    ]
+    _node(ledger, tokens_per_second)
+    coding = _coding()
     cached = [request(f"l{i}", f"tl{i}", long_context_at, team="t1", workload="long_context", **SMALL) for i in (1, 2)]
     own = [
         request(f"s{i}", f"ts{i}", f"2026-07-{cluster_day}T10:{5 * i:02d}:00Z", route="self_hosted",
@@ -194,9 +202,7 @@ def test_the_api_failed_attempts_never_occupy_the_cluster(ledger):
     """A workload retried twice on the API: its three attempts in one hour are 990,000 tokens (275 a second), its
     accepted attempt 330,000 (91.667). On a node of 150 spare it fits: the cluster would run the accepted attempt
     times its own attempts per accepted task (1), never the API's failures."""
-    ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
-    ledger.load("load-tests", [sweep("150")])
+    _node(ledger, "150")
     agent = [
         request(f"a{i}", "ta", f"2026-07-02T10:{20 * i:02d}:00Z", attempt=i + 1, team="t1", workload="agent",
                 status="ok" if i == 2 else "error", **BIG)
@@ -222,12 +228,8 @@ def test_the_cluster_own_retries_size_what_a_moved_task_takes(ledger):
     """The cluster's own task took two attempts of 33,000 tokens (the first failed): its attempts per accepted task
     are 66,000 / 33,000 = 2, so each moved task takes twice its accepted attempt: coding 2 x 91.667 = 183.333 a
     second in its hours, past a node of 150."""
-    ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("r", "reserved", "744")])
-    ledger.load("load-tests", [sweep("150")])
-    coding = [
-        request(f"c{h}", f"tc{h}", f"2026-07-02T1{h}:00:00Z", team="t1", workload="coding", **BIG) for h in (0, 1)
-    ]
+    _node(ledger, "150")
+    coding = _coding((0, 1))
     own = [
         request("s0", "ts0", "2026-07-01T10:00:00Z", route="self_hosted", latency_ms=60_000, status="error",
                 **CLUSTER_TASK),
@@ -273,3 +275,40 @@ def test_a_workload_that_saves_nothing_is_never_ranked(ledger):
     assert m["long_context"]["move_rank"] is None and not m["long_context"]["fits"]
     assert m["long_context"]["reason"].startswith("saves nothing")
     assert (m["coding"]["move_rank"], m["coding"]["saving_per_task_usd"]) == (1, Decimal("1.025"))
+
+
+@pytest.mark.slow
+def test_each_workload_moves_with_the_cluster_review_of_its_own_kind_of_work(ledger):
+    """The cluster accepted two tasks of its own: a coding one reviewed for 0.1 minute ($0.10 at $60 an hour) and a
+    long_context one reviewed for 0.5 minute ($0.50): the route's V is ($0.10 + $0.50) / 2 = $0.30. With
+    min_tasks_for_factor 1 each API workload takes the review of its own kind on the cluster: coding (two BIG tasks,
+    $1.35 each) saves $1.35 - $0.10 = $1.25 a task ($2.50), long_context $0.54 - $0.50 = $0.04 ($0.08); at the
+    route's $0.30 they would be $1.05 and $0.24. The counterfactual's moves row: the API pays $2.70 + $1.08 less, the
+    cluster's review adds 2 x $0.10 + 2 x $0.50 = $1.20: $2.58 less than the month as run ($2.50 + $0.08)."""
+    _node(ledger, "1000")
+    coding = _coding((0, 1))
+    cached = [
+        request(f"l{i}", f"tl{i}", "2026-07-03T10:00:00Z", team="t1", workload="long_context", **SMALL) for i in (1, 2)
+    ]
+    own = [
+        request("s0", "ts0", "2026-07-01T10:00:00Z", route="self_hosted", latency_ms=60_000, team="t1",
+                workload="coding", **CLUSTER_TASK),
+        request("s1", "ts1", "2026-07-01T11:00:00Z", route="self_hosted", latency_ms=60_000, team="t1",
+                workload="long_context", **CLUSTER_TASK),
+    ]  # fmt: skip
+    ledger.load("requests", [*coding, *cached, *own])
+    ledger.load(
+        "outcomes",
+        accepted("tc0", "tc1", "tl1", "tl2")
+        + accepted("ts0", review_minutes="0.1")
+        + accepted("ts1", review_minutes="0.5"),
+    )
+    ledger.build(*READS, review_rate_per_hour_usd=Decimal("60"), min_tasks_for_factor=1)
+    m = moves(ledger)
+    assert m["coding"]["self_hosted_variable_cost_per_accepted_task_usd"] == Decimal("0.1")
+    assert m["long_context"]["self_hosted_variable_cost_per_accepted_task_usd"] == Decimal("0.5")
+    assert (m["coding"]["saving_usd"], m["long_context"]["saving_usd"]) == (Decimal("2.5"), Decimal("0.08"))
+    assert m["coding"]["self_hosted_variable_cost_basis"] == "workload"
+    assert m["coding"]["fits"] and m["long_context"]["fits"]
+    (row,) = ledger.rows("SELECT * FROM marts.monthly_counterfactual WHERE scenario = 'moves'")
+    assert row["versus_as_run_usd"] == Decimal("-2.58")
