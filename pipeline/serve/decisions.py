@@ -24,11 +24,23 @@ def scenario_row(rows: list[dict[str, Any]], horizon: str, scenario: str) -> dic
 
 
 def _on_demand(row: dict[str, Any]) -> str | None:
-    """Cancel the on-demand node-hours when the month without them costs less."""
+    """Cancel the on-demand node-hours whose enabled work is worth less than their price (all of them, or those of
+    them the row keeps not), when the month without them costs less."""
     change = row["versus_as_run_usd"]
     if change is None or change >= 0:
         return None
     hours, idle = row["on_demand_node_hours"], row["on_demand_node_hours_enabling_nothing"] or 0
+    kept = row.get("on_demand_node_hours_kept") or 0
+    if kept:
+        tasks = row["tasks_moved_to_api"]
+        work = "less than one accepted task's work" if tasks < 1 else f"{count(tasks)} accepted tasks"
+        working = hours - kept - idle
+        return (
+            f"This month: cancel {count(hours - kept)} of the {count(hours)} on-demand node-hours, {usd(-change, 0)} "
+            f"less ({count(idle)} enabled nothing"
+            + (f", {count(working)} enabled {work}, worth less on the API than they cost" if working > 0 else "")
+            + f"; the other {count(kept)} enabled work worth more than their price: keep them)."
+        )
     if idle >= hours:
         enabled = (
             f"none of its {count(hours)} on-demand node-hours enabled a task: the committed nodes could serve every "
@@ -93,18 +105,24 @@ def _renewal(rows: list[dict[str, Any]], later: dict[str, Any]) -> tuple[bool, s
 
 
 def _cluster(
-    rows: list[dict[str, Any]], now: dict[str, Any] | None, later: dict[str, Any] | None, close: bool, cancel: Any = 0
+    rows: list[dict[str, Any]],
+    now: dict[str, Any] | None,
+    later: dict[str, Any] | None,
+    close: bool,
+    cancel: Any = 0,
+    some_kept: bool = False,
 ) -> str | None:
     """Keep the cluster or not: this month (commitments sunk) and at renewal (the cheapest size against no cluster,
     from the sizes' rows), in one sentence; a verdict too close to call says so of the month as run, never turned into
     an action. ``cancel``: what cancelling the on-demand hours saves this month (negative): shutting down is then
-    weighed against the cluster run without them."""
+    weighed against the cluster run without them (``some_kept``: without those not worth their price)."""
     a = _shutdown(now, cancel)
     if a is None or later is None or later["versus_as_run_usd"] is None:
         return None
     keep, clause = _renewal(rows, later)
-    run = " without its on-demand hours" if cancel else ""
-    more = " more than cancelling the on-demand hours alone" if cancel else ""
+    hours = "the on-demand hours not worth their price" if some_kept else "its on-demand hours"
+    run = f" without {hours}" if cancel else ""
+    more = f" more than cancelling {'those' if some_kept else 'the'} on-demand hours alone" if cancel else ""
     renewal = f"at renewal{_from(later)}, {clause}"
     if close:
         this_month = (
@@ -201,7 +219,10 @@ def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int 
     """At most three actions, each with its horizon and dollars against the month as run; ``close``: the month's
     verdict is too close to call; ``current_nodes``: the nodes in service at the busiest hour."""
     said = []
-    cancel = scenario_row(rows, "this_month", "without_on_demand")
+    # the on-demand hours judged one by one (rows without that scenario: all of them at once)
+    cancel = scenario_row(rows, "this_month", "on_demand_worth_keeping") or scenario_row(
+        rows, "this_month", "without_on_demand"
+    )
     saves = 0
     if cancel is not None:
         said.append(_on_demand(cancel))
@@ -211,7 +232,8 @@ def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int 
     if _costs_missing(rows):  # a cluster that looks free: no decision about it rests on the month
         said.append(_load_bills(now, saves))
     elif _self_hosted(rows):  # a month with no cluster has no cluster to keep or shut down
-        cluster = _cluster(rows, now, later, close, saves)
+        some_kept = bool(cancel and cancel.get("on_demand_node_hours_kept"))
+        cluster = _cluster(rows, now, later, close, saves, some_kept)
         said.append(cluster)
     move = scenario_row(rows, "this_month", "moves")
     if move is not None:

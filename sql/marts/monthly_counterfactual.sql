@@ -1,10 +1,10 @@
 -- grain: one row per month x horizon x scenario
 -- materialized: table
 -- unique_key: month, horizon, scenario, nodes
--- description: What the month would have cost had its work been split otherwise, every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task), 'moves' (this month: the API workloads that fit the committed nodes' spare capacity in every hour they have work, marts.monthly_workload_moves' rows that fit, moved onto the cluster: their API cost and review go, the cluster's review per task comes; the month's total falls by their cumulative_saving_usd), 'nodes_n' (at renewal: n nodes kept for the cluster's work, each priced by what it is, cheapest first, each hour's tokens above their capacity sent to the API as accepted tasks at C: the plan rows of marts.monthly_hybrid_plan, n = 0 being all_api). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
+-- description: What the month would have cost had its work been split otherwise, every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task), 'on_demand_worth_keeping' (this month: each hour's on-demand node-hours judged alone: kept when the accepted tasks the hour's tokens above the committed nodes carried are worth at least their price at C - V each, cancelled otherwise, their work to the API as in without_on_demand; never dearer than the month as run or than without_on_demand), 'moves' (this month: the API workloads that fit the committed nodes' spare capacity in every hour they have work, marts.monthly_workload_moves' rows that fit, moved onto the cluster: their API cost and review go, the cluster's review per task comes; the month's total falls by their cumulative_saving_usd), 'nodes_n' (at renewal: n nodes kept for the cluster's work, each priced by what it is, cheapest first, each hour's tokens above their capacity sent to the API as accepted tasks at C: the plan rows of marts.monthly_hybrid_plan, n = 0 being all_api). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
 -- column month DATE: First day of the month (UTC).
 -- column horizon VARCHAR: 'this_month' (commitments sunk) or 'at_renewal' (every cost can change).
--- column scenario VARCHAR: 'as_run', 'all_api', 'without_on_demand', 'moves' or 'nodes_n' (see the description).
+-- column scenario VARCHAR: 'as_run', 'all_api', 'without_on_demand', 'on_demand_worth_keeping', 'moves' or 'nodes_n' (see the description).
 -- column cluster_cost_usd DECIMAL(38,12): Hardware amortisation and cluster charges the scenario pays (committed + avoidable as run; the committed part alone this month without the cluster; nothing at renewal without it).
 -- column operating_cost_usd DECIMAL(38,12): Operating costs (opex, metered energy) the scenario pays: all of them while the service runs, none without it.
 -- column api_cost_usd DECIMAL(38,12): The API route's run-rate, plus C's token part (C less the API's review per accepted task) for every accepted task moved to the API.
@@ -12,13 +12,14 @@
 -- column total_usd DECIMAL(38,12): cluster_cost_usd + operating_cost_usd + api_cost_usd + review_usd; NULL when the month has no API price (C).
 -- column versus_as_run_usd DECIMAL(38,12): total_usd - the as_run total: what the scenario would have cost more (positive) or less (negative) than the month as it ran.
 -- column tasks_moved_to_api DECIMAL(38,12): Accepted tasks of the cluster the scenario sends to the API (a fraction where an hour's tokens above capacity are a part of a task); on the moves row, negative: the API's accepted tasks moved onto the cluster.
--- column on_demand_node_hours DECIMAL(38,6): without_on_demand only: the on-demand node-hours the month was billed.
--- column on_demand_node_hours_enabling_nothing DECIMAL(38,6): without_on_demand only: of them, those in hours when the committed nodes could serve every token started (or no request started): they enabled no task, so cancelling them costs nothing.
--- column on_demand_cost_usd DECIMAL(38,12): without_on_demand only: what the on-demand node-hours cost.
+-- column on_demand_node_hours DECIMAL(38,6): without_on_demand and on_demand_worth_keeping only: the on-demand node-hours the month was billed.
+-- column on_demand_node_hours_enabling_nothing DECIMAL(38,6): without_on_demand and on_demand_worth_keeping only: of them, those in hours when the committed nodes could serve every token started (or no request started): they enabled no task, so cancelling them costs nothing.
+-- column on_demand_cost_usd DECIMAL(38,12): without_on_demand and on_demand_worth_keeping only: what the on-demand node-hours cost.
 -- column caveats VARCHAR[]: What the scenario's figures rest on that the data could not confirm: the break-even's verdict_caveats (the same C, capacity and invoices).
 -- column nodes BIGINT: nodes_n only: n, the nodes kept (0 = no cluster); NULL on the other scenarios.
 -- column is_cheapest BOOLEAN: nodes_n only: the cheapest n of the month (the fewest nodes among equal totals).
 -- column renewal_from DATE: At renewal only: the first month the month's commitments no longer bind (marts.monthly_hybrid_plan.renewal_from); NULL this month and without commitments.
+-- column on_demand_node_hours_kept DECIMAL(38,6): on_demand_worth_keeping only: the on-demand node-hours it keeps, those in hours whose enabled work is worth at least their price; the others are cancelled.
 WITH reviews AS (
     SELECT
         month,
@@ -104,6 +105,37 @@ moved AS (
     LEFT JOIN enabled AS e USING (month)
     LEFT JOIN on_demand AS o USING (month)
 ),
+-- each hour with on-demand nodes, judged alone: the accepted tasks its tokens above the committed nodes carried
+-- (their share of the cluster's, as above) are worth C - V each; the hour's on-demand node-hours cost their share of
+-- the month's on-demand charges. An hour whose work is worth less than its price is cancelled
+hour_worth AS (
+    SELECT
+        h.month,
+        h.on_demand_nodes,
+        money_share(o.usd, h.on_demand_nodes, o.node_hours) AS cost_usd,
+        money_count_share(i.n, h.above_committed, e.sh_tokens) AS tasks,
+        money_count_share(i.all_api_usd, h.above_committed, e.sh_tokens) AS api_usd,
+        money_count_share(i.all_review_moved_usd, h.above_committed, e.sh_tokens) AS review_usd,
+        money_mul(i.c - i.v, money_count_share(i.n, h.above_committed, e.sh_tokens)) AS worth_usd
+    FROM hours AS h
+    JOIN all_moved AS i USING (month)
+    JOIN enabled AS e USING (month)
+    JOIN on_demand AS o USING (month)
+    WHERE h.on_demand_nodes > 0 AND h.above_committed > 0 AND e.capacity_known AND o.node_hours > 0
+),
+-- the hours worth keeping: what they cost, and the work they keep off the API
+kept AS (
+    SELECT
+        month,
+        sum(on_demand_nodes) AS node_hours,
+        sum(cost_usd) AS cost_usd,
+        sum(tasks) AS tasks,
+        sum(api_usd) AS api_usd,
+        sum(review_usd) AS review_usd
+    FROM hour_worth
+    WHERE worth_usd >= cost_usd
+    GROUP BY month
+),
 -- the API workloads that fit the committed nodes' spare capacity (marts.monthly_workload_moves): their API cost and
 -- review go, the cluster's review per task (V) for each of their accepted tasks comes
 moves AS (
@@ -172,6 +204,26 @@ scenarios AS (
     JOIN moved AS m USING (month)
     WHERE m.on_demand_node_hours > 0
     UNION ALL
+    -- the on-demand node-hours cancelled one by one: every one but those whose enabled work is worth their price
+    SELECT
+        i.month,
+        'this_month',
+        'on_demand_worth_keeping',
+        i.committed_usd + i.avoidable_usd - m.on_demand_usd + coalesce(k.cost_usd, 0),
+        i.operating_usd,
+        i.run_rate_usd + m.moved_api_usd - coalesce(k.api_usd, 0),
+        i.api_review_usd + i.sh_review_usd + m.moved_review_usd - coalesce(k.review_usd, 0),
+        m.tasks_moved - coalesce(k.tasks, 0),
+        m.on_demand_node_hours,
+        greatest(m.on_demand_node_hours - m.enabling_node_hours, 0),
+        m.on_demand_usd,
+        NULL,
+        NULL
+    FROM inputs AS i
+    JOIN moved AS m USING (month)
+    LEFT JOIN kept AS k USING (month)
+    WHERE m.on_demand_node_hours > 0
+    UNION ALL
     SELECT
         i.month,
         'this_month',
@@ -235,7 +287,10 @@ SELECT
     t.verdict_caveats AS caveats,
     t.nodes,
     t.is_cheapest,
-    CASE WHEN t.horizon = 'at_renewal' THEN rn.renewal_from END AS renewal_from
+    CASE WHEN t.horizon = 'at_renewal' THEN rn.renewal_from END AS renewal_from,
+    CAST(CASE WHEN t.scenario = 'on_demand_worth_keeping' THEN coalesce(k.node_hours, 0) END AS DECIMAL(38, 6))
+        AS on_demand_node_hours_kept
 FROM totals AS t
 JOIN as_run AS a USING (month, horizon)
 LEFT JOIN renewals AS rn USING (month)
+LEFT JOIN kept AS k USING (month)

@@ -93,6 +93,13 @@ def test_on_demand_hours_are_worth_the_tasks_they_enabled(ledger):
     assert cancel["versus_as_run_usd"] == Decimal("746.577272727273") - Decimal("1489.35")
     # of the 744 on-demand node-hours, the one in 10 July 00:00 enabled work; 743 enabled nothing
     assert (cancel["on_demand_node_hours"], cancel["on_demand_node_hours_enabling_nothing"]) == (744, 743)
+    # judged hour by hour: the on-demand node costs $744 / 744 = $1 a node-hour; the hour of 10 July 00:00 enabled
+    # 0.909090909091 tasks worth C - V = $1.35 each, $1.227272727273 >= $1: kept. The other 743 are cancelled, and
+    # nothing goes to the API: $1,489.35 - $743 = $746.35, $0.227272727273 below cancelling them all
+    keep = rows(ledger)[("this_month", "on_demand_worth_keeping")]
+    assert (keep["total_usd"], keep["versus_as_run_usd"]) == (Decimal("746.35"), -743)
+    assert (keep["on_demand_node_hours_kept"], keep["tasks_moved_to_api"]) == (1, 0)
+    assert cancel["total_usd"] - keep["total_usd"] == Decimal("0.227272727273")
 
 
 def _random_month(ledger: Ledger, api: list[tuple[int, int]], cluster: list[tuple[int, int]], od: int, rs: int) -> None:
@@ -149,10 +156,13 @@ def test_the_scenarios_agree_with_the_verdict_for_any_month(tmp_path_factory, ne
         expected = Decimal("1.35") * api_attempts + Decimal("1.35") * w * len(cluster)
         assert abs(renewal["api_cost_usd"] - expected) < Decimal("1e-9")
         cancel = got.get(("this_month", "without_on_demand"))
+        keep = got.get(("this_month", "on_demand_worth_keeping"))
         if od:
             assert cancel["versus_as_run_usd"] == -od and cancel["tasks_moved_to_api"] == 0
+            # hour by hour, never dearer than the month as run nor than cancelling every on-demand hour
+            assert keep["total_usd"] <= min(got[("this_month", "as_run")]["total_usd"], cancel["total_usd"])
         else:
-            assert cancel is None
+            assert cancel is None and keep is None
         # n nodes at renewal: n = 0 is everything on the API, to the cent; the cheapest size is never above it nor
         # above the month as run (the reserved node serves every hour here); a node more never raises the API's cost
         n = sizes(ledger)

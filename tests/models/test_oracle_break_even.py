@@ -791,6 +791,8 @@ def test_the_counterfactual_month_matches_the_oracle(demo_db, oracle):
             (("at_renewal", "all_api"), "all_api"),
             (("this_month", "all_api"), "this_month_all_api"),
             (("this_month", "without_on_demand"), "without_on_demand"),
+            # judged hour by hour, none of them enabled a task: every one is cancelled
+            (("this_month", "on_demand_worth_keeping"), "without_on_demand"),
         ):
             assert close(expected[key], got[(m, horizon, scenario)]["total_usd"]), (m, horizon, scenario)
         # at renewal, everything on the API less the month as run is the break-even's saving

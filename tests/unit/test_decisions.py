@@ -198,3 +198,27 @@ def test_the_on_demand_hours_that_enabled_work_are_told_from_those_that_enabled_
         "This month: cancel the on-demand capacity, $80 less (its 30 on-demand node-hours enabled 25 accepted tasks, "
         "worth less on the API than the $90 they cost)."
     )
+
+
+def test_on_demand_hours_worth_their_price_are_kept_and_the_rest_cancelled():
+    # 30 on-demand node-hours: 20 enabled nothing, 6 enabled 3 accepted tasks worth less than they cost, 4 enabled
+    # work worth more: the month with those 4 kept is $70 less than as run (cancelling all 30 would save $60 only)
+    rows = month(cancel=None, shutdown="10", renewal="10") + [
+        row("this_month", "without_on_demand", "-60", on_demand_node_hours=Decimal(30),
+            on_demand_node_hours_enabling_nothing=Decimal(20), on_demand_cost_usd=Decimal(90),
+            tasks_moved_to_api=Decimal(5)),
+        row("this_month", "on_demand_worth_keeping", "-70", on_demand_node_hours=Decimal(30),
+            on_demand_node_hours_enabling_nothing=Decimal(20), on_demand_cost_usd=Decimal(90),
+            tasks_moved_to_api=Decimal(3), on_demand_node_hours_kept=Decimal(4)),
+    ]  # fmt: skip
+    assert actions(rows)[0] == (
+        "This month: cancel 26 of the 30 on-demand node-hours, $70 less (20 enabled nothing, 6 enabled 3 accepted "
+        "tasks, worth less on the API than they cost; the other 4 enabled work worth more than their price: keep "
+        "them)."
+    )
+    # shutting down ($10 more than as run) is weighed against the cluster without the hours not worth their price
+    # ($70 less than as run): $10 + $70 = $80 more; at renewal a cluster saves $10: keep it
+    assert actions(rows)[1].startswith(
+        "Keep the cluster without the on-demand hours not worth their price: without it this month would have cost "
+        "$80 more"
+    )
