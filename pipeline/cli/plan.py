@@ -191,8 +191,8 @@ def _break_even(con, month: str) -> dict | None:  # noqa: ANN001 - a duckdb conn
 
     found = dict_rows(
         con,
-        "SELECT verdict_caveats, verdict_confidence, saving_range_low_usd, saving_range_high_usd, nodes_in_service "
-        "FROM marts.monthly_break_even WHERE month = CAST(? AS DATE)",
+        "SELECT verdict_caveats, verdict_stated, nodes_in_service FROM marts.monthly_break_even "
+        "WHERE month = CAST(? AS DATE)",
         [f"{month}-01"],
     )
     return found[0] if found else None
@@ -219,12 +219,9 @@ def _rests_on(con, be: dict | None, *, capacity_given: bool) -> list[str]:  # no
 def _what_to_do(con, month: str, be: dict | None) -> list[str]:  # noqa: ANN001 - a duckdb connection
     """At most three actions read off the month's counterfactual rows; at renewal a verdict too close to call is
     said to be so."""
-    from types import SimpleNamespace
-
     from pipeline.serve.decisions import actions, counterfactual_rows
-    from pipeline.serve.words import too_close_to_call
 
-    close = be is not None and too_close_to_call(SimpleNamespace(**be))
+    close = be is not None and be["verdict_stated"] == "too_close_to_call"
     return actions(counterfactual_rows(con, month), close, be["nodes_in_service"] if be else None)
 
 

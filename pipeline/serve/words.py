@@ -241,10 +241,9 @@ SETTLES = {
 
 
 def too_close_to_call(be: Any) -> bool:
-    """A verdict one named assumption turns, with a saving whose range runs from a cost to a saving: it is not
-    stated as a fact."""
-    low, high = be.saving_range_low_usd, be.saving_range_high_usd
-    return be.verdict_confidence == "fragile" and low is not None and high is not None and low < 0 < high
+    """The month's verdict is stated as too close to call (marts.monthly_break_even.verdict_stated, set in SQL: one
+    named assumption turns it and the saving's range runs from a cost to a saving)."""
+    return be.verdict_stated == "too_close_to_call"
 
 
 def _too_close(d: "ReportData") -> list[str]:

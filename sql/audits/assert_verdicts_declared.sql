@@ -1,8 +1,10 @@
--- audit: every verdict the break-even and its robustness give is declared in staging.stg_ledger__verdicts (returns
+-- audit: every verdict the break-even and its robustness give, and every verdict it states, is declared in staging.stg_ledger__verdicts (returns
 -- the undeclared ones; zero rows = pass)
 SELECT DISTINCT g.verdict
 FROM (
     SELECT b.verdict FROM marts.monthly_break_even AS b
+    UNION ALL
+    SELECT b.verdict_stated FROM marts.monthly_break_even AS b
     UNION ALL
     SELECT b.verdict_at_break_even_range_low FROM marts.monthly_break_even AS b
     UNION ALL

@@ -68,6 +68,7 @@
 -- column verdict_at_break_even_range_low VARCHAR: The verdict with every named assumption at the end that lowers break-even.
 -- column verdict_at_break_even_range_high VARCHAR: The verdict with every named assumption at the end that raises break-even.
 -- column control_requirements VARCHAR[]: The business.control_requirements setting: why the team must run the model itself whatever the cost (data_residency, isolation, fine_tuning, latency_floor, guaranteed_capacity, version_control); empty when none. The verdict weighs cost alone.
+-- column verdict_stated VARCHAR: The verdict as the report and `costledger plan` state it: 'too_close_to_call' when one named assumption alone turns the verdict (verdict_confidence 'fragile') and the saving's range (saving_range_low_usd to saving_range_high_usd) runs from a cost to a saving; else the verdict. Declared with the verdicts in staging.stg_ledger__verdicts; the report's code never judges it again.
 WITH broken_even AS (
     SELECT
         *,
@@ -245,5 +246,14 @@ SELECT
     saving_range_high_usd,
     joint_verdict_low AS verdict_at_break_even_range_low,
     joint_verdict_high AS verdict_at_break_even_range_high,
-    control_requirements
+    control_requirements,
+    -- one named assumption alone turns the verdict and the saving's range runs from a cost to a saving: no verdict is
+    -- stated as a fact
+    CASE
+        WHEN verdict IN ('api_cheaper', 'self_hosting_cheaper', 'never_breaks_even')
+            AND array_length(verdict_flipped_by) > 0
+            AND saving_range_low_usd < 0 AND saving_range_high_usd > 0
+            THEN 'too_close_to_call'
+        ELSE verdict
+    END AS verdict_stated
 FROM final

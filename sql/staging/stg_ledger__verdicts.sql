@@ -57,5 +57,14 @@ FROM (
         'no self-hosted route',
         'no self-hosted route',
         5
+    ),
+    (
+        'too_close_to_call',
+        'a stated verdict only (marts.monthly_break_even.verdict_stated): one named assumption alone turns the '
+        || 'verdict and the saving''s range runs from a cost to a saving',
+        'Too close to call',
+        'too close to call',
+        'too close to call',
+        6
     )
 ) AS v (verdict, given_when, headline, in_a_sentence, in_a_table, position)

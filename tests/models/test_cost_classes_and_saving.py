@@ -510,6 +510,9 @@ def test_the_verdict_under_each_named_assumption(ledger):
     assert be["break_even_range_high"] == pytest.approx(Decimal(15) / Decimal("1.35"), abs=Decimal("1e-9"))
     assert be["break_even_range_low"] == pytest.approx(Decimal("7.5") / Decimal("2.25"), abs=Decimal("1e-9"))
     assert (be["saving_range_low_usd"], be["saving_range_high_usd"]) == (Decimal("-1.5"), 15)
+    # one assumption alone turns it and the saving runs from a cost (-$1.50) to a saving ($15): stated as too close
+    # to call, the verdict itself unchanged
+    assert (be["verdict"], be["verdict_stated"]) == ("self_hosting_cheaper", "too_close_to_call")
 
 
 @pytest.mark.slow
@@ -530,6 +533,7 @@ def test_compute_hour_prices_move_fixed_cost_and_a_robust_verdict_stays(ledger):
     assert (row["break_even_at_low_value"], row["break_even_at_high_value"]) == (8, 12)
     assert row["flips"] is False
     assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("robust", [])
+    assert be["verdict_stated"] == be["verdict"] == "self_hosting_cheaper"  # a robust verdict is stated as it is
 
 
 @pytest.mark.slow

@@ -61,6 +61,8 @@ def test_the_joint_range_turns_a_verdict_no_single_assumption_turns(ledger):
     # the saving's range: $27 - $28.20 = -$1.20 and $27 - $16.30 = $10.70
     assert (be["saving_range_low_usd"], be["saving_range_high_usd"]) == (Decimal("-1.2"), Decimal("10.7"))
     assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("marginal", [])
+    # the range runs from a cost to a saving, but no single assumption turns it: stated as the verdict it is
+    assert be["verdict_stated"] == "self_hosting_cheaper"
     joint = rows["joint"]
     assert (joint["verdict_at_low_value"], joint["verdict_at_high_value"], joint["flips"]) == (
         "self_hosting_cheaper",
@@ -83,6 +85,10 @@ def test_a_single_assumption_that_turns_the_verdict_makes_it_fragile(ledger):
     # operating costs moved by 60 %: +$6.60 -> F $27.60 -> 20.44 > 20: that assumption alone turns it
     be = _month(ledger, robustness_operating_cost_share=Decimal("0.6"))
     assert (be["verdict_confidence"], be["verdict_flipped_by"]) == ("fragile", ["operating_cost"])
+    # the joint range: F $21 + $5 (life x 2/3) + $6.60 = $32.60, saving $27 - $32.60 = -$5.60; F $21 - $2.50 - $6.60
+    # = $11.90, saving $15.10: from a cost to a saving, and one assumption alone turns it: too close to call
+    assert (be["saving_range_low_usd"], be["saving_range_high_usd"]) == (Decimal("-5.6"), Decimal("15.1"))
+    assert be["verdict_stated"] == "too_close_to_call"
     text = ledger.report_text("2026-07")
     assert "a fragile verdict. It turns with operating costs 60 % lower or higher." in text
 
