@@ -1,7 +1,7 @@
 -- grain: one row per month x horizon x scenario
 -- materialized: table
 -- unique_key: month, horizon, scenario, nodes
--- description: What the month would have cost had its work been split otherwise, every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task), 'on_demand_worth_keeping' (this month: each hour's on-demand node-hours judged alone: kept when the accepted tasks the hour's tokens above the committed nodes carried are worth at least their price at C - V each, cancelled otherwise, their work to the API as in without_on_demand; never dearer than the month as run or than without_on_demand), 'moves' (this month: the API workloads that fit the committed nodes' spare capacity in every hour they have work, marts.monthly_workload_moves' rows that fit, moved onto the cluster: their API cost and review go, the cluster's review per task comes; the month's total falls by their cumulative_saving_usd), 'nodes_n' (at renewal: n nodes kept for the cluster's work, each priced by what it is, cheapest first, each hour's tokens above their capacity sent to the API as accepted tasks at C: the plan rows of marts.monthly_hybrid_plan, n = 0 being all_api). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
+-- description: What the month would have cost had its work been split otherwise (every scenario every month at the horizons where it means something: as_run and all_api at both, nodes_n at renewal, without_on_demand, on_demand_worth_keeping and moves this month; a scenario that changes nothing has as_run's totals and says why in unchanged_because), every scenario priced from the break-even's own inputs (marts.monthly_break_even), so that no two recommendations can disagree. The unit moved between routes is the accepted task: moved to the API, one costs the comparator C (its accepted attempt at the API's price x the API's own attempts per accepted task W x the invoice uplift U, plus the API's review per accepted task); the API route's own work keeps its run-rate and review in every scenario, and the cluster's failed attempts are never priced on the API. Two horizons: 'this_month' (owned hardware and reservations in force are paid whatever happens: their cost stays) and 'at_renewal' (every cost of the cluster can change). Scenarios: 'as_run' (the month as it ran: F + the API's run-rate + review on both routes; the month as billed, with the API's tax and credits, is not a scenario), 'all_api' (every accepted task on the API: at renewal the cluster's whole fixed cost goes, this month its committed cost stays and its operating cost stops with the service), 'without_on_demand' (this month: the on-demand node-hours cancelled; in each hour the cluster served more tokens than its committed nodes' capacity, the tokens above it go to the API as accepted tasks at the cluster's tokens per accepted task), 'on_demand_worth_keeping' (this month: each hour's on-demand node-hours judged alone: kept when the accepted tasks the hour's tokens above the committed nodes carried are worth at least their price at C - V each, cancelled otherwise, their work to the API as in without_on_demand; never dearer than the month as run or than without_on_demand), 'moves' (this month: the API workloads that fit the committed nodes' spare capacity in every hour they have work, marts.monthly_workload_moves' rows that fit, moved onto the cluster: their API cost and review go, the cluster's review per task comes; the month's total falls by their cumulative_saving_usd), 'nodes_n' (at renewal: n nodes kept for the cluster's work, each priced by what it is, cheapest first, each hour's tokens above their capacity sent to the API as accepted tasks at C: the plan rows of marts.monthly_hybrid_plan, n = 0 being all_api). By construction, at renewal all_api - as_run is the break-even's saving (sign and dollars), and this month it is the shutdown question's answer.
 -- column month DATE: First day of the month (UTC).
 -- column horizon VARCHAR: 'this_month' (commitments sunk) or 'at_renewal' (every cost can change).
 -- column scenario VARCHAR: 'as_run', 'all_api', 'without_on_demand', 'on_demand_worth_keeping', 'moves' or 'nodes_n' (see the description).
@@ -20,6 +20,7 @@
 -- column is_cheapest BOOLEAN: nodes_n only: the cheapest n of the month (the fewest nodes among equal totals).
 -- column renewal_from DATE: At renewal only: the first month the month's commitments no longer bind (marts.monthly_hybrid_plan.renewal_from); NULL this month and without commitments.
 -- column on_demand_node_hours_kept DECIMAL(38,6): on_demand_worth_keeping only: the on-demand node-hours it keeps, those in hours whose enabled work is worth at least their price; the others are cancelled.
+-- column unchanged_because VARCHAR: Why a this-month scenario changes nothing of the month as run (its totals are as_run's): no on-demand node-hours billed, every one worth keeping, no API work, or none that fits and saves; NULL when it changes something, and on as_run, all_api and nodes_n.
 WITH reviews AS (
     SELECT
         month,
@@ -90,15 +91,15 @@ moved AS (
         CAST(coalesce(o.usd, 0) AS DECIMAL(38, 12)) AS on_demand_usd,
         coalesce(e.enabling_node_hours, 0) AS enabling_node_hours,
         CASE
-            WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
+            WHEN coalesce(e.enabled_tokens, 0) = 0 OR coalesce(o.node_hours, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
             WHEN e.capacity_known THEN money_count_share(i.n, e.enabled_tokens, e.sh_tokens)
         END AS tasks_moved,
         CASE
-            WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
+            WHEN coalesce(e.enabled_tokens, 0) = 0 OR coalesce(o.node_hours, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
             WHEN e.capacity_known THEN money_count_share(i.all_api_usd, e.enabled_tokens, e.sh_tokens)
         END AS moved_api_usd,
         CASE
-            WHEN coalesce(e.enabled_tokens, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
+            WHEN coalesce(e.enabled_tokens, 0) = 0 OR coalesce(o.node_hours, 0) = 0 THEN CAST(0 AS DECIMAL(38, 12))
             WHEN e.capacity_known THEN money_count_share(i.all_review_moved_usd, e.enabled_tokens, e.sh_tokens)
         END AS moved_review_usd
     FROM all_moved AS i
@@ -202,7 +203,6 @@ scenarios AS (
         NULL
     FROM inputs AS i
     JOIN moved AS m USING (month)
-    WHERE m.on_demand_node_hours > 0
     UNION ALL
     -- the on-demand node-hours cancelled one by one: every one but those whose enabled work is worth their price
     SELECT
@@ -222,7 +222,6 @@ scenarios AS (
     FROM inputs AS i
     JOIN moved AS m USING (month)
     LEFT JOIN kept AS k USING (month)
-    WHERE m.on_demand_node_hours > 0
     UNION ALL
     SELECT
         i.month,
@@ -230,16 +229,16 @@ scenarios AS (
         'moves',
         i.committed_usd + i.avoidable_usd,
         i.operating_usd,
-        i.run_rate_usd - v.api_usd,
-        i.api_review_usd - v.api_review_usd + i.sh_review_usd + v.sh_review_usd,
-        -v.tasks,
+        i.run_rate_usd - coalesce(v.api_usd, 0),
+        i.api_review_usd - coalesce(v.api_review_usd, 0) + i.sh_review_usd + coalesce(v.sh_review_usd, 0),
+        -coalesce(v.tasks, 0),
         NULL,
         NULL,
         NULL,
         NULL,
         NULL
     FROM inputs AS i
-    JOIN moves AS v USING (month)
+    LEFT JOIN moves AS v USING (month)
     UNION ALL
     -- n nodes kept at renewal, priced by what they are: the hybrid plan's rows (its SQL also runs what-ifs)
     SELECT
@@ -269,7 +268,8 @@ totals AS (
     JOIN inputs AS i USING (month)
 ),
 as_run AS (SELECT month, horizon, total_usd AS as_run_usd FROM totals WHERE scenario = 'as_run'),
-renewals AS (SELECT DISTINCT month, renewal_from FROM marts.monthly_hybrid_plan)
+renewals AS (SELECT DISTINCT month, renewal_from FROM marts.monthly_hybrid_plan),
+api_workloads AS (SELECT month, count(*) AS workloads FROM marts.monthly_workload_moves GROUP BY month)
 SELECT
     t.month,
     t.horizon,
@@ -289,8 +289,20 @@ SELECT
     t.is_cheapest,
     CASE WHEN t.horizon = 'at_renewal' THEN rn.renewal_from END AS renewal_from,
     CAST(CASE WHEN t.scenario = 'on_demand_worth_keeping' THEN coalesce(k.node_hours, 0) END AS DECIMAL(38, 6))
-        AS on_demand_node_hours_kept
+        AS on_demand_node_hours_kept,
+    CASE
+        WHEN t.scenario IN ('without_on_demand', 'on_demand_worth_keeping') AND t.on_demand_node_hours = 0
+            THEN 'no on-demand node-hours were billed this month'
+        WHEN t.scenario = 'on_demand_worth_keeping' AND k.node_hours >= t.on_demand_node_hours
+            THEN 'every on-demand node-hour enabled work worth its price: none is cancelled'
+        WHEN t.scenario = 'moves' AND t.tasks_moved_to_api = 0 AND coalesce(w.workloads, 0) = 0
+            THEN 'no accepted API work this month to move onto the cluster'
+        WHEN t.scenario = 'moves' AND t.tasks_moved_to_api = 0
+            THEN 'no API workload both saves money and fits the committed nodes'' spare capacity '
+                || '(marts.monthly_workload_moves says why of each)'
+    END AS unchanged_because
 FROM totals AS t
 JOIN as_run AS a USING (month, horizon)
 LEFT JOIN renewals AS rn USING (month)
 LEFT JOIN kept AS k USING (month)
+LEFT JOIN api_workloads AS w USING (month)

@@ -161,8 +161,10 @@ def test_the_scenarios_agree_with_the_verdict_for_any_month(tmp_path_factory, ne
             assert cancel["versus_as_run_usd"] == -od and cancel["tasks_moved_to_api"] == 0
             # hour by hour, never dearer than the month as run nor than cancelling every on-demand hour
             assert keep["total_usd"] <= min(got[("this_month", "as_run")]["total_usd"], cancel["total_usd"])
-        else:
-            assert cancel is None and keep is None
+        else:  # nothing to cancel: both at the month as run, saying why
+            for row in (cancel, keep):
+                assert row["versus_as_run_usd"] == 0 and row["tasks_moved_to_api"] == 0
+                assert row["unchanged_because"] == "no on-demand node-hours were billed this month"
         # n nodes at renewal: n = 0 is everything on the API, to the cent; the cheapest size is never above it nor
         # above the month as run (the reserved node serves every hour here); a node more never raises the API's cost
         n = sizes(ledger)
@@ -221,3 +223,79 @@ def test_a_cluster_that_accepted_nothing_still_carries_the_review_of_what_it_rej
     assert got[("at_renewal", "as_run")]["total_usd"] == Decimal("1301.35")
     assert got[("at_renewal", "all_api")]["versus_as_run_usd"] == Decimal("-1300")
     assert be["saving_usd"] == Decimal("-1300")
+
+
+def _either_way_month(
+    ledger: Ledger, tasks: list[tuple[int, int]], reserved_cents: int, on_demand: list[int], tps: str
+) -> None:
+    """July: one reserved node all month at ``reserved_cents``; one on-demand node for each hour of 2 July in
+    ``on_demand`` ($0.25 each); the cluster's tasks, (failed attempts, hour of 2 July) each, a BIG attempt of an hour
+    apiece, the last accepted; the API: two tasks accepted at their one attempt. A sweep of ``tps`` a node."""
+    ledger.load("prices", [PRICE_MOONSHOT])
+    charges = [reserved("r", f"{reserved_cents / 100:.2f}", "744")] + [
+        {**reserved(f"od{h}", "0.25", "1"), "kind": "on_demand", "charge_start": f"2026-07-02T{h:02d}:00:00Z",
+         "charge_end": f"2026-07-02T{h:02d}:59:59Z"}
+        for h in sorted(set(on_demand))
+    ]  # fmt: skip
+    ledger.load("cluster-charges", charges)
+    ledger.load("load-tests", [sweep(tps)])
+    rows_ = [request(f"a{i}", f"t{i}", "2026-07-01T10:00:00Z", **BIG) for i in range(2)]
+    for i, (failed, hour) in enumerate(tasks):
+        rows_ += [
+            request(f"s{i}-{k}", f"u{i}", f"2026-07-02T{hour:02d}:{k:02d}:00Z", route="self_hosted", attempt=k + 1,
+                    status="ok" if k == failed else "error", latency_ms=3_600_000, **BIG)
+            for k in range(failed + 1)
+        ]  # fmt: skip
+    ledger.load("requests", rows_)
+    ledger.load("outcomes", accepted("t0", "t1", *[f"u{i}" for i in range(len(tasks))]))
+    ledger.build(*READS, "+marts.monthly_hybrid_plan", min_tasks_for_factor=1)
+
+
+def _scenario_properties(ledger: Ledger) -> dict:
+    """The properties every month's scenarios hold; the month's break-even, for the caller."""
+    be = ledger.one("SELECT * FROM marts.monthly_break_even")
+    got = rows(ledger)
+    as_run, renewal = got[("at_renewal", "as_run")]["total_usd"], got[("at_renewal", "all_api")]
+    # at renewal, everything on the API less the month as run is the verdict's saving, to the cent
+    assert abs(renewal["versus_as_run_usd"] - be["saving_usd"]) < Decimal("0.01")
+    # the cheapest size is never above everything on the API nor above the month as run
+    (cheapest,) = [r for r in sizes(ledger) if r["is_cheapest"]]
+    assert cheapest["total_usd"] <= min(renewal["total_usd"], as_run)
+    # the on-demand hours judged one by one: never dearer than the month as run nor than cancelling them all
+    keep, cancel = got[("this_month", "on_demand_worth_keeping")], got[("this_month", "without_on_demand")]
+    assert keep["total_usd"] <= min(got[("this_month", "as_run")]["total_usd"], cancel["total_usd"])
+    # every this-month scenario is there, each with its total or the reason it changes nothing
+    for s in ("without_on_demand", "on_demand_worth_keeping", "moves"):
+        row = got[("this_month", s)]
+        assert row["versus_as_run_usd"] != 0 or row["unchanged_because"] or row["tasks_moved_to_api"] != 0
+    return be
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reserved_cents, verdict", [(1, "self_hosting_cheaper"), (50_000, "api_cheaper")])
+def test_the_random_months_range_comes_out_both_ways(ledger, reserved_cents, verdict):
+    # the property below draws the reserved node's price from $0.01 to $500; at its two ends, four tasks a month
+    # ($1.35 each at the API, W = 1, review 0: $5.40) come out on either side: $5.40 - $0.01 > 0, $5.40 - $500 < 0
+    _either_way_month(ledger, [(0, 10), (0, 11), (0, 12), (0, 13)], reserved_cents, [], "100")
+    assert _scenario_properties(ledger)["verdict"] == verdict
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    tasks=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 5)), min_size=1, max_size=5),
+    reserved_cents=st.integers(1, 50_000),
+    on_demand=st.lists(st.integers(0, 5), max_size=3),
+    tps=st.sampled_from(["50", "100", "200"]),
+)
+def test_the_scenarios_hold_their_properties_either_way(
+    tmp_path_factory, new_ledger_folder, tasks, reserved_cents, on_demand, tps
+):
+    """Random months whose cluster comes out cheaper or dearer than the API (the reserved node from $0.01 to $500),
+    with on-demand hours that may enable work or not: the properties of _scenario_properties hold in each."""
+    ledger = new_ledger(tmp_path_factory.mktemp("either"), new_ledger_folder)
+    try:
+        _either_way_month(ledger, tasks, reserved_cents, on_demand, tps)
+        _scenario_properties(ledger)
+    finally:
+        ledger.con.close()
