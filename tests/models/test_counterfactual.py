@@ -258,9 +258,12 @@ def _scenario_properties(ledger: Ledger) -> dict:
     as_run, renewal = got[("at_renewal", "as_run")]["total_usd"], got[("at_renewal", "all_api")]
     # at renewal, everything on the API less the month as run is the verdict's saving, to the cent
     assert abs(renewal["versus_as_run_usd"] - be["saving_usd"]) < Decimal("0.01")
-    # the cheapest size is never above everything on the API nor above the month as run
+    # the cheapest size is never above everything on the API nor above the month as run, to the cent: a capacity is
+    # held to 0.001 tokens a second, so a node can serve up to 3.6 tokens an hour less than production showed it
+    # served (an observed capacity of 660,000 tokens an hour is 183.333 a second, 659,998 an hour), and that
+    # fraction of a task goes to the API ($0.000004 in such a month)
     (cheapest,) = [r for r in sizes(ledger) if r["is_cheapest"]]
-    assert cheapest["total_usd"] <= min(renewal["total_usd"], as_run)
+    assert cheapest["total_usd"] <= min(renewal["total_usd"], as_run) + Decimal("0.005")
     # the on-demand hours judged one by one: never dearer than the month as run nor than cancelling them all
     keep, cancel = got[("this_month", "on_demand_worth_keeping")], got[("this_month", "without_on_demand")]
     assert keep["total_usd"] <= min(got[("this_month", "as_run")]["total_usd"], cancel["total_usd"])
