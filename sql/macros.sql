@@ -125,6 +125,12 @@ list_transform(
 )[1]
 ;
 
+-- The capacity per node a decision plans with: the what-if `costledger plan --capacity-tps` binds as a session
+-- variable, else the one measured (a build binds none, so the measured one; on Spark the variable is NULL too).
+CREATE OR REPLACE TEMP MACRO plan_capacity(measured) AS  -- noqa: CP05
+coalesce(CAST(getvariable('costledger_plan_capacity_tps') AS DECIMAL(38, 3)), measured)
+;
+
 -- The position of the discrete quantile q among n sorted values, as DuckDB's quantile_disc takes it: the
 -- ceil(q x n)-th smallest, at least the first, written n - floor(n - q x n) (equal to ceil(q x n) for every n up to
 -- 2 million at q = 0.5 and 0.95, and the same on Spark). One definition for every percentile read from a histogram

@@ -179,7 +179,13 @@ def plan(
         out.print(sentence, markup=False, highlight=False)
     be = _break_even(con, m)
     _bullets("What these figures rest on:", _rests_on(con, be, capacity_given=capacity is not None))
-    _bullets("What to do:", _what_to_do(con, m, be))
+    what_if = node_price is not None or capacity is not None
+    title = (
+        "What to do, at the what-if values (sizes, moves and on-demand hours recomputed):"
+        if what_if
+        else ("What to do:")
+    )
+    _bullets(title, _what_to_do(con, m, be, node_price, capacity))
     plans = plan_rows(rows)
     if plans and plans[-1].nodes == 1000 and plans[-1].overflow_hours:
         out.print(f"The busiest hour needs more than {nodes_words(1000)}; the plan stops there.")
@@ -216,13 +222,25 @@ def _rests_on(con, be: dict | None, *, capacity_given: bool) -> list[str]:  # no
     return plan_caveats(be["verdict_caveats"] if be else None, meanings, capacity_given=capacity_given)
 
 
-def _what_to_do(con, month: str, be: dict | None) -> list[str]:  # noqa: ANN001 - a duckdb connection
-    """At most three actions read off the month's counterfactual rows; at renewal a verdict too close to call is
-    said to be so."""
+def _what_to_do(
+    con,  # noqa: ANN001 - a duckdb connection
+    month: str,
+    be: dict | None,
+    node_price: Decimal | None = None,
+    capacity: Decimal | None = None,
+) -> list[str]:
+    """At most three actions read off the month's counterfactual rows (recomputed at the what-if values, when there
+    are any: every figure that reads them, or none); a verdict too close to call is said to be so."""
     from pipeline.serve.decisions import actions, counterfactual_rows
+    from pipeline.serve.planning import counterfactual_at_what_ifs
 
     close = be is not None and be["verdict_stated"] == "too_close_to_call"
-    return actions(counterfactual_rows(con, month), close, be["nodes_in_service"] if be else None)
+    rows = (
+        counterfactual_at_what_ifs(con, month, node_month_usd=node_price, capacity_tps=capacity)
+        if node_price is not None or capacity is not None
+        else counterfactual_rows(con, month)
+    )
+    return actions(rows, close, be["nodes_in_service"] if be else None)
 
 
 @app.command(rich_help_panel=toc.panel("gate"))

@@ -29,6 +29,34 @@ class PlanError(CostledgerError, ValueError):
     exit_code = ExitCode.USAGE
 
 
+def _check_what_ifs(node_month_usd: Decimal | None, capacity_tps: Decimal | None) -> None:
+    for name, value in (("--node-month-usd", node_month_usd), ("--capacity-tps", capacity_tps)):
+        if value is not None and (not value.is_finite() or value <= 0 or value >= Decimal(10**12)):
+            raise PlanError(f"{name}: {value} is not a positive number below 1e12")
+
+
+def _at_what_ifs(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: list[Any],
+    node_month_usd: Decimal | None,
+    capacity_tps: Decimal | None,
+) -> list[dict[str, Any]]:
+    """The rows of ``sql`` (models' own SQL) with the what-if values bound as the variables the models read."""
+    define_macros(con)
+    for key, value in (("node_month_usd", node_month_usd), ("capacity_tps", capacity_tps)):
+        con.execute(f"SET VARIABLE {_WHAT_IF[key]} = CAST(? AS VARCHAR)", [None if value is None else str(value)])
+    try:
+        return dict_rows(con, sql, params)
+    finally:
+        for variable in _WHAT_IF.values():
+            con.execute(f"RESET VARIABLE {variable}")
+
+
+def _body(model: str) -> str:
+    return parse_model("marts", SQL_DIR / "marts" / f"{model}.sql").body
+
+
 def hybrid_plan(
     con: duckdb.DuckDBPyConnection,
     month: str,
@@ -37,28 +65,34 @@ def hybrid_plan(
     capacity_tps: Decimal | None = None,
 ) -> list[PlanRow]:
     """The month's cost at each cluster size (``month`` as YYYY-MM), as built or at the what-if values given."""
-    for name, value in (("--node-month-usd", node_month_usd), ("--capacity-tps", capacity_tps)):
-        if value is not None and (not value.is_finite() or value <= 0 or value >= Decimal(10**12)):
-            raise PlanError(f"{name}: {value} is not a positive number below 1e12")
+    _check_what_ifs(node_month_usd, capacity_tps)
     first_day = f"{month}-01"
+    where = "WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes"
     if node_month_usd is None and capacity_tps is None:
-        sql = "SELECT * FROM marts.monthly_hybrid_plan WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes"
-        return PlanRow.from_rows(dict_rows(con, sql, [first_day]))
-    define_macros(con)
-    for key, value in (("node_month_usd", node_month_usd), ("capacity_tps", capacity_tps)):
-        con.execute(f"SET VARIABLE {_WHAT_IF[key]} = CAST(? AS VARCHAR)", [None if value is None else str(value)])
-    try:
-        body = parse_model("marts", SQL_DIR / "marts" / "monthly_hybrid_plan.sql").body
-        return PlanRow.from_rows(
-            dict_rows(
-                con,
-                f"SELECT * FROM (\n{body}\n) WHERE month = CAST(? AS DATE) ORDER BY scenario = 'today', nodes",
-                [first_day],
-            )
-        )
-    finally:
-        for variable in _WHAT_IF.values():
-            con.execute(f"RESET VARIABLE {variable}")
+        return PlanRow.from_rows(dict_rows(con, f"SELECT * FROM marts.monthly_hybrid_plan {where}", [first_day]))
+    sql = f"SELECT * FROM (\n{_body('monthly_hybrid_plan')}\n) {where}"
+    return PlanRow.from_rows(_at_what_ifs(con, sql, [first_day], node_month_usd, capacity_tps))
+
+
+def counterfactual_at_what_ifs(
+    con: duckdb.DuckDBPyConnection, month: str, *, node_month_usd: Decimal | None, capacity_tps: Decimal | None
+) -> list[dict[str, Any]]:
+    """The month's counterfactual rows recomputed at the what-if values: the sizes (the hybrid plan), the workload
+    moves and the scenarios that read them, each model's own SQL, so that no action reads a figure the what-if
+    leaves as measured."""
+    _check_what_ifs(node_month_usd, capacity_tps)
+    scenarios = (
+        _body("monthly_counterfactual")
+        .replace("FROM marts.monthly_hybrid_plan", "FROM what_if_plan")
+        .replace("FROM marts.monthly_workload_moves", "FROM what_if_moves")
+    )
+    sql = (
+        f"WITH what_if_plan AS (\n{_body('monthly_hybrid_plan')}\n),\n"
+        f"what_if_moves AS (\n{_body('monthly_workload_moves')}\n),\n"
+        f"scenarios AS (\n{scenarios}\n)\n"
+        "SELECT * FROM scenarios WHERE month = CAST(? AS DATE) ORDER BY horizon, scenario"
+    )
+    return _at_what_ifs(con, sql, [f"{month}-01"], node_month_usd, capacity_tps)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -55,15 +55,17 @@ all_moved AS (
         money_mul(c_review - v, n) AS all_review_moved_usd
     FROM inputs
 ),
--- each hour's tokens above what the committed nodes serve: the work the on-demand nodes enabled
+-- each hour's tokens above what the committed nodes serve: the work the on-demand nodes enabled (at the capacity a
+-- what-if of `costledger plan` gives, when it gives one)
 hours AS (
     SELECT
         h.month,
         h.tokens,
         h.on_demand_nodes,
         greatest(h.tokens - coalesce(CAST(floor(CAST(h.committed_nodes AS DOUBLE)
-            * CAST(k.capacity_per_node_tokens_per_second AS DOUBLE) * 3600) AS HUGEINT), 0), 0) AS above_committed,
-        k.capacity_per_node_tokens_per_second > 0 AS capacity_known
+            * CAST(plan_capacity(k.capacity_per_node_tokens_per_second) AS DOUBLE) * 3600) AS HUGEINT), 0), 0)
+            AS above_committed,
+        plan_capacity(k.capacity_per_node_tokens_per_second) > 0 AS capacity_known
     FROM intermediate.int_cluster_nodes_hourly AS h
     LEFT JOIN intermediate.int_cluster_capacity_monthly AS k USING (cluster_id, month)
 ),
@@ -72,6 +74,8 @@ enabled AS (
         month,
         sum(tokens) AS sh_tokens,
         sum(above_committed) AS enabled_tokens,
+        -- of them, those in hours with on-demand nodes: the work cancelling on-demand hours can send to the API
+        coalesce(sum(above_committed) FILTER (WHERE on_demand_nodes > 0), 0) AS on_demand_enabled_tokens,
         coalesce(sum(on_demand_nodes) FILTER (WHERE above_committed > 0), 0) AS enabling_node_hours,
         bool_and(coalesce(capacity_known, FALSE)) AS capacity_known
     FROM hours
@@ -123,6 +127,17 @@ hour_worth AS (
     JOIN enabled AS e USING (month)
     JOIN on_demand AS o USING (month)
     WHERE h.on_demand_nodes > 0 AND h.above_committed > 0 AND e.capacity_known AND o.node_hours > 0
+),
+-- the work of every hour with on-demand nodes, at once (one share each, as without_on_demand takes its own)
+on_demand_work AS (
+    SELECT
+        i.month,
+        money_count_share(i.n, e.on_demand_enabled_tokens, e.sh_tokens) AS tasks,
+        money_count_share(i.all_api_usd, e.on_demand_enabled_tokens, e.sh_tokens) AS api_usd,
+        money_count_share(i.all_review_moved_usd, e.on_demand_enabled_tokens, e.sh_tokens) AS review_usd
+    FROM all_moved AS i
+    JOIN enabled AS e USING (month)
+    WHERE e.on_demand_enabled_tokens > 0 AND e.capacity_known
 ),
 -- the hours worth keeping: what they cost, and the work they keep off the API
 kept AS (
@@ -211,9 +226,10 @@ scenarios AS (
         'on_demand_worth_keeping',
         i.committed_usd + i.avoidable_usd - m.on_demand_usd + coalesce(k.cost_usd, 0),
         i.operating_usd,
-        i.run_rate_usd + m.moved_api_usd - coalesce(k.api_usd, 0),
-        i.api_review_usd + i.sh_review_usd + m.moved_review_usd - coalesce(k.review_usd, 0),
-        m.tasks_moved - coalesce(k.tasks, 0),
+        i.run_rate_usd + CASE WHEN m.tasks_moved IS NOT NULL THEN coalesce(w.api_usd, 0) - coalesce(k.api_usd, 0) END,
+        i.api_review_usd + i.sh_review_usd
+        + CASE WHEN m.tasks_moved IS NOT NULL THEN coalesce(w.review_usd, 0) - coalesce(k.review_usd, 0) END,
+        CASE WHEN m.tasks_moved IS NOT NULL THEN coalesce(w.tasks, 0) - coalesce(k.tasks, 0) END,
         m.on_demand_node_hours,
         greatest(m.on_demand_node_hours - m.enabling_node_hours, 0),
         m.on_demand_usd,
@@ -221,6 +237,7 @@ scenarios AS (
         NULL
     FROM inputs AS i
     JOIN moved AS m USING (month)
+    LEFT JOIN on_demand_work AS w USING (month)
     LEFT JOIN kept AS k USING (month)
     UNION ALL
     SELECT

@@ -186,14 +186,16 @@ ranked AS (
         END AS move_rank
     FROM candidates
 ),
--- each hour's spare capacity: the committed nodes' tokens less the cluster's own, each cluster's at least 0
+-- each hour's spare capacity: the committed nodes' tokens less the cluster's own, each cluster's at least 0 (at
+-- the capacity a what-if of `costledger plan` gives, when it gives one)
 spare_hours AS (
     SELECT
         n.month,
         n.hour,
-        sum(greatest(CAST(n.committed_nodes AS DOUBLE) * CAST(k.capacity_per_node_tokens_per_second AS DOUBLE) * 3600
+        sum(greatest(CAST(n.committed_nodes AS DOUBLE)
+            * CAST(plan_capacity(k.capacity_per_node_tokens_per_second) AS DOUBLE) * 3600
             - CAST(n.tokens AS DOUBLE), 0)) AS spare_tokens,
-        bool_and(k.capacity_per_node_tokens_per_second IS NOT NULL) AS capacity_known
+        bool_and(plan_capacity(k.capacity_per_node_tokens_per_second) IS NOT NULL) AS capacity_known
     FROM intermediate.int_cluster_nodes_hourly AS n
     LEFT JOIN intermediate.int_cluster_capacity_monthly AS k USING (cluster_id, month)
     GROUP BY n.month, n.hour

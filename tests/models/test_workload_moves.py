@@ -21,7 +21,7 @@ Team t1's workloads on the API:
 import pytest
 from decimal import Decimal
 
-from tests.conftest import PRICE_MOONSHOT, request
+from tests.conftest import PRICE_MOONSHOT, cli, request
 from tests.models.test_break_even import BIG, SMALL, accepted, charge
 from tests.models.test_hybrid_plan import sweep
 
@@ -315,3 +315,23 @@ def test_each_workload_moves_with_the_cluster_review_of_its_own_kind_of_work(led
     assert m["coding"]["fits"] and m["long_context"]["fits"]
     (row,) = ledger.rows("SELECT * FROM marts.monthly_counterfactual WHERE scenario = 'moves'")
     assert row["versus_as_run_usd"] == Decimal("-2.58")
+
+
+@pytest.mark.slow
+def test_a_what_if_capacity_recomputes_the_moves_the_plan_advises(ledger):
+    """The first test's July (a node of 1,000 tokens/s: coding and long_context both fit, 4 tasks, $4.73 saved).
+    `costledger plan --capacity-tps 150` asks what a node of 150 would do: coding (91.667 a second) still fits,
+    long_context (183.333) does not: 2 tasks, $3.85 -- and the plan's "What to do" says so, not the measured $4.73.
+    A what-if node price reads no move: at --node-month-usd alone the moves are the measured ones."""
+    _load(ledger, "1000")
+    ledger.build(review_rate_per_hour_usd=Decimal("60"), min_tasks_for_factor=1)  # every model: `plan` reads all
+    published = ledger.publish()
+    measured = " ".join(cli("plan", "--month", "2026-07", "--db", published).output.split())
+    assert "moving 4 accepted API tasks into the cluster's spare capacity saves $5" in measured
+    res = cli("plan", "--month", "2026-07", "--capacity-tps", "150", "--db", published)
+    assert res.exit_code == 0, res.output
+    words = " ".join(res.output.split())
+    assert "What to do, at the what-if values" in words
+    assert "moving 2 accepted API tasks into the cluster's spare capacity saves $4" in words
+    priced = " ".join(cli("plan", "--month", "2026-07", "--node-month-usd", "5000", "--db", published).output.split())
+    assert "moving 4 accepted API tasks into the cluster's spare capacity saves $5" in priced
