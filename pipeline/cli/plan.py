@@ -231,8 +231,9 @@ def _what_to_do(
 ) -> list[str]:
     """At most three actions read off the month's counterfactual rows (recomputed at the what-if values, when there
     are any: every figure that reads them, or none); a verdict too close to call is said to be so."""
+    from pipeline.base.query import table_exists
     from pipeline.serve.decisions import actions, counterfactual_rows
-    from pipeline.serve.planning import counterfactual_at_what_ifs
+    from pipeline.serve.planning import counterfactual_at_what_ifs, gate
 
     close = be is not None and be["verdict_stated"] == "too_close_to_call"
     rows = (
@@ -240,7 +241,9 @@ def _what_to_do(
         if node_price is not None or capacity is not None
         else counterfactual_rows(con, month)
     )
-    return actions(rows, close, be["nodes_in_service"] if be else None)
+    latest = gate(con) if table_exists(con, "marts", "gate_verdict") else None
+    state = (latest.verdict.eval_set, latest.verdict.verdict) if latest is not None else None
+    return actions(rows, close, be["nodes_in_service"] if be else None, state)
 
 
 @app.command(rich_help_panel=toc.panel("gate"))

@@ -185,9 +185,11 @@ def _moves(
     now: dict[str, Any] | None,
     later: dict[str, Any] | None,
     cancel: Any = 0,
+    gate: tuple[str, str] | None = None,
 ) -> str | None:
     """Move API work into the committed nodes' spare capacity, when that beats shutting the service down this month
-    (a move keeps the cluster running); when no cluster is cheaper at renewal, that is said in the same sentence."""
+    (a move keeps the cluster running); when no cluster is cheaper at renewal, that is said in the same sentence;
+    ``gate`` (evaluation set, verdict): a deployment gate not passed is said beside the move."""
     change = row["versus_as_run_usd"]
     shutdown = _shutdown(now, cancel)
     if change is None or change >= 0 or (shutdown is not None and shutdown <= change):
@@ -200,6 +202,9 @@ def _moves(
         keep, clause = _renewal(rows, later)
         if not keep:  # the move is this month's only: said beside what renewal does
             said += f"; when the commitments end{_from(later)}, {clause}"
+    if gate is not None and gate[1] != "passed":
+        state = "failed" if gate[1] == "failed" else "is not complete"
+        said += f". The deployment gate ({gate[0]}) {state}: move no work onto the cluster until it passes"
     return said + "."
 
 
@@ -215,9 +220,15 @@ def _size(rows: list[dict[str, Any]], current: int | None) -> str | None:
     return f"At renewal: keep {best['nodes']} {word}, the cheapest size for the cluster's work, {dollars} than as run."
 
 
-def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int | None = None) -> list[str]:
+def actions(
+    rows: list[dict[str, Any]],
+    close: bool = False,
+    current_nodes: int | None = None,
+    gate: tuple[str, str] | None = None,
+) -> list[str]:
     """At most three actions, each with its horizon and dollars against the month as run; ``close``: the month's
-    verdict is too close to call; ``current_nodes``: the nodes in service at the busiest hour."""
+    verdict is too close to call; ``current_nodes``: the nodes in service at the busiest hour; ``gate``: the latest
+    deployment gate (evaluation set, verdict), said beside a move onto the cluster."""
     said = []
     # the on-demand hours judged one by one (rows without that scenario: all of them at once)
     cancel = scenario_row(rows, "this_month", "on_demand_worth_keeping") or scenario_row(
@@ -237,7 +248,7 @@ def actions(rows: list[dict[str, Any]], close: bool = False, current_nodes: int 
         said.append(cluster)
     move = scenario_row(rows, "this_month", "moves")
     if move is not None:
-        said.append(_moves(rows, move, now, later, saves))
+        said.append(_moves(rows, move, now, later, saves, gate))
     if cluster is None:
         said.append(_size(rows, current_nodes))
     return [s for s in said if s][:3]

@@ -93,7 +93,7 @@ def headline(d: "ReportData") -> list[str]:
         saving_sentence(d),
         fixed_cost_sentence(d.be),
         *idle_cluster_sentences(d),
-        *actions(d.counterfactual, too_close_to_call(d.be), d.be.nodes_in_service),
+        *actions(d.counterfactual, too_close_to_call(d.be), d.be.nodes_in_service, gate_state(d)),
         bursty_sentence(d),
         robustness_sentence(d),
         forecast_sentence(d),
@@ -238,6 +238,11 @@ SETTLES = {
     "api_cache_hit_rate": "the cache-hit rate this traffic would get on the API",
     "invoice_uplift": "the invoice's token quantities or the provider's usage export",
 }
+
+
+def gate_state(d: "ReportData") -> tuple[str, str] | None:
+    """The latest deployment gate's evaluation set and verdict, when the ledger has one."""
+    return (d.gate.verdict.eval_set, d.gate.verdict.verdict) if d.gate is not None else None
 
 
 def too_close_to_call(be: Any) -> bool:
@@ -496,7 +501,7 @@ def comparator_how(d: "ReportData") -> str:
 def horizon_sentences(d: "ReportData") -> list[str]:
     """Beside the break-even's three views: why there is nothing to do when no scenario can be compared. The
     actions themselves are on the first screen (headline), said once."""
-    said = actions(d.counterfactual, too_close_to_call(d.be), d.be.nodes_in_service)
+    said = actions(d.counterfactual, too_close_to_call(d.be), d.be.nodes_in_service, gate_state(d))
     if not said and d.be.break_even_accepted_tasks is None:
         return ["No scenario to compare: there is no API price or no cluster this month."]
     return []

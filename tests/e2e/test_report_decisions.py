@@ -123,6 +123,11 @@ def test_the_plan_and_gate_commands_on_the_demo(demo_db):
     # +$10,886): the plan says so of the month as run, as the report does
     words = " ".join(cli("plan", "--db", demo_db, "--month", "2026-10").stdout.split())
     assert "The month as run against the API is too close to call" in words
+    # its move of API work onto the cluster is told beside the gate that failed (below: exit 7)
+    assert (
+        "saves $639 (the workloads that fit in every hour they have work). The deployment gate (k3-gate-2026-10) "
+        "failed: move no work onto the cluster until it passes." in words
+    )
     res = cli("gate", "--db", demo_db)
     assert res.exit_code == 7, res.output  # the gate failed: a CI job stops here
     assert "drill_queue_growth" in res.stdout and "The deployment gate (k3-gate-2026-10) failed" in res.stdout

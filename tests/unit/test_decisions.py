@@ -222,3 +222,19 @@ def test_on_demand_hours_worth_their_price_are_kept_and_the_rest_cancelled():
         "Keep the cluster without the on-demand hours not worth their price: without it this month would have cost "
         "$80 more"
     )
+
+
+def test_a_move_onto_the_cluster_says_the_gate_has_not_passed():
+    # the move of 12 API tasks saves $30; the latest deployment gate failed, then was not complete: said beside it;
+    # a passed gate adds nothing
+    rows = month(cancel=None, shutdown="40", renewal="10", moves="-30")
+    moved = "This month, moving 12 accepted API tasks into the cluster's spare capacity saves $30"
+    said = actions(rows, gate=("k3-gate", "failed"))
+    assert said[-1].startswith(moved) and said[-1].endswith(
+        ". The deployment gate (k3-gate) failed: move no work onto the cluster until it passes."
+    )
+    assert actions(rows, gate=("k3-gate", "incomplete"))[-1].endswith(
+        ". The deployment gate (k3-gate) is not complete: move no work onto the cluster until it passes."
+    )
+    assert actions(rows, gate=("k3-gate", "passed"))[-1] == actions(rows)[-1]
+    assert "gate" not in actions(rows, gate=("k3-gate", "passed"))[-1]
