@@ -24,9 +24,11 @@ def test_every_model_translates_to_spark_sql(macros):
     assert len(models) > 70
     for m in models:
         steps, final = to_spark_steps(m.body, macros, prefix=f"{m.layer}__{m.name}__")
-        # the result parses as Spark SQL
+        # the result parses as Spark SQL, and reads no DuckDB session variable (Spark has none: a build's are unset),
+        # not even inside a macro's body
         for sql in [s.sql for s in steps] + [final]:
             sqlglot.parse_one(sql, read="spark")
+            assert "getvariable" not in sql.lower(), m.qualified
 
 
 def test_every_function_allowed_is_one_a_model_uses_or_a_rule_rewrites(macros):

@@ -377,7 +377,8 @@ def _parse(sql: str, macros: dict[str, Macro]) -> exp.Expression:
             f"{', '.join(f'{b}()' for b in bad)}: no Spark translation known to give DuckDB's value "
             "(pipeline/transform/spark/guard.py lists the functions a model may use)"
         )
-    return _expand(tree, macros)
+    # a macro's body may read a session variable too (plan_capacity): unset once more after the macros are expanded
+    return _unset_variables(_expand(tree, macros))
 
 
 def _finish(tree: exp.Expression, scoped: str = "") -> str:
