@@ -204,8 +204,7 @@ SELECT
         CASE WHEN capacity_lower_bound THEN 'capacity_lower_bound' END,
         CASE WHEN run_rate_unpriced AND api_cost_source = 'measured' THEN 'api_unpriced' END,
         CASE WHEN coalesce(sh_requests, 0) > 0 AND coalesce(fixed_cost_usd, 0) = 0 THEN 'cluster_cost_missing' END,
-        CASE WHEN invoice_untyped AND api_cost_source = 'equivalent' THEN 'invoice_untyped' END,
-        CASE WHEN cluster_cache_unlogged AND api_cost_source = 'equivalent' THEN 'cluster_cache_unlogged' END
+        CASE WHEN invoice_untyped AND api_cost_source = 'equivalent' THEN 'invoice_untyped' END
     ], LAMBDA x: x IS NOT NULL) AS verdict_caveats,
     CASE WHEN api_accepted > 0 THEN coalesce(api_latency_unknown, 0) / api_accepted END AS api_latency_unknown_share,
     shutdown_break_even_accepted_tasks,

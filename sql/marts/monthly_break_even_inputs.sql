@@ -47,8 +47,7 @@
 -- column invoice_volume_unknown BOOLEAN: The invoice uplift U rests on logged volume alone (the invoice states none) and is not 1.
 -- column invoice_untyped BOOLEAN: The reference provider's invoices of the month have no usage line (only fees, or one total entered by hand as a line of type other) while requests were logged: U is taken as 1.
 -- column cluster_logs_incomplete BOOLEAN: Some cluster's engines counted tokens its request log lacks (engine reconciliation logs_missing).
--- column cluster_cache_unlogged BOOLEAN: The cluster's request log of the month holds no cache-hit input at all while the API's holds some: the split is taken as not logged, and C prices the cluster's work at the API route's own cache-hit share of input (api_overhead_factor carries the factor).
--- column api_overhead_factor DECIMAL(38,12): W x U: the reference provider's waste factor times its invoice uplift (times, with cluster_cache_unlogged, the cluster's requests' cost at the API's cache-hit share / at their own).
+-- column api_overhead_factor DECIMAL(38,12): W x U: the reference provider's waste factor times its invoice uplift.
 -- column sh_accepted_equivalent_per_task DECIMAL(38,12): The cluster's accepted attempts priced at the reference API, per accepted task; NULL unless every one is priced.
 -- column api_review_per_task DECIMAL(38,12): The API's review cost per accepted API task.
 -- column sh_review_per_task DECIMAL(38,12): The cluster's review cost per accepted self-hosted task.
@@ -188,15 +187,6 @@ engine_logs AS (
 ),
 -- the waste factor break-even uses: the reference provider's own, else the month's providers pooled
 break_even_waste AS (SELECT * FROM intermediate.int_api_waste_monthly WHERE is_break_even_factor),
--- a cluster whose log holds no cache-hit input at all, while the API's holds some, has not logged its split: its
--- requests are priced at the API route's own cache-hit share. int_verdict_assumptions_monthly's api_cache_hit_rate
--- row prices the other way from there (its low end: the cluster's requests at their own share / at the API's), so
--- the factor here is the inverse of that low end
-cache_unlogged AS (
-    SELECT month, money_div(1, equivalent_factor_low) AS cache_factor
-    FROM intermediate.int_verdict_assumptions_monthly
-    WHERE assumption = 'api_cache_hit_rate' AND value_low = 0 AND value_high > 0
-),
 inputs AS (
     SELECT
         r.*,
@@ -236,10 +226,7 @@ inputs AS (
         coalesce(up.uplift_basis = 'logged' AND up.api_invoice_uplift <> 1, FALSE) AS invoice_volume_unknown,
         coalesce(up.uplift_basis = 'untyped', FALSE) AS invoice_untyped,
         coalesce(el.cluster_logs_incomplete, FALSE) AS cluster_logs_incomplete,
-        ca.cache_factor IS NOT NULL AS cluster_cache_unlogged,
-        -- W x U, and with the cluster's cache split not logged its requests at the API's own cache-hit share
-        money_mul(money_mul(coalesce(w.api_waste_factor, 1), coalesce(up.api_invoice_uplift, 1)),
-            coalesce(ca.cache_factor, 1)) AS api_overhead_factor,
+        money_mul(coalesce(w.api_waste_factor, 1), coalesce(up.api_invoice_uplift, 1)) AS api_overhead_factor,
         CASE WHEN r.sh_accepted > 0 AND x.sh_accepted_priced = r.sh_accepted
             THEN money_div(x.sh_accepted_equivalent_usd, r.sh_accepted) END AS sh_accepted_equivalent_per_task,
         money_div(r.api_review_usd, r.api_accepted) AS api_review_per_task,
@@ -255,7 +242,6 @@ inputs AS (
     LEFT JOIN break_even_waste AS w USING (month)
     LEFT JOIN uplift AS up USING (month)
     LEFT JOIN engine_logs AS el USING (month)
-    LEFT JOIN cache_unlogged AS ca USING (month)
 ),
 comparator AS (
     SELECT

@@ -129,16 +129,5 @@ FROM (
         || 'what the tokens cost from what else it charges: the API''s price here is its list price (no uplift). '
         || 'Load the invoice''s lines by token type, or the provider''s usage export, to measure it.',
         14
-    ),
-    (
-        'cluster_cache_unlogged',
-        'the cluster''s request log of the month has no cache-hit input at all while the API''s has some: its '
-        || 'split is taken as not logged, and the API''s price of the cluster''s work uses the API route''s own '
-        || 'cache-hit share of input',
-        'The cluster''s request log records no cache hits this month (every input token a miss), as logs that do '
-        || 'not record the split do, while the API read part of its input from its cache: the API''s price of the '
-        || 'cluster''s work assumes the API''s own cache-hit share, not none. Log the engine''s cache hits (for '
-        || 'example vLLM''s prefix-cache hits) to measure it.',
-        15
     )
 ) AS c (caveat, raised_when, meaning, position)

@@ -491,34 +491,3 @@ def test_a_break_even_that_did_not_move_is_said_to_stay(ledger):
     text = " ".join(render_markdown(gather(ledger.con, "2026-08")).split())
     assert "Break-even stayed at 100 accepted tasks; the cluster delivered 1, then 1." in text
     assert "Break-even moved" not in text
-
-
-@pytest.mark.slow
-def test_a_cluster_that_logs_no_cache_hit_is_priced_at_the_api_cache_hit_share(ledger):
-    """July: a reserved node ($1); the cluster's one task logs 300,000 input tokens, every one a miss, and 30,000
-    output ($1.35 at Moonshot's list price: $0.90 + $0.45). The API's one task read 240,000 of its 300,000 input
-    tokens from the cache: 0.8 of its input. A cluster log without a single cache hit beside an API that hits 80 % is
-    a log that does not record the split: the cluster's task is priced at the API's share. 240,000 x $0.30 +
-    60,000 x $3.00 + 30,000 x $15.00 per 1M = $0.072 + $0.18 + $0.45 = $0.702 (not $1.35); W = U = 1, no review:
-    C = $0.702, and the saving C x 1 - F = $0.702 - $1 = -$0.298 (at $1.35 it would be a $0.35 saving)."""
-    ledger.load("prices", [PRICE_MOONSHOT])
-    ledger.load("cluster-charges", [charge("r", "reserved", "1")])
-    ledger.load(
-        "requests",
-        [
-            request("s1", "ts", "2026-07-02T10:00:00Z", route="self_hosted", **BIG),
-            request("a1", "ta", "2026-07-02T11:00:00Z", cache_hit_input_tokens=240_000,
-                    cache_miss_input_tokens=60_000, output_tokens=30_000),
-        ],
-    )  # fmt: skip
-    ledger.load("outcomes", accepted("ts", "ta"))
-    ledger.build(*READS, "+marts.monthly_verdict_sensitivity", min_tasks_for_factor=1)
-    be = month(ledger)
-    assert (be["api_cost_source"], be["api_cost_per_accepted_task_usd"]) == ("equivalent", Decimal("0.702"))
-    assert be["saving_usd"] == Decimal("-0.298")
-    assert "cluster_cache_unlogged" in be["verdict_caveats"]
-    # the robustness prices it both ways: at the cluster's own share (no hit) C is $1.35 again, a $0.35 saving
-    row = ledger.one("SELECT * FROM marts.monthly_verdict_sensitivity WHERE assumption = 'api_cache_hit_rate'")
-    assert (row["value_low"], row["value_high"]) == (0, 0.8)
-    assert abs(row["saving_at_low_value_usd"] - Decimal("0.35")) < Decimal("1e-9")
-    assert row["saving_at_high_value_usd"] == Decimal("-0.298")
