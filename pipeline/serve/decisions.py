@@ -31,9 +31,9 @@ def _on_demand(row: dict[str, Any]) -> str | None:
         return None
     hours, idle = row["on_demand_node_hours"], row["on_demand_node_hours_enabling_nothing"] or 0
     kept = row.get("on_demand_node_hours_kept") or 0
+    tasks = row["tasks_moved_to_api"]
+    work = "less than one accepted task's work" if tasks < 1 else f"{count(tasks)} accepted tasks"
     if kept:
-        tasks = row["tasks_moved_to_api"]
-        work = "less than one accepted task's work" if tasks < 1 else f"{count(tasks)} accepted tasks"
         working = hours - kept - idle
         return (
             f"This month: cancel {count(hours - kept)} of the {count(hours)} on-demand node-hours, {usd(-change, 0)} "
@@ -47,8 +47,6 @@ def _on_demand(row: dict[str, Any]) -> str | None:
             "hour"
         )
     else:
-        tasks = row["tasks_moved_to_api"]
-        work = "less than one accepted task's work" if tasks < 1 else f"{count(tasks)} accepted tasks"
         worth = f"worth less on the API than the {usd(row['on_demand_cost_usd'], 0)} they cost"
         enabled = (
             f"of its {count(hours)} on-demand node-hours, {count(idle)} enabled nothing (the committed nodes could "
